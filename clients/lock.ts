@@ -1,0 +1,26 @@
+// What a lock client is: acquire, renew, release. Kept small on purpose (Jepsen's
+// client is open/invoke/close); optional abilities belong in other interfaces.
+//
+// Failures are values: a client returns `fail` when the lock service certainly
+// did not do the thing (busy, not-owner) and throws when it cannot know (timeout,
+// connection lost). The workload turns a throw into an `info` completion in one
+// place, so clients never guess.
+
+export interface Hold {
+  /** Unique per successful acquire, even within one process. */
+  owner: string;
+  /** The fencing token the lock service issued for this hold, or null if none. */
+  fence: number | null;
+  ttlMs: number;
+  /** Extra facts a client reports in the acquire's ok value (e.g. Redlock validity). */
+  extra?: Record<string, unknown>;
+}
+
+export type Outcome<T> = { type: "ok"; value: T } | { type: "fail"; error: string; value?: Record<string, unknown> };
+
+export interface LockClient {
+  acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>>;
+  renew(key: string, hold: Hold, ttlMs: number): Promise<Outcome<{ ttlMs: number }>>;
+  release(key: string, hold: Hold): Promise<Outcome<{ released: boolean }>>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,113 @@
+// The shapes of a run directory's files, as ../shared/HISTORY.md (format 1) defines
+// them. This file is the one place in the code that spells the contract out; every
+// writer and reader imports these types rather than restating them.
+
+export const FORMAT = 1 as const;
+
+export type OpType = "invoke" | "ok" | "fail" | "info";
+export type Process = number | "nemesis";
+
+/** First line of history.ndjson: describes the run, is not an event. */
+export interface HistoryHeader {
+  format: typeof FORMAT;
+  kind: "header";
+  run: string;
+  workload: string;
+  backend: string;
+  fencing: boolean;
+  [extra: string]: unknown;
+}
+
+/** One client operation half or nemesis event of history.ndjson. */
+export interface HistoryEvent {
+  index: number;
+  /** Nanoseconds since the run started, on the run's shared monotonic clock. */
+  time: number;
+  process: Process;
+  type: OpType;
+  f: string;
+  key?: string;
+  value?: Record<string, unknown>;
+  error?: string;
+}
+
+/** An event before the recorder has given it its index. */
+export type UnindexedEvent = Omit<HistoryEvent, "index">;
+
+/** One line of resource.ndjson: a decision of the protected resource. */
+export interface ResourceDecision {
+  seq: number;
+  time: number;
+  op: "write" | "read";
+  key: string;
+  process: number;
+  owner: string;
+  fence: number | null;
+  max_before: number | null;
+  accepted: boolean;
+  data: unknown;
+  fencing: boolean;
+}
+
+export type Validity = true | false | "unknown";
+
+/** One anomaly found, with the events that prove it and why, in a sentence. */
+export interface Witness {
+  key?: string;
+  /** `index` values of history events the argument rests on. */
+  events?: number[];
+  /** `seq` values of resource decisions the argument rests on. */
+  seqs?: number[];
+  explanation: string;
+  [detail: string]: unknown;
+}
+
+export const ANOMALY_TYPES = [
+  "stale-write-accepted",
+  "interleaved-writers",
+  "false-rejection",
+  "duplicate-fence",
+  "fence-regression",
+  "lost-update",
+  "mutex-violation",
+] as const;
+export type AnomalyType = (typeof ANOMALY_TYPES)[number];
+
+/** results.json */
+export interface Results {
+  valid: Validity;
+  anomaly_types: string[];
+  anomalies: Record<string, Witness[]>;
+  stats: Record<string, unknown>;
+}
+
+/** File names inside a run directory. */
+export const RUN_FILES = {
+  run: "run.json",
+  history: "history.ndjson",
+  resource: "resource.ndjson",
+  results: "results.json",
+  report: "report.html",
+  logs: "logs",
+} as const;
+
+/** The figures every run reports; the checker fills them into results.json `stats`. */
+export interface RunStats {
+  /** Client and nemesis events in the history. */
+  events: number;
+  /** From the first event to the last, in seconds. */
+  duration_s: number;
+  /** Completions per operation `f`. */
+  ops: Record<string, { ok: number; fail: number; info: number }>;
+  /** Completed client operations per second of the run. */
+  ops_per_s: number;
+  /** Latency of acquires that completed ok, in milliseconds (null when none did). */
+  acquire_latency_ms: { p50: number; p99: number; max: number } | null;
+  writes_accepted: number;
+  stale_writes_refused: number;
+  /** Holds of one key that overlapped only because a lease expired (not anomalies). */
+  lease_overlaps: number;
+  /** Faults injected: count of nemesis start events by `f`. */
+  faults: Record<string, number>;
+  [more: string]: unknown;
+}
