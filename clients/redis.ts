@@ -1,0 +1,120 @@
+// The single-node Redis lock of the Redis documentation: SET NX PX to acquire, and
+// Lua scripts that compare the owner before they touch the key. The fence comes
+// from INCR fence:{key} in the same script as the SET, so the counter moves only
+// when a hold is granted. (`{key}` is a hash tag: lock and counter share a slot.)
+import { Redis } from "ioredis";
+import type { Hold, LockClient, Outcome } from "./lock.ts";
+import { sleep, type Rng } from "../lib/index.ts";
+
+const ACQUIRE = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return redis.call('INCR', KEYS[2])
+end
+return false`;
+
+const RENEW = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0`;
+
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`;
+
+export interface RedisEndpoint {
+  host: string;
+  port: number;
+}
+
+export interface RedisLockOptions {
+  endpoint: RedisEndpoint;
+  /** Names owners; must be unique across the run (the logical client's process). */
+  ownerPrefix: string;
+  /** A command with no answer after this long is an unknown outcome, not a failure. */
+  commandTimeoutMs: number;
+  rng: Rng;
+  /**
+   * The classic broken release: GET, compare in the client, then DEL. Between the
+   * two round trips the lease can expire and another client acquire, and the DEL
+   * then deletes the new holder's lock (T1 in the catalogue). Kept on purpose.
+   */
+  unsafeRelease?: boolean;
+  /** With unsafeRelease: ms between the GET and the DEL (a slow client), to land T1 on demand. */
+  releaseGapMs?: number;
+}
+
+export const fenceKey = (key: string): string => `fence:{${key}}`;
+
+/** A Redis connection that never retries or queues behind our back: a history must be honest. */
+export function honestRedis(endpoint: RedisEndpoint, commandTimeoutMs: number): Redis {
+  return new Redis({
+    host: endpoint.host,
+    port: endpoint.port,
+    lazyConnect: true,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: commandTimeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    enableReadyCheck: false,
+    retryStrategy: () => 100,
+  });
+}
+
+export class RedisLock implements LockClient {
+  private readonly redis: Redis;
+  private holds = 0;
+  private connected: Promise<void> | null = null;
+
+  constructor(private readonly opts: RedisLockOptions) {
+    this.redis = honestRedis(opts.endpoint, opts.commandTimeoutMs);
+    // Errors surface on the commands that meet them; the connection's own event
+    // would otherwise crash the worker.
+    this.redis.on("error", () => {});
+  }
+
+  private async ready(): Promise<void> {
+    if (this.redis.status === "ready") return;
+    if (this.redis.status === "wait") this.connected ??= this.redis.connect();
+    await this.connected;
+  }
+
+  async acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
+    const owner = `${this.opts.ownerPrefix}-h${++this.holds}`;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      await this.ready();
+      const fence = (await this.redis.eval(ACQUIRE, 2, key, fenceKey(key), owner, ttlMs)) as number | null;
+      if (fence !== null) return { type: "ok", value: { owner, fence: Number(fence), ttlMs } };
+      if (Date.now() >= deadline) return { type: "fail", error: timeoutMs > 0 ? "timeout" : "busy" };
+      // Spread the retries so waiters do not march in step.
+      await sleep(Math.min(this.opts.rng.between(5, 25), Math.max(0, deadline - Date.now())));
+    }
+  }
+
+  async renew(key: string, hold: Hold, ttlMs: number): Promise<Outcome<{ ttlMs: number }>> {
+    await this.ready();
+    const ok = (await this.redis.eval(RENEW, 1, key, hold.owner, ttlMs)) as number;
+    return ok === 1 ? { type: "ok", value: { ttlMs } } : { type: "fail", error: "not-owner" };
+  }
+
+  async release(key: string, hold: Hold): Promise<Outcome<{ released: boolean }>> {
+    await this.ready();
+    if (this.opts.unsafeRelease) {
+      const current = await this.redis.get(key);
+      if (current !== hold.owner) return { type: "ok", value: { released: false } };
+      if (this.opts.releaseGapMs) await sleep(this.opts.releaseGapMs);
+      const deleted = await this.redis.del(key);
+      return { type: "ok", value: { released: deleted === 1 } };
+    }
+    const deleted = (await this.redis.eval(RELEASE, 1, key, hold.owner)) as number;
+    return { type: "ok", value: { released: deleted === 1 } };
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}

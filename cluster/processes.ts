@@ -1,0 +1,137 @@
+// Every process a run starts (servers, the resource, workers) is started here, so
+// one place knows them all: it can pause and resume them for the nemesis, and at
+// teardown it resumes and kills each one and waits until it is gone.
+import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
+import { openSync, closeSync, readFileSync, existsSync } from "node:fs";
+import { Reaper } from "./reaper.ts";
+
+export interface SpawnSpec {
+  /** A name unique in the run: "redis-1", "resource", "worker-2". */
+  name: string;
+  command: string;
+  args: string[];
+  /** stdout and stderr go here. */
+  logFile: string;
+  env?: NodeJS.ProcessEnv;
+  /** Open an IPC channel (Node children only). */
+  ipc?: boolean;
+  /** Keep stdout as a pipe for the caller (e.g. to read a "{port}" line). */
+  pipeStdout?: boolean;
+}
+
+export interface Supervised {
+  name: string;
+  pid: number;
+  child: ChildProcess;
+  logFile: string;
+  /** Resolves with the exit code or signal once the process has exited. */
+  exited: Promise<string>;
+  readonly alive: boolean;
+}
+
+export class ProcessGroup {
+  private readonly reaper: Reaper;
+  private readonly procs = new Map<string, Supervised>();
+  private readonly paused = new Set<string>();
+
+  /** `label` names the run (its directory) in the reaper's command line. */
+  constructor(label: string) {
+    this.reaper = new Reaper(label);
+  }
+
+  /** Have the reaper kill a process started elsewhere if the runner dies first. */
+  watch(pid: number): void {
+    this.reaper.add(pid);
+  }
+
+  async spawn(spec: SpawnSpec): Promise<Supervised> {
+    if (this.procs.has(spec.name)) throw new Error(`a process named ${spec.name} is already running`);
+    const log = openSync(spec.logFile, "a");
+    const stdio: StdioOptions = ["ignore", spec.pipeStdout ? "pipe" : log, log];
+    if (spec.ipc) stdio.push("ipc");
+    // detached: a process group of its own, so a Ctrl-C meant for the runner does not
+    // reach the servers first; the runner then tears down in order and records it.
+    const child = spawn(spec.command, spec.args, { stdio, env: spec.env ?? process.env, detached: true });
+    closeSync(log);
+    const pid = await new Promise<number>((resolve, reject) => {
+      child.once("spawn", () => resolve(child.pid!));
+      child.once("error", (err: NodeJS.ErrnoException) =>
+        reject(new Error(err.code === "ENOENT" ? `cannot start ${spec.name}: ${spec.command} not found (is it installed?)` : `cannot start ${spec.name}: ${err.message}`)),
+      );
+    });
+    this.reaper.add(pid);
+    let alive = true;
+    const exited = new Promise<string>((resolve) => {
+      child.once("exit", (code, signal) => {
+        alive = false;
+        this.reaper.remove(pid);
+        resolve(signal ?? String(code));
+      });
+    });
+    const proc: Supervised = { name: spec.name, pid, child, logFile: spec.logFile, exited, get alive() { return alive; } };
+    this.procs.set(spec.name, proc);
+    return proc;
+  }
+
+  get(name: string): Supervised | undefined {
+    return this.procs.get(name);
+  }
+
+  names(prefix = ""): string[] {
+    return [...this.procs.keys()].filter((n) => n.startsWith(prefix) && this.procs.get(n)!.alive);
+  }
+
+  pause(name: string): boolean {
+    return this.signal(name, "SIGSTOP", () => this.paused.add(name));
+  }
+
+  resume(name: string): boolean {
+    return this.signal(name, "SIGCONT", () => this.paused.delete(name));
+  }
+
+  isPaused(name: string): boolean {
+    return this.paused.has(name);
+  }
+
+  /** SIGKILL one process and wait for it to be gone. */
+  async kill(name: string): Promise<void> {
+    const p = this.procs.get(name);
+    if (!p) return;
+    if (p.alive) {
+      this.signal(name, "SIGCONT", () => this.paused.delete(name));
+      this.signal(name, "SIGKILL", () => {});
+      await p.exited;
+    }
+    this.procs.delete(name);
+  }
+
+  /** Resume every paused process (the nemesis' final heal relies on this too). */
+  resumeAll(): void {
+    for (const name of [...this.paused]) this.resume(name);
+  }
+
+  /** Teardown: resume and kill everything, wait until each has exited. */
+  async stopAll(): Promise<void> {
+    this.resumeAll();
+    await Promise.all([...this.procs.keys()].map((n) => this.kill(n)));
+    await this.reaper.close();
+  }
+
+  private signal(name: string, sig: NodeJS.Signals, after: () => void): boolean {
+    const p = this.procs.get(name);
+    if (!p || !p.alive) return false;
+    try {
+      process.kill(p.pid, sig);
+      after();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** The last lines of a log, to explain a process that died at start. */
+export function logTail(file: string, lines = 15): string {
+  if (!existsSync(file)) return "";
+  return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+}

@@ -1,0 +1,76 @@
+// Real redis-server processes on loopback, one data directory and log each under
+// the run directory. Persistence is off unless asked for: what survives a kill is
+// a nemesis parameter (issue 4), not an accident of defaults.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { connect } from "node:net";
+import { sleep } from "../lib/index.ts";
+import { logTail, type ProcessGroup } from "./processes.ts";
+import type { PortPlan } from "./ports.ts";
+
+export interface ServerNode {
+  /** "redis-1": the name in nemesis events, logs and run.json. */
+  name: string;
+  host: string;
+  port: number;
+}
+
+export const redisBinary = (): string => process.env.FENCECHECK_REDIS_SERVER ?? "redis-server";
+
+export interface RedisNodeOptions {
+  runDir: string;
+  persistence?: "none" | "everysec" | "always";
+}
+
+function config(node: ServerNode, dir: string, persistence: RedisNodeOptions["persistence"]): string {
+  const aof = persistence && persistence !== "none";
+  return [
+    `bind 127.0.0.1`,
+    `port ${node.port}`,
+    `dir ${dir}`,
+    `daemonize no`,
+    `save ""`,
+    `appendonly ${aof ? "yes" : "no"}`,
+    ...(aof ? [`appendfsync ${persistence}`] : []),
+    `logfile ""`,
+  ].join("\n") + "\n";
+}
+
+/** Start one node (again, after a kill: same port, same data directory). */
+export async function startRedisNode(group: ProcessGroup, node: ServerNode, opts: RedisNodeOptions): Promise<void> {
+  const dir = join(opts.runDir, "data", node.name);
+  mkdirSync(dir, { recursive: true });
+  const conf = join(dir, "redis.conf");
+  writeFileSync(conf, config(node, dir, opts.persistence));
+  const logFile = join(opts.runDir, "logs", `${node.name}.log`);
+  const proc = await group.spawn({ name: node.name, command: redisBinary(), args: [conf], logFile });
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (!proc.alive) throw new Error(`${node.name} exited at start (port ${node.port}):\n${logTail(logFile)}`);
+    if (await pingOnce(node)) return;
+    if (Date.now() > deadline) throw new Error(`${node.name} did not answer PING on port ${node.port} within 10 s:\n${logTail(logFile)}`);
+    await sleep(20);
+  }
+}
+
+export async function startRedisNodes(group: ProcessGroup, ports: PortPlan, count: number, opts: RedisNodeOptions): Promise<ServerNode[]> {
+  const nodes: ServerNode[] = [];
+  for (let i = 1; i <= count; i++) nodes.push({ name: `redis-${i}`, host: "127.0.0.1", port: await ports.take() });
+  await Promise.all(nodes.map((n) => startRedisNode(group, n, opts)));
+  return nodes;
+}
+
+/** One PING over a raw socket: true on +PONG. Raw, so readiness needs no client. */
+function pingOnce(node: ServerNode): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host: node.host, port: node.port });
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(500, () => done(false));
+    s.once("error", () => done(false));
+    s.once("connect", () => s.write("PING\r\n"));
+    s.once("data", (d) => done(d.toString().startsWith("+PONG")));
+  });
+}

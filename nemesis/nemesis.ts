@@ -1,0 +1,34 @@
+// What a nemesis is: something that injects one fault when the schedule says so,
+// ends its own faults, and can heal everything at the end of a run (Jepsen's
+// final generator). Every start and end goes into the history as an event.
+import type { Rng } from "../lib/index.ts";
+import type { ProcessGroup } from "../cluster/processes.ts";
+
+export interface NemesisOptions {
+  intervalS: number;
+  pauseMinMs: number;
+  pauseMaxMs: number;
+}
+
+export interface NemesisContext {
+  rng: Rng;
+  processes: ProcessGroup;
+  /** Names of the worker processes ("worker-1", ...). */
+  workers: string[];
+  /** Names of the lock service's server processes ("redis-1", ...). */
+  servers: string[];
+  options: NemesisOptions;
+  /** Record a nemesis event (process "nemesis", type "info") now. */
+  record(f: string, value: Record<string, unknown>): void;
+}
+
+export interface Nemesis {
+  name: string;
+  describe: string;
+  /** Inject one fault now; the nemesis schedules its end itself. */
+  inject(ctx: NemesisContext): Promise<void>;
+  /** End every fault still in force (called once, at the end of the run). */
+  heal(ctx: NemesisContext): Promise<void>;
+  /** Names of the faults in force, for the status line. */
+  active(): string[];
+}

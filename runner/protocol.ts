@@ -1,0 +1,34 @@
+// Messages between the runner and its worker processes (over Node's IPC channel).
+import type { UnindexedEvent } from "../store/events.ts";
+import type { Endpoint } from "../clients/index.ts";
+import type { WorkloadOptions } from "../workloads/index.ts";
+
+export interface WorkerConfig {
+  worker: string;
+  /** Logical client ids this worker runs. */
+  clients: number[];
+  concurrency: number;
+  seed: number;
+  /** The run's t0 (hrtime ns) as a decimal string. */
+  t0: string;
+  /** Per client id: the lock service's nodes as that client reaches them. */
+  endpoints: Record<number, Endpoint[]>;
+  client: string;
+  workload: string;
+  opts: WorkloadOptions;
+  resourceUrl: string;
+  commandTimeoutMs: number;
+}
+
+export type ToWorker =
+  | { type: "setup"; config: WorkerConfig }
+  /** Start the clients now; stop starting holds after `endAt` (run-clock ns). */
+  | { type: "go"; startAt: number; endAt: number }
+  /** Stop starting new holds at once (Ctrl-C, or the run is being torn down). */
+  | { type: "stop" };
+
+export type FromWorker =
+  | { type: "ready" }
+  | { type: "events"; events: UnindexedEvent[] }
+  | { type: "done" }
+  | { type: "error"; message: string };

@@ -1,0 +1,55 @@
+// run.json: what a person (or a later re-check) needs to know about how a run was
+// made: the options, the seed, and the versions of every server and library.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { redisBinary } from "../cluster/redis.ts";
+import type { Test } from "./test.ts";
+
+const require = createRequire(import.meta.url);
+
+function packageVersion(name: string): string | null {
+  try {
+    const pkgPath = require.resolve(`${name}/package.json`);
+    return (JSON.parse(readFileSync(pkgPath, "utf8")) as { version: string }).version;
+  } catch {
+    return null;
+  }
+}
+
+function binaryVersion(cmd: string, args: string[]): string | null {
+  try {
+    return execFileSync(cmd, args, { encoding: "utf8", timeout: 5000, stdio: ["ignore", "pipe", "ignore"] }).split("\n")[0].trim();
+  } catch {
+    return null;
+  }
+}
+
+export interface RunInfo {
+  test: string;
+  seed: number;
+  started: string;
+  command: string[];
+  options: Record<string, unknown>;
+  versions: Record<string, string | null>;
+  [more: string]: unknown;
+}
+
+export function describeRun(test: Test, runDir: string): RunInfo {
+  const { backend, workload, ...rest } = test;
+  return {
+    test: test.name,
+    seed: test.seed,
+    started: new Date().toISOString(),
+    run_dir: runDir,
+    command: process.argv.slice(2),
+    options: { ...rest, backend: backend.name, workload: workload.name },
+    versions: {
+      fencecheck: (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version,
+      node: process.version,
+      "redis-server": binaryVersion(redisBinary(), ["--version"]),
+      ioredis: packageVersion("ioredis"),
+      "prom-client": packageVersion("prom-client"),
+    },
+  };
+}

@@ -1,0 +1,138 @@
+// One run of a test, start to verdict: options -> test -> cluster + resource +
+// workers + nemesis -> history on disk -> checker -> results -> report.
+//
+// Whatever happens (an error at start, a crash mid-run, Ctrl-C), the `finally`
+// heals every fault, stops every process the run started, and closes the history
+// with what was recorded. The reaper behind the process group covers the one case
+// a `finally` cannot: the runner itself being killed.
+import { join } from "node:path";
+import { ProcessGroup } from "../cluster/processes.ts";
+import { PortPlan } from "../cluster/ports.ts";
+import { startResource } from "../resource/index.ts";
+import { HistoryWriter } from "../store/writer.ts";
+import { createRunDir, writeJson } from "../store/run-dir.ts";
+import { newRunStart, runClock } from "../store/clock.ts";
+import { FORMAT, RUN_FILES, type HistoryHeader, type UnindexedEvent } from "../store/events.ts";
+import { NEMESES, NemesisSchedule, type NemesisContext } from "../nemesis/index.ts";
+import { rng, sleep } from "../lib/index.ts";
+import { spawnWorker, type WorkerHandle } from "./workers.ts";
+import { StatusLine } from "./status.ts";
+import { describeRun } from "./run-info.ts";
+import type { Test } from "./test.ts";
+import type { ServerNode } from "../cluster/redis.ts";
+
+export interface RunOutcome {
+  runDir: string;
+  /** Set when the run was interrupted (Ctrl-C, SIGTERM) before its time limit. */
+  interrupted: string | null;
+}
+
+export async function runTest(test: Test, log: (line: string) => void = (l) => process.stderr.write(l + "\n")): Promise<RunOutcome> {
+  const t0 = newRunStart();
+  const clock = runClock(t0);
+  const { dir: runDir, id } = createRunDir(test.store, test.name);
+  const group = new ProcessGroup(runDir);
+  const ports = new PortPlan(test.portBase);
+  const header: HistoryHeader = { format: FORMAT, kind: "header", run: id, workload: test.workload.name, backend: test.backend.name, fencing: test.fencing };
+  const history = new HistoryWriter(join(runDir, RUN_FILES.history), header);
+  const status = new StatusLine(() => clock() / 1e9, test.timeLimitS, () => schedule?.active() ?? []);
+  const record = (events: UnindexedEvent[]): void => {
+    history.append(events);
+    status.count(events);
+  };
+  let schedule: NemesisSchedule | null = null;
+  let resource: Awaited<ReturnType<typeof startResource>> | null = null;
+  let interrupted: string | null = null;
+  const interruption = new Promise<void>((resolve) => {
+    const onSignal = (sig: NodeJS.Signals): void => {
+      // A terminal sends Ctrl-C to the whole foreground group (npm, tsx, us): the
+      // first one counts, the echoes are ignored.
+      if (interrupted) return;
+      interrupted = sig;
+      log(`\n${sig}: stopping the run, healing faults and keeping the history recorded so far`);
+      resolve();
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    process.on("SIGHUP", onSignal);
+  });
+  const info = describeRun(test, runDir);
+  writeJson(join(runDir, RUN_FILES.run), info);
+  log(`fencecheck: ${test.name}, seed ${test.seed}, run directory ${runDir}`);
+
+  try {
+    // The resource first: it takes the first port of --port-base, the servers the next.
+    resource = await startResource({
+      logPath: join(runDir, RUN_FILES.resource),
+      fencing: test.fencing,
+      t0,
+      logFile: join(runDir, "logs", "resource.log"),
+      port: test.portBase ? await ports.take() : 0,
+    });
+    group.watch(resource.pid);
+    const nodes: ServerNode[] = await Promise.race([test.backend.start({ group, ports, runDir }), interruption.then(() => [])]);
+    if (interrupted) return { runDir, interrupted };
+    info.servers = nodes;
+    info.resource = { url: resource.url, pid: resource.pid };
+
+    const workers: WorkerHandle[] = [];
+    for (let w = 1; w <= test.workers; w++) workers.push(await spawnWorker(group, `worker-${w}`, runDir, record));
+    const assignment = workers.map(() => [] as number[]);
+    for (let c = 0; c < test.concurrency; c++) assignment[c % workers.length].push(c);
+    const endpoints = (): Record<number, ServerNode[]> => Object.fromEntries(Array.from({ length: test.concurrency }, (_, c) => [c, nodes]));
+    await Promise.all(
+      workers.map((w, i) =>
+        w.setup({
+          worker: w.name,
+          clients: assignment[i],
+          concurrency: test.concurrency,
+          seed: test.seed,
+          t0: t0.toString(),
+          endpoints: endpoints(),
+          client: test.client,
+          workload: test.workload.name,
+          opts: test.workloadOptions,
+          resourceUrl: resource!.url,
+          commandTimeoutMs: test.commandTimeoutMs,
+        }),
+      ),
+    );
+    info.workers = Object.fromEntries(workers.map((w, i) => [w.name, { pid: w.proc.pid, clients: assignment[i] }]));
+    writeJson(join(runDir, RUN_FILES.run), info);
+    if (interrupted) return { runDir, interrupted };
+
+    const ctx: NemesisContext = {
+      rng: rng(test.seed, "nemesis"),
+      processes: group,
+      workers: workers.map((w) => w.name),
+      servers: nodes.map((n) => n.name),
+      options: test.nemesisOptions,
+      record: (f, value) => record([{ time: clock(), process: "nemesis", type: "info", f, value }]),
+    };
+    schedule = new NemesisSchedule(test.nemeses.map((n) => NEMESES[n].create()), ctx);
+
+    const startAt = clock();
+    const endAt = startAt + test.timeLimitS * 1e9;
+    for (const w of workers) w.send({ type: "go", startAt, endAt });
+    schedule.start();
+    status.start();
+    await Promise.race([sleep((endAt - clock()) / 1e6), interruption]);
+
+    // Jepsen's final generator: heal everything, then let the clients finish.
+    await schedule.healAll();
+    for (const w of workers) w.send({ type: "stop" });
+    const allDone = Promise.all(workers.map((w) => w.done));
+    const graceMs = interrupted ? Math.min(1000, test.graceMs) : test.graceMs;
+    await Promise.race([allDone, sleep(graceMs), interruption.then(() => sleep(1000))]);
+    return { runDir, interrupted };
+  } finally {
+    status.stop();
+    await schedule?.healAll().catch(() => {});
+    await group.stopAll();
+    await resource?.stop().catch(() => {});
+    history.finish();
+    info.finished = new Date().toISOString();
+    info.events = history.count;
+    writeJson(join(runDir, RUN_FILES.run), info);
+  }
+}

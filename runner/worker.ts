@@ -1,0 +1,87 @@
+// A worker process: runs some of the run's logical clients. Clients live in
+// several processes so that the pause nemesis' SIGSTOP freezes a client for real,
+// its renew watchdog and its buffered sockets included.
+import { CLIENTS, ResourceClient, type LockClient } from "../clients/index.ts";
+import { WORKLOADS, LogicalClient, keyName, type ClientEnv } from "../workloads/index.ts";
+import { runClock } from "../store/clock.ts";
+import { rng, sleep } from "../lib/index.ts";
+import type { UnindexedEvent } from "../store/events.ts";
+import type { FromWorker, ToWorker, WorkerConfig } from "./protocol.ts";
+
+const send = (m: FromWorker): void => {
+  process.send?.(m);
+};
+
+// No orphan: when the runner goes (however it goes), the IPC channel closes.
+process.on("disconnect", () => process.exit(0));
+process.on("unhandledRejection", (err) => console.error("unhandled rejection in worker:", err));
+
+let pending: UnindexedEvent[] = [];
+const emit = (e: UnindexedEvent): void => {
+  if (pending.length === 0) setImmediate(flush);
+  pending.push(e);
+};
+function flush(): void {
+  if (pending.length === 0) return;
+  send({ type: "events", events: pending });
+  pending = [];
+}
+
+let config: WorkerConfig;
+let locks: LockClient[] = [];
+let endAt = Infinity;
+let clock: () => number = () => 0;
+
+async function setup(c: WorkerConfig): Promise<void> {
+  config = c;
+  clock = runClock(BigInt(c.t0));
+  const kind = CLIENTS[c.client];
+  locks = c.clients.map((id) =>
+    kind.create({ endpoints: c.endpoints[id], ownerPrefix: `c${id}`, commandTimeoutMs: c.commandTimeoutMs, rng: rng(c.seed, "lock", id) }),
+  );
+  send({ type: "ready" });
+}
+
+async function go(startAt: number, end: number): Promise<void> {
+  endAt = end;
+  const resource = new ResourceClient(config.resourceUrl, { timeoutMs: config.commandTimeoutMs });
+  const workload = WORKLOADS[config.workload];
+  await Promise.all(
+    config.clients.map(async (id, i) => {
+      const o = config.opts;
+      const r = rng(config.seed, "client", id);
+      const client = new LogicalClient(id, config.concurrency, clock, emit);
+      let next = startAt + id * o.staggerMs * 1e6;
+      let first = true;
+      const env: ClientEnv = {
+        client,
+        lock: locks[i],
+        resource,
+        rng: r,
+        opts: o,
+        async nextArrival() {
+          if (!first) next += r.exp(1000 / o.rate) * 1e6;
+          first = false;
+          if (next >= endAt) return false;
+          await sleep((next - clock()) / 1e6);
+          return clock() < endAt;
+        },
+        pickKey: () => keyName(o.keys === 1 ? 0 : r.int(0, o.keys - 1)),
+      };
+      try {
+        await workload.run(env);
+      } catch (err) {
+        console.error(`client ${id} stopped on an error:`, err);
+      }
+    }),
+  );
+  flush();
+  await Promise.all(locks.map((l) => l.close().catch(() => {})));
+  send({ type: "done" });
+}
+
+process.on("message", (m: ToWorker) => {
+  if (m.type === "setup") setup(m.config).catch((err) => send({ type: "error", message: String(err?.stack ?? err) }));
+  else if (m.type === "go") go(m.startAt, m.endAt).catch((err) => send({ type: "error", message: String(err?.stack ?? err) }));
+  else if (m.type === "stop") endAt = Math.min(endAt, clock());
+});

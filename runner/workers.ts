@@ -1,0 +1,63 @@
+// Starting worker processes and talking to them.
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ProcessGroup, Supervised } from "../cluster/processes.ts";
+import type { FromWorker, ToWorker, WorkerConfig } from "./protocol.ts";
+import type { UnindexedEvent } from "../store/events.ts";
+
+const WORKER_MAIN = fileURLToPath(new URL("./worker.ts", import.meta.url));
+// Absolute, so a worker starts the same whatever the current directory is.
+const TSX = import.meta.resolve("tsx");
+
+export class WorkerHandle {
+  readonly done: Promise<void>;
+  private markDone!: () => void;
+  private readyWaiters: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
+
+  constructor(readonly proc: Supervised, onEvents: (events: UnindexedEvent[]) => void) {
+    this.done = new Promise((resolve) => (this.markDone = resolve));
+    proc.child.on("message", (m: FromWorker) => {
+      if (m.type === "events") onEvents(m.events);
+      else if (m.type === "ready") this.readyWaiters.splice(0).forEach((w) => w.resolve());
+      else if (m.type === "done") this.markDone();
+      else if (m.type === "error") this.readyWaiters.splice(0).forEach((w) => w.reject(new Error(`${proc.name}: ${m.message}`)));
+    });
+    // A worker that dies has nothing more to say; its open operations stay open
+    // and count as unknown, which is what they are.
+    proc.exited.then(() => {
+      this.markDone();
+      this.readyWaiters.splice(0).forEach((w) => w.reject(new Error(`${proc.name} exited during setup (see logs/${proc.name}.log)`)));
+    });
+  }
+
+  get name(): string {
+    return this.proc.name;
+  }
+
+  send(m: ToWorker): void {
+    if (this.proc.alive && this.proc.child.connected) this.proc.child.send(m);
+  }
+
+  setup(config: WorkerConfig, timeoutMs = 30_000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${this.name} was not ready within ${timeoutMs / 1000} s`)), timeoutMs);
+      this.readyWaiters.push({
+        resolve: () => (clearTimeout(timer), resolve()),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      });
+      this.send({ type: "setup", config });
+    });
+  }
+}
+
+export async function spawnWorker(group: ProcessGroup, name: string, runDir: string, onEvents: (events: UnindexedEvent[]) => void): Promise<WorkerHandle> {
+  const proc = await group.spawn({
+    name,
+    command: process.execPath,
+    // The run directory in the arguments lets anyone find a run's processes with pgrep -f.
+    args: ["--import", TSX, WORKER_MAIN, runDir],
+    logFile: join(runDir, "logs", `${name}.log`),
+    ipc: true,
+  });
+  return new WorkerHandle(proc, onEvents);
+}

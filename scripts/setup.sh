@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Makes sure the servers fencecheck runs for real are on this machine: Debian's
+# redis-server, etcd and libfaketime. Called before `npm test` and
+# `npm run test:jepsen`, so a new user needs nothing else. Installs with apt-get
+# when missing (as root, or through sudo without a password); otherwise stops
+# and prints the exact command to run.
+set -euo pipefail
+
+packages=(redis-server etcd-server etcd-client faketime)
+need=()
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
+command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
+command -v faketime >/dev/null 2>&1 || need+=(faketime)
+
+if [ ${#need[@]} -gt 0 ]; then
+  cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ${packages[*]}"
+  if [ "$(id -u)" = 0 ]; then
+    sudo_cmd=()
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo_cmd=(sudo)
+  else
+    echo "fencecheck needs these Debian packages: ${need[*]}" >&2
+    echo "Install them with:  sudo sh -c '$cmd'" >&2
+    exit 1
+  fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "fencecheck needs redis-server, etcd, etcdctl and faketime, and this machine has no apt-get to install them." >&2
+    exit 1
+  fi
+  echo "fencecheck: installing ${need[*]} with apt-get" >&2
+  "${sudo_cmd[@]}" apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${packages[@]}" >&2
+  # Debian's packages enable system services on the default ports; fencecheck
+  # starts its own servers on ports of its own and never uses those.
+fi

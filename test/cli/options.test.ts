@@ -1,0 +1,40 @@
+// Bad options are refused with a message naming the option, exit 254, and no run
+// directory is made; --help lists every option with its default.
+import { describe, it, expect } from "vitest";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { runCli, tempRunDir } from "../helpers.ts";
+import { TEST_OPTIONS } from "../../runner/test.ts";
+
+describe("test:jepsen options", () => {
+  it("--help lists every option", async () => {
+    const r = runCli("test-jepsen", ["--help"]);
+    expect(await r.exit).toBe(0);
+    for (const o of TEST_OPTIONS) expect(r.stdout()).toContain(`--${o.name}`);
+    expect(r.stdout()).toContain("(default: redis)");
+  });
+
+  const bad: Array<[string[], RegExp]> = [
+    [["--backend", "zookeeper"], /--backend: unknown value "zookeeper"/],
+    [["--fence", "maybe"], /--fence must be on or off/],
+    [["--time-limit", "-3"], /--time-limit must be at least 1/],
+    [["--concurrency", "2.5"], /--concurrency must be an integer/],
+    [["--nemesis", "pause,meteor"], /--nemesis: unknown value "meteor"/],
+    [["--nemesis", "none,pause"], /--nemesis none cannot be combined/],
+    [["--frobnicate", "1"], /unknown option --frobnicate/],
+    [["--ttl"], /--ttl needs a value/],
+    [["--pause-min", "900", "--pause-max", "100"], /--pause-min \(900\) must not exceed --pause-max \(100\)/],
+    [["--pause-clients", "7"], /--pause-clients: "7" is not a client id/],
+    [["--client", "nope"], /--client: unknown value "nope"/],
+    [["stray"], /unexpected argument "stray"/],
+  ];
+  for (const [args, message] of bad) {
+    it(`refuses ${args.join(" ")}`, async () => {
+      const store = tempRunDir("fc-opts-");
+      const r = runCli("test-jepsen", ["--store", join(store, "s"), ...args]);
+      expect(await r.exit).toBe(254);
+      expect(r.stderr()).toMatch(message);
+      expect(existsSync(join(store, "s"))).toBe(false);
+    });
+  }
+});

@@ -1,0 +1,109 @@
+// The Redis lock client against a real redis-server.
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { Redis } from "ioredis";
+import { ProcessGroup } from "../../cluster/processes.ts";
+import { PortPlan } from "../../cluster/ports.ts";
+import { startRedisNodes, type ServerNode } from "../../cluster/redis.ts";
+import { RedisLock, fenceKey } from "../../clients/redis.ts";
+import { rng } from "../../lib/index.ts";
+import { tempRunDir } from "../helpers.ts";
+
+let group: ProcessGroup;
+let node: ServerNode;
+const clients: RedisLock[] = [];
+const lock = (prefix: string, unsafeRelease = false): RedisLock => {
+  const c = new RedisLock({ endpoint: node, ownerPrefix: prefix, commandTimeoutMs: 1000, rng: rng(7, prefix), unsafeRelease });
+  clients.push(c);
+  return c;
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  const dir = tempRunDir();
+  group = new ProcessGroup(dir);
+  [node] = await startRedisNodes(group, new PortPlan(0), 1, { runDir: dir });
+});
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await group.stopAll();
+});
+
+describe("redis lock client", () => {
+  it("grants one holder at a time with increasing fences and unique owners", async () => {
+    const a = lock("a"), b = lock("b");
+    const h1 = await a.acquire("k1", 5000, 0);
+    expect(h1.type).toBe("ok");
+    expect(await b.acquire("k1", 5000, 0)).toEqual({ type: "fail", error: "busy" });
+    expect(await b.acquire("k1", 5000, 100)).toEqual({ type: "fail", error: "timeout" });
+    if (h1.type !== "ok") return;
+    expect((await a.release("k1", h1.value)).type).toBe("ok");
+    const h2 = await b.acquire("k1", 5000, 0);
+    const h3 = await a.acquire("k1b", 5000, 0);
+    expect(h2.type === "ok" && h2.value.fence! > h1.value.fence!).toBe(true);
+    expect(h2.type === "ok" && h3.type === "ok" && h2.value.owner !== h3.value.owner && h1.value.owner !== h3.value.owner).toBe(true);
+  });
+
+  it("moves the fence counter only when the lock is granted", async () => {
+    const a = lock("c"), b = lock("d");
+    const h = await a.acquire("k2", 5000, 0);
+    const r = new Redis({ host: node.host, port: node.port });
+    const before = await r.get(fenceKey("k2"));
+    await b.acquire("k2", 5000, 0);
+    await b.acquire("k2", 5000, 0);
+    expect(await r.get(fenceKey("k2"))).toBe(before);
+    r.disconnect();
+    expect(h.type).toBe("ok");
+  });
+
+  it("renews only its own lease, and a lease expires without renewal", async () => {
+    const a = lock("e"), b = lock("f");
+    const h = await a.acquire("k3", 300, 0);
+    if (h.type !== "ok") throw new Error("no hold");
+    for (let i = 0; i < 4; i++) {
+      await sleep(150);
+      expect(await a.renew("k3", h.value, 300)).toEqual({ type: "ok", value: { ttlMs: 300 } });
+    }
+    expect((await b.acquire("k3", 300, 0)).type).toBe("fail");
+    await sleep(400);
+    const hb = await b.acquire("k3", 300, 0);
+    expect(hb.type).toBe("ok");
+    expect(await a.renew("k3", h.value, 300)).toEqual({ type: "fail", error: "not-owner" });
+  });
+
+  it("safe release never deletes the next holder's lock", async () => {
+    const a = lock("g"), b = lock("h");
+    const ha = await a.acquire("k4", 200, 0);
+    await sleep(300);
+    const hb = await b.acquire("k4", 5000, 0);
+    if (ha.type !== "ok" || hb.type !== "ok") throw new Error("no hold");
+    expect(await a.release("k4", ha.value)).toEqual({ type: "ok", value: { released: false } });
+    expect((await lock("i").acquire("k4", 5000, 0)).type).toBe("fail");
+  });
+
+  it("GET-then-DEL release deletes the next holder's lock when the lease expires in between (T1)", async () => {
+    const a = new RedisLock({ endpoint: node, ownerPrefix: "j", commandTimeoutMs: 1000, rng: rng(1), unsafeRelease: true, releaseGapMs: 400 });
+    clients.push(a);
+    const b = lock("k"), c = lock("l");
+    const ha = await a.acquire("k5", 200, 0);
+    if (ha.type !== "ok") throw new Error("no hold");
+    // a's GET sees its own owner at once; its DEL comes 400 ms later, after the
+    // lease expired and b took the lock.
+    const releasing = a.release("k5", ha.value);
+    await sleep(250);
+    const hb = await b.acquire("k5", 5000, 0);
+    expect(hb.type).toBe("ok");
+    expect(await releasing).toEqual({ type: "ok", value: { released: true } });
+    // b still believes it holds k5, yet c gets it: two holders.
+    expect((await c.acquire("k5", 5000, 0)).type).toBe("ok");
+  });
+
+  it("compare-and-delete release does not fall for the same gap", async () => {
+    const a = lock("m"), b = lock("n"), c = lock("o");
+    const ha = await a.acquire("k6", 200, 0);
+    if (ha.type !== "ok") throw new Error("no hold");
+    await sleep(250);
+    expect((await b.acquire("k6", 5000, 0)).type).toBe("ok");
+    expect(await a.release("k6", ha.value)).toEqual({ type: "ok", value: { released: false } });
+    expect((await c.acquire("k6", 5000, 0)).type).toBe("fail");
+  });
+});

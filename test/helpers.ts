@@ -1,0 +1,81 @@
+// Shared by the integration tests: temporary run directories, and the question
+// every teardown test asks: is any process of this run still alive?
+import { mkdtempSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+
+export function tempRunDir(prefix = "fencecheck-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  mkdirSync(join(dir, "logs"), { recursive: true });
+  return dir;
+}
+
+/** Command lines of live processes that mention `needle` (every process of a run names its directory). */
+export function processesMentioning(needle: string): string[] {
+  try {
+    const out = execFileSync("pgrep", ["-a", "-f", needle], { encoding: "utf8" });
+    return out
+      .split("\n")
+      .filter(Boolean)
+      .filter((l) => !l.includes("pgrep"));
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+export async function waitFor(cond: () => boolean, timeoutMs: number, stepMs = 50): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+  return cond();
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { readFileSync, existsSync } from "node:fs";
+
+export const REPO = fileURLToPath(new URL("..", import.meta.url));
+
+export interface CliRun {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+/** Run one of the project's commands (cli/<name>.ts) as a user would, in a process group of its own. */
+export function runCli(name: string, args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
+  const child = spawn(process.execPath, ["--import", "tsx", `cli/${name}.ts`, ...args], {
+    cwd: REPO,
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "", err = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (err += d));
+  const exit = new Promise<number | null>((resolve) => child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 : null))));
+  return { child, stdout: () => out, stderr: () => err, exit };
+}
+
+/** The newest run directory of a store (histories/latest). */
+export function latestRun(store: string): string {
+  return join(store, "latest");
+}
+
+export function readNdjson(path: string): Array<Record<string, unknown>> {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+}

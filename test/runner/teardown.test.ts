@@ -1,0 +1,98 @@
+// No process is left behind: after a run, after Ctrl-C at several moments (one of
+// them while a worker is SIGSTOPped), after the runner is SIGKILLed, and after a
+// start that fails. Every process of a run names its run directory on its command
+// line, so pgrep on the store finds any survivor.
+import { describe, it, expect } from "vitest";
+import { createServer, type Server } from "node:net";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { tempRunDir, processesMentioning, waitFor, runCli, latestRun, readNdjson } from "../helpers.ts";
+
+const quick = ["--concurrency", "4", "--workers", "2", "--ttl", "300", "--work", "5", "--rate", "20"];
+
+async function noSurvivors(store: string): Promise<string[]> {
+  await waitFor(() => processesMentioning(store).length === 0, 5000);
+  return processesMentioning(store);
+}
+
+function historyEvents(store: string): Array<Record<string, unknown>> {
+  return readNdjson(join(latestRun(store), "history.ndjson")).slice(1);
+}
+
+describe("teardown", () => {
+  it("a finished run leaves no process", async () => {
+    const store = tempRunDir("fc-store-");
+    const run = runCli("test-jepsen", [...quick, "--time-limit", "2", "--nemesis", "pause", "--nemesis-interval", "0.5", "--store", store]);
+    const code = await run.exit;
+    expect([0, 1]).toContain(code);
+    expect(await noSurvivors(store)).toEqual([]);
+    expect(historyEvents(store).length).toBeGreaterThan(10);
+  });
+
+  it("Ctrl-C mid-run, with a worker SIGSTOPped, leaves no process and keeps the history", async () => {
+    const store = tempRunDir("fc-store-");
+    const run = runCli("test-jepsen", [...quick, "--time-limit", "60", "--nemesis", "pause", "--nemesis-interval", "0.2", "--pause-min", "3000", "--pause-max", "4000", "--store", store]);
+    const history = () => join(latestRun(store), "history.ndjson");
+    // Wait until a pause is in force.
+    expect(await waitFor(() => existsSync(history()) && readFileSync(history(), "utf8").includes("start-pause"), 30_000)).toBe(true);
+    process.kill(-run.child.pid!, "SIGINT");
+    expect(await run.exit).toBe(130);
+    expect(await noSurvivors(store)).toEqual([]);
+    const events = historyEvents(store);
+    expect(events.some((e) => e.f === "start-pause")).toBe(true);
+    // The final heal ran: the pause was ended and recorded.
+    expect(events.some((e) => e.f === "stop-pause")).toBe(true);
+    expect(run.stderr()).toContain("npm run check --");
+  });
+
+  it("Ctrl-C during start-up leaves no process", async () => {
+    const store = tempRunDir("fc-store-");
+    const run = runCli("test-jepsen", [...quick, "--time-limit", "60", "--store", store]);
+    await waitFor(() => existsSync(join(latestRun(store), "run.json")), 20_000, 10);
+    process.kill(-run.child.pid!, "SIGINT");
+    expect(await run.exit).toBe(130);
+    expect(await noSurvivors(store)).toEqual([]);
+  });
+
+  it("a SIGKILLed runner leaves no process (the reaper) and a checkable prefix of the history", async () => {
+    const store = tempRunDir("fc-store-");
+    const run = runCli("test-jepsen", [...quick, "--time-limit", "60", "--nemesis", "pause", "--nemesis-interval", "0.3", "--pause-min", "2000", "--pause-max", "3000", "--store", store]);
+    const history = () => join(latestRun(store), "history.ndjson");
+    expect(await waitFor(() => existsSync(history()) && readFileSync(history(), "utf8").includes("start-pause"), 30_000)).toBe(true);
+    const size = statSync(history()).size;
+    process.kill(run.child.pid!, "SIGKILL");
+    await run.exit;
+    expect(await noSurvivors(store)).toEqual([]);
+    expect(statSync(history()).size).toBeGreaterThanOrEqual(size);
+    const check = runCli("check", [latestRun(store)]);
+    expect([0, 1, 2]).toContain(await check.exit);
+  });
+
+  it("a start that fails on a taken port leaves no process", async () => {
+    const store = tempRunDir("fc-store-");
+    // The resource takes the base port, redis-1 the next one, which is taken.
+    const taken: Server = createServer();
+    const base = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const p = (probe.address() as { port: number }).port;
+        probe.close(() => taken.listen(p + 1, "127.0.0.1", () => resolve(p)));
+      });
+    });
+    try {
+      const run = runCli("test-jepsen", [...quick, "--time-limit", "5", "--port-base", String(base), "--store", store]);
+      expect(await run.exit).toBe(255);
+      expect(run.stderr()).toMatch(/redis-1/);
+      expect(await noSurvivors(store)).toEqual([]);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it("a start that fails on a missing binary leaves no process", async () => {
+    const store = tempRunDir("fc-store-");
+    const run = runCli("test-jepsen", [...quick, "--time-limit", "5", "--store", store], { FENCECHECK_REDIS_SERVER: "/nonexistent/redis-server" });
+    expect(await run.exit).toBe(255);
+    expect(run.stderr()).toContain("/nonexistent/redis-server not found");
+    expect(await noSurvivors(store)).toEqual([]);
+  });
+});

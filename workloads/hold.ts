@@ -1,0 +1,80 @@
+// The pieces of a hold every lock workload shares: acquire, the optional renew
+// watchdog, release. A hold belongs to the process that acquired it; once that
+// process is retired (an unknown outcome), the hold is abandoned to its lease.
+import type { Hold, LockClient } from "../clients/lock.ts";
+import type { LogicalClient } from "./client.ts";
+import type { WorkloadOptions } from "./options.ts";
+
+export interface HeldLock {
+  key: string;
+  hold: Hold;
+  /** The process that acquired it. */
+  process: number;
+  watchdog: Watchdog | null;
+}
+
+/** The hold's identity as it appears in invoke values of writes, renews and releases. */
+export const holdRef = (h: Hold): { owner: string; fence: number | null } => ({ owner: h.owner, fence: h.fence });
+
+export async function acquire(c: LogicalClient, lock: LockClient, key: string, o: WorkloadOptions): Promise<HeldLock | null> {
+  let hold: Hold | null = null;
+  const done = await c.op("acquire", key, { ttl_ms: o.ttlMs }, async () => {
+    const r = await lock.acquire(key, o.ttlMs, o.acquireTimeoutMs);
+    if (r.type === "fail") return r;
+    hold = r.value;
+    return { type: "ok", value: { owner: hold.owner, fence: hold.fence, ttl_ms: hold.ttlMs, ...hold.extra } };
+  });
+  if (done.type !== "ok" || !hold) return null;
+  const held: HeldLock = { key, hold, process: c.process, watchdog: null };
+  if (o.renew) held.watchdog = new Watchdog(c, lock, held, o.ttlMs);
+  return held;
+}
+
+/** Still ours to use: the process is the one that acquired, and no renew said otherwise. */
+export const stillHeld = (c: LogicalClient, h: HeldLock): boolean => c.process === h.process && !h.watchdog?.lost;
+
+export async function release(c: LogicalClient, lock: LockClient, h: HeldLock): Promise<void> {
+  await h.watchdog?.stop();
+  if (c.process !== h.process) return;
+  await c.op("release", h.key, holdRef(h.hold), async () => {
+    const r = await lock.release(h.key, h.hold);
+    return r.type === "ok" ? { type: "ok", value: { released: r.value.released } } : r;
+  });
+}
+
+/**
+ * Renews the lease every ttl/3 and says when a renew failed. It runs in the
+ * client's own process, so a SIGSTOP freezes it too: that is the point of K1.
+ */
+export class Watchdog {
+  lost = false;
+  private timer: NodeJS.Timeout;
+  private inflight: Promise<unknown> = Promise.resolve();
+  private stopped = false;
+
+  constructor(private readonly c: LogicalClient, private readonly lock: LockClient, private readonly h: HeldLock, private readonly ttlMs: number) {
+    this.timer = setInterval(() => {
+      if (!this.stopped && !this.lost) this.inflight = this.renew();
+    }, Math.max(1, Math.floor(ttlMs / 3)));
+  }
+
+  private async renew(): Promise<void> {
+    const done = await this.c.op(
+      "renew",
+      this.h.key,
+      { ...holdRef(this.h.hold), ttl_ms: this.ttlMs },
+      async () => {
+        const r = await this.lock.renew(this.h.key, this.h.hold, this.ttlMs);
+        return r.type === "ok" ? { type: "ok", value: { ttl_ms: r.value.ttlMs } } : r;
+      },
+      () => !this.stopped && this.c.process === this.h.process,
+    );
+    if (done.type !== "ok" && !this.stopped) this.lost = true;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.inflight;
+  }
+}

@@ -1,0 +1,12 @@
+// Workloads by name: what the logical clients do.
+import { fencedWrite } from "./fenced-write.ts";
+import type { Workload } from "./workload.ts";
+
+export type { Workload, ClientEnv } from "./workload.ts";
+export type { WorkloadOptions } from "./options.ts";
+export { keyName } from "./options.ts";
+export { LogicalClient, type Completion } from "./client.ts";
+
+export const WORKLOADS: Record<string, Workload> = {
+  [fencedWrite.name]: fencedWrite,
+};

@@ -1,0 +1,24 @@
+// What every lock workload is parameterised by; set from the CLI.
+export interface WorkloadOptions {
+  /** Lease TTL asked for at acquire, in ms. */
+  ttlMs: number;
+  /** Give up an acquire after this long without the lock (fail "timeout"). */
+  acquireTimeoutMs: number;
+  /** Simulated work while holding, before the writes. */
+  workMs: number;
+  /** In-process pause after acquiring (a simulated GC pause), 0 for none. */
+  pauseMs: number;
+  /** Which clients take that pause: their ids, or every client. */
+  pauseClients: number[] | "all";
+  writesPerHold: number;
+  /** Clients spread over this many keys (1: one hot key). */
+  keys: number;
+  /** Acquire attempts per second per client, on an open (Poisson) schedule. */
+  rate: number;
+  /** Client i starts i * stagger ms after the run starts. */
+  staggerMs: number;
+  /** Keep the lease alive with a renew every ttl/3 while holding. */
+  renew: boolean;
+}
+
+export const keyName = (i: number): string => `k${i}`;
