@@ -1,0 +1,67 @@
+// The protected resource as a process of its own, so that faults aimed at clients
+// (pauses, kills) never stop the thing that judges their writes.
+//
+//   FENCECHECK_T0=<ns> tsx resource/main.ts --log resource.ndjson --fence on [--port N] [--fence-reads]
+//
+// Prints one line, {"port":N}, on stdout once it listens; everything else it says
+// goes to stderr. Exits on SIGTERM, SIGINT or SIGHUP, and when its parent dies.
+import { BadInput, EXIT } from "../cli/exit.ts";
+import { runClockFromEnv } from "../store/clock.ts";
+import { parseResourceArgs } from "./args.ts";
+import { DecisionLog } from "./decision-log.ts";
+import { FencedStore } from "./fences.ts";
+import { onParentGone } from "./lifeline.ts";
+import { ResourceMetrics } from "./metrics.ts";
+import { createResourceServer } from "./server.ts";
+
+function fatal(e: unknown): never {
+  const bad = e instanceof BadInput;
+  process.stderr.write(`resource: ${bad ? (e as Error).message : ((e as Error).stack ?? String(e))}\n`);
+  process.exit(bad ? EXIT.badInput : EXIT.crash);
+}
+
+/** Errors of what we were given (environment, paths) are bad input, not crashes. */
+function inputOrFail<T>(f: () => T, prefix = ""): T {
+  try {
+    return f();
+  } catch (e) {
+    throw new BadInput(prefix + (e as Error).message);
+  }
+}
+
+function main(): void {
+  const args = parseResourceArgs(process.argv.slice(2));
+  const clock = inputOrFail(() => runClockFromEnv());
+  const log = inputOrFail(() => new DecisionLog(args.log, clock), `cannot open --log ${args.log}: `);
+  const server = createResourceServer({ store: new FencedStore(args.fencing, args.fenceReads), log, metrics: new ResourceMetrics() });
+
+  // Every decision is already on disk (written synchronously), so stopping needs
+  // no draining: requests still in flight were never decided.
+  const stop = (why: string): void => {
+    process.stderr.write(`resource: stopping (${why})\n`);
+    server.close();
+    server.closeAllConnections();
+    log.close();
+    process.exit(0);
+  };
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => stop(signal));
+  onParentGone({ watchStdin: args.watchStdin }, stop);
+  // A parent that stopped reading our stdout must not crash us with EPIPE.
+  process.stdout.on("error", () => {});
+
+  server.on("error", fatal);
+  server.listen(args.port, "127.0.0.1", () => {
+    const address = server.address();
+    if (address === null || typeof address === "string") return fatal(new Error(`unexpected listen address ${String(address)}`));
+    process.stdout.write(JSON.stringify({ port: address.port }) + "\n");
+    process.stderr.write(
+      `resource: listening on 127.0.0.1:${address.port}, fencing ${args.fencing ? "on" : "off"}${args.fenceReads ? ", fenced reads" : ""}, log ${args.log}\n`,
+    );
+  });
+}
+
+try {
+  main();
+} catch (e) {
+  fatal(e);
+}

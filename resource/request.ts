@@ -1,0 +1,106 @@
+// Reading what a request asks for, and refusing what is malformed before anything
+// is decided. A refusal is a value naming what is wrong; the server answers it and
+// changes nothing, so a client bug can never show up in resource.ndjson.
+import type { IncomingHttpHeaders } from "node:http";
+
+export interface Refusal {
+  status: 400 | 404 | 405;
+  message: string;
+  /** For 405: the methods the route allows. */
+  allow?: string;
+}
+
+export type Route = { kind: "metrics" } | { kind: "write"; key: string } | { kind: "read"; key: string };
+
+export interface WriteHeaders {
+  fence: number;
+  owner: string;
+  process: number;
+}
+
+export interface ReadHeaders {
+  fence: number | null;
+  owner: string;
+  process: number;
+}
+
+/** Bodies above this are refused unread: no client of ours sends anything close. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const KEY = /^[A-Za-z0-9._:-]{1,200}$/;
+const NATURAL = /^\d+$/;
+const INTEGER = /^-?\d+$/;
+
+export function isRefusal(x: unknown): x is Refusal {
+  return typeof x === "object" && x !== null && "status" in x && "message" in x;
+}
+
+export function route(method: string | undefined, url: string | undefined): Route | Refusal {
+  // The query string carries nothing; the path alone names the route.
+  const path = (url ?? "").split("?", 1)[0];
+  if (path === "/metrics") {
+    return method === "GET" ? { kind: "metrics" } : { status: 405, message: `method ${method} not allowed on /metrics`, allow: "GET" };
+  }
+  if (!path.startsWith("/r/")) return { status: 404, message: `no such route: ${path}` };
+  if (method !== "GET" && method !== "PUT") {
+    return { status: 405, message: `method ${method} not allowed on /r/{key}`, allow: "GET, PUT" };
+  }
+  const key = path.slice("/r/".length);
+  if (!KEY.test(key)) {
+    return { status: 400, message: `bad key ${JSON.stringify(key)}: want 1 to 200 characters of A-Z a-z 0-9 . _ : -` };
+  }
+  return method === "PUT" ? { kind: "write", key } : { kind: "read", key };
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  // Node joins repeated custom headers with ", ", which the number checks refuse.
+  return Array.isArray(v) ? v.join(", ") : v;
+}
+
+function fenceHeader(headers: IncomingHttpHeaders, required: boolean): number | null | Refusal {
+  const raw = header(headers, "x-fence-token");
+  if (raw === undefined) return required ? { status: 400, message: "missing X-Fence-Token header" } : null;
+  const n = Number(raw);
+  if (!NATURAL.test(raw) || !Number.isSafeInteger(n)) {
+    return { status: 400, message: `X-Fence-Token must be an integer >= 0, got ${JSON.stringify(raw)}` };
+  }
+  return n;
+}
+
+function processHeader(headers: IncomingHttpHeaders): number | Refusal {
+  const raw = header(headers, "x-process");
+  if (raw === undefined) return { status: 400, message: "missing X-Process header" };
+  const n = Number(raw);
+  if (!INTEGER.test(raw) || !Number.isSafeInteger(n)) {
+    return { status: 400, message: `X-Process must be an integer, got ${JSON.stringify(raw)}` };
+  }
+  return n;
+}
+
+export function writeHeaders(headers: IncomingHttpHeaders): WriteHeaders | Refusal {
+  const fence = fenceHeader(headers, true);
+  if (isRefusal(fence)) return fence;
+  const owner = header(headers, "x-lock-owner");
+  if (!owner) return { status: 400, message: "missing or empty X-Lock-Owner header" };
+  const process = processHeader(headers);
+  if (isRefusal(process)) return process;
+  return { fence: fence as number, owner, process };
+}
+
+export function readHeaders(headers: IncomingHttpHeaders): ReadHeaders | Refusal {
+  const fence = fenceHeader(headers, false);
+  if (isRefusal(fence)) return fence;
+  const process = processHeader(headers);
+  if (isRefusal(process)) return process;
+  return { fence, owner: header(headers, "x-lock-owner") ?? "", process };
+}
+
+/** The body as JSON; any body that does not parse, the empty one included, is refused. */
+export function jsonBody(body: Buffer): { data: unknown } | Refusal {
+  try {
+    return { data: JSON.parse(body.toString("utf8")) as unknown };
+  } catch (e) {
+    return { status: 400, message: `body is not JSON: ${(e as Error).message}` };
+  }
+}

@@ -1,0 +1,169 @@
+// The resource's HTTP face. Each decision is judged, logged and committed in one
+// synchronous stretch, with no await in between: Node's single thread then makes
+// the decisions one at a time, in the order requests finished arriving, and the
+// order of resource.ndjson is the order in which writes took effect.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { DecisionLog, DecisionFields } from "./decision-log.ts";
+import type { FencedStore, Judgement } from "./fences.ts";
+import type { ResourceMetrics } from "./metrics.ts";
+import {
+  isRefusal,
+  jsonBody,
+  MAX_BODY_BYTES,
+  readHeaders,
+  route,
+  writeHeaders,
+  type ReadHeaders,
+  type Refusal,
+  type WriteHeaders,
+} from "./request.ts";
+
+export interface ResourceParts {
+  store: FencedStore;
+  log: DecisionLog;
+  metrics: ResourceMetrics;
+}
+
+type Body = { kind: "body"; bytes: Buffer } | { kind: "too-large" } | { kind: "gone" };
+
+// Idle keep-alive connections are closed by the server after this long. Far longer
+// than any pause between one client's requests, because a client that reuses a
+// connection at the moment the server closes it sees a reset and must record an
+// `info` it did not deserve.
+const KEEP_ALIVE_MS = 120_000;
+
+export function createResourceServer(parts: ResourceParts): Server {
+  const server = createServer((req, res) => {
+    handle(parts, req, res).catch((e: unknown) => {
+      process.stderr.write(`resource: request failed: ${(e as Error).stack ?? String(e)}\n`);
+      if (!res.headersSent) send(res, 500, { error: `internal error: ${(e as Error).message}` });
+    });
+  });
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = KEEP_ALIVE_MS + 5_000;
+  server.requestTimeout = KEEP_ALIVE_MS + 10_000;
+  // Requests HTTP itself cannot parse get the same JSON shape as the others.
+  server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === "ECONNRESET" || !socket.writable) return socket.destroy();
+    const body = JSON.stringify({ error: `malformed HTTP request: ${err.code ?? err.message}` });
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  });
+  return server;
+}
+
+async function handle(parts: ResourceParts, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const r = route(req.method, req.url);
+  if (isRefusal(r)) return refuse(parts, res, r);
+  if (r.kind === "metrics") {
+    const text = await parts.metrics.text();
+    res.writeHead(200, { "Content-Type": parts.metrics.contentType });
+    res.end(text);
+    return;
+  }
+  if (r.kind === "read") {
+    const h = readHeaders(req.headers);
+    if (isRefusal(h)) return refuse(parts, res, h);
+    return read(parts, res, r.key, h);
+  }
+  const h = writeHeaders(req.headers);
+  if (isRefusal(h)) return refuse(parts, res, h);
+  const body = await readBody(req);
+  // The client went away before its request was whole: nothing was asked, so
+  // nothing is decided.
+  if (body.kind === "gone") return;
+  if (body.kind === "too-large") {
+    // The rest of the body stays unread; closing the connection discards it.
+    res.setHeader("Connection", "close");
+    return refuse(parts, res, { status: 400, message: `body larger than ${MAX_BODY_BYTES} bytes` });
+  }
+  const parsed = jsonBody(body.bytes);
+  if (isRefusal(parsed)) return refuse(parts, res, parsed);
+  write(parts, res, r.key, h, parsed.data);
+}
+
+function write(parts: ResourceParts, res: ServerResponse, key: string, h: WriteHeaders, data: unknown): void {
+  const j = parts.store.judgeWrite(key, h.fence, data);
+  if (!record(parts, res, key, j, { op: "write", key, process: h.process, owner: h.owner, fence: h.fence, data })) return;
+  if (j.accepted) {
+    parts.metrics.writesApplied.inc();
+    send(res, 200, { ok: true, fence: h.fence });
+  } else {
+    parts.metrics.staleRejections.inc();
+    send(res, 409, { error: "stale fencing token", seen: j.maxBefore, got: h.fence });
+  }
+}
+
+function read(parts: ResourceParts, res: ServerResponse, key: string, h: ReadHeaders): void {
+  const j = parts.store.judgeRead(key, h.fence);
+  const data = j.accepted ? j.next.value : null;
+  if (!record(parts, res, key, j, { op: "read", key, process: h.process, owner: h.owner, fence: h.fence, data })) return;
+  if (j.accepted) {
+    parts.metrics.reads.inc();
+    send(res, 200, { data, fence: j.next.maxSeen });
+  } else {
+    parts.metrics.staleRejections.inc();
+    send(res, 409, { error: "stale fencing token", seen: j.maxBefore, got: h.fence });
+  }
+}
+
+/**
+ * Logs the decision, then commits it. A decision that could not be logged is not
+ * committed and the client hears 500, so the log and the state never disagree.
+ */
+function record(
+  parts: ResourceParts,
+  res: ServerResponse,
+  key: string,
+  j: Judgement,
+  d: Omit<DecisionFields, "max_before" | "accepted" | "fencing">,
+): boolean {
+  try {
+    parts.log.append({ ...d, max_before: j.maxBefore, accepted: j.accepted, fencing: parts.store.fencing });
+  } catch (e) {
+    process.stderr.write(`resource: could not log a decision: ${(e as Error).message}\n`);
+    send(res, 500, { error: `could not log the decision: ${(e as Error).message}` });
+    return false;
+  }
+  parts.store.commit(key, j.next);
+  return true;
+}
+
+function refuse(parts: ResourceParts, res: ServerResponse, r: Refusal): void {
+  parts.metrics.badRequests.inc();
+  if (r.allow) res.setHeader("Allow", r.allow);
+  send(res, r.status, { error: r.message });
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<Body> {
+  if (Number(req.headers["content-length"]) > MAX_BODY_BYTES) return Promise.resolve({ kind: "too-large" });
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const settle = (b: Body): void => {
+      if (settled) return;
+      settled = true;
+      req.off("data", onData);
+      resolve(b);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        req.pause();
+        settle({ kind: "too-large" });
+      } else chunks.push(chunk);
+    };
+    req.on("data", onData);
+    req.on("end", () => settle({ kind: "body", bytes: Buffer.concat(chunks, size) }));
+    req.on("error", () => settle({ kind: "gone" }));
+    req.on("close", () => settle({ kind: "gone" }));
+  });
+}
