@@ -1,0 +1,60 @@
+// Everything the page draws, derived once from the run's files: operations, holds,
+// fault windows, anomaly groups, and the lookups from a witness's event indexes and
+// decision seqs to what they name.
+import type { HistoryEvent, HistoryHeader, ResourceDecision, Results } from "../store/events.ts";
+import { faultWindows, type FaultWindow } from "./faults.ts";
+import { decisionsOfWrites, holdsOf, ordered, pairOps, type Hold, type Op } from "./ops.ts";
+import { anomalyGroups, type AnomalyGroup } from "./results.ts";
+
+export interface ReportInput {
+  header: HistoryHeader;
+  events: HistoryEvent[];
+  decisions: ResourceDecision[] | null;
+  results: Results;
+}
+
+export interface Model {
+  input: ReportInput;
+  events: readonly HistoryEvent[];
+  ops: Op[];
+  orphans: HistoryEvent[];
+  holds: Hold[];
+  windows: FaultWindow[];
+  groups: AnomalyGroup[];
+  decisions: readonly ResourceDecision[];
+  decisionOf: Map<Op, ResourceDecision>;
+  opOfEvent: Map<number, Op>;
+  eventAt: Map<number, HistoryEvent>;
+  decisionAt: Map<number, ResourceDecision>;
+  /** First and last instant of the run that anything happened. */
+  t0: number;
+  t1: number;
+}
+
+export function buildModel(input: ReportInput): Model {
+  const events = ordered(input.events);
+  const decisions = input.decisions ?? [];
+  let t0 = Infinity, t1 = -Infinity;
+  for (const e of events) { if (e.time < t0) t0 = e.time; if (e.time > t1) t1 = e.time; }
+  for (const d of decisions) { if (d.time < t0) t0 = d.time; if (d.time > t1) t1 = d.time; }
+  if (t0 > t1) t0 = t1 = 0;
+
+  const { ops, orphans } = pairOps(events);
+  const opOfEvent = new Map<number, Op>();
+  for (const op of ops) {
+    opOfEvent.set(op.invoke.index, op);
+    if (op.completion) opOfEvent.set(op.completion.index, op);
+  }
+  return {
+    input, events, ops, orphans,
+    holds: holdsOf(ops),
+    windows: faultWindows(events, t1),
+    groups: anomalyGroups(input.results),
+    decisions,
+    decisionOf: decisionsOfWrites(ops, decisions),
+    opOfEvent,
+    eventAt: new Map(events.map((e) => [e.index, e])),
+    decisionAt: new Map(decisions.map((d) => [d.seq, d])),
+    t0, t1,
+  };
+}

@@ -1,0 +1,57 @@
+// The few lines printed when a run ends: the verdict first, because that is what the
+// reader came for, then why (each anomaly type with its first witness), then the
+// figures that say whether the run exercised anything (throughput, latency, writes,
+// faults). Figures missing from `stats` print as "n/a" rather than failing.
+import type { HistoryHeader, Results } from "../store/events.ts";
+import { faultKind } from "./faults.ts";
+import { millis, plain } from "./format.ts";
+import { anomalyGroups, readFigures, verdictOf, type Verdict } from "./results.ts";
+
+type Paint = (code: string, text: string) => string;
+
+const ANSI = { red: "31", green: "32", yellow: "33", bold: "1", dim: "2" } as const;
+const VERDICT_COLOUR: Record<Verdict, string> = { VALID: ANSI.green, INVALID: ANSI.red, UNKNOWN: ANSI.yellow };
+
+function painter(): Paint {
+  // Colour only for a person at a terminal; logs and pipes get plain text.
+  const on = process.stdout.isTTY === true && !process.env.NO_COLOR;
+  return on ? (code, text) => `\u001b[${code}m${text}\u001b[0m` : (_code, text) => text;
+}
+
+const na = "n/a";
+
+export function renderSummary(input: { header: HistoryHeader; results: Results }): string {
+  const { header, results } = input;
+  const paint = painter();
+  const verdict = verdictOf(results);
+  const fencing = header.fencing === true ? "on" : header.fencing === false ? "off" : "unknown";
+  const lines: string[] = [];
+  lines.push(`${paint(`${ANSI.bold};${VERDICT_COLOUR[verdict]}`, verdict)}  ${plain(header.workload)} on ${plain(header.backend)}, fencing ${fencing}` +
+    paint(ANSI.dim, `  (run ${plain(header.run)})`));
+
+  for (const group of anomalyGroups(results)) {
+    const n = group.witnesses.length;
+    const first = group.witnesses[0];
+    lines.push(`  ${paint(ANSI.red, plain(group.type))} ×${n}${first ? `: ${plain(first.explanation)}` : ""}`);
+  }
+
+  const f = readFigures(results.stats);
+  const span = f.duration_s !== undefined ? ` over ${f.duration_s.toFixed(1)} s` : "";
+  const events = f.events !== undefined ? ` (${f.events} events)` : "";
+  lines.push(`  ops/s: ${f.ops_per_s !== undefined ? f.ops_per_s.toFixed(1) : na}${span}${events}`);
+
+  const lat = f.acquire_latency_ms;
+  lines.push(`  acquire latency: ${lat === undefined ? na : lat === null ? "no acquire succeeded"
+    : `p50 ${millis(lat.p50)}, p99 ${millis(lat.p99)}, max ${millis(lat.max)}`}`);
+
+  const acquires = f.ops?.acquire;
+  if (acquires) lines.push(`  acquires: ${acquires.ok} ok, ${acquires.fail} failed, ${acquires.info} unknown`);
+
+  lines.push(`  writes: ${f.writes_accepted ?? na} accepted, ${f.stale_writes_refused ?? na} stale refused`);
+  lines.push(`  lease overlaps: ${f.lease_overlaps ?? na}`);
+
+  const faults = f.faults === undefined ? na
+    : Object.entries(f.faults).map(([kind, n]) => `${plain(faultKind(kind))} ×${n}`).join(", ") || "none";
+  lines.push(`  faults: ${faults}`);
+  return lines.join("\n");
+}

@@ -1,0 +1,256 @@
+// The timeline: run time across, one lane per client process down. Holds are bars
+// from the acquire's `ok` to the release's completion; the part after the lease was
+// certainly over is hatched, because a client acting there is how stale writes
+// happen. Writes are ticks coloured by what the resource did; failed and unknown
+// operations are dots. Fault windows are shaded across every lane, and each witness
+// gets a highlight group the anomaly list links to (CSS `:target` makes it stand out).
+//
+// Big histories: marks of one kind that fall on the same pixel of a lane merge into
+// one (its tooltip says how many); past MAX_MARKS, `thin` gives up more detail step by
+// step and the page says which. Witness highlights are always drawn.
+import { esc, seconds } from "./format.ts";
+import { describeHold, describeOp } from "./describe.ts";
+import { assignLanes, type Lanes } from "./lanes.ts";
+import type { Model } from "./model.ts";
+import type { Op } from "./ops.ts";
+import { faultLayer, px, timeAxis, xOf, type TimeScale } from "./svg.ts";
+
+export const MAX_LANES = 200;
+export const MAX_MARKS = 20_000;
+/** Past this many marks, tooltips shrink to one line each to keep the page loadable. */
+const FULL_TITLES = 4_000;
+const LEFT = 96, RIGHT = 24, AXIS = 18, LABEL_ROWS = 3, BOTTOM = 12;
+const TOP = AXIS + LABEL_ROWS * 12 + 4;
+
+type Shape = "bar" | "ext" | "tick" | "dot" | "span";
+interface Mark {
+  /** Lower draws first when marks must be left out. */
+  pri: number;
+  lane: number;
+  x0: number;
+  x1: number;
+  shape: Shape;
+  cls: string;
+  /** How many marks of this kind this one stands for, once merged. */
+  n: number;
+  title: (brief: boolean) => string;
+}
+
+export interface Timeline {
+  svg: string;
+  notes: string[];
+  keys: string[];
+}
+
+function plotWidth(m: Model, lanes: Lanes): number {
+  const seconds = (m.t1 - m.t0) / 1e9;
+  const perLane = new Map<number, number>();
+  for (const op of m.ops) {
+    const lane = lanes.of.get(op.process) ?? 0;
+    perLane.set(lane, (perLane.get(lane) ?? 0) + 1);
+  }
+  const busiest = Math.max(0, ...perLane.values());
+  // About 6 px per operation of the busiest lane and 20 px per second, within a
+  // width a browser still scrolls smoothly.
+  return Math.round(Math.min(8000, Math.max(1100, seconds * 20, busiest * 6)));
+}
+
+const laneHeight = (lanes: number) => (lanes <= 20 ? 22 : lanes <= 60 ? 12 : Math.max(5, Math.floor(1200 / lanes)));
+
+function writeClass(op: Op): string {
+  if (op.outcome === "ok") return "w-ok";
+  if (op.outcome === "info") return "w-info";
+  return op.completion?.error === "stale-fence" ? "w-stale" : "w-fail";
+}
+
+export function renderTimeline(m: Model): Timeline {
+  const lanes = assignLanes(m.events, MAX_LANES);
+  const laneCount = lanes.members.length;
+  const width = plotWidth(m, lanes);
+  const lh = laneHeight(laneCount);
+  const scale: TimeScale = { t0: m.t0, t1: m.t1, left: LEFT, width };
+  const x = (t: number) => xOf(scale, t);
+  const keys = [...new Set(m.holds.map((h) => h.key ?? ""))].sort();
+  const keyClass = (key: string | undefined) => (keys.length > 1 && keys.length <= 8 ? `hold k${keys.indexOf(key ?? "")}` : "hold");
+
+  const raw: Mark[] = [];
+  for (const h of m.holds) {
+    const lane = lanes.of.get(h.process);
+    const ok = h.acquire.completion;
+    if (lane === undefined || !ok) continue;
+    const last = h.ops.reduce((t, o) => Math.max(t, o.completion?.time ?? o.invoke.time), ok.time);
+    const r = h.release;
+    // Never released: drawn to the end of its lease or its last operation, whichever
+    // is later, but not past the end of the history.
+    const end = r ? (r.completion?.time ?? m.t1) : Math.min(m.t1, Math.max(last, h.leaseEnd ?? m.t1));
+    const solidEnd = h.leaseEnd === null ? end : Math.min(end, h.leaseEnd);
+    const title = (brief: boolean) => describeHold(h, end, brief);
+    if (solidEnd > ok.time || end <= ok.time) {
+      raw.push({ pri: 2, lane, x0: x(ok.time), x1: Math.max(x(solidEnd), x(ok.time) + 1.5), shape: "bar", cls: keyClass(h.key), n: 1, title });
+    }
+    if (end > solidEnd) {
+      raw.push({ pri: 2, lane, x0: x(Math.max(solidEnd, ok.time)), x1: x(end), shape: "ext", cls: "ext", n: 1, title });
+    }
+  }
+  for (const op of m.ops) {
+    const lane = lanes.of.get(op.process);
+    if (lane === undefined) continue;
+    const c = op.completion;
+    const at = c?.time ?? m.t1;
+    const title = (brief: boolean) => describeOp(op, m.decisionOf.get(op), brief);
+    if (x(at) - x(op.invoke.time) >= 3) {
+      raw.push({ pri: 4, lane, x0: x(op.invoke.time), x1: x(at), shape: "span", cls: "span", n: 1, title });
+    }
+    if (op.f === "write") {
+      const cls = writeClass(op);
+      const t = m.decisionOf.get(op)?.time ?? at;
+      raw.push({ pri: cls === "w-ok" ? 3 : 1, lane, x0: x(t), x1: x(t), shape: "tick", cls, n: 1, title });
+    } else if (op.outcome !== "ok" || (op.f === "release" && c?.value?.released === false)) {
+      raw.push({ pri: 1, lane, x0: x(at), x1: x(at), shape: "dot", cls: op.outcome === "info" ? "op-info" : "op-fail", n: 1, title });
+    }
+  }
+  const { marks: drawn, notes } = thin(raw);
+  if (lanes.packed) {
+    notes.push(`${lanes.of.size} client processes are drawn in ${laneCount} lanes: processes whose lifetimes do not overlap share a lane.`);
+  }
+  const brief = drawn.length > FULL_TITLES;
+
+  const laneY = (lane: number) => TOP + lane * lh;
+  const bottom = TOP + laneCount * lh;
+  const height = bottom + BOTTOM;
+  const out: string[] = [];
+  out.push(`<svg class="timeline" width="${LEFT + width + RIGHT}" height="${height}" viewBox="0 0 ${LEFT + width + RIGHT} ${height}" role="img" aria-label="timeline">`);
+  out.push(`<defs><pattern id="hatch" width="5" height="5" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="2" height="5" class="hatch"/></pattern></defs>`);
+  out.push(renderLaneLabels(lanes, laneY, lh, width));
+  out.push(faultLayer(m.windows, scale, TOP, bottom, LABEL_ROWS));
+  out.push(`<g class="axis">${timeAxis(scale, AXIS, bottom, Math.max(4, Math.floor(width / 110)))}</g>`);
+  out.push(`<g class="marks">`);
+  for (const mk of drawn.sort((a, b) => shapeOrder(a.shape) - shapeOrder(b.shape))) out.push(drawMark(mk, laneY(mk.lane), lh, brief));
+  out.push(`</g>`);
+  out.push(renderWitnesses(m, lanes, x, laneY, lh, TOP, bottom));
+  out.push(`</svg>`);
+  return { svg: out.join(""), notes, keys: keys.length > 1 && keys.length <= 8 ? keys : [] };
+}
+
+/**
+ * Marks narrower than `res` px that share a lane, kind and `res`-px column, merged
+ * into one. Wide bars and spans stay as they are.
+ */
+function mergeAt(raw: readonly Mark[], res: number): { marks: Mark[]; merged: number } {
+  const marks: Mark[] = [];
+  const buckets = new Map<string, Mark>();
+  let merged = 0;
+  for (const mk of raw) {
+    if (mk.x1 - mk.x0 >= Math.max(2, res) && mk.shape !== "tick" && mk.shape !== "dot") { marks.push(mk); continue; }
+    const key = `${mk.lane}|${mk.cls}|${mk.shape}|${Math.floor(mk.x0 / res)}`;
+    const seen = buckets.get(key);
+    if (seen) { seen.n += mk.n; merged += mk.n; continue; }
+    const copy = { ...mk };
+    buckets.set(key, copy);
+    marks.push(copy);
+  }
+  return { marks, merged };
+}
+
+/**
+ * Fewer marks than MAX_MARKS, giving up detail in the order that costs least: merge
+ * marks on one pixel, drop in-flight spans, merge over wider columns, and last leave
+ * out the least telling marks. Each step taken is said in a note on the page.
+ */
+function thin(raw: readonly Mark[]): { marks: Mark[]; notes: string[] } {
+  const notes: string[] = [];
+  let res = 1;
+  let { marks, merged } = mergeAt(raw, res);
+  if (marks.length > MAX_MARKS) {
+    const spans = raw.filter((mk) => mk.shape === "span").length;
+    raw = raw.filter((mk) => mk.shape !== "span");
+    ({ marks, merged } = mergeAt(raw, res));
+    if (spans) notes.push(`${spans} in-flight operation spans are not drawn, to keep the page small.`);
+  }
+  while (marks.length > MAX_MARKS && res < 16) {
+    res *= 2;
+    ({ marks, merged } = mergeAt(raw, res));
+  }
+  if (merged > 0) {
+    notes.push(`${merged} marks fell within ${res === 1 ? "the same pixel" : `the same ${res} px`} of a lane as another of their kind` +
+      " and are drawn as one; the tooltip of such a mark says how many it stands for.");
+  }
+  if (marks.length > MAX_MARKS) {
+    notes.push(`The history is too large to draw every mark: ${MAX_MARKS} of ${marks.length} are drawn` +
+      " (failed and unknown operations and stale writes first, then holds, then accepted writes).");
+    marks = [...marks].sort((a, b) => a.pri - b.pri).slice(0, MAX_MARKS);
+  }
+  return { marks, notes };
+}
+
+// Spans under bars under ticks and dots, so the small marks stay visible.
+const shapeOrder = (s: Shape) => ({ span: 0, bar: 1, ext: 1, tick: 2, dot: 3 })[s];
+
+function renderLaneLabels(lanes: Lanes, laneY: (l: number) => number, lh: number, width: number): string {
+  const out: string[] = [];
+  const fontSize = Math.min(12, Math.max(5, lh - 2));
+  lanes.members.forEach((procs, lane) => {
+    const y = laneY(lane);
+    if (lane % 2 === 0) out.push(`<rect class="lane" x="0" y="${y}" width="${LEFT + width}" height="${lh}"/>`);
+    const name = procs.length === 1 ? `p${procs[0]}` : `p${procs[0]} +${procs.length - 1}`;
+    // Tiny lanes get a label every few lanes only; the tooltip still names each one.
+    if (lh < 9 && lane % Math.ceil(9 / lh) !== 0) return;
+    out.push(`<text class="lane-label" x="${LEFT - 6}" y="${px(y + lh / 2 + fontSize * 0.35)}" font-size="${fontSize}" text-anchor="end" data-lane="${lane}">${name}<title>lane ${lane}: ${esc(procs.map((p) => `p${p}`).join(", "))}</title></text>`);
+  });
+  return `<g class="lanes">${out.join("")}</g>`;
+}
+
+function drawMark(mk: Mark, y: number, lh: number, brief: boolean): string {
+  const more = mk.n > 1 ? `\n(+${mk.n - 1} more like it here)` : "";
+  const title = `<title>${esc(mk.title(brief) + more)}</title>`;
+  switch (mk.shape) {
+    case "bar":
+    case "ext":
+      return `<rect class="${mk.cls}" x="${px(mk.x0)}" y="${px(y + lh * 0.2)}" width="${px(Math.max(1.5, mk.x1 - mk.x0))}" height="${px(lh * 0.6)}">${title}</rect>`;
+    case "tick":
+      return `<line class="${mk.cls}" x1="${px(mk.x0)}" x2="${px(mk.x0)}" y1="${px(y + 1)}" y2="${px(y + lh - 1)}">${title}</line>`;
+    case "dot":
+      // Failed acquires are common under contention; smaller dots keep them from
+      // drowning the rarer unknown outcomes.
+      return `<circle class="${mk.cls}" cx="${px(mk.x0)}" cy="${px(y + lh / 2)}" r="${px(Math.min(mk.cls === "op-fail" ? 2.8 : 4, lh * 0.3))}">${title}</circle>`;
+    case "span":
+      return `<line class="span" x1="${px(mk.x0)}" x2="${px(mk.x1)}" y1="${px(y + lh * 0.5)}" y2="${px(y + lh * 0.5)}">${title}</line>`;
+  }
+}
+
+/** One group per witness, id `tl-w<type>-<n>`, linking back to its entry in the list. */
+function renderWitnesses(m: Model, lanes: Lanes, x: (t: number) => number, laneY: (l: number) => number, lh: number, top: number, bottom: number): string {
+  const out: string[] = [];
+  m.groups.forEach((g, gi) => g.witnesses.forEach((w, wi) => {
+    const rings: string[] = [];
+    let lo = Infinity, hi = -Infinity;
+    const seenOps = new Set<Op>();
+    for (const index of w.events) {
+      const e = m.eventAt.get(index);
+      if (!e) continue;
+      const op = m.opOfEvent.get(index);
+      const from = op ? op.invoke.time : e.time;
+      const to = op ? (op.completion?.time ?? m.t1) : e.time;
+      lo = Math.min(lo, from); hi = Math.max(hi, to);
+      const lane = typeof e.process === "number" ? lanes.of.get(e.process) : undefined;
+      if (lane === undefined || (op && seenOps.has(op))) continue;
+      if (op) seenOps.add(op);
+      const x0 = x(from) - 3, x1 = Math.max(x(to), x(from)) + 3;
+      rings.push(`<rect class="ring" x="${px(x0)}" y="${px(laneY(lane) + 0.5)}" width="${px(x1 - x0)}" height="${px(Math.max(2, lh - 1))}"/>`);
+    }
+    for (const seq of w.seqs) {
+      const d = m.decisionAt.get(seq);
+      if (!d) continue;
+      lo = Math.min(lo, d.time); hi = Math.max(hi, d.time);
+      const lane = lanes.of.get(d.process);
+      if (lane === undefined) continue;
+      const cx = x(d.time), cy = laneY(lane) + lh / 2, r = Math.max(3, Math.min(6, lh / 2));
+      rings.push(`<path class="ring decision" d="M${px(cx)} ${px(cy - r)}L${px(cx + r)} ${px(cy)}L${px(cx)} ${px(cy + r)}L${px(cx - r)} ${px(cy)}Z"/>`);
+    }
+    if (lo > hi) return;
+    const x0 = x(lo) - 4, x1 = x(hi) + 4;
+    const title = `${g.type} witness ${wi + 1} of ${g.witnesses.length} (${seconds(lo)} – ${seconds(hi)}): ${w.explanation}`;
+    out.push(`<g class="witness" id="tl-w${gi}-${wi}"><a href="#w${gi}-${wi}"><rect class="band" x="${px(x0)}" y="${top}" width="${px(x1 - x0)}" height="${bottom - top}"/>${rings.join("")}<title>${esc(title)}</title></a></g>`);
+  }));
+  return `<g class="witnesses">${out.join("")}</g>`;
+}

@@ -1,0 +1,77 @@
+// The anomaly list: every witness of every type, its sentence, and the events and
+// resource decisions it names quoted once each with index (or seq) and time, as Elle
+// and Knossos quote them. Each witness links to its highlight in the timeline and the
+// highlight links back (ids `w<type>-<n>` and `tl-w<type>-<n>`; numbers, never names
+// from the results, so no id needs escaping).
+import type { HistoryEvent, ResourceDecision } from "../store/events.ts";
+import { esc, json, seconds } from "./format.ts";
+import type { Model } from "./model.ts";
+import type { WitnessView } from "./results.ts";
+
+const STANDARD_FIELDS = new Set(["key", "events", "seqs", "explanation"]);
+
+export function renderAnomalies(m: Model): string {
+  const valid = m.input.results.valid;
+  if (m.groups.length === 0) {
+    return valid === false
+      ? `<p class="note">The verdict is invalid but results.json lists no anomaly.</p>`
+      : `<p class="none">No anomalies found.</p>`;
+  }
+  return m.groups.map((g, gi) => {
+    const items = g.witnesses.map((w, wi) => renderWitness(m, w, gi, wi)).join("");
+    const n = g.witnesses.length;
+    return `<section class="anomaly"><h3>${esc(g.type)} <span class="count">${n} witness${n === 1 ? "" : "es"}</span></h3>` +
+      (n ? `<ol class="witnesses">${items}</ol>` : `<p class="note">Listed in anomaly_types without witnesses.</p>`) + `</section>`;
+  }).join("");
+}
+
+function renderWitness(m: Model, w: WitnessView, gi: number, wi: number): string {
+  const located = w.events.some((i) => m.eventAt.has(i)) || w.seqs.some((s) => m.decisionAt.has(s));
+  const link = located ? ` <a class="show" href="#tl-w${gi}-${wi}">show in timeline ↓</a>` : "";
+  const key = w.key !== undefined ? `<div class="wkey">key <code>${esc(json(w.key, 200))}</code></div>` : "";
+  const extra = Object.entries(w.witness).filter(([k]) => !STANDARD_FIELDS.has(k));
+  const details = extra.length
+    ? `<details><summary>witness details</summary><pre>${esc(json(Object.fromEntries(extra), 4000))}</pre></details>` : "";
+  return `<li id="w${gi}-${wi}"><p class="explanation">${esc(w.explanation)}${link}</p>${key}` +
+    eventTable(m, w.events) + decisionTable(m, w.seqs) + details + `</li>`;
+}
+
+function eventTable(m: Model, indexes: number[]): string {
+  if (indexes.length === 0) return "";
+  const rows = [...new Set(indexes)].sort((a, b) => a - b).map((i) => {
+    const e = m.eventAt.get(i);
+    if (!e) return `<tr class="missing"><td>#${i}</td><td colspan="7">not in the history</td></tr>`;
+    return eventRow(m, e);
+  });
+  return `<table class="events"><thead><tr><th>event</th><th>time</th><th>process</th><th>type</th><th>f</th><th>key</th><th>value</th><th>error</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+}
+
+function eventRow(m: Model, e: HistoryEvent): string {
+  // Name the other half of the operation so a reader can find it without searching.
+  const op = m.opOfEvent.get(e.index);
+  let pair = "";
+  if (op && op.invoke === e) pair = op.completion ? `completed by #${op.completion.index}` : "never completed";
+  else if (op) pair = `invoked at #${op.invoke.index}, ${seconds(op.invoke.time)}`;
+  const proc = typeof e.process === "number" ? `p${e.process}` : String(e.process);
+  return `<tr class="t-${e.type === "ok" || e.type === "fail" || e.type === "info" ? e.type : "invoke"}">` +
+    `<td>#${esc(e.index)}</td><td>${seconds(e.time)}</td><td>${esc(proc)}</td><td>${esc(e.type)}</td><td>${esc(e.f)}</td>` +
+    `<td><code>${esc(json(e.key, 120))}</code></td><td><code>${esc(json(e.value, 300))}</code></td>` +
+    `<td>${esc(e.error ?? "")}${pair ? `<span class="pair">${esc(pair)}</span>` : ""}</td></tr>`;
+}
+
+function decisionTable(m: Model, seqs: number[]): string {
+  if (seqs.length === 0) return "";
+  const rows = [...new Set(seqs)].sort((a, b) => a - b).map((s) => {
+    const d = m.decisionAt.get(s);
+    if (!d) return `<tr class="missing"><td>seq ${s}</td><td colspan="9">not in the resource log${m.input.decisions ? "" : " (no resource log)"}</td></tr>`;
+    return decisionRow(d);
+  });
+  return `<table class="decisions"><thead><tr><th>decision</th><th>time</th><th>process</th><th>op</th><th>key</th><th>owner</th><th>fence</th><th>max before</th><th>outcome</th><th>data</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+}
+
+function decisionRow(d: ResourceDecision): string {
+  return `<tr class="${d.accepted ? "accepted" : "refused"}"><td>seq ${esc(d.seq)}</td><td>${seconds(d.time)}</td><td>p${esc(d.process)}</td>` +
+    `<td>${esc(d.op)}</td><td><code>${esc(json(d.key, 120))}</code></td><td><code>${esc(json(d.owner, 120))}</code></td>` +
+    `<td>${esc(d.fence ?? "null")}</td><td>${esc(d.max_before ?? "null")}</td>` +
+    `<td>${d.accepted ? "accepted" : "refused"}${d.fencing ? "" : " (fencing off)"}</td><td><code>${esc(json(d.data, 200))}</code></td></tr>`;
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { renderSummary } from "../../reports/index.ts";
+import { header, results } from "./fixture.ts";
+
+// eslint-disable-next-line no-control-regex
+const noAnsi = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, "");
+
+describe("renderSummary", () => {
+  it("names the verdict, the run, the anomalies and the figures", () => {
+    const text = noAnsi(renderSummary({ header, results }));
+    const lines = text.split("\n");
+    expect(lines[0]).toMatch(/^INVALID\s+fenced-write on redis, fencing on/);
+    expect(text).toContain("mutex-violation ×1: Hold A");
+    expect(text).toMatch(/ops\/s: 4\.8 over 2\.1 s \(22 events\)/);
+    expect(text).toContain("acquire latency: p50 5.00 ms, p99 10.0 ms, max 10.0 ms");
+    expect(text).toContain("acquires: 3 ok, 0 failed, 1 unknown");
+    expect(text).toContain("writes: 3 accepted, 1 stale refused");
+    expect(text).toContain("lease overlaps: 0");
+    expect(text).toContain("faults: pause ×1");
+  });
+
+  it("says VALID and UNKNOWN", () => {
+    const ok = renderSummary({ header: { ...header, fencing: false }, results: { ...results, valid: true, anomaly_types: [], anomalies: {} } });
+    expect(noAnsi(ok)).toMatch(/^VALID\s+fenced-write on redis, fencing off/);
+    expect(noAnsi(ok)).not.toContain("mutex-violation");
+    const unknown = renderSummary({ header, results: { ...results, valid: "unknown" } });
+    expect(noAnsi(unknown)).toMatch(/^UNKNOWN/);
+  });
+
+  it("tolerates a results file with missing or malformed stats", () => {
+    const text = noAnsi(renderSummary({
+      header,
+      results: { valid: true, anomaly_types: [], anomalies: {}, stats: { ops_per_s: "fast", faults: null, acquire_latency_ms: { p50: 1 } } },
+    }));
+    expect(text).toContain("ops/s: n/a");
+    expect(text).toContain("acquire latency: n/a");
+    expect(text).toContain("writes: n/a accepted, n/a stale refused");
+    expect(text).toContain("faults: n/a");
+    const bare = renderSummary({ header, results: { valid: false, anomalies: { "lost-update": [{ explanation: "x" }] } } as never });
+    expect(noAnsi(bare)).toContain("lost-update ×1: x");
+  });
+
+  it("keeps terminal control characters from the history out of the output", () => {
+    const text = renderSummary({ header: { ...header, run: "r\u001b[2J", workload: "w\u001b]0;x\u0007" }, results });
+    const left = noAnsi(text);
+    expect(left).not.toContain("\u001b");
+    expect(left).not.toContain("\u0007");
+    expect(left).toContain("r?[2J");
+  });
+});
