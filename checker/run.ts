@@ -1,0 +1,73 @@
+// Checking a stored run: the checker reads only the run directory, so a stored run
+// is checked exactly as a fresh one. Everything is read and validated before
+// anything is written, so bad input (exit 254) leaves the directory untouched.
+import { readFile, rename, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { BadInput } from "../cli/exit.ts";
+import { RUN_FILES, type HistoryEvent, type HistoryHeader, type ResourceDecision, type Results } from "../store/events.ts";
+import { readHistory, readResourceLog } from "../store/reader.ts";
+import { analyze } from "./analyze.ts";
+
+export interface LoadedRun {
+  dir: string;
+  header: HistoryHeader;
+  events: HistoryEvent[];
+  decisions: ResourceDecision[] | null;
+  /** run.json, when present and readable; the checker needs nothing from it. */
+  info: Record<string, unknown> | null;
+  warnings: string[];
+}
+
+export async function loadRun(runDir: string): Promise<LoadedRun> {
+  let isDir: boolean;
+  try {
+    isDir = (await stat(runDir)).isDirectory();
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    throw new BadInput(code === "ENOENT" ? `run directory ${runDir} does not exist` : `run directory ${runDir} cannot be read (${code ?? err})`);
+  }
+  if (!isDir) throw new BadInput(`${runDir} is not a run directory (it is a file)`);
+  const historyPath = join(runDir, RUN_FILES.history);
+  try {
+    await stat(historyPath);
+  } catch {
+    throw new BadInput(`${runDir} has no ${RUN_FILES.history}: not a run directory, or the run never started`);
+  }
+  const history = await readHistory(historyPath);
+  const resource = await readResourceLog(join(runDir, RUN_FILES.resource));
+  const warnings = [...history.warnings, ...(resource?.warnings ?? [])];
+  const info = await readInfo(join(runDir, RUN_FILES.run), warnings);
+  return { dir: runDir, header: history.header, events: history.events, decisions: resource?.decisions ?? null, info, warnings };
+}
+
+async function readInfo(path: string, warnings: string[]): Promise<Record<string, unknown> | null> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    return null;
+  }
+  try {
+    const v: unknown = JSON.parse(text);
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
+  } catch {
+    // Reported below: run.json is for people, the verdict does not depend on it.
+  }
+  warnings.push(`${RUN_FILES.run}: not a JSON object; ignored`);
+  return null;
+}
+
+/** Reads and checks a run directory; writes nothing. Throws BadInput for unreadable input. */
+export async function checkRun(runDir: string): Promise<{ results: Results; warnings: string[] }> {
+  const run = await loadRun(runDir);
+  const { results, warnings } = analyze(run);
+  return { results, warnings: [...run.warnings, ...warnings] };
+}
+
+/** Replaces results.json whole: a crash mid-write never leaves half a verdict. */
+export async function writeResults(runDir: string, results: Results): Promise<void> {
+  const path = join(runDir, RUN_FILES.results);
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(results, null, 2) + "\n");
+  await rename(tmp, path);
+}

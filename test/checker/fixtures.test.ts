@@ -1,0 +1,34 @@
+// Every stored run under histories/fixtures/good must check valid, every one under
+// bad/ invalid, with resource.ndjson and, as a run without a resource would be,
+// from the history alone (which may prove less, never more).
+import { readdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { analyze, loadRun } from "../../checker/index.ts";
+
+const ROOT = resolve(import.meta.dirname, "../../histories/fixtures");
+const runs = (kind: string): string[] => readdirSync(join(ROOT, kind), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+
+describe("fixtures", () => {
+  it("has good and bad runs", () => {
+    expect(runs("good").length).toBeGreaterThan(0);
+    expect(runs("bad").length).toBeGreaterThan(0);
+  });
+
+  for (const name of runs("good")) {
+    it(`good/${name} is valid`, async () => {
+      const run = await loadRun(join(ROOT, "good", name));
+      expect(analyze(run).results).toMatchObject({ valid: true, anomaly_types: [] });
+      expect(analyze({ ...run, decisions: null }).results).toMatchObject({ valid: true, anomaly_types: [] });
+    });
+  }
+
+  for (const name of runs("bad")) {
+    it(`bad/${name} is invalid`, async () => {
+      const run = await loadRun(join(ROOT, "bad", name));
+      const { results } = analyze(run);
+      expect(results.valid).toBe(false);
+      for (const type of results.anomaly_types) expect(results.anomalies[type].length).toBeGreaterThan(0);
+    });
+  }
+});

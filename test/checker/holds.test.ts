@@ -1,0 +1,135 @@
+// The analyses of holds: fences given by the lock service, and mutual exclusion.
+import { describe, expect, it } from "vitest";
+import { analyze } from "../../checker/index.ts";
+import type { Results } from "../../store/events.ts";
+import { History, type OpEvents } from "./build.ts";
+
+const check = (h: History): Results => analyze({ header: h.header, events: h.build(), decisions: null }).results;
+const ix = (...ops: OpEvents[]): number[] => ops.flatMap((o) => [o.invoke.index, ...(o.done ? [o.done.index] : [])]).sort((a, b) => a - b);
+
+describe("duplicate-fence", () => {
+  it("two holds of one key with the same fence", () => {
+    const h = new History();
+    const a = h.acquire(0, "k", [0, 1], "A", 4, 5);
+    h.release(0, "k", [2, 3], "A", 4);
+    const b = h.acquire(1, "k", [10, 11], "B", 4, 5);
+    const r = check(h);
+    expect(r.anomaly_types).toEqual(["duplicate-fence"]);
+    expect(r.anomalies["duplicate-fence"][0].events).toEqual(ix(a, b));
+  });
+
+  it("is clean across keys and without fences", () => {
+    const h = new History();
+    h.acquire(0, "k1", [0, 1], "A", 4, 5);
+    h.acquire(1, "k2", [10, 11], "B", 4, 5);
+    h.acquire(2, "k1", [20, 21], "C", null, 5);
+    h.acquire(3, "k1", [30, 31], "D", null, 5);
+    expect(check(h).valid).toBe(true);
+  });
+});
+
+describe("fence-regression", () => {
+  it("a later hold got a lower fence", () => {
+    const h = new History();
+    const a = h.acquire(0, "k", [0, 1], "A", 5, 5);
+    const b = h.acquire(1, "k", [10, 11], "B", 3, 5);
+    const r = check(h);
+    expect(r.anomaly_types).toEqual(["fence-regression"]);
+    const [w] = r.anomalies["fence-regression"];
+    expect(w.events).toEqual(ix(a, b));
+    expect(w.explanation).toContain("lower fence 3 < 5");
+  });
+
+  it("acquires that overlap in time may be ordered either way", () => {
+    const h = new History();
+    h.acquire(0, "k", [0, 20], "A", 5, 5);
+    h.acquire(1, "k", [10, 30], "B", 3, 5);
+    expect(check(h).valid).toBe(true);
+  });
+
+  it("growing fences are clean", () => {
+    const h = new History();
+    h.acquire(0, "k", [0, 1], "A", 3, 5);
+    h.acquire(1, "k", [10, 11], "B", 5, 5);
+    expect(check(h).valid).toBe(true);
+  });
+});
+
+describe("mutex-violation and lease overlaps", () => {
+  it("two holds both certainly within their leases", () => {
+    const h = new History();
+    const a = h.acquire(0, "k", [0, 1], "A", 1, 1000);
+    const b = h.acquire(1, "k", [10, 11], "B", 2, 1000);
+    const r = check(h);
+    expect(r.anomaly_types).toEqual(["mutex-violation"]);
+    const [w] = r.anomalies["mutex-violation"];
+    // A's validity is bounded by its own acquire invoke + TTL, B's likewise.
+    expect(w.events).toEqual(ix(a, b));
+    expect(w.explanation).toMatch(/from 11\.000 ms to 1000\.000 ms/);
+  });
+
+  it("an expired lease is an overlap, not a violation", () => {
+    const h = new History();
+    h.acquire(0, "k", [0, 1], "A", 1, 5);
+    h.acquire(1, "k", [10, 11], "B", 2, 1000);
+    h.write(1, "k", [12, 13], "B", 2, "b");
+    h.write(0, "k", [20, 21], "A", 1, "late", "fail");
+    const r = check(h);
+    expect(r.valid).toBe(true);
+    expect(r.stats.lease_overlaps).toBe(1);
+  });
+
+  it("a successful renew extends certain validity from its invoke", () => {
+    const h = new History();
+    const a = h.acquire(0, "k", [0, 1], "A", 1, 5);
+    const renew = h.renew(0, "k", [3, 4], "A", 1, 50);
+    const b = h.acquire(1, "k", [10, 11], "B", 2, 1000);
+    const r = check(h);
+    expect(r.anomaly_types).toEqual(["mutex-violation"]);
+    expect(r.anomalies["mutex-violation"][0].events).toEqual(ix(a, renew, b));
+    expect(r.anomalies["mutex-violation"][0].explanation).toMatch(/until 53\.000 ms \(renew #\d+ invoked at 3\.000 ms \+ TTL 50 ms\)/);
+  });
+
+  it("a renew with an unknown or failed outcome extends nothing", () => {
+    for (const outcome of ["info", "fail", "open"] as const) {
+      const h = new History();
+      h.acquire(0, "k", [0, 1], "A", 1, 5);
+      h.renew(0, "k", [3, 4], "A", 1, 50, outcome);
+      h.acquire(1, "k", [10, 11], "B", 2, 1000);
+      const r = check(h);
+      expect(r.valid, outcome).toBe(true);
+    }
+  });
+
+  it("a release invoke ends certain validity, however late its completion", () => {
+    const h = new History();
+    h.acquire(0, "k", [0, 1], "A", 1, 1000);
+    h.release(0, "k", [9, 30], "A", 1);
+    h.acquire(1, "k", [5, 11], "B", 2, 1000);
+    expect(check(h).valid).toBe(true);
+  });
+
+  it("a release invoked after the next hold began is too late", () => {
+    const h = new History();
+    const a = h.acquire(0, "k", [0, 1], "A", 1, 1000);
+    const rel = h.release(0, "k", [12, 13], "A", 1);
+    const b = h.acquire(1, "k", [5, 11], "B", 2, 1000);
+    const r = check(h);
+    expect(r.anomaly_types).toEqual(["mutex-violation"]);
+    expect(r.anomalies["mutex-violation"][0].events).toEqual(ix(a, rel, b));
+  });
+
+  it("an acquire slower than its TTL was never certainly valid", () => {
+    const h = new History();
+    h.acquire(0, "k", [0, 10], "A", 1, 5);
+    h.acquire(1, "k", [9, 11], "B", 2, 1000);
+    expect(check(h).valid).toBe(true);
+  });
+
+  it("holds of different keys never conflict", () => {
+    const h = new History();
+    h.acquire(0, "k1", [0, 1], "A", 1, 1000);
+    h.acquire(1, "k2", [10, 11], "B", 1, 1000);
+    expect(check(h).valid).toBe(true);
+  });
+});
