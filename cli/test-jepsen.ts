@@ -4,7 +4,7 @@ import { parseArgs, helpText } from "./args.ts";
 import { BadInput, EXIT, exitCodeFor } from "./exit.ts";
 import { TEST_OPTIONS, buildTest } from "../runner/test.ts";
 import { runTest } from "../runner/run.ts";
-import { checkAndReport } from "../checker/index.ts";
+import { checkAndReport } from "./check.ts";
 
 const USAGE = `Usage: npm run test:jepsen -- [options]
 
@@ -35,7 +35,8 @@ async function main(): Promise<number> {
     process.stderr.write(`Interrupted; the history so far is in ${runDir}. Check it with: npm run check -- ${runDir}\n`);
     return 130;
   }
-  const { results, summary } = await checkAndReport(runDir);
+  const { results, summary, warnings } = await checkAndReport(runDir);
+  for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
   process.stdout.write(summary + "\n");
   process.stdout.write(`Run directory: ${runDir}\n`);
   return exitCodeFor(results.valid);

@@ -43,7 +43,10 @@ export class Reaper {
   /** Kill everything still registered now (the normal teardown path calls it last). */
   close(): Promise<void> {
     return new Promise((resolve) => {
-      if (this.child.exitCode !== null) return resolve();
+      if (this.child.exitCode !== null || this.child.signalCode !== null) return resolve();
+      // Referenced again while we wait, or an otherwise idle runner would exit
+      // (with code 0) before the reaper has finished.
+      this.child.ref();
       this.child.once("exit", () => resolve());
       this.child.stdin?.end();
     });

@@ -54,6 +54,10 @@ export async function startResource(opts: ResourceOptions): Promise<ResourceHand
     child = spawn(process.execPath, args, {
       env: { ...process.env, [T0_ENV]: opts.t0.toString() },
       stdio: ["pipe", "pipe", stderrFd ?? "pipe"],
+      // A process group of its own, like every server of a run: a Ctrl-C meant for
+      // the runner must not stop the resource before the runner has healed the
+      // faults and let the clients finish.
+      detached: true,
     });
   } finally {
     if (stderrFd !== null) closeSync(stderrFd);

@@ -125,6 +125,11 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     const graceMs = interrupted ? Math.min(1000, test.graceMs) : test.graceMs;
     await Promise.race([allDone, sleep(graceMs), interruption.then(() => sleep(1000))]);
     return { runDir, interrupted };
+  } catch (err) {
+    // A start cut short by Ctrl-C fails in whatever step it was in; that is the
+    // interruption, not a failure of the tool.
+    if (interrupted) return { runDir, interrupted };
+    throw err;
   } finally {
     status.stop();
     await schedule?.healAll().catch(() => {});

@@ -27,7 +27,9 @@ describe("resource lifecycle", () => {
     expect(Date.now() - started).toBeLessThan(1_500);
     expect(isGone(pid)).toBe(true);
     await r.handle.stop();
-    await expect(client.read("k", { process: 0 })).rejects.toMatchObject({ code: "conn-refused" });
+    // A kept-alive socket the server closed may answer with a reset rather than a refusal.
+    const err = await client.read("k", { process: 0 }).then(() => null, (e: { code?: string }) => e);
+    expect(["conn-refused", "conn-reset"]).toContain(err?.code);
     client.close();
     await r.close();
   });

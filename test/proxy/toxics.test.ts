@@ -1,0 +1,276 @@
+// Each toxic's effect on real bytes between a client and an echo server on
+// loopback. Timing assertions are lower bounds with margin (and loose upper bounds
+// only where "it did not happen" is the point), so a busy machine cannot fail them.
+import { randomBytes } from "node:crypto";
+import type { Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, portOf, sleep, startHarness, startUpstream, TestClient, uniqueName, type Harness, type Upstream } from "./helpers.ts";
+
+let h: Harness;
+let echo: Upstream;
+
+beforeAll(async () => {
+  h = await startHarness();
+  echo = await startUpstream();
+});
+
+afterAll(async () => {
+  await h.server.close();
+  await echo.close();
+});
+
+/** A fresh proxy in front of `to` (the echo server by default); returns its port and name. */
+async function proxyTo(to: Upstream = echo): Promise<{ name: string; port: number }> {
+  const name = uniqueName("p");
+  const res = await h.call("POST", "/proxies", { name, listen: "127.0.0.1:0", upstream: `127.0.0.1:${to.port}` });
+  expect(res.status).toBe(201);
+  return { name, port: portOf((res.json as { listen: string }).listen) };
+}
+
+async function addToxic(proxy: string, toxic: Record<string, unknown>): Promise<void> {
+  const res = await h.call("POST", `/proxies/${proxy}/toxics`, toxic);
+  expect(res.status, JSON.stringify(res.json)).toBe(200);
+}
+
+describe("latency", () => {
+  it("adds at least `latency` ms to every round trip, on new and open connections", async () => {
+    const p = await proxyTo();
+    const open = await TestClient.open(p.port);
+    expect(await open.roundTrip("warm")).toBeLessThan(80);
+
+    await addToxic(p.name, { type: "latency", attributes: { latency: 100 } });
+    for (let i = 0; i < 3; i++) expect(await open.roundTrip(`open${i}`)).toBeGreaterThanOrEqual(95);
+    const fresh = await TestClient.open(p.port);
+    expect(await fresh.roundTrip("fresh")).toBeGreaterThanOrEqual(95);
+
+    await h.call("DELETE", `/proxies/${p.name}/toxics/latency_downstream`);
+    expect(await open.roundTrip("after")).toBeLessThan(80);
+    open.destroy();
+    fresh.destroy();
+  });
+
+  it("an update reaches open connections", async () => {
+    const p = await proxyTo();
+    await addToxic(p.name, { name: "l", type: "latency", attributes: { latency: 0 } });
+    const c = await TestClient.open(p.port);
+    expect(await c.roundTrip("a")).toBeLessThan(80);
+    await h.call("PATCH", `/proxies/${p.name}/toxics/l`, { attributes: { latency: 150 } });
+    expect(await c.roundTrip("b")).toBeGreaterThanOrEqual(145);
+    c.destroy();
+  });
+
+  it("keeps bytes in order under jitter and delivers a large transfer intact", async () => {
+    const p = await proxyTo();
+    await addToxic(p.name, { type: "latency", attributes: { latency: 20, jitter: 15 } });
+    const c = await TestClient.open(p.port);
+    const parts: Buffer[] = [];
+    for (let i = 0; i < 40; i++) {
+      const part = Buffer.from(`<${i}>`);
+      parts.push(part);
+      c.write(part);
+      await sleep(1);
+    }
+    const big = randomBytes(4 << 20); // past the flow-control high-water mark
+    c.write(big);
+    const expected = Buffer.concat([...parts, big]);
+    const got = await c.waitForBytes(expected.length, 20_000);
+    expect(got.equals(expected)).toBe(true);
+    c.destroy();
+  });
+
+  it("applies to the direction named: upstream delays the server, downstream only the client", async () => {
+    const up = await proxyTo();
+    await addToxic(up.name, { type: "latency", stream: "upstream", attributes: { latency: 150 } });
+    const down = await proxyTo();
+    await addToxic(down.name, { type: "latency", stream: "downstream", attributes: { latency: 150 } });
+
+    for (const [p, serverDelayed] of [[up, true], [down, false]] as const) {
+      const c = await TestClient.open(p.port);
+      await sleep(20); // let the echo server register the connection
+      const index = echo.received.length - 1;
+      const t0 = performance.now();
+      c.write("dir");
+      await c.waitForBytes(3);
+      const total = performance.now() - t0;
+      const atServer = echo.firstByteAt[index]! - t0;
+      expect(total).toBeGreaterThanOrEqual(145);
+      if (serverDelayed) expect(atServer).toBeGreaterThanOrEqual(145);
+      else expect(atServer).toBeLessThan(100);
+      c.destroy();
+    }
+  });
+});
+
+describe("timeout", () => {
+  it("0 holds every byte and never closes; deleting it closes the connection", async () => {
+    const p = await proxyTo();
+    await addToxic(p.name, { name: "hole", type: "timeout", attributes: { timeout: 0 } });
+    const c = await TestClient.open(p.port);
+    c.write("into the void");
+    expect(await c.endedWithin(600)).toBeUndefined();
+    expect(c.data.length).toBe(0);
+
+    await h.call("DELETE", `/proxies/${p.name}/toxics/hole`);
+    expect(await c.endedWithin(2000)).toBeDefined();
+  });
+
+  it("N closes the connection after N ms, however much the client sends", async () => {
+    const p = await proxyTo();
+    await addToxic(p.name, { type: "timeout", stream: "upstream", attributes: { timeout: 300 } });
+    const t0 = performance.now();
+    const c = await TestClient.open(p.port);
+    const chatter = setInterval(() => c.write("still here"), 50);
+    const ending = await c.endedWithin(3000);
+    clearInterval(chatter);
+    expect(ending).toBeDefined();
+    expect(ending!.at - t0).toBeGreaterThanOrEqual(290);
+    expect(c.data.length).toBe(0);
+  });
+});
+
+describe("limit_data", () => {
+  it("passes exactly `bytes` bytes, then closes", async () => {
+    const p = await proxyTo();
+    await addToxic(p.name, { type: "limit_data", attributes: { bytes: 10 } });
+    const c = await TestClient.open(p.port);
+    c.write("0123456789abcdefghij");
+    const ending = await c.endedWithin(3000);
+    expect(ending).toBeDefined();
+    expect(c.data.toString()).toBe("0123456789");
+  });
+});
+
+describe("reset_peer", () => {
+  it("lets data through, then resets the connection (ECONNRESET) after the timeout", async () => {
+    const p = await proxyTo();
+    await addToxic(p.name, { type: "reset_peer", stream: "upstream", attributes: { timeout: 300 } });
+    const t0 = performance.now();
+    const c = await TestClient.open(p.port);
+    expect(await c.roundTrip("before the reset")).toBeLessThan(200);
+    const ending = await c.endedWithin(3000);
+    expect(ending?.how).toBe("reset");
+    expect(ending!.at - t0).toBeGreaterThanOrEqual(290);
+  });
+
+  it("timeout 0 resets at once; deleting the toxic in time spares the connection", async () => {
+    const p = await proxyTo();
+    await addToxic(p.name, { name: "rst", type: "reset_peer", attributes: { timeout: 0 } });
+    const c = await TestClient.open(p.port);
+    // No write here: a client writing while the RST lands may have the kernel hand
+    // the error to the write and then read a plain EOF.
+    expect((await c.endedWithin(3000))?.how).toBe("reset");
+
+    await h.call("PATCH", `/proxies/${p.name}/toxics/rst`, { attributes: { timeout: 400 } });
+    const spared = await TestClient.open(p.port);
+    await h.call("DELETE", `/proxies/${p.name}/toxics/rst`);
+    expect(await spared.endedWithin(700)).toBeUndefined();
+    await spared.roundTrip("still fine");
+    spared.destroy();
+  });
+});
+
+describe("slicer", () => {
+  it("delivers every byte intact and in order, in many small pieces", async () => {
+    const p = await proxyTo();
+    await addToxic(p.name, { type: "slicer", attributes: { average_size: 20, size_variation: 10, delay: 2000 } });
+    const c = await TestClient.open(p.port);
+    const payload = randomBytes(1500);
+    const t0 = performance.now();
+    c.write(payload);
+    const got = await c.waitForBytes(payload.length, 10_000);
+    expect(got.equals(payload)).toBe(true);
+    // About 75 pieces 2 ms apart: it takes time and arrives in several reads.
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(60);
+    expect(c.dataEvents).toBeGreaterThan(5);
+    c.destroy();
+  });
+});
+
+describe("bandwidth", () => {
+  it("throttles to about `rate` KB/s", async () => {
+    const p = await proxyTo();
+    await addToxic(p.name, { type: "bandwidth", attributes: { rate: 100 } });
+    const c = await TestClient.open(p.port);
+    const payload = randomBytes(60_000); // 0.6 s at 100 KB/s
+    const t0 = performance.now();
+    c.write(payload);
+    const got = await c.waitForBytes(payload.length, 10_000);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(450);
+    expect(got.equals(payload)).toBe(true);
+    c.destroy();
+  });
+});
+
+describe("slow_close", () => {
+  it("delays the close by `delay` ms", async () => {
+    // An upstream that greets and hangs up at once.
+    const closer = await startUpstream((s: Socket) => s.end("bye"));
+    const fast = await proxyTo(closer);
+    const slow = await proxyTo(closer);
+    await addToxic(slow.name, { type: "slow_close", attributes: { delay: 500 } });
+
+    let t0 = performance.now();
+    const a = await TestClient.open(fast.port);
+    expect((await a.endedWithin(2000))!.at - t0).toBeLessThan(300);
+
+    t0 = performance.now();
+    const b = await TestClient.open(slow.port);
+    const ending = await b.endedWithin(3000);
+    expect(ending?.how).toBe("end");
+    expect(ending!.at - t0).toBeGreaterThanOrEqual(490);
+    expect(b.data.toString()).toBe("bye");
+    await closer.close();
+  });
+});
+
+describe("toxicity", () => {
+  it("0 never applies; raising it to 1 applies to open connections", async () => {
+    const p = await proxyTo();
+    await addToxic(p.name, { name: "maybe", type: "latency", toxicity: 0, attributes: { latency: 300 } });
+    const clients = await Promise.all(Array.from({ length: 5 }, () => TestClient.open(p.port)));
+    for (const c of clients) expect(await c.roundTrip("t")).toBeLessThan(150);
+    await h.call("PATCH", `/proxies/${p.name}/toxics/maybe`, { toxicity: 1 });
+    expect(await clients[0]!.roundTrip("u")).toBeGreaterThanOrEqual(290);
+    for (const c of clients) c.destroy();
+  });
+});
+
+describe("enable, disable, reset", () => {
+  it("a disabled proxy refuses connections; re-enabling works on the same port", async () => {
+    const p = await proxyTo();
+    const open = await TestClient.open(p.port);
+    await open.roundTrip("before");
+    await h.call("PATCH", `/proxies/${p.name}`, { enabled: false });
+    expect(await open.endedWithin(2000)).toBeDefined();
+    await expect(TestClient.open(p.port)).rejects.toMatchObject({ code: "ECONNREFUSED" });
+
+    const res = await h.call("PATCH", `/proxies/${p.name}`, { enabled: true });
+    expect(portOf((res.json as { listen: string }).listen)).toBe(p.port);
+    const c = await TestClient.open(p.port);
+    await c.roundTrip("after");
+    c.destroy();
+  });
+
+  it("a client whose upstream cannot be reached is closed at once", async () => {
+    const name = uniqueName("p");
+    const res = await h.call("POST", "/proxies", { name, listen: "127.0.0.1:0", upstream: `127.0.0.1:${await freePort()}` });
+    const c = await TestClient.open(portOf((res.json as { listen: string }).listen));
+    expect(await c.endedWithin(2000)).toBeDefined();
+  });
+
+  it("/reset clears toxics from open connections and re-enables proxies", async () => {
+    const p = await proxyTo();
+    const q = await proxyTo();
+    await addToxic(p.name, { type: "latency", attributes: { latency: 400 } });
+    await h.call("PATCH", `/proxies/${q.name}`, { enabled: false });
+    const c = await TestClient.open(p.port);
+    expect(await c.roundTrip("slow")).toBeGreaterThanOrEqual(390);
+
+    await h.call("POST", "/reset");
+    expect(await c.roundTrip("fast")).toBeLessThan(200);
+    const d = await TestClient.open(q.port);
+    await d.roundTrip("back");
+    c.destroy();
+    d.destroy();
+  });
+});
