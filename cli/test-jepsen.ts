@@ -2,7 +2,7 @@
 // history, write the report, and exit with the verdict.
 import { parseArgs, helpText } from "./args.ts";
 import { BadInput, EXIT, exitCodeFor } from "./exit.ts";
-import { TEST_OPTIONS, buildTest } from "../runner/test.ts";
+import { TEST_OPTIONS, buildTest } from "./test-options.ts";
 import { runTest } from "../runner/run.ts";
 import { checkAndReport } from "./check.ts";
 

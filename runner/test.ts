@@ -1,12 +1,9 @@
 // A test is plain data composed from parts found by name: a backend, a client, a
 // workload, nemeses, and the options that parameterise them (as in Jepsen, where
 // a test map merges a workload and a nemesis package).
-import { BadInput } from "../cli/exit.ts";
-import type { OptionSpec, ParsedOptions } from "../cli/args.ts";
-import { BACKENDS, type Backend } from "./backends.ts";
-import { CLIENTS } from "../clients/index.ts";
-import { WORKLOADS, type Workload, type WorkloadOptions } from "../workloads/index.ts";
-import { NEMESES, type NemesisOptions } from "../nemesis/index.ts";
+import type { Backend } from "./backends.ts";
+import type { Workload, WorkloadOptions } from "../workloads/index.ts";
+import type { NemesisOptions } from "../nemesis/index.ts";
 
 export interface Test {
   /** e.g. redis-fenced-write-pause-fence-on: the folder of its runs in the store. */
@@ -26,95 +23,4 @@ export interface Test {
   commandTimeoutMs: number;
   workloadOptions: WorkloadOptions;
   nemesisOptions: NemesisOptions;
-}
-
-export const TEST_OPTIONS: readonly OptionSpec[] = [
-  { name: "backend", kind: "string", default: "redis", choices: Object.keys(BACKENDS), help: "lock service to test" },
-  { name: "client", kind: "string", default: undefined, defaultText: "the backend's own", choices: Object.keys(CLIENTS), help: "lock client" },
-  { name: "workload", kind: "string", default: "fenced-write", choices: Object.keys(WORKLOADS), help: "what clients do" },
-  { name: "nemesis", kind: "list", default: ["pause"], choices: [...Object.keys(NEMESES), "none"], help: "faults to inject, comma-separated, or none" },
-  { name: "fence", kind: "on-off", default: true, help: "the resource refuses writes with a stale fencing token" },
-  { name: "time-limit", kind: "number", default: 30, min: 1, help: "seconds of operations before the final heal" },
-  { name: "concurrency", kind: "int", default: 6, min: 1, max: 1000, help: "logical clients in all" },
-  { name: "workers", kind: "int", default: 3, min: 1, max: 64, help: "worker processes the clients are spread over" },
-  { name: "rate", kind: "number", default: 5, min: 0.01, help: "acquire attempts per second per client (open model)" },
-  { name: "keys", kind: "int", default: 1, min: 1, help: "keys the clients spread over (1: one hot key)" },
-  { name: "ttl", kind: "int", default: 1000, min: 1, help: "lease TTL in ms" },
-  { name: "acquire-timeout", kind: "int", default: 2000, min: 0, help: "ms to keep trying for the lock before the acquire fails" },
-  { name: "work", kind: "int", default: 20, min: 0, help: "ms of work while holding, before the writes" },
-  { name: "pause", kind: "int", default: 0, min: 0, help: "ms each holder pauses after acquiring (a simulated GC pause)" },
-  { name: "pause-clients", kind: "list", default: undefined, defaultText: "all", help: "client ids that take --pause, e.g. 0,2" },
-  { name: "writes-per-hold", kind: "int", default: 1, min: 1, help: "writes to the resource per hold" },
-  { name: "renew", kind: "on-off", default: false, help: "renew the lease every ttl/3 while holding (the watchdog)" },
-  { name: "stagger", kind: "int", default: 0, min: 0, help: "client i starts i*stagger ms after the run starts" },
-  { name: "nemesis-interval", kind: "number", default: 3, min: 0.05, help: "seconds between faults (jittered +-50%)" },
-  { name: "pause-min", kind: "int", default: 500, min: 1, help: "shortest SIGSTOP in ms" },
-  { name: "pause-max", kind: "int", default: 3000, min: 1, help: "longest SIGSTOP in ms" },
-  { name: "grace", kind: "number", default: undefined, defaultText: "from ttl, pause and timeouts", min: 0, help: "seconds clients get to finish after the heal" },
-  { name: "command-timeout", kind: "int", default: 1000, min: 1, help: "ms without an answer before an operation's outcome is unknown (info)" },
-  { name: "seed", kind: "int", default: undefined, defaultText: "random, printed", min: 0, max: 2 ** 31 - 1, help: "the same seed gives the same schedule of operations and faults" },
-  { name: "store", kind: "string", default: "histories", help: "directory of the run store" },
-  { name: "port-base", kind: "int", default: 0, min: 0, max: 65000, defaultText: "free ports", help: "servers take consecutive ports from here" },
-];
-
-export function buildTest(o: ParsedOptions): Test {
-  const backend = BACKENDS[o.backend as string];
-  const client = (o.client as string | undefined) ?? backend.defaultClient;
-  if (!backend.clients.includes(client))
-    throw new BadInput(`--client ${client} does not work with --backend ${backend.name}; choose from ${backend.clients.join(", ")}`);
-  let nemeses = o.nemesis as string[];
-  if (nemeses.includes("none")) {
-    if (nemeses.length > 1) throw new BadInput(`--nemesis none cannot be combined with other nemeses`);
-    nemeses = [];
-  }
-  const concurrency = o.concurrency as number;
-  const workers = Math.min(o.workers as number, concurrency);
-  const pauseClients = o["pause-clients"] === undefined ? ("all" as const) : (o["pause-clients"] as string[]).map((s) => {
-    const n = Number(s);
-    if (!Number.isInteger(n) || n < 0 || n >= concurrency) throw new BadInput(`--pause-clients: ${JSON.stringify(s)} is not a client id between 0 and ${concurrency - 1}`);
-    return n;
-  });
-  if ((o["pause-min"] as number) > (o["pause-max"] as number)) throw new BadInput(`--pause-min (${o["pause-min"]}) must not exceed --pause-max (${o["pause-max"]})`);
-  const portBase = o["port-base"] as number;
-  if (portBase !== 0 && portBase < 1024) throw new BadInput(`--port-base must be 0 (free ports) or at least 1024, got ${portBase}`);
-  const workloadOptions: WorkloadOptions = {
-    ttlMs: o.ttl as number,
-    acquireTimeoutMs: o["acquire-timeout"] as number,
-    workMs: o.work as number,
-    pauseMs: o.pause as number,
-    pauseClients,
-    writesPerHold: o["writes-per-hold"] as number,
-    keys: o.keys as number,
-    rate: o.rate as number,
-    staggerMs: o.stagger as number,
-    renew: o.renew as boolean,
-  };
-  const commandTimeoutMs = o["command-timeout"] as number;
-  // Enough for a client that was waiting for the lock, or frozen mid-hold, to finish
-  // its hold once everything is healed.
-  const graceMs =
-    o.grace !== undefined
-      ? (o.grace as number) * 1000
-      : workloadOptions.acquireTimeoutMs + workloadOptions.pauseMs + workloadOptions.workMs + (workloadOptions.writesPerHold + 2) * commandTimeoutMs + 1000;
-  const fencing = o.fence as boolean;
-  const workload = WORKLOADS[o.workload as string];
-  const name = [backend.name, workload.name, nemeses.length ? nemeses.join("+") : "none", fencing ? "fence-on" : "fence-off"].join("-");
-  return {
-    name,
-    backend,
-    client,
-    workload,
-    nemeses,
-    fencing,
-    seed: (o.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 31),
-    timeLimitS: o["time-limit"] as number,
-    concurrency,
-    workers,
-    store: o.store as string,
-    portBase,
-    graceMs,
-    commandTimeoutMs,
-    workloadOptions,
-    nemesisOptions: { intervalS: o["nemesis-interval"] as number, pauseMinMs: o["pause-min"] as number, pauseMaxMs: o["pause-max"] as number },
-  };
 }

@@ -54,7 +54,6 @@ export interface Ending {
 
 export class TestClient {
   data = Buffer.alloc(0);
-  dataEvents = 0;
   readonly ended: Promise<Ending>;
   private ending: Ending | undefined;
   private waiters: Array<() => void> = [];
@@ -69,7 +68,6 @@ export class TestClient {
       };
       socket.on("data", (d: Buffer) => {
         this.data = Buffer.concat([this.data, d]);
-        this.dataEvents++;
         this.wake();
       });
       socket.on("end", () => finish({ how: "end", at: performance.now() }));

@@ -36,15 +36,17 @@ describe("latency", () => {
   it("adds at least `latency` ms to every round trip, on new and open connections", async () => {
     const p = await proxyTo();
     const open = await TestClient.open(p.port);
-    expect(await open.roundTrip("warm")).toBeLessThan(80);
+    // Upper bounds only say "no toxic here"; they are far from the toxic's value so a
+    // loaded machine cannot trip them.
+    expect(await open.roundTrip("warm")).toBeLessThan(200);
 
-    await addToxic(p.name, { type: "latency", attributes: { latency: 100 } });
-    for (let i = 0; i < 3; i++) expect(await open.roundTrip(`open${i}`)).toBeGreaterThanOrEqual(95);
+    await addToxic(p.name, { type: "latency", attributes: { latency: 300 } });
+    for (let i = 0; i < 2; i++) expect(await open.roundTrip(`open${i}`)).toBeGreaterThanOrEqual(295);
     const fresh = await TestClient.open(p.port);
-    expect(await fresh.roundTrip("fresh")).toBeGreaterThanOrEqual(95);
+    expect(await fresh.roundTrip("fresh")).toBeGreaterThanOrEqual(295);
 
     await h.call("DELETE", `/proxies/${p.name}/toxics/latency_downstream`);
-    expect(await open.roundTrip("after")).toBeLessThan(80);
+    expect(await open.roundTrip("after")).toBeLessThan(200);
     open.destroy();
     fresh.destroy();
   });
@@ -53,9 +55,9 @@ describe("latency", () => {
     const p = await proxyTo();
     await addToxic(p.name, { name: "l", type: "latency", attributes: { latency: 0 } });
     const c = await TestClient.open(p.port);
-    expect(await c.roundTrip("a")).toBeLessThan(80);
-    await h.call("PATCH", `/proxies/${p.name}/toxics/l`, { attributes: { latency: 150 } });
-    expect(await c.roundTrip("b")).toBeGreaterThanOrEqual(145);
+    expect(await c.roundTrip("a")).toBeLessThan(200);
+    await h.call("PATCH", `/proxies/${p.name}/toxics/l`, { attributes: { latency: 300 } });
+    expect(await c.roundTrip("b")).toBeGreaterThanOrEqual(295);
     c.destroy();
   });
 
@@ -80,9 +82,9 @@ describe("latency", () => {
 
   it("applies to the direction named: upstream delays the server, downstream only the client", async () => {
     const up = await proxyTo();
-    await addToxic(up.name, { type: "latency", stream: "upstream", attributes: { latency: 150 } });
+    await addToxic(up.name, { type: "latency", stream: "upstream", attributes: { latency: 300 } });
     const down = await proxyTo();
-    await addToxic(down.name, { type: "latency", stream: "downstream", attributes: { latency: 150 } });
+    await addToxic(down.name, { type: "latency", stream: "downstream", attributes: { latency: 300 } });
 
     for (const [p, serverDelayed] of [[up, true], [down, false]] as const) {
       const c = await TestClient.open(p.port);
@@ -93,9 +95,9 @@ describe("latency", () => {
       await c.waitForBytes(3);
       const total = performance.now() - t0;
       const atServer = echo.firstByteAt[index]! - t0;
-      expect(total).toBeGreaterThanOrEqual(145);
-      if (serverDelayed) expect(atServer).toBeGreaterThanOrEqual(145);
-      else expect(atServer).toBeLessThan(100);
+      expect(total).toBeGreaterThanOrEqual(295);
+      if (serverDelayed) expect(atServer).toBeGreaterThanOrEqual(295);
+      else expect(atServer).toBeLessThan(200);
       c.destroy();
     }
   });
@@ -143,13 +145,13 @@ describe("limit_data", () => {
 describe("reset_peer", () => {
   it("lets data through, then resets the connection (ECONNRESET) after the timeout", async () => {
     const p = await proxyTo();
-    await addToxic(p.name, { type: "reset_peer", stream: "upstream", attributes: { timeout: 300 } });
+    await addToxic(p.name, { type: "reset_peer", stream: "upstream", attributes: { timeout: 600 } });
     const t0 = performance.now();
     const c = await TestClient.open(p.port);
-    expect(await c.roundTrip("before the reset")).toBeLessThan(200);
+    await c.roundTrip("before the reset");
     const ending = await c.endedWithin(3000);
     expect(ending?.how).toBe("reset");
-    expect(ending!.at - t0).toBeGreaterThanOrEqual(290);
+    expect(ending!.at - t0).toBeGreaterThanOrEqual(590);
   });
 
   it("timeout 0 resets at once; deleting the toxic in time spares the connection", async () => {
@@ -170,7 +172,7 @@ describe("reset_peer", () => {
 });
 
 describe("slicer", () => {
-  it("delivers every byte intact and in order, in many small pieces", async () => {
+  it("delivers every byte intact and in order, in small pieces spread over time", async () => {
     const p = await proxyTo();
     await addToxic(p.name, { type: "slicer", attributes: { average_size: 20, size_variation: 10, delay: 2000 } });
     const c = await TestClient.open(p.port);
@@ -179,9 +181,9 @@ describe("slicer", () => {
     c.write(payload);
     const got = await c.waitForBytes(payload.length, 10_000);
     expect(got.equals(payload)).toBe(true);
-    // About 75 pieces 2 ms apart: it takes time and arrives in several reads.
+    // About 75 pieces 2 ms apart take well over 60 ms. (How many reads the client
+    // sees is up to its event loop, so it is not asserted.)
     expect(performance.now() - t0).toBeGreaterThanOrEqual(60);
-    expect(c.dataEvents).toBeGreaterThan(5);
     c.destroy();
   });
 });
@@ -207,17 +209,17 @@ describe("slow_close", () => {
     const closer = await startUpstream((s: Socket) => s.end("bye"));
     const fast = await proxyTo(closer);
     const slow = await proxyTo(closer);
-    await addToxic(slow.name, { type: "slow_close", attributes: { delay: 500 } });
+    await addToxic(slow.name, { type: "slow_close", attributes: { delay: 600 } });
 
     let t0 = performance.now();
     const a = await TestClient.open(fast.port);
-    expect((await a.endedWithin(2000))!.at - t0).toBeLessThan(300);
+    expect((await a.endedWithin(2000))!.at - t0).toBeLessThan(400);
 
     t0 = performance.now();
     const b = await TestClient.open(slow.port);
     const ending = await b.endedWithin(3000);
     expect(ending?.how).toBe("end");
-    expect(ending!.at - t0).toBeGreaterThanOrEqual(490);
+    expect(ending!.at - t0).toBeGreaterThanOrEqual(590);
     expect(b.data.toString()).toBe("bye");
     await closer.close();
   });
@@ -226,11 +228,12 @@ describe("slow_close", () => {
 describe("toxicity", () => {
   it("0 never applies; raising it to 1 applies to open connections", async () => {
     const p = await proxyTo();
-    await addToxic(p.name, { name: "maybe", type: "latency", toxicity: 0, attributes: { latency: 300 } });
+    await addToxic(p.name, { name: "maybe", type: "latency", toxicity: 0, attributes: { latency: 500 } });
     const clients = await Promise.all(Array.from({ length: 5 }, () => TestClient.open(p.port)));
-    for (const c of clients) expect(await c.roundTrip("t")).toBeLessThan(150);
+    const times = await Promise.all(clients.map((c) => c.roundTrip("t")));
+    for (const t of times) expect(t).toBeLessThan(300);
     await h.call("PATCH", `/proxies/${p.name}/toxics/maybe`, { toxicity: 1 });
-    expect(await clients[0]!.roundTrip("u")).toBeGreaterThanOrEqual(290);
+    expect(await clients[0]!.roundTrip("u")).toBeGreaterThanOrEqual(495);
     for (const c of clients) c.destroy();
   });
 });
@@ -261,13 +264,13 @@ describe("enable, disable, reset", () => {
   it("/reset clears toxics from open connections and re-enables proxies", async () => {
     const p = await proxyTo();
     const q = await proxyTo();
-    await addToxic(p.name, { type: "latency", attributes: { latency: 400 } });
+    await addToxic(p.name, { type: "latency", attributes: { latency: 500 } });
     await h.call("PATCH", `/proxies/${q.name}`, { enabled: false });
     const c = await TestClient.open(p.port);
-    expect(await c.roundTrip("slow")).toBeGreaterThanOrEqual(390);
+    expect(await c.roundTrip("slow")).toBeGreaterThanOrEqual(495);
 
     await h.call("POST", "/reset");
-    expect(await c.roundTrip("fast")).toBeLessThan(200);
+    expect(await c.roundTrip("fast")).toBeLessThan(300);
     const d = await TestClient.open(q.port);
     await d.roundTrip("back");
     c.destroy();
