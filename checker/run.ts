@@ -3,7 +3,7 @@
 // anything is written, so bad input (exit 254) leaves the directory untouched.
 import { readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { BadInput } from "../cli/exit.ts";
+import { BadInput } from "../lib/index.ts";
 import { RUN_FILES, type HistoryEvent, type HistoryHeader, type ResourceDecision, type Results } from "../store/events.ts";
 import { readHistory, readResourceLog } from "../store/reader.ts";
 import { analyze } from "./analyze.ts";

@@ -1,6 +1,6 @@
 // A small option parser driven by a table, so --help, defaults and the messages
 // for bad values all come from one description of each option.
-import { BadInput } from "./exit.ts";
+import { BadInput } from "../lib/index.ts";
 
 export type OptionKind = "int" | "number" | "string" | "on-off" | "list";
 

@@ -5,9 +5,9 @@
 import { realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { analyze, loadRun, writeResults } from "../checker/index.ts";
+import { BadInput, EXIT, exitCodeFor } from "../lib/index.ts";
 import { renderSummary, writeReport } from "../reports/index.ts";
 import type { Results } from "../store/events.ts";
-import { BadInput, EXIT, exitCodeFor } from "./exit.ts";
 
 export interface CheckOutcome {
   results: Results;

@@ -1,7 +1,7 @@
 // `npm run proxy -- --port N`: the fault proxy on its own, for people and scripts
 // that want a Toxiproxy-compatible server without Toxiproxy. The default port is
 // 18474, never Toxiproxy's 8474, so a real Toxiproxy on the machine is left alone.
-import { BadInput, EXIT } from "./exit.ts";
+import { BadInput, EXIT } from "../lib/index.ts";
 import { parseProxyArgs, proxyUsage, serveProxyProcess } from "../proxy/index.ts";
 
 const COMMAND = "npm run proxy --";

@@ -1,7 +1,7 @@
 // npm run test:jepsen -- [options]: run one test against real servers, check the
 // history, write the report, and exit with the verdict.
 import { parseArgs, helpText } from "./args.ts";
-import { BadInput, EXIT, exitCodeFor } from "./exit.ts";
+import { BadInput, EXIT, exitCodeFor } from "../lib/index.ts";
 import { TEST_OPTIONS, buildTest } from "./test-options.ts";
 import { runTest } from "../runner/run.ts";
 import { checkAndReport } from "./check.ts";

@@ -1,12 +1,12 @@
 // The options of `npm run test:jepsen`, and how they become a Test: the one
 // description of each option, from which --help, defaults and messages come.
-import { BadInput } from "./exit.ts";
+import { BadInput } from "../lib/index.ts";
 import type { OptionSpec, ParsedOptions } from "./args.ts";
 import { BACKENDS } from "../runner/backends.ts";
 import type { Test } from "../runner/test.ts";
 import { CLIENTS } from "../clients/index.ts";
 import { WORKLOADS, type WorkloadOptions } from "../workloads/index.ts";
-import { NEMESES } from "../nemesis/index.ts";
+import { NEMESES, GRUDGES } from "../nemesis/index.ts";
 
 export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "backend", kind: "string", default: "redis", choices: Object.keys(BACKENDS), help: "lock service to test" },
@@ -16,8 +16,8 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "fence", kind: "on-off", default: true, help: "the resource refuses writes with a stale fencing token" },
   { name: "time-limit", kind: "number", default: 30, min: 1, help: "seconds of operations before the final heal" },
   { name: "concurrency", kind: "int", default: 6, min: 1, max: 1000, help: "logical clients in all" },
-  { name: "workers", kind: "int", default: 3, min: 1, max: 64, help: "worker processes the clients are spread over" },
-  { name: "rate", kind: "number", default: 5, min: 0.01, help: "acquire attempts per second per client (open model)" },
+  { name: "workers", kind: "int", default: 2, min: 1, max: 64, help: "worker processes the clients are spread over" },
+  { name: "rate", kind: "number", default: 10, min: 0.01, help: "acquire attempts per second per client (open model)" },
   { name: "keys", kind: "int", default: 1, min: 1, help: "keys the clients spread over (1: one hot key)" },
   { name: "ttl", kind: "int", default: 1000, min: 1, help: "lease TTL in ms" },
   { name: "acquire-timeout", kind: "int", default: 2000, min: 0, help: "ms to keep trying for the lock before the acquire fails" },
@@ -31,6 +31,13 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "pause-min", kind: "int", default: 500, min: 1, help: "shortest SIGSTOP in ms" },
   { name: "pause-max", kind: "int", default: 3000, min: 1, help: "longest SIGSTOP in ms" },
   { name: "grace", kind: "number", default: undefined, defaultText: "from ttl, pause and timeouts", min: 0, help: "seconds clients get to finish after the heal" },
+  { name: "partition", kind: "list", default: [...GRUDGES], choices: GRUDGES, help: "grudges a partition picks from" },
+  { name: "partition-mode", kind: "string", default: "timeout", choices: ["timeout", "reset"], help: "cut links drop data silently (timeout) or refuse connections (reset)" },
+  { name: "fault-min", kind: "int", default: 1000, min: 1, help: "shortest partition or latency fault in ms" },
+  { name: "fault-max", kind: "int", default: 5000, min: 1, help: "longest partition or latency fault in ms" },
+  { name: "latency", kind: "int", default: undefined, defaultText: "2 x ttl", min: 1, help: "ms of latency the latency nemesis adds each way" },
+  { name: "jitter", kind: "int", default: undefined, defaultText: "latency / 4", min: 0, help: "ms of jitter on that latency" },
+  { name: "toxiproxy", kind: "string", default: undefined, defaultText: "our own fault proxy", help: "URL of a Toxiproxy to make the links in, e.g. http://127.0.0.1:8474" },
   { name: "command-timeout", kind: "int", default: 1000, min: 1, help: "ms without an answer before an operation's outcome is unknown (info)" },
   { name: "seed", kind: "int", default: undefined, defaultText: "random, printed", min: 0, max: 2 ** 31 - 1, help: "the same seed gives the same schedule of operations and faults" },
   { name: "store", kind: "string", default: "histories", help: "directory of the run store" },
@@ -54,6 +61,9 @@ export function buildTest(o: ParsedOptions): Test {
     if (!Number.isInteger(n) || n < 0 || n >= concurrency) throw new BadInput(`--pause-clients: ${JSON.stringify(s)} is not a client id between 0 and ${concurrency - 1}`);
     return n;
   });
+  if ((o["fault-min"] as number) > (o["fault-max"] as number)) throw new BadInput(`--fault-min (${o["fault-min"]}) must not exceed --fault-max (${o["fault-max"]})`);
+  const toxiproxy = o.toxiproxy as string | undefined;
+  if (toxiproxy !== undefined && !/^https?:\/\/[^/]+/.test(toxiproxy)) throw new BadInput(`--toxiproxy must be an http:// URL, got ${JSON.stringify(toxiproxy)}`);
   if ((o["pause-min"] as number) > (o["pause-max"] as number)) throw new BadInput(`--pause-min (${o["pause-min"]}) must not exceed --pause-max (${o["pause-max"]})`);
   const portBase = o["port-base"] as number;
   if (portBase !== 0 && portBase < 1024) throw new BadInput(`--port-base must be 0 (free ports) or at least 1024, got ${portBase}`);
@@ -77,6 +87,7 @@ export function buildTest(o: ParsedOptions): Test {
       ? (o.grace as number) * 1000
       : workloadOptions.acquireTimeoutMs + workloadOptions.pauseMs + workloadOptions.workMs + (workloadOptions.writesPerHold + 2) * commandTimeoutMs + 1000;
   const fencing = o.fence as boolean;
+  const latencyMs = (o.latency as number | undefined) ?? 2 * workloadOptions.ttlMs;
   const workload = WORKLOADS[o.workload as string];
   const name = [backend.name, workload.name, nemeses.length ? nemeses.join("+") : "none", fencing ? "fence-on" : "fence-off"].join("-");
   return {
@@ -95,6 +106,17 @@ export function buildTest(o: ParsedOptions): Test {
     graceMs,
     commandTimeoutMs,
     workloadOptions,
-    nemesisOptions: { intervalS: o["nemesis-interval"] as number, pauseMinMs: o["pause-min"] as number, pauseMaxMs: o["pause-max"] as number },
+    toxiproxy: toxiproxy ?? null,
+    nemesisOptions: {
+      intervalS: o["nemesis-interval"] as number,
+      pauseMinMs: o["pause-min"] as number,
+      pauseMaxMs: o["pause-max"] as number,
+      faultMinMs: o["fault-min"] as number,
+      faultMaxMs: o["fault-max"] as number,
+      grudges: o.partition as string[],
+      partitionMode: o["partition-mode"] as "timeout" | "reset",
+      latencyMs,
+      jitterMs: (o.jitter as number | undefined) ?? Math.round(latencyMs / 4),
+    },
   };
 }

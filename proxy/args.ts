@@ -2,7 +2,7 @@
 // 0) and cli/proxy.ts (for people, default port 18474). Bad arguments are the
 // user's mistake: BadInput, exit 254.
 import { parseArgs } from "node:util";
-import { BadInput } from "../cli/exit.ts";
+import { BadInput } from "../lib/index.ts";
 
 export interface ProxyArgs {
   help: boolean;

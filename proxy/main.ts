@@ -1,6 +1,6 @@
 // Process entry of the proxy, for spawnProxyServer (spawn.ts): `node --import tsx
 // proxy/main.ts --port N --host 127.0.0.1 [--watch-stdin]`. People use cli/proxy.ts.
-import { BadInput, EXIT } from "../cli/exit.ts";
+import { BadInput, EXIT } from "../lib/index.ts";
 import { parseProxyArgs, proxyUsage } from "./args.ts";
 import { serveProxyProcess } from "./serve.ts";
 

@@ -1,7 +1,7 @@
 // The resource process's command line. Bad arguments are the user's mistake, so
 // they come back as BadInput (exit 254) with a message naming the argument.
 import { parseArgs } from "node:util";
-import { BadInput } from "../cli/exit.ts";
+import { BadInput } from "../lib/index.ts";
 
 export interface ResourceArgs {
   /** 0 picks a free port. */

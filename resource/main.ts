@@ -5,12 +5,11 @@
 //
 // Prints one line, {"port":N}, on stdout once it listens; everything else it says
 // goes to stderr. Exits on SIGTERM, SIGINT or SIGHUP, and when its parent dies.
-import { BadInput, EXIT } from "../cli/exit.ts";
+import { BadInput, EXIT, onParentGone } from "../lib/index.ts";
 import { runClockFromEnv } from "../store/clock.ts";
 import { parseResourceArgs } from "./args.ts";
 import { DecisionLog } from "./decision-log.ts";
 import { FencedStore } from "./fences.ts";
-import { onParentGone } from "./lifeline.ts";
 import { ResourceMetrics } from "./metrics.ts";
 import { createResourceServer } from "./server.ts";
 

@@ -7,7 +7,7 @@
 // kept as the event itself: no copies, no per-line closures.
 import { open, stat, type FileHandle } from "node:fs/promises";
 import { basename } from "node:path";
-import { BadInput } from "../cli/exit.ts";
+import { BadInput } from "../lib/index.ts";
 import { FORMAT, type HistoryEvent, type HistoryHeader, type ResourceDecision } from "./events.ts";
 
 export interface HistoryFile {

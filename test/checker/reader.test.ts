@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BadInput } from "../../cli/exit.ts";
+import { BadInput } from "../../lib/index.ts";
 import { readHistory, readResourceLog } from "../../store/index.ts";
 import { decision, History, tempDir } from "./build.ts";
 

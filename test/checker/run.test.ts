@@ -2,8 +2,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BadInput } from "../../cli/exit.ts";
 import { checkRun, writeResults } from "../../checker/index.ts";
+import { BadInput } from "../../lib/index.ts";
 import type { RunStats } from "../../store/events.ts";
 import { decision, History, tempDir, writeRun } from "./build.ts";
 

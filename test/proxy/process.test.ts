@@ -79,7 +79,7 @@ describe("spawnProxyServer", () => {
 
   it("rejects when the port is taken, naming the reason", async () => {
     const first = await spawnProxyServer();
-    await expect(spawnProxyServer({ port: first.port })).rejects.toThrow(/exited before listening.*EADDRINUSE/s);
+    await expect(spawnProxyServer({ port: first.port })).rejects.toThrow(/exited \(code 255.*before it listened[\s\S]*EADDRINUSE/);
     await first.stop();
   });
 });

@@ -1,28 +1,18 @@
 // With fencing off every write takes effect, and max_before is still recorded so
 // the checker can see what fencing would have refused.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ResourceClient } from "../../clients/resource.ts";
-import { runResource, type Running } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { resourceForSuite } from "./helpers.ts";
 
 describe("resource with fencing off", () => {
-  let r: Running;
-  let client: ResourceClient;
-  beforeAll(async () => {
-    r = await runResource({ fencing: false });
-    client = new ResourceClient(r.handle.url);
-  });
-  afterAll(async () => {
-    client.close();
-    await r.close();
-  });
+  const s = resourceForSuite({ fencing: false });
 
   it("accepts every write and records the highest fence before each", async () => {
     for (const [fence, owner] of [[4, "a"], [2, "b"], [4, "c"], [9, "d"], [1, "e"]] as const) {
-      expect(await client.write("k", { owner, fence, process: fence, data: owner })).toEqual({ type: "ok", fence });
+      expect(await s.client.write("k", { owner, fence, process: fence, data: owner })).toEqual({ type: "ok", fence });
     }
     // The last write took effect even though its fence was the lowest.
-    expect(await client.read("k", { process: 0 })).toEqual({ type: "ok", data: "e", fence: 9 });
-    expect(r.decisions().map((d) => [d.op, d.fence, d.max_before, d.accepted, d.data, d.fencing])).toEqual([
+    expect(await s.client.read("k", { process: 0 })).toEqual({ type: "ok", data: "e", fence: 9 });
+    expect(s.r.decisions().map((d) => [d.op, d.fence, d.max_before, d.accepted, d.data, d.fencing])).toEqual([
       ["write", 4, null, true, "a", false],
       ["write", 2, 4, true, "b", false],
       ["write", 4, 4, true, "c", false],

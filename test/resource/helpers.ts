@@ -1,10 +1,13 @@
 // What the resource tests share: a real resource process in a temp directory, its
-// log read back as decisions, plain HTTP requests that bypass our client (so the
-// tests can send what the client never would), and a check that a pid is gone.
+// log read back as decisions, one such process with a client for a whole describe
+// block, plain HTTP requests that bypass our client (so the tests can send what
+// the client never would), and a check that a pid is gone.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { ResourceClient } from "../../clients/resource.ts";
 import { startResource, type ResourceHandle } from "../../resource/index.ts";
 import { newRunStart, runClock, type RunClock } from "../../store/clock.ts";
 import type { ResourceDecision } from "../../store/events.ts";
@@ -47,6 +50,37 @@ export async function runResource(opts: { fencing: boolean; fenceReads?: boolean
     async close() {
       await handle.stop();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface SharedResource {
+  readonly r: Running;
+  readonly client: ResourceClient;
+}
+
+/** A resource and a client for the tests of the calling describe block: started before them, stopped after. */
+export function resourceForSuite(opts: { fencing: boolean; fenceReads?: boolean }): SharedResource {
+  let r: Running | undefined;
+  let client: ResourceClient | undefined;
+  beforeAll(async () => {
+    r = await runResource(opts);
+    client = new ResourceClient(r.handle.url);
+  });
+  afterAll(async () => {
+    client?.close();
+    await r?.close();
+  });
+  const started = <T>(x: T | undefined): T => {
+    if (x === undefined) throw new Error("the shared resource is only there inside the tests of its describe block");
+    return x;
+  };
+  return {
+    get r() {
+      return started(r);
+    },
+    get client() {
+      return started(client);
     },
   };
 }

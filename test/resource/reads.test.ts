@@ -1,30 +1,21 @@
 // Reads are decisions too: each is logged with the value it returned. With
 // --fence-reads a read that carries a fence advances the key's fence, which is what
 // closes the lost update of a counter under fencing (REFERENCES.md C1).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ResourceClient } from "../../clients/resource.ts";
-import { runResource, type Running } from "./helpers.ts";
+import { resourceForSuite, runResource } from "./helpers.ts";
 
 describe("reads without --fence-reads", () => {
-  let r: Running;
-  let client: ResourceClient;
-  beforeAll(async () => {
-    r = await runResource({ fencing: true });
-    client = new ResourceClient(r.handle.url);
-  });
-  afterAll(async () => {
-    client.close();
-    await r.close();
-  });
+  const s = resourceForSuite({ fencing: true });
 
   it("logs each read with its owner, fence and the value returned, and moves no fence", async () => {
-    await client.write("c", { owner: "a", fence: 1, process: 0, data: 0 });
-    expect(await client.read("c", { process: 0, owner: "a", fence: 1 })).toEqual({ type: "ok", data: 0, fence: 1 });
+    await s.client.write("c", { owner: "a", fence: 1, process: 0, data: 0 });
+    expect(await s.client.read("c", { process: 0, owner: "a", fence: 1 })).toEqual({ type: "ok", data: 0, fence: 1 });
     // A newer fence on a read is only recorded,
-    expect(await client.read("c", { process: 1, owner: "b", fence: 2 })).toEqual({ type: "ok", data: 0, fence: 1 });
+    expect(await s.client.read("c", { process: 1, owner: "b", fence: 2 })).toEqual({ type: "ok", data: 0, fence: 1 });
     // and so is a stale one: reads are always accepted here.
-    expect(await client.read("c", { process: 3, fence: 0 })).toEqual({ type: "ok", data: 0, fence: 1 });
-    expect(r.decisions().map(({ seq, time: _t, ...d }) => [seq, d])).toEqual([
+    expect(await s.client.read("c", { process: 3, fence: 0 })).toEqual({ type: "ok", data: 0, fence: 1 });
+    expect(s.r.decisions().map(({ seq, time: _t, ...d }) => [seq, d])).toEqual([
       [1, { op: "write", key: "c", process: 0, owner: "a", fence: 1, max_before: null, accepted: true, data: 0, fencing: true }],
       [2, { op: "read", key: "c", process: 0, owner: "a", fence: 1, max_before: 1, accepted: true, data: 0, fencing: true }],
       [3, { op: "read", key: "c", process: 1, owner: "b", fence: 2, max_before: 1, accepted: true, data: 0, fencing: true }],
@@ -34,48 +25,39 @@ describe("reads without --fence-reads", () => {
 
   it("lets the older hold win the race when the newer one has only read", async () => {
     // C1 exactly: a (fence 10) and b (fence 11) both read 0; a writes 1 first.
-    await client.read("c1", { process: 0, owner: "a", fence: 10 });
-    await client.read("c1", { process: 1, owner: "b", fence: 11 });
-    expect(await client.write("c1", { owner: "a", fence: 10, process: 0, data: 1 })).toEqual({ type: "ok", fence: 10 });
-    expect(await client.write("c1", { owner: "b", fence: 11, process: 1, data: 1 })).toEqual({ type: "ok", fence: 11 });
+    await s.client.read("c1", { process: 0, owner: "a", fence: 10 });
+    await s.client.read("c1", { process: 1, owner: "b", fence: 11 });
+    expect(await s.client.write("c1", { owner: "a", fence: 10, process: 0, data: 1 })).toEqual({ type: "ok", fence: 10 });
+    expect(await s.client.write("c1", { owner: "b", fence: 11, process: 1, data: 1 })).toEqual({ type: "ok", fence: 11 });
     // Two increments, one effect: the lost update that fenced reads prevent.
-    expect(await client.read("c1", { process: 2 })).toMatchObject({ data: 1 });
+    expect(await s.client.read("c1", { process: 2 })).toMatchObject({ data: 1 });
   });
 });
 
 describe("reads with --fence-reads", () => {
-  let r: Running;
-  let client: ResourceClient;
-  beforeAll(async () => {
-    r = await runResource({ fencing: true, fenceReads: true });
-    client = new ResourceClient(r.handle.url);
-  });
-  afterAll(async () => {
-    client.close();
-    await r.close();
-  });
+  const s = resourceForSuite({ fencing: true, fenceReads: true });
 
   it("closes C1: the newer hold's read makes the older hold's write stale", async () => {
-    expect(await client.read("c", { process: 0, owner: "a", fence: 10 })).toEqual({ type: "ok", data: null, fence: 10 });
-    expect(await client.read("c", { process: 1, owner: "b", fence: 11 })).toEqual({ type: "ok", data: null, fence: 11 });
-    expect(await client.write("c", { owner: "a", fence: 10, process: 0, data: 1 })).toEqual({
+    expect(await s.client.read("c", { process: 0, owner: "a", fence: 10 })).toEqual({ type: "ok", data: null, fence: 10 });
+    expect(await s.client.read("c", { process: 1, owner: "b", fence: 11 })).toEqual({ type: "ok", data: null, fence: 11 });
+    expect(await s.client.write("c", { owner: "a", fence: 10, process: 0, data: 1 })).toEqual({
       type: "fail",
       error: "stale-fence",
       seen: 11,
       got: 10,
     });
     // The hold that read with 11 can write with 11: its own read does not make it stale,
-    expect(await client.write("c", { owner: "b", fence: 11, process: 1, data: 1 })).toEqual({ type: "ok", fence: 11 });
+    expect(await s.client.write("c", { owner: "b", fence: 11, process: 1, data: 1 })).toEqual({ type: "ok", fence: 11 });
     // and it can read again with the same fence,
-    expect(await client.read("c", { process: 1, owner: "b", fence: 11 })).toEqual({ type: "ok", data: 1, fence: 11 });
+    expect(await s.client.read("c", { process: 1, owner: "b", fence: 11 })).toEqual({ type: "ok", data: 1, fence: 11 });
     // but not write with it twice, as without fenced reads.
-    expect(await client.write("c", { owner: "b", fence: 11, process: 1, data: 2 })).toMatchObject({ type: "fail", seen: 11, got: 11 });
+    expect(await s.client.write("c", { owner: "b", fence: 11, process: 1, data: 2 })).toMatchObject({ type: "fail", seen: 11, got: 11 });
     // A read with an older fence is refused, logged as refused, and returns nothing.
-    expect(await client.read("c", { process: 0, owner: "a", fence: 10 })).toEqual({ type: "fail", error: "stale-fence", seen: 11, got: 10 });
+    expect(await s.client.read("c", { process: 0, owner: "a", fence: 10 })).toEqual({ type: "fail", error: "stale-fence", seen: 11, got: 10 });
     // A read without a fence is an observer: always answered, moves nothing.
-    expect(await client.read("c", { process: 7 })).toEqual({ type: "ok", data: 1, fence: 11 });
+    expect(await s.client.read("c", { process: 7 })).toEqual({ type: "ok", data: 1, fence: 11 });
 
-    expect(r.decisions().map((d) => [d.op, d.owner, d.fence, d.max_before, d.accepted, d.data])).toEqual([
+    expect(s.r.decisions().map((d) => [d.op, d.owner, d.fence, d.max_before, d.accepted, d.data])).toEqual([
       ["read", "a", 10, null, true, null],
       ["read", "b", 11, 10, true, null],
       ["write", "a", 10, 11, false, 1],
