@@ -39,9 +39,19 @@ export class ProcessGroup {
     this.reaper = new Reaper(label);
   }
 
+  private readonly stoppers: Array<() => Promise<void>> = [];
+  private closed = false;
+
   /** Have the reaper kill a process started elsewhere if the runner dies first. */
   watch(pid: number): void {
-    this.reaper.add(pid);
+    if (this.closed) process.kill(pid, "SIGKILL");
+    else this.reaper.add(pid);
+  }
+
+  /** Stop something started elsewhere (a service with its own stop) at teardown. */
+  onStop(stop: () => Promise<void>): void {
+    if (this.closed) void stop().catch(() => {});
+    else this.stoppers.push(stop);
   }
 
   async spawn(spec: SpawnSpec): Promise<Supervised> {
@@ -59,6 +69,12 @@ export class ProcessGroup {
         reject(new Error(err.code === "ENOENT" ? `cannot start ${spec.name}: ${spec.command} not found (is it installed?)` : `cannot start ${spec.name}: ${err.message}`)),
       );
     });
+    if (this.closed) {
+      // Torn down while this one was starting (Ctrl-C during start-up): it must
+      // not outlive the teardown that already ran.
+      process.kill(pid, "SIGKILL");
+      throw new Error(`${spec.name} started after the run was stopped`);
+    }
     this.reaper.add(pid);
     let alive = true;
     const exited = new Promise<string>((resolve) => {
@@ -112,8 +128,10 @@ export class ProcessGroup {
 
   /** Teardown: resume and kill everything, wait until each has exited. */
   async stopAll(): Promise<void> {
+    this.closed = true;
     this.resumeAll();
     await Promise.all([...this.procs.keys()].map((n) => this.kill(n)));
+    await Promise.all(this.stoppers.splice(0).map((stop) => stop().catch(() => {})));
     await this.reaper.close();
   }
 

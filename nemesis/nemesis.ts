@@ -3,11 +3,20 @@
 // final generator). Every start and end goes into the history as an event.
 import type { Rng } from "../lib/index.ts";
 import type { ProcessGroup } from "../cluster/processes.ts";
+import type { Links } from "../cluster/links.ts";
 
 export interface NemesisOptions {
   intervalS: number;
   pauseMinMs: number;
   pauseMaxMs: number;
+  /** How long a partition or a latency fault lasts: a random time in this range. */
+  faultMinMs: number;
+  faultMaxMs: number;
+  /** Grudges a partition picks from. */
+  grudges: string[];
+  partitionMode: "timeout" | "reset";
+  latencyMs: number;
+  jitterMs: number;
 }
 
 export interface NemesisContext {
@@ -17,6 +26,8 @@ export interface NemesisContext {
   workers: string[];
   /** Names of the lock service's server processes ("redis-1", ...). */
   servers: string[];
+  /** The proxied worker-to-server links (null when the run has no fault proxy). */
+  links: Links | null;
   options: NemesisOptions;
   /** Record a nemesis event (process "nemesis", type "info") now. */
   record(f: string, value: Record<string, unknown>): void;

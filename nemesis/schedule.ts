@@ -7,7 +7,11 @@ export class NemesisSchedule {
   private stopped = false;
   private loop: Promise<void> = Promise.resolve();
 
-  constructor(private readonly nemeses: Nemesis[], private readonly ctx: NemesisContext) {}
+  constructor(
+    private readonly nemeses: Nemesis[],
+    private readonly ctx: NemesisContext,
+    private readonly warn: (line: string) => void = (l) => process.stderr.write(l + "\n"),
+  ) {}
 
   start(): void {
     if (this.nemeses.length === 0) return;
@@ -17,7 +21,9 @@ export class NemesisSchedule {
         // Jitter the gap so faults do not fall in step with the clients' schedule.
         await sleep(this.ctx.rng.between(0.5, 1.5) * intervalMs);
         if (this.stopped) return;
-        await this.ctx.rng.pick(this.nemeses).inject(this.ctx);
+        const nemesis = this.ctx.rng.pick(this.nemeses);
+        // A fault that could not be injected is reported, and the run goes on.
+        await nemesis.inject(this.ctx).catch((err) => this.warn(`${nemesis.name}: could not inject a fault: ${err?.message ?? err}`));
       }
     })();
   }
@@ -25,7 +31,7 @@ export class NemesisSchedule {
   /** Stop injecting and heal every fault still in force. */
   async healAll(): Promise<void> {
     this.stopped = true;
-    for (const n of this.nemeses) await n.heal(this.ctx);
+    for (const n of this.nemeses) await n.heal(this.ctx).catch((err) => this.warn(`${n.name}: heal failed: ${err?.message ?? err}`));
   }
 
   active(): string[] {

@@ -8,15 +8,13 @@
 import { join } from "node:path";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
-import { startResource } from "../resource/index.ts";
 import { HistoryWriter, createRunDir, writeJson, newRunStart, runClock, FORMAT, RUN_FILES, type HistoryHeader, type UnindexedEvent } from "../store/index.ts";
 import { NEMESES, NemesisSchedule, type NemesisContext } from "../nemesis/index.ts";
 import { rng, sleep } from "../lib/index.ts";
-import { spawnWorker, type WorkerHandle } from "./workers.ts";
+import { startSystem, type System } from "./system.ts";
 import { StatusLine } from "./status.ts";
 import { describeRun } from "./run-info.ts";
 import type { Test } from "./test.ts";
-import type { ServerNode } from "../cluster/redis.ts";
 
 export interface RunOutcome {
   runDir: string;
@@ -38,7 +36,6 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     status.count(events);
   };
   let schedule: NemesisSchedule | null = null;
-  let resource: Awaited<ReturnType<typeof startResource>> | null = null;
   let interrupted: string | null = null;
   const interruption = new Promise<void>((resolve) => {
     const onSignal = (sig: NodeJS.Signals): void => {
@@ -57,52 +54,34 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
   writeJson(join(runDir, RUN_FILES.run), info);
   log(`fencecheck: ${test.name}, seed ${test.seed}, run directory ${runDir}`);
 
+  let system: System | null = null;
   try {
-    // The resource first: it takes the first port of --port-base, the servers the next.
-    resource = await startResource({
-      logPath: join(runDir, RUN_FILES.resource),
-      fencing: test.fencing,
+    const starting = startSystem({
+      test,
+      group,
+      ports,
+      runDir,
       t0,
-      logFile: join(runDir, "logs", "resource.log"),
-      port: test.portBase ? await ports.take() : 0,
+      record,
+      started: (what, about) => {
+        info[what] = about;
+        writeJson(join(runDir, RUN_FILES.run), info);
+      },
     });
-    group.watch(resource.pid);
-    const nodes: ServerNode[] = await Promise.race([test.backend.start({ group, ports, runDir }), interruption.then(() => [])]);
-    if (interrupted) return { runDir, interrupted };
-    info.servers = nodes;
-    info.resource = { url: resource.url, pid: resource.pid };
-
-    const workers: WorkerHandle[] = [];
-    for (let w = 1; w <= test.workers; w++) workers.push(await spawnWorker(group, `worker-${w}`, runDir, record));
-    const assignment = workers.map(() => [] as number[]);
-    for (let c = 0; c < test.concurrency; c++) assignment[c % workers.length].push(c);
-    const endpoints = (): Record<number, ServerNode[]> => Object.fromEntries(Array.from({ length: test.concurrency }, (_, c) => [c, nodes]));
-    await Promise.all(
-      workers.map((w, i) =>
-        w.setup({
-          worker: w.name,
-          clients: assignment[i],
-          concurrency: test.concurrency,
-          seed: test.seed,
-          t0: t0.toString(),
-          endpoints: endpoints(),
-          client: test.client,
-          workload: test.workload.name,
-          opts: test.workloadOptions,
-          resourceUrl: resource!.url,
-          commandTimeoutMs: test.commandTimeoutMs,
-        }),
-      ),
-    );
-    info.workers = Object.fromEntries(workers.map((w, i) => [w.name, { pid: w.proc.pid, clients: assignment[i] }]));
-    writeJson(join(runDir, RUN_FILES.run), info);
-    if (interrupted) return { runDir, interrupted };
+    system = await Promise.race([starting, interruption.then(() => null)]);
+    if (interrupted || !system) {
+      // Let the start-up finish failing or succeeding before the teardown below.
+      await starting.then((s) => s.close(), () => {});
+      return { runDir, interrupted };
+    }
+    const { workers, nodes } = system;
 
     const ctx: NemesisContext = {
       rng: rng(test.seed, "nemesis"),
       processes: group,
       workers: workers.map((w) => w.name),
       servers: nodes.map((n) => n.name),
+      links: system.links,
       options: test.nemesisOptions,
       record: (f, value) => record([{ time: clock(), process: "nemesis", type: "info", f, value }]),
     };
@@ -130,8 +109,8 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
   } finally {
     status.stop();
     await schedule?.healAll().catch(() => {});
+    await system?.close().catch(() => {});
     await group.stopAll();
-    await resource?.stop().catch(() => {});
     history.finish();
     info.finished = new Date().toISOString();
     info.events = history.count;

@@ -21,6 +21,8 @@ export interface Test {
   portBase: number;
   graceMs: number;
   commandTimeoutMs: number;
+  /** A Toxiproxy to make the links in; null: start our own fault proxy. */
+  toxiproxy: string | null;
   workloadOptions: WorkloadOptions;
   nemesisOptions: NemesisOptions;
 }

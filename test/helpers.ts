@@ -1,9 +1,8 @@
 // Shared by the integration tests: temporary run directories, and the question
 // every teardown test asks: is any process of this run still alive?
-import { mkdtempSync, mkdirSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readdirSync, readlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { execFileSync } from "node:child_process";
 
 export function tempRunDir(prefix = "fencecheck-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -11,17 +10,30 @@ export function tempRunDir(prefix = "fencecheck-"): string {
   return dir;
 }
 
-/** Command lines of live processes that mention `needle` (every process of a run names its directory). */
+/**
+ * Live processes that belong to a run under `needle`: their command line or their
+ * working directory mentions it. The working directory matters: redis-server
+ * rewrites its command line to "redis-server host:port", but it runs in its data
+ * directory inside the run directory.
+ */
 export function processesMentioning(needle: string): string[] {
-  try {
-    const out = execFileSync("pgrep", ["-a", "-f", needle], { encoding: "utf8" });
-    return out
-      .split("\n")
-      .filter(Boolean)
-      .filter((l) => !l.includes("pgrep"));
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
+  const found: string[] = [];
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    if (Number(pid) === process.pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim();
+      let cwd = "";
+      try {
+        cwd = readlinkSync(`/proc/${pid}/cwd`);
+      } catch {
+        // a process that just exited
+      }
+      if (cmd.includes(needle) || cwd.includes(needle)) found.push(`${pid} ${cmd} (in ${cwd})`);
+    } catch {
+      // gone while we looked
+    }
   }
+  return found;
 }
 
 export async function waitFor(cond: () => boolean, timeoutMs: number, stepMs = 50): Promise<boolean> {

@@ -1,0 +1,109 @@
+// Bringing up what a run tests, in order: the resource, the fault proxy, the lock
+// servers, one proxied link per worker and server, and the workers with their
+// clients. Everything started is known to the process group, so the runner's
+// teardown (or the reaper) stops it whatever happens here.
+import { join } from "node:path";
+import type { ProcessGroup } from "../cluster/processes.ts";
+import type { PortPlan } from "../cluster/ports.ts";
+import type { ServerNode } from "../cluster/redis.ts";
+import { Links, type Link } from "../cluster/links.ts";
+import { startResource, type ResourceHandle } from "../resource/index.ts";
+import { spawnProxyServer } from "../proxy/index.ts";
+import { RUN_FILES, type UnindexedEvent } from "../store/index.ts";
+import type { Endpoint } from "../clients/index.ts";
+import { spawnWorker, type WorkerHandle } from "./workers.ts";
+import type { Test } from "./test.ts";
+
+export interface System {
+  resource: ResourceHandle;
+  nodes: ServerNode[];
+  links: Links;
+  workers: WorkerHandle[];
+  /** Client ids per worker, in worker order. */
+  assignment: number[][];
+  /** Stops what the process group does not own (the proxies of a shared Toxiproxy). */
+  close(): Promise<void>;
+}
+
+export interface SystemContext {
+  test: Test;
+  group: ProcessGroup;
+  ports: PortPlan;
+  runDir: string;
+  t0: bigint;
+  record: (events: UnindexedEvent[]) => void;
+  /** Called as each part comes up, so run.json can say what there was if a later step fails. */
+  started: (what: string, info: unknown) => void;
+}
+
+const endpoint = (l: Link): Endpoint => ({ name: l.server, host: l.host, port: l.port });
+
+export async function startSystem(ctx: SystemContext): Promise<System> {
+  const { test, group, ports, runDir, t0 } = ctx;
+  const logs = (name: string): string => join(runDir, "logs", `${name}.log`);
+  // The resource first: it takes the first port of --port-base, the servers the next.
+  const resource = await startResource({
+    logPath: join(runDir, RUN_FILES.resource),
+    fencing: test.fencing,
+    t0,
+    logFile: logs("resource"),
+    port: test.portBase ? await ports.take() : 0,
+  });
+  group.watch(resource.pid);
+  group.onStop(() => resource.stop());
+  ctx.started("resource", { url: resource.url, pid: resource.pid });
+
+  let toxiproxyUrl = test.toxiproxy;
+  if (!toxiproxyUrl) {
+    const proxy = await spawnProxyServer({ logFile: logs("proxy"), port: test.portBase ? await ports.take() : 0 });
+    group.watch(proxy.pid);
+    group.onStop(() => proxy.stop());
+    toxiproxyUrl = proxy.url;
+    ctx.started("proxy", { url: proxy.url, pid: proxy.pid });
+  }
+
+  const nodes = await test.backend.start({ group, ports, runDir });
+  ctx.started("servers", nodes);
+
+  const workerNames = Array.from({ length: test.workers }, (_, i) => `worker-${i + 1}`);
+  // A run's proxies are named after it, so two runs can share one Toxiproxy.
+  const prefix = test.toxiproxy ? `fc-${process.pid}-` : "";
+  const links = await Links.create(toxiproxyUrl, prefix, workerNames, [...nodes, { name: "resource", host: "127.0.0.1", port: resource.port }]);
+  ctx.started("links", links.describe());
+
+  const workers: WorkerHandle[] = [];
+  for (const name of workerNames) workers.push(await spawnWorker(group, name, runDir, ctx.record));
+  const assignment = workers.map(() => [] as number[]);
+  for (let c = 0; c < test.concurrency; c++) assignment[c % workers.length].push(c);
+  await Promise.all(
+    workers.map((w, i) => {
+      const mine = links.of(w.name);
+      const lockEndpoints = nodes.map((n) => endpoint(mine.find((l) => l.server === n.name)!));
+      const toResource = mine.find((l) => l.server === "resource")!;
+      return w.setup({
+        worker: w.name,
+        clients: assignment[i],
+        concurrency: test.concurrency,
+        seed: test.seed,
+        t0: t0.toString(),
+        endpoints: Object.fromEntries(assignment[i].map((c) => [c, lockEndpoints])),
+        client: test.client,
+        workload: test.workload.name,
+        opts: test.workloadOptions,
+        resourceUrl: `http://${toResource.host}:${toResource.port}`,
+        commandTimeoutMs: test.commandTimeoutMs,
+      });
+    }),
+  );
+  ctx.started("workers", Object.fromEntries(workers.map((w, i) => [w.name, { pid: w.proc.pid, clients: assignment[i] }])));
+  return {
+    resource,
+    nodes,
+    links,
+    workers,
+    assignment,
+    close: async () => {
+      if (test.toxiproxy) await links.remove();
+    },
+  };
+}
