@@ -35,10 +35,10 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "partition-mode", kind: "string", default: "timeout", choices: ["timeout", "reset"], help: "cut links drop data silently (timeout) or refuse connections (reset)" },
   { name: "fault-min", kind: "int", default: 1000, min: 1, help: "shortest partition or latency fault in ms" },
   { name: "fault-max", kind: "int", default: 5000, min: 1, help: "longest partition or latency fault in ms" },
-  { name: "latency", kind: "int", default: undefined, defaultText: "2 x ttl", min: 1, help: "ms of latency the latency nemesis adds each way" },
-  { name: "jitter", kind: "int", default: undefined, defaultText: "latency / 4", min: 0, help: "ms of jitter on that latency" },
+  { name: "latency", kind: "int", default: undefined, defaultText: "0.8 x ttl", min: 1, help: "ms of latency the latency nemesis adds each way" },
+  { name: "jitter", kind: "int", default: undefined, defaultText: "latency / 8", min: 0, help: "ms of jitter on that latency" },
   { name: "toxiproxy", kind: "string", default: undefined, defaultText: "our own fault proxy", help: "URL of a Toxiproxy to make the links in, e.g. http://127.0.0.1:8474" },
-  { name: "command-timeout", kind: "int", default: 1000, min: 1, help: "ms without an answer before an operation's outcome is unknown (info)" },
+  { name: "command-timeout", kind: "int", default: undefined, defaultText: "3 x ttl, at least 1000", min: 1, help: "ms without an answer before an operation's outcome is unknown (info)" },
   { name: "seed", kind: "int", default: undefined, defaultText: "random, printed", min: 0, max: 2 ** 31 - 1, help: "the same seed gives the same schedule of operations and faults" },
   { name: "store", kind: "string", default: "histories", help: "directory of the run store" },
   { name: "port-base", kind: "int", default: 0, min: 0, max: 65000, defaultText: "free ports", help: "servers take consecutive ports from here" },
@@ -79,7 +79,7 @@ export function buildTest(o: ParsedOptions): Test {
     staggerMs: o.stagger as number,
     renew: o.renew as boolean,
   };
-  const commandTimeoutMs = o["command-timeout"] as number;
+  const commandTimeoutMs = (o["command-timeout"] as number | undefined) ?? Math.max(1000, 3 * workloadOptions.ttlMs);
   // Enough for a client that was waiting for the lock, or frozen mid-hold, to finish
   // its hold once everything is healed.
   const graceMs =
@@ -87,7 +87,9 @@ export function buildTest(o: ParsedOptions): Test {
       ? (o.grace as number) * 1000
       : workloadOptions.acquireTimeoutMs + workloadOptions.pauseMs + workloadOptions.workMs + (workloadOptions.writesPerHold + 2) * commandTimeoutMs + 1000;
   const fencing = o.fence as boolean;
-  const latencyMs = (o.latency as number | undefined) ?? 2 * workloadOptions.ttlMs;
+  // Each way, so a slow holder's write arrives after its lease while its acquire
+  // still completes within the command timeout (see --command-timeout).
+  const latencyMs = (o.latency as number | undefined) ?? Math.ceil(0.8 * workloadOptions.ttlMs);
   const workload = WORKLOADS[o.workload as string];
   const name = [backend.name, workload.name, nemeses.length ? nemeses.join("+") : "none", fencing ? "fence-on" : "fence-off"].join("-");
   return {
@@ -116,7 +118,7 @@ export function buildTest(o: ParsedOptions): Test {
       grudges: o.partition as string[],
       partitionMode: o["partition-mode"] as "timeout" | "reset",
       latencyMs,
-      jitterMs: (o.jitter as number | undefined) ?? Math.round(latencyMs / 4),
+      jitterMs: (o.jitter as number | undefined) ?? Math.round(latencyMs / 8),
     },
   };
 }

@@ -1,6 +1,7 @@
-// Slow links: latency with jitter, both ways, on a random subset of worker links
-// (the resource's included). Long enough, it delivers a write after its hold's
-// lease has expired and the next holder has written: K2 of the catalogue.
+// Slow links: latency with jitter, both ways, on every link of a random subset of
+// the workers (their links to the resource included), leaving at least one worker
+// fast. A slow holder's write then lands after its lease has expired and a fast
+// client has taken the lock and written: K2 of the catalogue.
 import type { Toxic } from "toxiproxy-node-client";
 import { linkName, type Link } from "../cluster/links.ts";
 import type { Nemesis, NemesisContext } from "./nemesis.ts";
@@ -23,8 +24,11 @@ export function latencyNemesis(): Nemesis {
     async inject(ctx) {
       const net = ctx.links;
       if (!net || active) return;
-      let links = net.all.filter(() => ctx.rng.next() < 0.5);
-      if (links.length === 0) links = [ctx.rng.pick(net.all)];
+      const workers = [...ctx.workers];
+      const slow: string[] = [];
+      const count = workers.length > 1 ? ctx.rng.int(1, workers.length - 1) : 1;
+      while (slow.length < count) slow.push(...workers.splice(ctx.rng.int(0, workers.length - 1), 1));
+      const links = net.all.filter((l) => slow.includes(l.worker));
       const { latencyMs, jitterMs } = ctx.options;
       const ms = Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs));
       const toxics: Array<Toxic<unknown>> = [];
