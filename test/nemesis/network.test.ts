@@ -1,0 +1,72 @@
+// Network faults end to end, through the fault proxy: partitions show in the
+// history and in the clients' outcomes; latency past the lease gives a stale write
+// (K2); --toxiproxy makes the links in a Toxiproxy-compatible server we do not own
+// and removes them afterwards.
+import { describe, it, expect } from "vitest";
+import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { Toxiproxy } from "toxiproxy-node-client";
+import { startProxyServer } from "../../proxy/index.ts";
+import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../helpers.ts";
+
+const short = ["--concurrency", "4", "--workers", "2", "--work", "5", "--seed", "3"];
+
+function load(store: string) {
+  const dir = latestRun(store);
+  return {
+    events: readNdjson(join(dir, "history.ndjson")).slice(1),
+    run: JSON.parse(readFileSync(join(dir, "run.json"), "utf8")),
+    results: JSON.parse(readFileSync(join(dir, "results.json"), "utf8")),
+  };
+}
+
+describe("network nemeses", () => {
+  it("a partition (isolate-one, silent drops) is recorded with its links, and cut-off clients see timeouts", async () => {
+    const store = tempRunDir("fc-part-");
+    const cli = runCli("test-jepsen", [...short, "--nemesis", "partition", "--partition", "isolate-one", "--nemesis-interval", "0.5", "--fault-min", "1500", "--fault-max", "2000", "--command-timeout", "500", "--time-limit", "4", "--store", store]);
+    expect([0, 1]).toContain(await cli.exit);
+    const { events, run } = load(store);
+    const start = events.find((e) => e.f === "start-partition") as { value: { targets: string[]; grudge: string } } | undefined;
+    expect(start?.value.grudge).toBe("isolate-one");
+    // One lock server, two workers: isolating it cuts both workers' links to it.
+    expect(start?.value.targets.sort()).toEqual(["worker-1->redis-1", "worker-2->redis-1"]);
+    expect(events.some((e) => e.f === "stop-partition")).toBe(true);
+    expect(events.some((e) => e.type === "info" && e.error === "timeout")).toBe(true);
+    expect(run.links.map((l: { name: string }) => l.name)).toContain("worker-1->resource");
+  });
+
+  it("--partition-mode reset refuses connections instead", async () => {
+    const store = tempRunDir("fc-part-");
+    const cli = runCli("test-jepsen", [...short, "--nemesis", "partition", "--partition", "isolate-one", "--partition-mode", "reset", "--nemesis-interval", "0.5", "--fault-min", "1500", "--fault-max", "2000", "--time-limit", "4", "--store", store]);
+    expect([0, 1]).toContain(await cli.exit);
+    const { events } = load(store);
+    expect(events.find((e) => e.f === "start-partition")).toMatchObject({ value: { mode: "reset" } });
+    expect(events.some((e) => e.process !== "nemesis" && e.type !== "ok" && e.type !== "invoke" && /conn-/.test(String(e.error)))).toBe(true);
+  });
+
+  it("latency past the lease makes a slow holder's write land after the next holder's (K2)", async () => {
+    const store = tempRunDir("fc-lat-");
+    const cli = runCli("test-jepsen", [...short, "--nemesis", "latency", "--fence", "off", "--ttl", "500", "--nemesis-interval", "0.5", "--fault-min", "3000", "--fault-max", "3000", "--time-limit", "8", "--store", store]);
+    expect(await cli.exit, cli.stdout()).toBe(1);
+    const { events, results } = load(store);
+    expect(events.some((e) => e.f === "start-latency")).toBe(true);
+    expect(results.anomaly_types).toContain("stale-write-accepted");
+  });
+
+  it("--toxiproxy makes the run's links in another server and removes them afterwards", async () => {
+    const server = await startProxyServer({ port: 0 });
+    try {
+      const store = tempRunDir("fc-tp-");
+      const cli = runCli("test-jepsen", [...short, "--toxiproxy", server.url, "--nemesis", "partition", "--nemesis-interval", "0.5", "--fault-min", "500", "--fault-max", "800", "--time-limit", "3", "--store", store]);
+      expect([0, 1], cli.stderr()).toContain(await cli.exit);
+      const { events, run } = load(store);
+      expect(events.some((e) => e.f === "start-partition")).toBe(true);
+      expect(run.links.length).toBe(4);
+      expect(run.proxy).toBeUndefined();
+      expect(await new Toxiproxy(server.url).getAll()).toEqual({});
+      expect(processesMentioning(store)).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+});
