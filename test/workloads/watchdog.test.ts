@@ -1,0 +1,104 @@
+// The renew watchdog and the one place exceptions become `info`, on a real Redis.
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { Redis } from "ioredis";
+import { ProcessGroup } from "../../cluster/processes.ts";
+import { PortPlan } from "../../cluster/ports.ts";
+import { startRedisNodes, type ServerNode } from "../../cluster/redis.ts";
+import { RedisLock } from "../../clients/redis.ts";
+import { LogicalClient } from "../../workloads/client.ts";
+import { acquire, release, stillHeld } from "../../workloads/hold.ts";
+import type { WorkloadOptions } from "../../workloads/options.ts";
+import type { UnindexedEvent } from "../../store/events.ts";
+import { rng } from "../../lib/index.ts";
+import { tempRunDir } from "../helpers.ts";
+
+let group: ProcessGroup;
+let node: ServerNode;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const opts = (o: Partial<WorkloadOptions>): WorkloadOptions => ({
+  ttlMs: 300, acquireTimeoutMs: 0, workMs: 0, pauseMs: 0, pauseClients: "all", writesPerHold: 1, keys: 1, rate: 1, staggerMs: 0, renew: true, ...o,
+});
+
+beforeAll(async () => {
+  const dir = tempRunDir();
+  group = new ProcessGroup(dir);
+  [node] = await startRedisNodes(group, new PortPlan(0), 1, { runDir: dir });
+});
+afterAll(() => group.stopAll());
+
+function client() {
+  const events: UnindexedEvent[] = [];
+  const c = new LogicalClient(0, 4, () => Number(process.hrtime.bigint()), (e) => events.push(e));
+  const lock = new RedisLock({ endpoint: node, ownerPrefix: `w${Math.random()}`, commandTimeoutMs: 500, rng: rng(1) });
+  return { c, lock, events };
+}
+
+describe("renew watchdog", () => {
+  it("keeps a lease alive past its TTL, recording each renew, and stops at release", async () => {
+    const { c, lock, events } = client();
+    await sleep(50);
+    const held = await acquire(c, lock, "wd1", opts({}));
+    expect(held).not.toBeNull();
+    await sleep(1000);
+    const other = new RedisLock({ endpoint: node, ownerPrefix: "x", commandTimeoutMs: 500, rng: rng(2) });
+    expect((await other.acquire("wd1", 300, 0)).type).toBe("fail");
+    expect(stillHeld(c, held!)).toBe(true);
+    await release(c, lock, held!);
+    const renews = events.filter((e) => e.f === "renew" && e.type === "ok");
+    expect(renews.length).toBeGreaterThanOrEqual(5);
+    const n = events.length;
+    await sleep(400);
+    expect(events.length).toBe(n); // nothing after release
+    await lock.close();
+    await other.close();
+  });
+
+  it("says so when a renew fails, and the hold is no longer used", async () => {
+    const { c, lock, events } = client();
+    await sleep(50);
+    const held = await acquire(c, lock, "wd2", opts({}));
+    const r = new Redis({ host: node.host, port: node.port });
+    await r.del("wd2"); // the lease is gone, as after an expiry
+    r.disconnect();
+    await sleep(250);
+    expect(held!.watchdog!.lost).toBe(true);
+    expect(stillHeld(c, held!)).toBe(false);
+    expect(events.find((e) => e.f === "renew" && e.type === "fail")).toMatchObject({ error: "not-owner" });
+    await release(c, lock, held!);
+    await lock.close();
+  });
+});
+
+describe("operations", () => {
+  it("a thrown error becomes info, and the client carries on as a new process", async () => {
+    const events: UnindexedEvent[] = [];
+    const c = new LogicalClient(2, 4, () => 0, (e) => events.push(e));
+    const done = await c.op("write", "k", {}, async () => {
+      throw Object.assign(new Error("socket hang up"), { code: "timeout" });
+    });
+    expect(done).toEqual({ type: "info", error: "timeout" });
+    expect(c.process).toBe(6);
+    await c.op("read", "k", {}, async () => ({ type: "ok" }));
+    expect(events.map((e) => [e.process, e.type])).toEqual([[2, "invoke"], [2, "info"], [6, "invoke"], [6, "ok"]]);
+  });
+
+  it("a request that certainly never left completes as fail, and the process goes on", async () => {
+    const events: UnindexedEvent[] = [];
+    const c = new LogicalClient(1, 4, () => 0, (e) => events.push(e));
+    const done = await c.op("write", "k", {}, async () => {
+      throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    });
+    expect(done).toEqual({ type: "fail", error: "conn-refused" });
+    expect(c.process).toBe(1);
+  });
+
+  it("serialises operations of one client: one outstanding at a time", async () => {
+    const events: UnindexedEvent[] = [];
+    const c = new LogicalClient(0, 1, () => events.length, (e) => events.push(e));
+    await Promise.all([
+      c.op("write", "k", {}, async () => (await sleep(30), { type: "ok" })),
+      c.op("renew", "k", {}, async () => ({ type: "ok" })),
+    ]);
+    expect(events.map((e) => `${e.f}:${e.type}`)).toEqual(["write:invoke", "write:ok", "renew:invoke", "renew:ok"]);
+  });
+});
