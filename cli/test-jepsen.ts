@@ -1,7 +1,6 @@
 // npm run test:jepsen -- [options]: run one test against real servers, check the
 // history, write the report, and exit with the verdict.
-import { parseArgs, helpText } from "./args.ts";
-import { BadInput, EXIT, exitCodeFor } from "../lib/index.ts";
+import { BadInput, EXIT, exitCodeFor, helpText, noPositional, parseArgs } from "../lib/index.ts";
 import { TEST_OPTIONS, buildTest } from "./test-options.ts";
 import { runTest } from "../runner/run.ts";
 import { checkAndReport } from "./check.ts";
@@ -21,7 +20,7 @@ async function main(): Promise<number> {
       process.stdout.write(helpText(USAGE, TEST_OPTIONS));
       return EXIT.valid;
     }
-    if (positional.length) throw new BadInput(`unexpected argument ${JSON.stringify(positional[0])} (options start with --)`);
+    noPositional(positional);
     test = buildTest(options);
   } catch (err) {
     if (err instanceof BadInput) {

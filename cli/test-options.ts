@@ -1,7 +1,6 @@
 // The options of `npm run test:jepsen`, and how they become a Test: the one
 // description of each option, from which --help, defaults and messages come.
-import { BadInput } from "../lib/index.ts";
-import type { OptionSpec, ParsedOptions } from "./args.ts";
+import { BadInput, type OptionSpec, type ParsedOptions } from "../lib/index.ts";
 import { BACKENDS } from "../runner/backends.ts";
 import type { Test } from "../runner/test.ts";
 import { CLIENTS } from "../clients/index.ts";
@@ -96,6 +95,7 @@ export function buildTest(o: ParsedOptions): Test {
     name,
     backend,
     client,
+    clientOptions: {},
     workload,
     nemeses,
     fencing,

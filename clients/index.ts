@@ -2,10 +2,10 @@
 // the name the user gave (--client) and gets a LockClient; which service is behind
 // it is the backend's business.
 import { RedisLock } from "./redis.ts";
-import type { LockClient } from "./lock.ts";
+import type { LockClient, ClientOptions } from "./lock.ts";
 import type { Rng } from "../lib/index.ts";
 
-export type { Hold, LockClient, Outcome } from "./lock.ts";
+export type { Hold, LockClient, Outcome, ClientOptions } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
 
 export interface Endpoint {
@@ -20,6 +20,7 @@ export interface ClientContext {
   ownerPrefix: string;
   commandTimeoutMs: number;
   rng: Rng;
+  options: ClientOptions;
 }
 
 export interface ClientKind {

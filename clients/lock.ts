@@ -24,3 +24,9 @@ export interface LockClient {
   release(key: string, hold: Hold): Promise<Outcome<{ released: boolean }>>;
   close(): Promise<void>;
 }
+
+/** Options of the lock clients, set from the CLI; each client reads the ones it knows. */
+export interface ClientOptions {
+  /** Where a Redlock hold's fence comes from (issue 4): none, max-incr or single. */
+  fenceSource?: "none" | "max-incr" | "single";
+}

@@ -4,6 +4,7 @@
 import type { Rng } from "../lib/index.ts";
 import type { ProcessGroup } from "../cluster/processes.ts";
 import type { Links } from "../cluster/links.ts";
+import type { Cluster } from "../cluster/cluster.ts";
 
 export interface NemesisOptions {
   intervalS: number;
@@ -26,6 +27,8 @@ export interface NemesisContext {
   workers: string[];
   /** Names of the lock service's server processes ("redis-1", ...). */
   servers: string[];
+  /** The lock service, with whatever abilities its backend offers (kill, clocks, peers). */
+  cluster: Cluster;
   /** The proxied worker-to-server links (null when the run has no fault proxy). */
   links: Links | null;
   options: NemesisOptions;

@@ -2,12 +2,15 @@
 // to it. Adding one touches no workload or nemesis.
 import type { ProcessGroup } from "../cluster/processes.ts";
 import type { PortPlan } from "../cluster/ports.ts";
-import { startRedisNodes, type ServerNode } from "../cluster/redis.ts";
+import { startRedisNodes } from "../cluster/redis.ts";
+import type { Cluster } from "../cluster/cluster.ts";
 
 export interface BackendContext {
   group: ProcessGroup;
   ports: PortPlan;
   runDir: string;
+  /** The run's Toxiproxy API, for backends whose members talk to each other. */
+  toxiproxyUrl: string;
 }
 
 export interface Backend {
@@ -15,7 +18,7 @@ export interface Backend {
   describe: string;
   clients: readonly string[];
   defaultClient: string;
-  start(ctx: BackendContext): Promise<ServerNode[]>;
+  start(ctx: BackendContext): Promise<Cluster>;
 }
 
 export const BACKENDS: Record<string, Backend> = {
@@ -24,6 +27,6 @@ export const BACKENDS: Record<string, Backend> = {
     describe: "one redis-server",
     clients: ["redis", "redis-unsafe-release"],
     defaultClient: "redis",
-    start: (ctx) => startRedisNodes(ctx.group, ctx.ports, 1, { runDir: ctx.runDir }),
+    start: async (ctx) => ({ nodes: await startRedisNodes(ctx.group, ctx.ports, 1, { runDir: ctx.runDir }) }),
   },
 };

@@ -1,6 +1,6 @@
 // Messages between the runner and its worker processes (over Node's IPC channel).
 import type { UnindexedEvent } from "../store/events.ts";
-import type { Endpoint } from "../clients/index.ts";
+import type { Endpoint, ClientOptions } from "../clients/index.ts";
 import type { WorkloadOptions } from "../workloads/index.ts";
 
 export interface WorkerConfig {
@@ -14,6 +14,7 @@ export interface WorkerConfig {
   /** Per client id: the lock service's nodes as that client reaches them. */
   endpoints: Record<number, Endpoint[]>;
   client: string;
+  clientOptions: ClientOptions;
   workload: string;
   opts: WorkloadOptions;
   resourceUrl: string;

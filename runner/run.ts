@@ -82,6 +82,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
       workers: workers.map((w) => w.name),
       servers: nodes.map((n) => n.name),
       links: system.links,
+      cluster: system.cluster,
       options: test.nemesisOptions,
       record: (f, value) => record([{ time: clock(), process: "nemesis", type: "info", f, value }]),
     };

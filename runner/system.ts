@@ -7,6 +7,7 @@ import type { ProcessGroup } from "../cluster/processes.ts";
 import type { PortPlan } from "../cluster/ports.ts";
 import type { ServerNode } from "../cluster/redis.ts";
 import { Links, type Link } from "../cluster/links.ts";
+import type { Cluster } from "../cluster/cluster.ts";
 import { startResource, type ResourceHandle } from "../resource/index.ts";
 import { spawnProxyServer } from "../proxy/index.ts";
 import { RUN_FILES, type UnindexedEvent } from "../store/index.ts";
@@ -16,6 +17,7 @@ import type { Test } from "./test.ts";
 
 export interface System {
   resource: ResourceHandle;
+  cluster: Cluster;
   nodes: ServerNode[];
   links: Links;
   workers: WorkerHandle[];
@@ -62,7 +64,8 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     ctx.started("proxy", { url: proxy.url, pid: proxy.pid });
   }
 
-  const nodes = await test.backend.start({ group, ports, runDir });
+  const cluster = await test.backend.start({ group, ports, runDir, toxiproxyUrl });
+  const nodes = cluster.nodes;
   ctx.started("servers", nodes);
 
   const workerNames = Array.from({ length: test.workers }, (_, i) => `worker-${i + 1}`);
@@ -88,6 +91,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
         t0: t0.toString(),
         endpoints: Object.fromEntries(assignment[i].map((c) => [c, lockEndpoints])),
         client: test.client,
+        clientOptions: test.clientOptions,
         workload: test.workload.name,
         opts: test.workloadOptions,
         resourceUrl: `http://${toResource.host}:${toResource.port}`,
@@ -98,6 +102,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   ctx.started("workers", Object.fromEntries(workers.map((w, i) => [w.name, { pid: w.proc.pid, clients: assignment[i] }])));
   return {
     resource,
+    cluster,
     nodes,
     links,
     workers,

@@ -2,6 +2,7 @@
 // workload, nemeses, and the options that parameterise them (as in Jepsen, where
 // a test map merges a workload and a nemesis package).
 import type { Backend } from "./backends.ts";
+import type { ClientOptions } from "../clients/index.ts";
 import type { Workload, WorkloadOptions } from "../workloads/index.ts";
 import type { NemesisOptions } from "../nemesis/index.ts";
 
@@ -10,6 +11,7 @@ export interface Test {
   name: string;
   backend: Backend;
   client: string;
+  clientOptions: ClientOptions;
   workload: Workload;
   nemeses: string[];
   fencing: boolean;

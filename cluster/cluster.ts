@@ -1,0 +1,20 @@
+// What a running lock service is to the rest of the run: its nodes, and the
+// optional abilities a backend may offer the nemeses (Jepsen's separate
+// interfaces for kill, pause and clock faults). Pausing needs nothing from the
+// backend: every server process is in the run's process group.
+import type { ServerNode } from "./redis.ts";
+
+export interface Cluster {
+  nodes: ServerNode[];
+  /** SIGKILL one node; it stays down until restart. */
+  kill?(name: string): Promise<void>;
+  /** Start a killed node again (same port, same data directory). */
+  restart?(name: string): Promise<void>;
+  /** Move one node's wall clock to real time + offsetMs (0 puts it back). */
+  skewClock?(name: string, offsetMs: number): Promise<void>;
+  /** The members' own network (etcd): cut the components off from each other, or heal. */
+  peers?: {
+    partition(components: string[][]): Promise<void>;
+    heal(): Promise<void>;
+  };
+}
