@@ -10,14 +10,13 @@
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { Toxiproxy } from "toxiproxy-node-client";
 import { RedisLock } from "../clients/redis.ts";
 import type { Hold } from "../clients/index.ts";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
 import { startRedisNodes } from "../cluster/redis.ts";
-import { BadInput, EXIT, rng } from "../lib/index.ts";
+import { BadInput, EXIT, helpText, noPositional, parseArgs, rng, type OptionSpec } from "../lib/index.ts";
 import { spawnProxyServer, type SpawnedProxyServer } from "../proxy/index.ts";
 
 const COMMAND = "npm run bench:proxy --";
@@ -38,15 +37,15 @@ const USAGE = [
   "Times uncontended acquire+release cycles of the Redis lock against a fresh",
   "redis-server on loopback, directly and through the fault proxy with no toxic,",
   "and checks the proxy's targets: median under 1.5 x direct, p99 under 3 ms.",
-  "",
-  `  --cycles N   measured cycles per path, at least 10 (default ${DEFAULT_CYCLES}),`,
-  `               after ${WARMUP_CYCLES} warm-up cycles each`,
-  "  --json       print one JSON object instead of the table",
-  "  --help       this text",
-  "",
   "Exit: 0 when the figures were printed (targets met or not), 254 bad options,",
   "255 the benchmark could not run.",
 ].join("\n");
+
+const BENCH_OPTIONS: readonly OptionSpec[] = [
+  // Ten is the least that still makes a p99 mean something other than the max.
+  { name: "cycles", kind: "int", default: DEFAULT_CYCLES, min: 10, help: `measured cycles per path, at least 10, after ${WARMUP_CYCLES} warm-up cycles each` },
+  { name: "json", kind: "flag", default: false, help: "print one JSON object instead of the table" },
+];
 
 interface Options {
   help: boolean;
@@ -55,25 +54,9 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        cycles: { type: "string" },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    }));
-  } catch (e) {
-    throw new BadInput(`${(e as Error).message}\n${USAGE}`);
-  }
-  const raw = values.cycles ?? String(DEFAULT_CYCLES);
-  // Ten is the least that still makes a p99 mean something other than the max.
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 10) throw new BadInput(`--cycles must be an integer of at least 10, got ${JSON.stringify(raw)}`);
-  return { help: values.help ?? false, cycles: Number(raw), json: values.json ?? false };
+  const { options: o, positional, help } = parseArgs(argv, BENCH_OPTIONS);
+  noPositional(positional);
+  return { help, cycles: o.cycles as number, json: o.json as boolean };
 }
 
 interface PathFigures {
@@ -206,7 +189,7 @@ async function main(): Promise<number> {
     return EXIT.badInput;
   }
   if (opts.help) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(helpText(USAGE, BENCH_OPTIONS));
     return EXIT.valid;
   }
 

@@ -1,9 +1,11 @@
 // Small generic helpers shared by every part: seeded randomness, time, the exit
-// codes and the bad-input error, and running services of our own (the resource,
-// the fault proxy) as child processes together with the lifeline by which such a
-// child follows its parent out.
+// codes and the bad-input error, the option parser every command reads its
+// arguments with, and running services of our own (the resource, the fault proxy)
+// as child processes together with the lifeline by which such a child follows its
+// parent out.
 export { rng, type Rng } from "./random.ts";
 export { sleep, nsToMs } from "./time.ts";
 export { EXIT, BadInput, exitCodeFor } from "./exit.ts";
+export { parseArgs, noPositional, helpText, type OptionSpec, type OptionKind, type OptionValue, type ParsedOptions } from "./args.ts";
 export { spawnService, type ServiceHandle, type ServiceOptions } from "./service.ts";
 export { onParentGone } from "./lifeline.ts";

@@ -1,8 +1,7 @@
 // The proxy process's command line, shared by proxy/main.ts (spawned, default port
 // 0) and cli/proxy.ts (for people, default port 18474). Bad arguments are the
 // user's mistake: BadInput, exit 254.
-import { parseArgs } from "node:util";
-import { BadInput } from "../lib/index.ts";
+import { BadInput, helpText, noPositional, parseArgs, type OptionSpec } from "../lib/index.ts";
 
 export interface ProxyArgs {
   help: boolean;
@@ -13,44 +12,36 @@ export interface ProxyArgs {
   watchStdin: boolean;
 }
 
-export function proxyUsage(command: string, defaultPort: number): string {
+// A function of the default port because the two entry points differ only there.
+function proxyOptions(defaultPort: number): readonly OptionSpec[] {
   return [
+    { name: "port", kind: "int", default: defaultPort, min: 0, max: 65535, help: "API port, 0..65535; 0 picks a free one" },
+    { name: "host", kind: "string", default: "127.0.0.1", help: "address to bind" },
+    { name: "watch-stdin", kind: "flag", default: false, help: "exit when stdin closes" },
+  ];
+}
+
+export function proxyUsage(command: string, defaultPort: number): string {
+  const usage = [
     `usage: ${command} [--port N] [--host ADDR] [--watch-stdin]`,
     "",
     "A fault proxy that answers Toxiproxy's HTTP API (proxies, toxics, /reset,",
     "/populate, /version), plus a block_from toxic for cluster peer traffic.",
-    "",
-    `  --port N        API port, 0..65535; 0 picks a free one (default ${defaultPort})`,
-    "  --host ADDR     address to bind (default 127.0.0.1)",
-    "  --watch-stdin   exit when stdin closes",
-    "  --help          this text",
-    "",
     'Prints {"port":N} on stdout once listening. Exits on SIGTERM, SIGINT, and when',
     "its parent process dies.",
   ].join("\n");
+  // Callers add their own newline, as they did when this was a fixed text.
+  return helpText(usage, proxyOptions(defaultPort)).trimEnd();
 }
 
+/**
+ * `defaults.command` no longer shows up in messages (they name the option, and
+ * --help prints the usage), but callers still pass it, so the signature stays.
+ */
 export function parseProxyArgs(argv: string[], defaults: { command: string; port: number }): ProxyArgs {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: "string" },
-        host: { type: "string", default: "127.0.0.1" },
-        "watch-stdin": { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    }));
-  } catch (e) {
-    throw new BadInput(`${(e as Error).message}\n${proxyUsage(defaults.command, defaults.port)}`);
-  }
-  const rawPort = values.port ?? String(defaults.port);
-  const port = Number(rawPort);
-  if (!/^\d{1,5}$/.test(rawPort) || port > 65535) throw new BadInput(`--port must be an integer in 0..65535, got ${JSON.stringify(rawPort)}`);
-  const host = values.host ?? "127.0.0.1";
+  const { options: o, positional, help } = parseArgs(argv, proxyOptions(defaults.port));
+  noPositional(positional);
+  const host = o.host as string;
   if (host.trim() === "") throw new BadInput("--host must not be empty");
-  return { help: values.help ?? false, host, port, watchStdin: values["watch-stdin"] ?? false };
+  return { help, host, port: o.port as number, watchStdin: o["watch-stdin"] as boolean };
 }

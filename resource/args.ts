@@ -1,7 +1,6 @@
 // The resource process's command line. Bad arguments are the user's mistake, so
 // they come back as BadInput (exit 254) with a message naming the argument.
-import { parseArgs } from "node:util";
-import { BadInput } from "../lib/index.ts";
+import { BadInput, helpText, noPositional, parseArgs, type OptionSpec } from "../lib/index.ts";
 
 export interface ResourceArgs {
   /** 0 picks a free port. */
@@ -17,33 +16,28 @@ export interface ResourceArgs {
 export const USAGE =
   "usage: resource/main.ts --log <resource.ndjson> --fence on|off [--port N] [--fence-reads] [--watch-stdin]";
 
+const RESOURCE_OPTIONS: readonly OptionSpec[] = [
+  { name: "log", kind: "string", default: undefined, required: true, help: "resource.ndjson, the decision log, appended to" },
+  { name: "fence", kind: "on-off", default: undefined, required: true, help: "refuse writes that carry a stale fencing token" },
+  { name: "port", kind: "int", default: 0, min: 0, max: 65535, help: "port to listen on; 0 picks a free one" },
+  { name: "fence-reads", kind: "flag", default: false, help: "a read that carries a fence advances the key's fence too" },
+  { name: "watch-stdin", kind: "flag", default: false, help: "exit when stdin closes" },
+];
+
 export function parseResourceArgs(argv: string[]): ResourceArgs {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: "string", default: "0" },
-        log: { type: "string" },
-        fence: { type: "string" },
-        "fence-reads": { type: "boolean", default: false },
-        "watch-stdin": { type: "boolean", default: false },
-      },
-    }));
-  } catch (e) {
-    throw new BadInput(`${(e as Error).message}\n${USAGE}`);
-  }
-  const port = Number(values.port);
-  if (!/^\d+$/.test(values.port ?? "") || port > 65535) throw new BadInput(`--port must be 0..65535, got ${JSON.stringify(values.port)}`);
-  if (!values.log) throw new BadInput(`--log is required\n${USAGE}`);
-  if (values.fence !== "on" && values.fence !== "off") throw new BadInput(`--fence must be on or off, got ${JSON.stringify(values.fence)}`);
+  const { options: o, positional, help } = parseArgs(argv, RESOURCE_OPTIONS);
+  // Only startResource runs this process and main.ts has no help path, so --help
+  // is refused like any other mistake, with the text it asked for as the message.
+  if (help) throw new BadInput(helpText(USAGE, RESOURCE_OPTIONS).trimEnd());
+  noPositional(positional);
+  const log = o.log as string;
+  // An empty path is as good as none: the decision log would be opened nowhere.
+  if (log === "") throw new BadInput("--log is required");
   return {
-    port,
-    log: values.log,
-    fencing: values.fence === "on",
-    fenceReads: values["fence-reads"] ?? false,
-    watchStdin: values["watch-stdin"] ?? false,
+    port: o.port as number,
+    log,
+    fencing: o.fence as boolean,
+    fenceReads: o["fence-reads"] as boolean,
+    watchStdin: o["watch-stdin"] as boolean,
   };
 }
