@@ -90,8 +90,9 @@ export class RedisLock implements LockClient {
       const fence = (await this.redis.eval(ACQUIRE, 2, key, fenceKey(key), owner, ttlMs)) as number | null;
       if (fence !== null) return { type: "ok", value: { owner, fence: Number(fence), ttlMs } };
       if (Date.now() >= deadline) return { type: "fail", error: timeoutMs > 0 ? "timeout" : "busy" };
-      // Spread the retries so waiters do not march in step.
-      await sleep(Math.min(this.opts.rng.between(5, 25), Math.max(0, deadline - Date.now())));
+      // Spread the retries so waiters do not march in step, but keep them short: a
+      // free lock nobody has noticed yet is time the lock stands idle.
+      await sleep(Math.min(this.opts.rng.between(2, 10), Math.max(0, deadline - Date.now())));
     }
   }
 

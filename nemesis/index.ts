@@ -10,7 +10,7 @@ export { GRUDGES, grudge, type Grudge, type GrudgeKind } from "./grudges.ts";
 
 /** Each call makes a fresh nemesis: they keep the faults they have in force. */
 export const NEMESES: Record<string, { describe: string; create(): Nemesis }> = {
-  pause: { describe: "SIGSTOP worker processes past the lease", create: () => pauseNemesis("pause", (ctx) => ctx.workers) },
+  pause: { describe: "SIGSTOP worker processes past the lease", create: () => pauseNemesis("pause", (ctx) => ctx.workers, true) },
   "pause-server": { describe: "SIGSTOP lock servers", create: () => pauseNemesis("pause-server", (ctx) => ctx.servers) },
   partition: { describe: "cut worker-to-server links (Jepsen's grudges)", create: partitionNemesis },
   latency: { describe: "slow a random subset of links", create: latencyNemesis },

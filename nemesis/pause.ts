@@ -3,7 +3,12 @@
 // server stops answering while its keys' TTLs keep running.
 import type { Nemesis, NemesisContext } from "./nemesis.ts";
 
-export function pauseNemesis(name: string, pick: (ctx: NemesisContext) => string[]): Nemesis {
+/**
+ * `keepOne`: never freeze the last running target. A K1 needs someone awake to
+ * take the expired lease while the holder sleeps; with every worker frozen the
+ * fault shows nothing.
+ */
+export function pauseNemesis(name: string, pick: (ctx: NemesisContext) => string[], keepOne = false): Nemesis {
   const timers = new Map<string, NodeJS.Timeout>();
 
   const resume = (ctx: NemesisContext, target: string): void => {
@@ -20,8 +25,9 @@ export function pauseNemesis(name: string, pick: (ctx: NemesisContext) => string
         ? "SIGSTOP a random worker process (its clients freeze mid-hold) for pause-min..pause-max ms, then SIGCONT"
         : "SIGSTOP a random lock server for pause-min..pause-max ms, then SIGCONT",
     async inject(ctx) {
-      const candidates = pick(ctx).filter((t) => !timers.has(t));
-      if (candidates.length === 0) return;
+      const all = pick(ctx);
+      const candidates = all.filter((t) => !timers.has(t));
+      if (candidates.length === 0 || (keepOne && candidates.length === 1 && all.length > 1)) return;
       const target = ctx.rng.pick(candidates);
       const ms = Math.round(ctx.rng.between(ctx.options.pauseMinMs, ctx.options.pauseMaxMs));
       if (!ctx.processes.pause(target)) return;
