@@ -19,7 +19,11 @@ export const MAX_WITNESSES = 100;
 type Analysis = (m: Model) => Witness[];
 
 export function analyze(input: RunInput): { results: Results; warnings: string[] } {
-  const m = buildModel(input);
+  return verdict(buildModel(input));
+}
+
+/** The verdict on a model already built (by `buildModel` or a streaming `ModelBuilder`). */
+export function verdict(m: Model): { results: Results; warnings: string[] } {
   const audit = auditResourceLog(m);
   m.unknown.push(...audit.unknown);
   m.warnings.push(...audit.warnings);

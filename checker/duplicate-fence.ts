@@ -3,25 +3,28 @@
 // (F1: a fence counter that restarted).
 import type { Witness } from "../store/events.ts";
 import { quoteAcquire } from "./explain.ts";
-import { eventsOf, type Hold, type Model } from "./model.ts";
+import { eventsOf, type Model } from "./model.ts";
 
 export function duplicateFences(m: Model): Witness[] {
+  const { holds } = m;
   const out: Witness[] = [];
-  for (const [key, holds] of m.holdsByKey) {
-    const first = new Map<number, Hold>();
-    for (const h of holds) {
-      if (h.fence === null) continue;
-      const earlier = first.get(h.fence);
-      if (!earlier) {
-        first.set(h.fence, h);
+  for (const [key, list] of m.holdsByKey) {
+    const first = new Map<number, number>();
+    for (let j = 0; j < list.length; j++) {
+      const h = list.items[j];
+      const fence = holds.fence[h];
+      if (Number.isNaN(fence)) continue;
+      const earlier = first.get(fence);
+      if (earlier === undefined) {
+        first.set(fence, h);
         continue;
       }
       out.push({
         key,
-        events: eventsOf(earlier.acquire, h.acquire),
+        events: eventsOf(m, holds.acquire[earlier], holds.acquire[h]),
         explanation:
-          `On key ${JSON.stringify(key)}, ${quoteAcquire(earlier)} and ${quoteAcquire(h)} ` +
-          `gave two different holds the same fence ${h.fence}.`,
+          `On key ${JSON.stringify(key)}, ${quoteAcquire(m, earlier)} and ${quoteAcquire(m, h)} ` +
+          `gave two different holds the same fence ${fence}.`,
       });
     }
   }

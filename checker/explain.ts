@@ -1,31 +1,40 @@
 // How a witness quotes what it rests on: each operation once, with its event
 // indexes, times in ms, process and the fields that matter, so that a reader can
 // find every step of the argument in history.ndjson or resource.ndjson.
-import type { ResourceDecision } from "../store/events.ts";
-import type { Hold, Op, Write } from "./model.ts";
+import type { Model } from "./model.ts";
+import { OUTCOMES, orNull } from "./table.ts";
 
 export const ms = (ns: number): string => `${(ns / 1e6).toFixed(3)} ms`;
 
 const show = (v: unknown): string => (v === undefined ? "nothing" : JSON.stringify(v));
 
-/** `write #12 (process 3, owner "c3-7", fence 5) invoked at 12.000 ms, ok #14 at 13.500 ms` */
-export function quoteOp(op: Op, details = ""): string {
-  const what = `${op.f} #${op.invoke.index} (process ${op.process}${details ? `, ${details}` : ""}) invoked at ${ms(op.start)}`;
-  if (!op.done) return `${what}, never completed`;
-  const err = op.done.error ? ` ${op.done.error}` : "";
-  return `${what}, ${op.done.type}${err} #${op.done.index} at ${ms(op.done.time)}`;
-}
-
 export const fenceText = (fence: number | null): string => (fence === null ? "no fence" : `fence ${fence}`);
 
-export const quoteWrite = (w: Write): string => quoteOp(w, `owner ${show(w.owner)}, ${fenceText(w.fence)}, data ${show(w.data)}`);
+export const keyText = (m: Model, key: number): string => JSON.stringify(m.keys.names[key]);
+export const ownerOf = (m: Model, owner: number): string | undefined => (owner < 0 ? undefined : m.owners.names[owner]);
 
-export const quoteAcquire = (h: Hold): string => quoteOp(h.acquire, `owner ${show(h.owner)}, ${fenceText(h.fence)}`);
+/** `write #12 (process 3, owner "c3-7", fence 5) invoked at 12.000 ms, ok #14 at 13.500 ms` */
+export function quoteOp(m: Model, op: number, details = ""): string {
+  const o = m.ops;
+  const what = `${m.fs.names[o.f[op]]} #${o.invoke[op]} (process ${o.process[op]}${details ? `, ${details}` : ""}) invoked at ${ms(o.start[op])}`;
+  if (o.done[op] < 0) return `${what}, never completed`;
+  const error = o.error[op] < 0 ? "" : m.errors.names[o.error[op]];
+  return `${what}, ${OUTCOMES[o.outcome[op]]}${error ? ` ${error}` : ""} #${o.done[op]} at ${ms(o.doneTime[op])}`;
+}
+
+export const quoteWrite = (m: Model, w: number): string =>
+  quoteOp(m, w, `owner ${show(ownerOf(m, m.ops.owner[w]))}, ${fenceText(orNull(m.ops.fence[w]))}, data ${show(m.ops.data[w])}`);
+
+export const quoteAcquire = (m: Model, h: number): string =>
+  quoteOp(m, m.holds.acquire[h], `owner ${show(m.owners.names[m.holds.owner[h]])}, ${fenceText(orNull(m.holds.fence[h]))}`);
 
 /** `seq 7 (write by process 3, owner "c3-7", fence 5, data 6, accepted at 13.000 ms)` */
-export function quoteDecision(d: ResourceDecision): string {
-  const data = d.op === "write" ? `, data ${show(d.data)}` : "";
-  return `seq ${d.seq} (${d.op} by process ${d.process}, owner ${show(d.owner)}, ${fenceText(d.fence)}${data}, ${d.accepted ? "accepted" : "refused"} at ${ms(d.time)})`;
+export function quoteDecision(m: Model, d: number): string {
+  const ds = m.decisions!;
+  const write = ds.write[d] === 1;
+  const data = write ? `, data ${show(ds.data[d])}` : "";
+  return `seq ${ds.seq[d]} (${write ? "write" : "read"} by process ${ds.process[d]}, owner ${show(m.owners.names[ds.owner[d]])}, ` +
+    `${fenceText(orNull(ds.fence[d]))}${data}, ${ds.accepted[d] ? "accepted" : "refused"} at ${ms(ds.time[d])})`;
 }
 
 export const quoted = show;

@@ -4,22 +4,23 @@
 // resource refuses the newer holder or, with fencing off, lets the older one win.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
-import { eventsOf, type Hold, type Model } from "./model.ts";
+import { eventsOf, type Model } from "./model.ts";
 import { bestBefore } from "./sweep.ts";
 
 export function fenceRegressions(m: Model): Witness[] {
+  const { holds, ops } = m;
   const out: Witness[] = [];
-  for (const [key, holds] of m.holdsByKey) {
-    const fenced = holds.filter((h) => h.fence !== null);
-    const fence = (h: Hold): number => h.fence!;
-    bestBefore(fenced, (h) => h.acquire.end, fence, fenced, (h) => h.acquire.start, (h, top) => {
-      if (!top || fence(top) <= fence(h)) return;
+  for (const [key, list] of m.holdsByKey) {
+    const fenced = list.toArray().filter((h) => !Number.isNaN(holds.fence[h]));
+    const fence = (h: number): number => holds.fence[h];
+    bestBefore(fenced, (h) => ops.end[holds.acquire[h]], fence, fenced, (h) => ops.start[holds.acquire[h]], (h, top) => {
+      if (top === undefined || fence(top) <= fence(h)) return;
       out.push({
         key,
-        events: eventsOf(top.acquire, h.acquire),
+        events: eventsOf(m, holds.acquire[top], holds.acquire[h]),
         explanation:
-          `On key ${JSON.stringify(key)}, ${quoteAcquire(top)}; the later ${quoteAcquire(h)} was invoked after that ok ` +
-          `(at ${ms(h.acquire.start)}) yet got the lower fence ${h.fence} < ${top.fence}.`,
+          `On key ${JSON.stringify(key)}, ${quoteAcquire(m, top)}; the later ${quoteAcquire(m, h)} was invoked after that ok ` +
+          `(at ${ms(ops.start[holds.acquire[h]])}) yet got the lower fence ${fence(h)} < ${fence(top)}.`,
       });
     });
   }

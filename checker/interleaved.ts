@@ -3,16 +3,18 @@
 // lock after B had taken over: the lock did not give mutual exclusion.
 // One witness per (key, A, B): a paused holder would otherwise repeat the story
 // for every write of the holder in between.
-import type { ResourceDecision, Witness } from "../store/events.ts";
+import type { Witness } from "../store/events.ts";
 import { quoted, quoteDecision, quoteWrite } from "./explain.ts";
-import { eventsOf, type Model, type Write } from "./model.ts";
+import { eventsOf, type Model } from "./model.ts";
 import { resourceView } from "./resource.ts";
+import { sortedBy } from "./sweep.ts";
+import { OK } from "./table.ts";
 
 export function interleavedWriters(m: Model): Witness[] {
   return resourceView(m) ? fromResource(m) : fromHistory(m);
 }
 
-const pairId = (a: string, b: string): string => `${a}\u0000${b}`;
+const pairId = (a: number, b: number): string => `${a}\u0000${b}`;
 
 function explain(key: string, a: string, b: string, first: string, middle: string, last: string): string {
   return (
@@ -23,24 +25,27 @@ function explain(key: string, a: string, b: string, first: string, middle: strin
 
 function fromResource(m: Model): Witness[] {
   const view = resourceView(m)!;
+  const ds = m.decisions!;
+  const owner = (d: number): string => m.owners.names[ds.owner[d]];
   const out: Witness[] = [];
   for (const [key, decisions] of view.byKey) {
-    const lastOf = new Map<string, ResourceDecision>();
+    const lastOf = new Map<number, number>();
     const seen = new Set<string>();
-    let last: ResourceDecision | null = null;
-    for (const d of decisions) {
-      if (d.op !== "write" || !d.accepted) continue;
-      const before = lastOf.get(d.owner);
-      if (last && before && last.owner !== d.owner && !seen.has(pairId(d.owner, last.owner))) {
-        seen.add(pairId(d.owner, last.owner));
+    let last = -1;
+    for (let j = 0; j < decisions.length; j++) {
+      const d = decisions.items[j];
+      if (!ds.write[d] || !ds.accepted[d]) continue;
+      const before = lastOf.get(ds.owner[d]);
+      if (last >= 0 && before !== undefined && ds.owner[last] !== ds.owner[d] && !seen.has(pairId(ds.owner[d], ds.owner[last]))) {
+        seen.add(pairId(ds.owner[d], ds.owner[last]));
         out.push({
           key,
-          seqs: [before.seq, last.seq, d.seq],
+          seqs: [ds.seq[before], ds.seq[last], ds.seq[d]],
           events: [...view.eventsOf(before), ...view.eventsOf(last), ...view.eventsOf(d)].sort((x, y) => x - y),
-          explanation: explain(key, d.owner, last.owner, `the resource accepted ${quoteDecision(before)}`, quoteDecision(last), quoteDecision(d)),
+          explanation: explain(key, owner(d), owner(last), `the resource accepted ${quoteDecision(m, before)}`, quoteDecision(m, last), quoteDecision(m, d)),
         });
       }
-      lastOf.set(d.owner, d);
+      lastOf.set(ds.owner[d], d);
       last = d;
     }
   }
@@ -48,7 +53,7 @@ function fromResource(m: Model): Witness[] {
 }
 
 interface Span {
-  owner: string;
+  owner: number;
   /** Earliest ok of its writes, and latest invoke. */
   firstEnd: number;
   lastStart: number;
@@ -59,47 +64,49 @@ interface Span {
 // each B write it is enough to know, among the holds whose first ok came before
 // it, the two with the latest write invoke (two, so one is not B's own).
 function fromHistory(m: Model): Witness[] {
+  const o = m.ops;
   const out: Witness[] = [];
   for (const [key, all] of m.writesByKey) {
-    const writes = all.filter((w) => w.outcome === "ok");
-    const byOwner = new Map<string, Span>();
+    const writes = all.toArray().filter((w) => o.outcome[w] === OK);
+    const byOwner = new Map<number, Span>();
     for (const w of writes) {
-      const s = byOwner.get(w.owner);
-      if (!s) byOwner.set(w.owner, { owner: w.owner, firstEnd: w.end, lastStart: w.start });
+      const s = byOwner.get(o.owner[w]);
+      if (!s) byOwner.set(o.owner[w], { owner: o.owner[w], firstEnd: o.end[w], lastStart: o.start[w] });
       else {
-        if (w.end < s.firstEnd) s.firstEnd = w.end;
-        if (w.start > s.lastStart) s.lastStart = w.start;
+        if (o.end[w] < s.firstEnd) s.firstEnd = o.end[w];
+        if (o.start[w] > s.lastStart) s.lastStart = o.start[w];
       }
     }
-    const spans = [...byOwner.values()].sort((x, y) => x.firstEnd - y.firstEnd);
-    const byStart = [...writes].sort((x, y) => x.start - y.start);
+    const owned = [...byOwner.values()];
+    const spans = Array.from(sortedBy(owned.map((_, i) => i), (i) => owned[i].firstEnd), (i) => owned[i]);
+    const byStart = sortedBy(writes, (w) => o.start[w]);
     const seen = new Set<string>();
     let top1: Span | null = null;
     let top2: Span | null = null;
     let i = 0;
     for (const b of byStart) {
-      for (; i < spans.length && spans[i].firstEnd < b.start; i++) {
+      for (; i < spans.length && spans[i].firstEnd < o.start[b]; i++) {
         const s = spans[i];
         if (!top1 || s.lastStart > top1.lastStart) {
           top2 = top1;
           top1 = s;
         } else if (!top2 || s.lastStart > top2.lastStart) top2 = s;
       }
-      const a = top1?.owner !== b.owner ? top1 : top2;
-      if (!a || a.lastStart <= b.end || seen.has(pairId(a.owner, b.owner))) continue;
-      seen.add(pairId(a.owner, b.owner));
+      const a = top1?.owner !== o.owner[b] ? top1 : top2;
+      if (!a || a.lastStart <= o.end[b] || seen.has(pairId(a.owner, o.owner[b]))) continue;
+      seen.add(pairId(a.owner, o.owner[b]));
       // The tightest pair around b: A's last ok before it and A's first write after.
-      let a1: Write | null = null;
-      let a2: Write | null = null;
+      let a1 = -1;
+      let a2 = -1;
       for (const w of writes) {
-        if (w.owner !== a.owner) continue;
-        if (w.end < b.start && (!a1 || w.end > a1.end)) a1 = w;
-        if (w.start > b.end && (!a2 || w.start < a2.start)) a2 = w;
+        if (o.owner[w] !== a.owner) continue;
+        if (o.end[w] < o.start[b] && (a1 < 0 || o.end[w] > o.end[a1])) a1 = w;
+        if (o.start[w] > o.end[b] && (a2 < 0 || o.start[w] < o.start[a2])) a2 = w;
       }
       out.push({
         key,
-        events: eventsOf(a1!, b, a2!),
-        explanation: explain(key, a.owner, b.owner, quoteWrite(a1!), quoteWrite(b), quoteWrite(a2!)),
+        events: eventsOf(m, a1, b, a2),
+        explanation: explain(key, m.owners.names[a.owner], m.owners.names[o.owner[b]], quoteWrite(m, a1), quoteWrite(m, b), quoteWrite(m, a2)),
       });
     }
   }

@@ -2,11 +2,12 @@
 // than the value in effect before it, so an increment was lost. Fencing only the
 // writes does not prevent it (C1): a holder that read before its lease expired can
 // still write before the next holder does.
-import type { ResourceDecision, Witness } from "../store/events.ts";
+import type { Witness } from "../store/events.ts";
 import { quoteDecision, quoteWrite } from "./explain.ts";
-import { eventsOf, type Model, type Write } from "./model.ts";
+import { eventsOf, type Model } from "./model.ts";
 import { resourceView } from "./resource.ts";
-import { bestBefore } from "./sweep.ts";
+import { bestBefore, sortedBy } from "./sweep.ts";
+import { INFO, OK } from "./table.ts";
 
 /** Candidates quoted in one explanation; a longer list says how many more. */
 const QUOTED = 4;
@@ -21,24 +22,27 @@ function notNumeric(m: Model, n: number): void {
 
 function fromResource(m: Model): Witness[] {
   const view = resourceView(m)!;
+  const ds = m.decisions!;
   const out: Witness[] = [];
   let odd = 0;
   for (const [key, decisions] of view.byKey) {
     let value: unknown = 0;
-    let prev: ResourceDecision | null = null;
-    for (const d of decisions) {
-      if (d.op !== "write" || !d.accepted) continue;
-      if (typeof d.data !== "number") odd++;
-      else if (typeof value === "number" && d.data !== value + 1) {
-        const before = prev ? `${value}, written by ${quoteDecision(prev)}` : `0 (the key had never been written)`;
+    let prev = -1;
+    for (let j = 0; j < decisions.length; j++) {
+      const d = decisions.items[j];
+      if (!ds.write[d] || !ds.accepted[d]) continue;
+      const data = ds.data[d];
+      if (typeof data !== "number") odd++;
+      else if (typeof value === "number" && data !== value + 1) {
+        const before = prev >= 0 ? `${value}, written by ${quoteDecision(m, prev)}` : `0 (the key had never been written)`;
         out.push({
           key,
-          seqs: prev ? [prev.seq, d.seq] : [d.seq],
-          events: [...(prev ? view.eventsOf(prev) : []), ...view.eventsOf(d)].sort((a, b) => a - b),
-          explanation: `On key ${JSON.stringify(key)} the resource accepted ${quoteDecision(d)}, but the value in effect before it was ${before}, so it should have written ${value + 1}.`,
+          seqs: prev >= 0 ? [ds.seq[prev], ds.seq[d]] : [ds.seq[d]],
+          events: [...(prev >= 0 ? view.eventsOf(prev) : []), ...view.eventsOf(d)].sort((a, b) => a - b),
+          explanation: `On key ${JSON.stringify(key)} the resource accepted ${quoteDecision(m, d)}, but the value in effect before it was ${before}, so it should have written ${value + 1}.`,
         });
       }
-      value = d.data;
+      value = data;
       prev = d;
     }
   }
@@ -53,37 +57,40 @@ function fromResource(m: Model): Witness[] {
 // or 0 when no ok write certainly came before W. W lost an update only if no
 // candidate is one less than its data.
 function fromHistory(m: Model): Witness[] {
+  const o = m.ops;
   const out: Witness[] = [];
   let odd = 0;
   for (const [key, writes] of m.writesByKey) {
-    const oks = writes.filter((w) => w.outcome === "ok");
-    const infos = writes.filter((w) => w.outcome === "info");
-    const byEnd = [...oks].sort((a, b) => a.end - b.end);
-    const longest = oks.reduce((t, w) => Math.max(t, w.end - w.start), 0);
-    bestBefore(oks, (w) => w.end, (w) => w.start, oks, (w) => w.start, (w, latest) => {
-      if (typeof w.data !== "number") {
+    const all = writes.toArray();
+    const oks = all.filter((w) => o.outcome[w] === OK);
+    const infos = all.filter((w) => o.outcome[w] === INFO);
+    const byEnd = sortedBy(oks, (w) => o.end[w]);
+    const longest = oks.reduce((t, w) => Math.max(t, o.end[w] - o.start[w]), 0);
+    bestBefore(oks, (w) => o.end[w], (w) => o.start[w], oks, (w) => o.start[w], (w, latest) => {
+      const data = o.data[w];
+      if (typeof data !== "number") {
         odd++;
         return;
       }
-      const candidates: Write[] = infos.filter((c) => c.start <= w.end);
+      const candidates: number[] = infos.filter((c) => o.start[c] <= o.end[w]);
       // Ok writes that ended before the latest-starting certain predecessor began
       // are ruled out; those that started after W ended cannot precede it.
-      const from = latest ? lowerBound(byEnd, latest.start) : 0;
-      for (let i = from; i < byEnd.length && byEnd[i].end <= w.end + longest; i++) {
+      const from = latest !== undefined ? lowerBound(m, byEnd, o.start[latest]) : 0;
+      for (let i = from; i < byEnd.length && o.end[byEnd[i]] <= o.end[w] + longest; i++) {
         const c = byEnd[i];
-        if (c !== w && c.start <= w.end) candidates.push(c);
+        if (c !== w && o.start[c] <= o.end[w]) candidates.push(c);
       }
-      if (candidates.some((c) => typeof c.data !== "number" || c.data + 1 === w.data)) return;
-      if (!latest && w.data === 1) return;
-      const values = candidates.map((c) => `${c.data} (${quoteWrite(c)})`);
-      if (!latest) values.unshift("0 (the key may never have been written before)");
+      if (candidates.some((c) => typeof o.data[c] !== "number" || (o.data[c] as number) + 1 === data)) return;
+      if (latest === undefined && data === 1) return;
+      const values = candidates.map((c) => `${o.data[c]} (${quoteWrite(m, c)})`);
+      if (latest === undefined) values.unshift("0 (the key may never have been written before)");
       const shown = values.slice(0, QUOTED).join("; ") + (values.length > QUOTED ? `; and ${values.length - QUOTED} more` : "");
       out.push({
         key,
-        events: eventsOf(w, ...candidates.slice(0, QUOTED)),
+        events: eventsOf(m, w, ...candidates.slice(0, QUOTED)),
         explanation:
-          `On key ${JSON.stringify(key)}, ${quoteWrite(w)} took effect, but the value in effect before it can only have been ` +
-          `${values.length === 1 ? "" : "one of "}${shown}; none is ${w.data - 1}, so an update was lost.`,
+          `On key ${JSON.stringify(key)}, ${quoteWrite(m, w)} took effect, but the value in effect before it can only have been ` +
+          `${values.length === 1 ? "" : "one of "}${shown}; none is ${data - 1}, so an update was lost.`,
       });
     });
   }
@@ -92,12 +99,12 @@ function fromHistory(m: Model): Witness[] {
 }
 
 /** First index whose write ended at or after `t`. */
-function lowerBound(byEnd: Write[], t: number): number {
+function lowerBound(m: Model, byEnd: Int32Array, t: number): number {
   let lo = 0;
   let hi = byEnd.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (byEnd[mid].end < t) lo = mid + 1;
+    if (m.ops.end[byEnd[mid]] < t) lo = mid + 1;
     else hi = mid;
   }
   return lo;

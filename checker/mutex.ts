@@ -10,15 +10,18 @@
 // lease does (K1). Those are counted as lease overlaps, not reported.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
-import { eventsOf, ttlNs, type Hold, type Model, type Op } from "./model.ts";
+import { eventsOf, type Model } from "./model.ts";
+import { sortedBy } from "./sweep.ts";
+import { INFO, OK } from "./table.ts";
 
 interface Span {
-  hold: Hold;
+  hold: number;
   start: number;
   /** End of certain validity (may be <= start: never certainly valid). */
   end: number;
   /** The operation whose invoke (plus its TTL, unless a release) bounds `end`. */
-  bound: Op;
+  bound: number;
+  /** Its TTL in ms (NaN: none known; null: a release). */
   boundTtl: number | null;
   /** Until when its holder acted as the holder: at least `end`. */
   claimedEnd: number;
@@ -29,55 +32,62 @@ export interface HoldCheck {
   leaseOverlaps: number;
 }
 
-function spanOf(h: Hold): Span {
-  const start = h.acquire.end;
+function spanOf(m: Model, h: number, renew: number, release: number): Span {
+  const { ops, holds } = m;
+  const acquire = holds.acquire[h];
+  const start = ops.end[acquire];
   // The lease of the latest acquire or renew that certainly happened.
-  let bound: Op = h.acquire;
-  let boundTtl = h.ttlNs;
-  for (const r of h.renews) {
-    if (r.outcome === "ok" && r.start >= bound.start) {
-      bound = r;
-      boundTtl = ttlNs(r.invoke.value, r.done?.value);
-    }
-  }
-  const leaseFrom = bound.start;
-  let end = leaseFrom + (boundTtl ?? 0);
-  // A later renew with an unknown outcome may have set a shorter lease.
-  for (const r of h.renews) {
-    const t = ttlNs(r.invoke.value);
-    if (r.outcome === "info" && r.start >= leaseFrom && t !== null && r.start + t < end) {
-      end = r.start + t;
-      bound = r;
-      boundTtl = t;
-    }
-  }
-  for (const r of h.releases) {
-    if (r.start < end) {
-      end = r.start;
-      bound = r;
-      boundTtl = null;
-    }
-  }
+  let bound = acquire;
+  let boundTtl: number | null = holds.ttl[h];
   let acted = start;
-  for (const op of h.renews) if (op.start > acted) acted = op.start;
-  for (const op of h.releases) if (op.start > acted) acted = op.start;
-  for (const op of h.writes) if (op.start > acted) acted = op.start;
+  for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
+    if (ops.start[r] > acted) acted = ops.start[r];
+    if (ops.f[r] === renew && ops.outcome[r] === OK && ops.start[r] >= ops.start[bound]) {
+      bound = r;
+      boundTtl = ops.ttl[r];
+    }
+  }
+  const leaseFrom = ops.start[bound];
+  let end = leaseFrom + (Number.isNaN(boundTtl) ? 0 : boundTtl * 1e6);
+  if (holds.first[h] >= 0) {
+    // A later renew with an unknown outcome may have set a shorter lease.
+    for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
+      const t = ops.ttl[r];
+      if (ops.f[r] === renew && ops.outcome[r] === INFO && ops.start[r] >= leaseFrom && !Number.isNaN(t) && ops.start[r] + t * 1e6 < end) {
+        end = ops.start[r] + t * 1e6;
+        bound = r;
+        boundTtl = t;
+      }
+    }
+    for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
+      if (ops.f[r] === release && ops.start[r] < end) {
+        end = ops.start[r];
+        bound = r;
+        boundTtl = null;
+      }
+    }
+  }
   return { hold: h, start, end, bound, boundTtl, claimedEnd: Math.max(end, acted) };
 }
 
-function why(s: Span): string {
+function why(m: Model, s: Span): string {
+  const o = m.ops;
   const b = s.bound;
-  const at = `${b.f} #${b.invoke.index} invoked at ${ms(b.start)}`;
-  if (b.f === "release") return at;
-  if (s.boundTtl === null) return `${at}, no TTL known`;
-  return `${b.outcome === "info" ? `${at} (outcome unknown)` : at} + TTL ${s.boundTtl / 1e6} ms`;
+  const f = m.fs.names[o.f[b]];
+  const at = `${f} #${o.invoke[b]} invoked at ${ms(o.start[b])}`;
+  if (f === "release") return at;
+  if (s.boundTtl === null || Number.isNaN(s.boundTtl)) return `${at}, no TTL known`;
+  return `${o.outcome[b] === INFO ? `${at} (outcome unknown)` : at} + TTL ${(s.boundTtl * 1e6) / 1e6} ms`;
 }
 
 export function checkHolds(m: Model): HoldCheck {
   const violations: Witness[] = [];
   let leaseOverlaps = 0;
+  const renew = m.fs.names.indexOf("renew");
+  const release = m.fs.names.indexOf("release");
   for (const [key, holds] of m.holdsByKey) {
-    const spans = holds.map(spanOf).sort((a, b) => a.start - b.start);
+    const order = sortedBy(holds.items.subarray(0, holds.length), (h) => m.ops.end[m.holds.acquire[h]]);
+    const spans = Array.from(order, (h) => spanOf(m, h, renew, release));
     // Holds whose holder may still act; compacted in place as they fall behind.
     const active: Span[] = [];
     for (const s of spans) {
@@ -85,7 +95,7 @@ export function checkHolds(m: Model): HoldCheck {
       for (const a of active) {
         if (a.claimedEnd <= s.start) continue;
         active[kept++] = a;
-        if (a.end > s.start && s.end > s.start) violations.push(witness(key, a, s));
+        if (a.end > s.start && s.end > s.start) violations.push(witness(m, key, a, s));
         else if (s.claimedEnd > s.start) leaseOverlaps++;
       }
       active.length = kept;
@@ -95,12 +105,12 @@ export function checkHolds(m: Model): HoldCheck {
   return { violations, leaseOverlaps };
 }
 
-function witness(key: string, a: Span, b: Span): Witness {
+function witness(m: Model, key: string, a: Span, b: Span): Witness {
   const until = Math.min(a.end, b.end);
-  const valid = (s: Span): string => `${quoteAcquire(s.hold)}, certainly valid until ${ms(s.end)} (${why(s)})`;
+  const valid = (s: Span): string => `${quoteAcquire(m, s.hold)}, certainly valid until ${ms(s.end)} (${why(m, s)})`;
   return {
     key,
-    events: eventsOf(a.hold.acquire, a.bound, b.hold.acquire, b.bound),
+    events: eventsOf(m, m.holds.acquire[a.hold], a.bound, m.holds.acquire[b.hold], b.bound),
     explanation:
       `On key ${JSON.stringify(key)} two holds were certainly valid at once from ${ms(b.start)} to ${ms(until)}: ` +
       `${valid(a)}; and ${valid(b)}. A correct lock service cannot grant a hold while another's lease is still running.`,

@@ -1,45 +1,58 @@
 // resource.ndjson as the analyses use it: its decisions per key in the order they
 // were made (the order writes took effect), each traced back to the history's
 // write that sent it, and an audit of whether the log can be trusted to be whole.
-import type { ResourceDecision } from "../store/events.ts";
-import type { Model, Write } from "./model.ts";
+import type { Model } from "./model.ts";
+import { IntList, OK } from "./table.ts";
 
 export interface ResourceView {
   /** Every decision per key, in log order. */
-  byKey: Map<string, ResourceDecision[]>;
-  /** History event indexes of the write or read that sent a decision (empty if not found). */
-  eventsOf(d: ResourceDecision): number[];
+  byKey: Map<string, IntList>;
+  /** History event indexes of the write that sent a decision (empty if not found). */
+  eventsOf(d: number): number[];
 }
 
 const views = new WeakMap<Model, ResourceView>();
 
+/** One number for a (key, owner) pair; exact while keys x owners stays below 2^53. */
+const pair = (m: Model, key: number, owner: number): number => owner * m.keys.names.length + key;
+
 export function resourceView(m: Model): ResourceView | null {
-  if (!m.decisions) return null;
+  const ds = m.decisions;
+  if (!ds) return null;
   let view = views.get(m);
   if (view) return view;
-  const byKey = new Map<string, ResourceDecision[]>();
-  for (const d of m.decisions) {
-    let list = byKey.get(d.key);
-    if (!list) byKey.set(d.key, (list = []));
-    list.push(d);
+  const byKey = new Map<string, IntList>();
+  const lists: IntList[] = [];
+  for (let d = 0; d < ds.length; d++) {
+    const k = ds.key[d];
+    if (!lists[k]) byKey.set(m.keys.names[k], (lists[k] = new IntList()));
+    lists[k].push(d);
   }
-  const sent = new Map<string, Write[]>();
-  for (const list of m.writesByKey.values()) {
-    for (const w of list) {
-      const id = `${w.key}\u0000${w.owner}`;
-      const ws = sent.get(id);
-      if (ws) ws.push(w);
-      else sent.set(id, [w]);
+  // Only witnesses ask, and most runs have none: the index is built on first use.
+  let sent: Map<number, number[]> | null = null;
+  const eventsOf = (d: number): number[] => {
+    if (!ds.write[d]) return [];
+    if (!sent) {
+      sent = new Map();
+      for (const list of m.writesByKey.values()) {
+        for (let j = 0; j < list.length; j++) {
+          const w = list.items[j];
+          const id = pair(m, m.ops.key[w], m.ops.owner[w]);
+          const ws = sent.get(id);
+          if (ws) ws.push(w);
+          else sent.set(id, [w]);
+        }
+      }
     }
-  }
-  const eventsOf = (d: ResourceDecision): number[] => {
-    if (d.op !== "write") return [];
     // The resource decides between the client's invoke and its completion, on
     // the same clock; data settles the rare case of two candidates.
-    const candidates = (sent.get(`${d.key}\u0000${d.owner}`) ?? []).filter((w) => w.start <= d.time && d.time <= w.end);
-    const w = candidates.find((c) => JSON.stringify(c.data) === JSON.stringify(d.data)) ?? candidates[0];
-    if (!w) return [];
-    return w.done ? [w.invoke.index, w.done.index] : [w.invoke.index];
+    const o = m.ops;
+    const t = ds.time[d];
+    const candidates = (sent.get(pair(m, ds.key[d], ds.owner[d])) ?? []).filter((w) => o.start[w] <= t && t <= o.end[w]);
+    const data = JSON.stringify(ds.data[d]);
+    const w = candidates.find((c) => JSON.stringify(o.data[c]) === data) ?? candidates[0];
+    if (w === undefined) return [];
+    return o.done[w] >= 0 ? [o.invoke[w], o.done[w]] : [o.invoke[w]];
   };
   view = { byKey, eventsOf };
   views.set(m, view);
@@ -54,34 +67,36 @@ export function resourceView(m: Model): ResourceView | null {
 export function auditResourceLog(m: Model): { unknown: string[]; warnings: string[] } {
   const unknown: string[] = [];
   const warnings: string[] = [];
-  const decisions = m.decisions;
-  if (!decisions) return { unknown, warnings };
+  const ds = m.decisions;
+  if (!ds) return { unknown, warnings };
   let prev = 0;
-  for (const d of decisions) {
-    if (d.seq !== prev + 1) {
+  for (let d = 0; d < ds.length; d++) {
+    const seq = ds.seq[d];
+    if (seq !== prev + 1) {
       // A restarted resource numbers from 1 again: the log is still whole.
-      if (d.seq === 1) warnings.push(`resource.ndjson: numbering restarts at 1 after seq ${prev} (did the resource restart?)`);
-      else if (prev === 0) unknown.push(`resource.ndjson: the first decision is seq ${d.seq}, not 1; earlier decisions are missing`);
-      else unknown.push(`resource.ndjson: seq ${d.seq} follows seq ${prev}; decisions are missing or out of order`);
+      if (seq === 1) warnings.push(`resource.ndjson: numbering restarts at 1 after seq ${prev} (did the resource restart?)`);
+      else if (prev === 0) unknown.push(`resource.ndjson: the first decision is seq ${seq}, not 1; earlier decisions are missing`);
+      else unknown.push(`resource.ndjson: seq ${seq} follows seq ${prev}; decisions are missing or out of order`);
     }
-    prev = d.seq;
+    prev = seq;
   }
-  const accepted = new Map<string, number>();
-  for (const d of decisions) {
-    if (d.op !== "write" || !d.accepted) continue;
-    const id = `${d.key}\u0000${d.owner}`;
+  const accepted = new Map<number, number>();
+  for (let d = 0; d < ds.length; d++) {
+    if (!ds.write[d] || !ds.accepted[d]) continue;
+    const id = pair(m, ds.key[d], ds.owner[d]);
     accepted.set(id, (accepted.get(id) ?? 0) + 1);
   }
-  const okWrites = new Map<string, number>();
+  let missing = 0;
   for (const list of m.writesByKey.values()) {
-    for (const w of list) {
-      if (w.outcome !== "ok") continue;
-      const id = `${w.key}\u0000${w.owner}`;
-      okWrites.set(id, (okWrites.get(id) ?? 0) + 1);
+    for (let j = 0; j < list.length; j++) {
+      const w = list.items[j];
+      if (m.ops.outcome[w] !== OK) continue;
+      const id = pair(m, m.ops.key[w], m.ops.owner[w]);
+      const left = accepted.get(id) ?? 0;
+      if (left > 0) accepted.set(id, left - 1);
+      else missing++;
     }
   }
-  let missing = 0;
-  for (const [id, n] of okWrites) missing += Math.max(0, n - (accepted.get(id) ?? 0));
   if (missing > 0) unknown.push(`${missing} writes completed ok in the history but resource.ndjson has no accepted decision for them`);
   return { unknown, warnings };
 }

@@ -2,6 +2,7 @@
 // run with no successful acquire, no accepted write and no fault proves little.
 import type { RunStats } from "../store/events.ts";
 import type { Model } from "./model.ts";
+import { FAIL, OK, OUTCOMES } from "./table.ts";
 
 const round = (x: number, places = 3): number => Number(x.toFixed(places));
 
@@ -12,50 +13,72 @@ const percentile = (sorted: Float64Array, q: number): number => sorted[Math.max(
 const endsFault = (f: string): boolean => f.startsWith("stop-") || f === "reset-clock" || f === "restart";
 
 export function runStats(m: Model, leaseOverlaps: number): RunStats {
-  const { events, ops, decisions } = m;
-  const span = events.length > 1 ? events[events.length - 1].time - events[0].time : 0;
+  const { ops, decisions } = m;
+  const span = m.events > 1 ? m.lastTime - m.firstTime : 0;
   const duration_s = span / 1e9;
 
+  // Per f, in order of first invoke, as the operations come.
+  const counts: Int32Array[] = [];
   const perF: RunStats["ops"] = {};
   let completed = 0;
-  let open = 0;
-  const keys = new Set<string>();
+  const keySeen = new Uint8Array(m.keys.names.length);
+  let keys = 0;
   const processes = new Set<number>();
-  const latencies: number[] = [];
-  for (const op of ops) {
-    const c = (perF[op.f] ??= { ok: 0, fail: 0, info: 0 });
-    c[op.outcome]++;
-    if (op.done) completed++;
-    else open++;
-    if (op.key !== undefined) keys.add(op.key);
-    processes.add(op.process);
-    if (op.f === "acquire" && op.outcome === "ok") latencies.push((op.end - op.start) / 1e6);
+  const acquireF = m.fs.names.indexOf("acquire");
+  let acquiresOk = 0;
+  for (let i = 0; i < ops.length; i++) if (ops.f[i] === acquireF && ops.outcome[i] === OK) acquiresOk++;
+  const latencies = new Float64Array(acquiresOk);
+  let l = 0;
+  let lastProcess = NaN;
+  for (let i = 0; i < ops.length; i++) {
+    const f = ops.f[i];
+    if (!counts[f]) {
+      counts[f] = new Int32Array(3);
+      perF[m.fs.names[f]] = { ok: 0, fail: 0, info: 0 };
+    }
+    counts[f][ops.outcome[i]]++;
+    if (ops.done[i] >= 0) completed++;
+    const k = ops.key[i];
+    if (k >= 0 && !keySeen[k]) {
+      keySeen[k] = 1;
+      keys++;
+    }
+    if (ops.process[i] !== lastProcess) processes.add((lastProcess = ops.process[i]));
+    if (f === acquireF && ops.outcome[i] === OK) latencies[l++] = (ops.end[i] - ops.start[i]) / 1e6;
   }
-  const sorted = Float64Array.from(latencies).sort();
+  for (let f = 0; f < counts.length; f++) {
+    const c = counts[f];
+    if (!c) continue;
+    const entry = perF[m.fs.names[f]];
+    for (let o = 0; o < 3; o++) entry[OUTCOMES[o]] = c[o];
+  }
+  const sorted = latencies.sort();
   const acquire_latency_ms = sorted.length === 0 ? null
     : { p50: round(percentile(sorted, 0.5)), p99: round(percentile(sorted, 0.99)), max: round(sorted[sorted.length - 1]) };
 
   let writes_accepted = 0;
   let stale_writes_refused = 0;
   if (decisions) {
-    for (const d of decisions) {
-      if (d.op !== "write") continue;
-      if (d.accepted) writes_accepted++;
+    for (let d = 0; d < decisions.length; d++) {
+      if (!decisions.write[d]) continue;
+      if (decisions.accepted[d]) writes_accepted++;
       else stale_writes_refused++;
     }
   } else {
-    for (const op of ops) {
-      if (op.f !== "write") continue;
-      if (op.outcome === "ok") writes_accepted++;
-      else if (op.outcome === "fail" && op.done?.error === "stale-fence") stale_writes_refused++;
+    const writeF = m.fs.names.indexOf("write");
+    const stale = m.errors.names.indexOf("stale-fence");
+    for (let i = 0; i < ops.length; i++) {
+      if (ops.f[i] !== writeF) continue;
+      if (ops.outcome[i] === OK) writes_accepted++;
+      else if (ops.outcome[i] === FAIL && stale >= 0 && ops.error[i] === stale) stale_writes_refused++;
     }
   }
 
   const faults: Record<string, number> = {};
-  for (const e of events) if (e.process === "nemesis" && !endsFault(e.f)) faults[e.f] = (faults[e.f] ?? 0) + 1;
+  for (const [f, n] of m.nemesis) if (!endsFault(f)) faults[f] = n;
 
   return {
-    events: events.length,
+    events: m.events,
     duration_s: round(duration_s),
     ops: perF,
     ops_per_s: duration_s > 0 ? round(completed / duration_s) : 0,
@@ -65,9 +88,9 @@ export function runStats(m: Model, leaseOverlaps: number): RunStats {
     lease_overlaps: leaseOverlaps,
     faults,
     holds: m.holds.length,
-    keys: keys.size,
+    keys,
     processes: processes.size,
-    open_at_end: open,
+    open_at_end: ops.length - completed,
     resource_decisions: decisions ? decisions.length : null,
     write_order_from: decisions ? "resource.ndjson" : "history",
   };

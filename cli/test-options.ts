@@ -3,9 +3,11 @@
 import { BadInput, type OptionSpec, type ParsedOptions } from "../lib/index.ts";
 import { BACKENDS } from "../runner/backends.ts";
 import type { Test } from "../runner/test.ts";
-import { CLIENTS } from "../clients/index.ts";
+import type { RedisPersistence } from "../cluster/redis.ts";
+import { CLIENTS, type ClientOptions } from "../clients/index.ts";
+import { FENCE_SOURCES, type FenceSource } from "../clients/redlock-fence.ts";
 import { WORKLOADS, type WorkloadOptions } from "../workloads/index.ts";
-import { NEMESES, GRUDGES } from "../nemesis/index.ts";
+import { NEMESES, GRUDGES, CLOCK_MODES, type ClockMode } from "../nemesis/index.ts";
 
 export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "backend", kind: "string", default: "redis", choices: Object.keys(BACKENDS), help: "lock service to test" },
@@ -13,6 +15,9 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "workload", kind: "string", default: "fenced-write", choices: Object.keys(WORKLOADS), help: "what clients do" },
   { name: "nemesis", kind: "list", default: ["pause"], choices: [...Object.keys(NEMESES), "none"], help: "faults to inject, comma-separated, or none" },
   { name: "fence", kind: "on-off", default: true, help: "the resource refuses writes with a stale fencing token" },
+  { name: "fence-source", kind: "string", default: undefined, defaultText: "max-incr", choices: FENCE_SOURCES, help: "redlock: where a hold's fence comes from: none; INCR on every granting node, the largest (unsafe, F2); INCR on redis-1 alone (a single point of failure)" },
+  { name: "redlock-check-validity", kind: "on-off", default: undefined, defaultText: "on", help: "--client redlock refuses a quorum that came back after the lease's validity (off: node-redlock 5's defect, K5)" },
+  { name: "fence-reads", kind: "flag", default: false, help: "reads carry the hold's fence and advance the resource's fence too (counter; closes C1)" },
   { name: "time-limit", kind: "number", default: 30, min: 1, help: "seconds of operations before the final heal" },
   { name: "concurrency", kind: "int", default: 6, min: 1, max: 1000, help: "logical clients in all" },
   { name: "workers", kind: "int", default: 2, min: 1, max: 64, help: "worker processes the clients are spread over" },
@@ -23,19 +28,26 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "work", kind: "int", default: 100, min: 0, help: "ms of work while holding, before the writes" },
   { name: "pause", kind: "int", default: 0, min: 0, help: "ms each holder pauses after acquiring (a simulated GC pause)" },
   { name: "pause-clients", kind: "list", default: undefined, defaultText: "all", help: "client ids that take --pause, e.g. 0,2" },
+  { name: "pause-at", kind: "string", default: "acquire", choices: ["acquire", "read"], help: "where --pause is taken: after acquiring, or between the read and the write (counter)" },
   { name: "writes-per-hold", kind: "int", default: 1, min: 1, help: "writes to the resource per hold" },
   { name: "renew", kind: "on-off", default: false, help: "renew the lease every ttl/3 while holding (the watchdog)" },
   { name: "stagger", kind: "int", default: 0, min: 0, help: "client i starts i*stagger ms after the run starts" },
   { name: "nemesis-interval", kind: "number", default: 2, min: 0.05, help: "seconds between faults (jittered +-50%)" },
   { name: "pause-min", kind: "int", default: 500, min: 1, help: "shortest SIGSTOP in ms" },
+  { name: "pause-target", kind: "string", default: "holder", choices: ["holder", "random"], help: "the pause nemesis freezes a worker whose client holds a lock, or any worker" },
   { name: "pause-max", kind: "int", default: 4000, min: 1, help: "longest SIGSTOP in ms" },
   { name: "grace", kind: "number", default: undefined, defaultText: "from ttl, pause and timeouts", min: 0, help: "seconds clients get to finish after the heal" },
   { name: "partition", kind: "list", default: [...GRUDGES], choices: GRUDGES, help: "grudges a partition picks from" },
   { name: "partition-mode", kind: "string", default: "timeout", choices: ["timeout", "reset"], help: "cut links drop data silently (timeout) or refuse connections (reset)" },
-  { name: "fault-min", kind: "int", default: 1000, min: 1, help: "shortest partition or latency fault in ms" },
-  { name: "fault-max", kind: "int", default: 5000, min: 1, help: "longest partition or latency fault in ms" },
+  { name: "fault-min", kind: "int", default: 1000, min: 1, help: "shortest partition, latency or clock fault in ms" },
+  { name: "fault-max", kind: "int", default: 5000, min: 1, help: "longest partition, latency or clock fault in ms" },
   { name: "latency", kind: "int", default: undefined, defaultText: "0.8 x ttl", min: 1, help: "ms of latency the latency nemesis adds each way" },
   { name: "jitter", kind: "int", default: undefined, defaultText: "latency / 8", min: 0, help: "ms of jitter on that latency" },
+  { name: "clock-offset", kind: "int", default: undefined, defaultText: "2 x ttl", min: 1, help: "ms a clock fault moves a server's wall clock, forward or back at random" },
+  { name: "clock-modes", kind: "list", default: [...CLOCK_MODES], choices: CLOCK_MODES, help: "clock faults to pick from: bump (one jump) or strobe (flip back and forth)" },
+  { name: "strobe-period", kind: "int", default: 100, min: 1, help: "ms between the flips of a strobing clock" },
+  { name: "restart-delay", kind: "int", default: 1000, min: 0, help: "ms a killed server stays down before it is started again" },
+  { name: "redis-persistence", kind: "string", default: "none", choices: ["none", "everysec", "always"], help: "Redis AOF fsync policy: what a killed node remembers (none: nothing)" },
   { name: "toxiproxy", kind: "string", default: undefined, defaultText: "our own fault proxy", help: "URL of a Toxiproxy to make the links in, e.g. http://127.0.0.1:8474" },
   { name: "command-timeout", kind: "int", default: undefined, defaultText: "3 x ttl, at least 1000", min: 1, help: "ms without an answer before an operation's outcome is unknown (info)" },
   { name: "seed", kind: "int", default: undefined, defaultText: "random, printed", min: 0, max: 2 ** 31 - 1, help: "the same seed gives the same schedule of operations and faults" },
@@ -77,6 +89,8 @@ export function buildTest(o: ParsedOptions): Test {
     rate: o.rate as number,
     staggerMs: o.stagger as number,
     renew: o.renew as boolean,
+    pauseAt: o["pause-at"] as "acquire" | "read",
+    fenceReads: o["fence-reads"] as boolean,
   };
   const commandTimeoutMs = (o["command-timeout"] as number | undefined) ?? Math.max(1000, 3 * workloadOptions.ttlMs);
   // Enough for a client that was waiting for the lock, or frozen mid-hold, to finish
@@ -90,15 +104,24 @@ export function buildTest(o: ParsedOptions): Test {
   // still completes within the command timeout (see --command-timeout).
   const latencyMs = (o.latency as number | undefined) ?? Math.ceil(0.8 * workloadOptions.ttlMs);
   const workload = WORKLOADS[o.workload as string];
-  const name = [backend.name, workload.name, nemeses.length ? nemeses.join("+") : "none", fencing ? "fence-on" : "fence-off"].join("-");
+  for (const n of nemeses) {
+    const need = NEMESES[n].needs;
+    if (need && !(backend.abilities ?? []).includes(need))
+      throw new BadInput(`--nemesis ${n} does not work with --backend ${backend.name}: ${backend.lacks?.[need] ?? `its servers cannot ${need === "clock" ? "have their clocks moved" : "be killed and restarted"}`}`);
+  }
+  for (const [flag, used] of [["--pause-at read", workloadOptions.pauseAt === "read"], ["--fence-reads", workloadOptions.fenceReads]] as const)
+    if (used && !workload.reads) throw new BadInput(`${flag} needs a workload that reads the resource (counter), not ${workload.name}`);
+  const fenceName = !fencing ? "fence-off" : workloadOptions.fenceReads ? "fence-reads" : "fence-on";
+  const name = [backend.name, workload.name, nemeses.length ? nemeses.join("+") : "none", fenceName].join("-");
   return {
     name,
     backend,
     client,
-    clientOptions: {},
+    clientOptions: clientOptions(o, backend.name, client, fencing),
     workload,
     nemeses,
     fencing,
+    fenceReads: workloadOptions.fenceReads,
     seed: (o.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 31),
     timeLimitS: o["time-limit"] as number,
     concurrency,
@@ -113,12 +136,38 @@ export function buildTest(o: ParsedOptions): Test {
       intervalS: o["nemesis-interval"] as number,
       pauseMinMs: o["pause-min"] as number,
       pauseMaxMs: o["pause-max"] as number,
+      pauseTarget: o["pause-target"] as "holder" | "random",
       faultMinMs: o["fault-min"] as number,
       faultMaxMs: o["fault-max"] as number,
       grudges: o.partition as string[],
       partitionMode: o["partition-mode"] as "timeout" | "reset",
       latencyMs,
       jitterMs: (o.jitter as number | undefined) ?? Math.round(latencyMs / 8),
+      clockOffsetMs: (o["clock-offset"] as number | undefined) ?? 2 * workloadOptions.ttlMs,
+      clockModes: o["clock-modes"] as ClockMode[],
+      strobePeriodMs: o["strobe-period"] as number,
+      restartDelayMs: o["restart-delay"] as number,
+    },
+    serverOptions: {
+      redisPersistence: o["redis-persistence"] as RedisPersistence,
+      skewableClocks: nemeses.some((n) => NEMESES[n].needs === "clock"),
     },
   };
+}
+
+/** Options only the Redlock clients read; refused where they would mean nothing. */
+function clientOptions(o: ParsedOptions, backend: string, client: string, fencing: boolean): ClientOptions {
+  const fenceSource = o["fence-source"] as FenceSource | undefined;
+  const checkValidity = o["redlock-check-validity"] as boolean | undefined;
+  if (fenceSource !== undefined && backend !== "redlock")
+    throw new BadInput(`--fence-source applies to --backend redlock only; --backend ${backend} issues its own fences`);
+  if (checkValidity !== undefined && client !== "redlock")
+    throw new BadInput(`--redlock-check-validity applies to --client redlock only (node-redlock never checks validity, node-redlock-4 always does), not --client ${client}`);
+  if (backend !== "redlock") return {};
+  const options: ClientOptions = { fenceSource: fenceSource ?? "max-incr", checkValidity: checkValidity ?? true };
+  if (options.fenceSource === "none" && fencing)
+    throw new BadInput(
+      "--fence-source none with --fence on: holds would carry no fencing token, so the resource could only compare owners, and would refuse every write as unfenced; use --fence off, or --fence-source max-incr or single",
+    );
+  return options;
 }

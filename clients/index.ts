@@ -2,6 +2,12 @@
 // the name the user gave (--client) and gets a LockClient; which service is behind
 // it is the backend's business.
 import { RedisLock } from "./redis.ts";
+import { RedlockLock } from "./redlock.ts";
+import { NodeRedlock } from "./node-redlock.ts";
+import { NodeRedlock4 } from "./node-redlock-4.ts";
+import { EtcdQueueLock } from "./etcd-queue.ts";
+import { Etcd3Lock } from "./etcd3-lock.ts";
+import type { RedlockClientOptions } from "./redlock-nodes.ts";
 import type { LockClient, ClientOptions } from "./lock.ts";
 import type { Rng } from "../lib/index.ts";
 
@@ -37,4 +43,35 @@ export const CLIENTS: Record<string, ClientKind> = {
     describe: "as redis, but releases with GET then DEL (the T1 bug, kept on purpose)",
     create: (ctx) => new RedisLock({ ...ctx, endpoint: ctx.endpoints[0], unsafeRelease: true }),
   },
+  "node-redlock": {
+    describe: "npm redlock 5.0.0-beta.2 over every node: decides at the first quorum, never checks validity (K5)",
+    create: (ctx) => new NodeRedlock(redlockOptions(ctx)),
+  },
+  "node-redlock-4": {
+    describe: "npm redlock 4.2.0 over every node: waits for all, checks validity",
+    create: (ctx) => new NodeRedlock4(redlockOptions(ctx)),
+  },
+  redlock: {
+    describe: "the Redis documentation's Redlock: parallel SET NX PX, majority, validity check, unlock all on failure",
+    create: (ctx) => new RedlockLock(redlockOptions(ctx)),
+  },
+  "etcd-queue": {
+    describe: "etcd lease + FIFO queue of keys by create revision (Go's concurrency.Mutex); fence = its key's create revision",
+    create: (ctx) => new EtcdQueueLock(ctx),
+  },
+  "etcd3-lock": {
+    describe: "the etcd3 package's lock (lease + put-if-absent, retried); fence = create_revision read after acquiring",
+    create: (ctx) => new Etcd3Lock(ctx),
+  },
 };
+
+function redlockOptions(ctx: ClientContext): RedlockClientOptions {
+  return {
+    endpoints: ctx.endpoints,
+    ownerPrefix: ctx.ownerPrefix,
+    commandTimeoutMs: ctx.commandTimeoutMs,
+    rng: ctx.rng,
+    fenceSource: ctx.options.fenceSource ?? "max-incr",
+    checkValidity: ctx.options.checkValidity ?? true,
+  };
+}

@@ -29,4 +29,6 @@ export interface LockClient {
 export interface ClientOptions {
   /** Where a Redlock hold's fence comes from (issue 4): none, max-incr or single. */
   fenceSource?: "none" | "max-incr" | "single";
+  /** The project's own Redlock refuses a quorum that came back after the lease's validity (default true; false is node-redlock 5's K5 defect). */
+  checkValidity?: boolean;
 }

@@ -15,14 +15,24 @@ export interface StaleFence {
   got: number;
 }
 
-export type WriteOutcome = { type: "ok"; fence: number } | StaleFence;
+/** A fencing resource refused a write whose hold has no token (Redlock with --fence-source none). */
+export interface NoFence {
+  type: "fail";
+  error: "no-fence";
+  /** The highest fence the resource had accepted on the key before, null if none. */
+  seen: number | null;
+  got: null;
+}
+
+export type WriteOutcome = { type: "ok"; fence: number | null } | StaleFence | NoFence;
 
 /** `fence`: the highest fence the resource has accepted on the key, null if none. */
 export type ReadOutcome = { type: "ok"; data: unknown; fence: number | null } | StaleFence;
 
 export interface WriteRequest {
   owner: string;
-  fence: number;
+  /** null: the hold has no token; sent as `X-Fence-Token: none`. */
+  fence: number | null;
   process: number;
   data: unknown;
 }
@@ -95,7 +105,7 @@ export class ResourceClient {
   async write(key: string, w: WriteRequest, opts: RequestOptions = {}): Promise<WriteOutcome> {
     const headers: Record<string, string> = {
       "Content-Type": "application/json",
-      "X-Fence-Token": String(w.fence),
+      "X-Fence-Token": w.fence === null ? "none" : String(w.fence),
       "X-Lock-Owner": w.owner,
       "X-Process": String(w.process),
     };
@@ -106,7 +116,8 @@ export class ResourceClient {
       throw new ResourceClientBug(`write data of ${Buffer.byteLength(body)} bytes exceeds the resource's limit of ${MAX_BODY_BYTES}`);
     }
     const a = await this.send("PUT", key, headers, body, opts);
-    if (a.status === 200) return { type: "ok", fence: num(a, "fence") };
+    if (a.status === 200) return { type: "ok", fence: a.body.fence === null ? null : num(a, "fence") };
+    if (a.status === 409 && w.fence === null) return { type: "fail", error: "no-fence", seen: a.body.seen === null ? null : num(a, "seen"), got: null };
     return this.refusal(a);
   }
 

@@ -4,6 +4,9 @@
 // backend: every server process is in the run's process group.
 import type { ServerNode } from "./redis.ts";
 
+/** Abilities a nemesis may need from a backend's cluster: kill + restart, skewClock. */
+export type ClusterAbility = "kill" | "clock";
+
 export interface Cluster {
   nodes: ServerNode[];
   /** SIGKILL one node; it stays down until restart. */
@@ -17,4 +20,6 @@ export interface Cluster {
     partition(components: string[][]): Promise<void>;
     heal(): Promise<void>;
   };
+  /** The member that leads now (consensus backends), or null when none is known. */
+  leader?(): Promise<string | null>;
 }

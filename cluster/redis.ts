@@ -1,12 +1,13 @@
 // Real redis-server processes on loopback, one data directory and log each under
 // the run directory. Persistence is off unless asked for: what survives a kill is
 // a nemesis parameter (issue 4), not an accident of defaults.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "node:net";
 import { sleep } from "../lib/index.ts";
 import { logTail, type ProcessGroup } from "./processes.ts";
 import type { PortPlan } from "./ports.ts";
+import { faketimeEnv, writeOffset } from "./faketime.ts";
 
 export interface ServerNode {
   /** "redis-1": the name in nemesis events, logs and run.json. */
@@ -19,8 +20,15 @@ export const redisBinary = (): string => process.env.FENCECHECK_REDIS_SERVER ?? 
 
 export interface RedisNodeOptions {
   runDir: string;
-  persistence?: "none" | "everysec" | "always";
+  persistence?: RedisPersistence;
+  /** Run each node under libfaketime so its wall clock can be moved (cluster/faketime.ts). */
+  skewableClock?: boolean;
 }
+
+export type RedisPersistence = "none" | "everysec" | "always";
+
+/** The file a skewable node reads its clock offset from. */
+export const clockOffsetFile = (runDir: string, name: string): string => join(runDir, "data", name, "faketime");
 
 function config(node: ServerNode, dir: string, persistence: RedisNodeOptions["persistence"]): string {
   const aof = persistence && persistence !== "none";
@@ -43,7 +51,14 @@ export async function startRedisNode(group: ProcessGroup, node: ServerNode, opts
   const conf = join(dir, "redis.conf");
   writeFileSync(conf, config(node, dir, opts.persistence));
   const logFile = join(opts.runDir, "logs", `${node.name}.log`);
-  const proc = await group.spawn({ name: node.name, command: redisBinary(), args: [conf], logFile });
+  let env: NodeJS.ProcessEnv | undefined;
+  if (opts.skewableClock) {
+    const offsetFile = clockOffsetFile(opts.runDir, node.name);
+    // A restarted node keeps the offset it had: its machine's clock did not heal by itself.
+    if (!existsSync(offsetFile)) writeOffset(offsetFile, 0);
+    env = faketimeEnv(offsetFile);
+  }
+  const proc = await group.spawn({ name: node.name, command: redisBinary(), args: [conf], logFile, env });
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (!proc.alive) throw new Error(`${node.name} exited at start (port ${node.port}):\n${logTail(logFile)}`);

@@ -16,9 +16,9 @@ export interface LinkFaultSpec {
   name: string;
   describe: string;
   /** Which links to hit this time, or null to skip this turn. */
-  plan(ctx: NemesisContext): LinkFaultPlan | null;
-  /** Put the fault on the links; returns what undoes it. */
-  apply(ctx: NemesisContext, links: Link[]): Promise<() => Promise<void>>;
+  plan(ctx: NemesisContext): LinkFaultPlan | null | Promise<LinkFaultPlan | null>;
+  /** Put the fault on the links (and whatever else the plan says); returns what undoes it. */
+  apply(ctx: NemesisContext, links: Link[], plan: LinkFaultPlan): Promise<() => Promise<void>>;
 }
 
 export function linkFault(spec: LinkFaultSpec): Nemesis {
@@ -38,10 +38,10 @@ export function linkFault(spec: LinkFaultSpec): Nemesis {
     describe: spec.describe,
     async inject(ctx) {
       if (!ctx.links || active) return;
-      const plan = spec.plan(ctx);
+      const plan = await spec.plan(ctx);
       if (!plan || plan.links.length === 0) return;
       const ms = Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs));
-      const undo = await spec.apply(ctx, plan.links);
+      const undo = await spec.apply(ctx, plan.links, plan);
       active = { links: plan.links, undo, timer: setTimeout(() => void end(ctx), ms) };
       ctx.record(`start-${spec.name}`, { ...plan.value, targets: plan.links.map(linkName), duration_ms: ms });
     },

@@ -5,11 +5,14 @@ import type { Rng } from "../lib/index.ts";
 import type { ProcessGroup } from "../cluster/processes.ts";
 import type { Links } from "../cluster/links.ts";
 import type { Cluster } from "../cluster/cluster.ts";
+import type { ClockMode } from "./clock.ts";
 
 export interface NemesisOptions {
   intervalS: number;
   pauseMinMs: number;
   pauseMaxMs: number;
+  /** The pause nemesis freezes a worker whose client holds a lock, or any worker. */
+  pauseTarget: "holder" | "random";
   /** How long a partition or a latency fault lasts: a random time in this range. */
   faultMinMs: number;
   faultMaxMs: number;
@@ -18,6 +21,12 @@ export interface NemesisOptions {
   partitionMode: "timeout" | "reset";
   latencyMs: number;
   jitterMs: number;
+  /** Clock nemesis: how far a clock jumps (either way), and how a strobe flips. */
+  clockOffsetMs: number;
+  clockModes: readonly ClockMode[];
+  strobePeriodMs: number;
+  /** Kill nemesis: how long a killed server stays down. */
+  restartDelayMs: number;
 }
 
 export interface NemesisContext {
@@ -25,6 +34,8 @@ export interface NemesisContext {
   processes: ProcessGroup;
   /** Names of the worker processes ("worker-1", ...). */
   workers: string[];
+  /** Workers with a client holding a lock right now, by the history so far. */
+  holders(): string[];
   /** Names of the lock service's server processes ("redis-1", ...). */
   servers: string[];
   /** The lock service, with whatever abilities its backend offers (kill, clocks, peers). */

@@ -2,26 +2,52 @@
 // toxic of 0 on both streams: the realistic case, clients see timeouts, not
 // refusals), or, with --partition-mode reset, the link's proxy is disabled so
 // connections are closed and refused.
-import { grudge, type GrudgeKind } from "./grudges.ts";
+//
+// Where the cluster's members talk to each other (etcd: `cluster.peers`), the
+// grudge's components, restricted to the servers, also cut the members apart, so a
+// member on the minority side really loses its quorum; healing heals both. The
+// start event names those cuts (`member_cuts`), and for isolate-leader the leader.
+import { grudge, serverCuts, type GrudgeKind } from "./grudges.ts";
 import { linkFault, addToxics } from "./link-fault.ts";
-import type { Nemesis } from "./nemesis.ts";
+import type { Link } from "../cluster/links.ts";
+import type { Nemesis, NemesisContext } from "./nemesis.ts";
+
+async function cutLinks(ctx: NemesisContext, links: Link[]): Promise<() => Promise<void>> {
+  if (ctx.options.partitionMode === "timeout")
+    return addToxics(ctx, links, (stream) => ({ name: `partition-${stream}`, type: "timeout", stream, toxicity: 1, attributes: { timeout: 0 } }));
+  const net = ctx.links!;
+  const enable = (enabled: boolean) => Promise.all(links.map((l) => net.proxy(l).update({ enabled } as never)));
+  await enable(false);
+  return async () => void (await enable(true));
+}
 
 export const partitionNemesis = (): Nemesis =>
   linkFault({
     name: "partition",
-    describe: "cut worker-to-server links through the fault proxy, with Jepsen's grudges",
-    plan(ctx) {
+    describe: "cut worker-to-server links through the fault proxy, with Jepsen's grudges (and members from each other, where they talk)",
+    async plan(ctx) {
       const kind = ctx.rng.pick(ctx.options.grudges) as GrudgeKind;
-      const g = grudge(kind, ctx.rng, ctx.workers, ctx.servers);
+      const leader = kind === "isolate-leader" ? ((await ctx.cluster.leader?.()) ?? null) : null;
+      const g = grudge(kind, ctx.rng, ctx.workers, ctx.servers, leader);
       const links = g.cut.flatMap(([w, s]) => ctx.links!.between([w], [s]));
-      return { links, value: { grudge: kind, mode: ctx.options.partitionMode, components: g.components } };
+      const value: Record<string, unknown> = { grudge: kind, mode: ctx.options.partitionMode, components: g.components };
+      if (kind === "isolate-leader") value.leader = leader;
+      if (ctx.cluster.peers) value.member_cuts = serverCuts(g.components, ctx.servers);
+      return { links, value };
     },
-    async apply(ctx, links) {
-      if (ctx.options.partitionMode === "timeout")
-        return addToxics(ctx, links, (stream) => ({ name: `partition-${stream}`, type: "timeout", stream, toxicity: 1, attributes: { timeout: 0 } }));
-      const net = ctx.links!;
-      const enable = (enabled: boolean) => Promise.all(links.map((l) => net.proxy(l).update({ enabled } as never)));
-      await enable(false);
-      return async () => void (await enable(true));
+    async apply(ctx, links, plan) {
+      const undoLinks = await cutLinks(ctx, links);
+      const peers = ctx.cluster.peers;
+      if (!peers) return undoLinks;
+      const components = (plan.value.components as string[][]).map((c) => c.filter((x) => ctx.servers.includes(x)));
+      try {
+        await peers.partition(components);
+      } catch (err) {
+        await undoLinks();
+        throw err;
+      }
+      return async () => {
+        await Promise.all([undoLinks(), peers.heal()]);
+      };
     },
   });

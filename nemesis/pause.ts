@@ -28,7 +28,9 @@ export function pauseNemesis(name: string, pick: (ctx: NemesisContext) => string
       const all = pick(ctx);
       const candidates = all.filter((t) => !timers.has(t));
       if (candidates.length === 0 || (keepOne && candidates.length === 1 && all.length > 1)) return;
-      const target = ctx.rng.pick(candidates);
+      // Aim at a holder when asked to and there is one: the fault that matters.
+      const holders = name === "pause" && ctx.options.pauseTarget === "holder" ? candidates.filter((t) => ctx.holders().includes(t)) : [];
+      const target = ctx.rng.pick(holders.length ? holders : candidates);
       const ms = Math.round(ctx.rng.between(ctx.options.pauseMinMs, ctx.options.pauseMaxMs));
       if (!ctx.processes.pause(target)) return;
       ctx.record("start-pause", { targets: [target], duration_ms: ms });

@@ -49,8 +49,13 @@ export class FencedStore {
     return this.keys.get(key) ?? EMPTY;
   }
 
-  judgeWrite(key: string, fence: number, data: unknown): Judgement {
+  /** `fence` null: the hold has no token; a fencing resource cannot tell it from a stale one and refuses it. */
+  judgeWrite(key: string, fence: number | null, data: unknown): Judgement {
     const s = this.get(key);
+    if (fence === null) {
+      const accepted = !this.fencing;
+      return { accepted, maxBefore: s.maxSeen, next: accepted ? { ...s, value: data } : s };
+    }
     const fresh = (s.maxWritten === null || fence > s.maxWritten) && (s.maxSeen === null || fence >= s.maxSeen);
     const accepted = fresh || !this.fencing;
     const next = accepted ? { value: data, maxWritten: atLeast(s.maxWritten, fence), maxSeen: atLeast(s.maxSeen, fence) } : s;

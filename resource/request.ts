@@ -13,7 +13,8 @@ export interface Refusal {
 export type Route = { kind: "metrics" } | { kind: "write"; key: string } | { kind: "read"; key: string };
 
 export interface WriteHeaders {
-  fence: number;
+  /** null: the client said `none`, a hold its lock service gave no fencing token. */
+  fence: number | null;
   owner: string;
   process: number;
 }
@@ -58,12 +59,16 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return Array.isArray(v) ? v.join(", ") : v;
 }
 
+// A write must say which token it carries; `none` says, explicitly, that its hold
+// has none (Redlock issues no fence), which a fencing resource can then refuse. A
+// missing header stays a malformed request: it is a client bug, not a hold.
 function fenceHeader(headers: IncomingHttpHeaders, required: boolean): number | null | Refusal {
   const raw = header(headers, "x-fence-token");
-  if (raw === undefined) return required ? { status: 400, message: "missing X-Fence-Token header" } : null;
+  if (raw === undefined) return required ? { status: 400, message: "missing X-Fence-Token header (send \"none\" for a hold without a token)" } : null;
+  if (raw === "none") return null;
   const n = Number(raw);
   if (!NATURAL.test(raw) || !Number.isSafeInteger(n)) {
-    return { status: 400, message: `X-Fence-Token must be an integer >= 0, got ${JSON.stringify(raw)}` };
+    return { status: 400, message: `X-Fence-Token must be an integer >= 0 or "none", got ${JSON.stringify(raw)}` };
   }
   return n;
 }
@@ -85,7 +90,7 @@ export function writeHeaders(headers: IncomingHttpHeaders): WriteHeaders | Refus
   if (!owner) return { status: 400, message: "missing or empty X-Lock-Owner header" };
   const process = processHeader(headers);
   if (isRefusal(process)) return process;
-  return { fence: fence as number, owner, process };
+  return { fence, owner, process };
 }
 
 export function readHeaders(headers: IncomingHttpHeaders): ReadHeaders | Refusal {

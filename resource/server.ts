@@ -91,7 +91,7 @@ function write(parts: ResourceParts, res: ServerResponse, key: string, h: WriteH
     send(res, 200, { ok: true, fence: h.fence });
   } else {
     parts.metrics.staleRejections.inc();
-    send(res, 409, { error: "stale fencing token", seen: j.maxBefore, got: h.fence });
+    send(res, 409, { error: h.fence === null ? "no fencing token" : "stale fencing token", seen: j.maxBefore, got: h.fence });
   }
 }
 

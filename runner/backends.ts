@@ -2,8 +2,18 @@
 // to it. Adding one touches no workload or nemesis.
 import type { ProcessGroup } from "../cluster/processes.ts";
 import type { PortPlan } from "../cluster/ports.ts";
-import { startRedisNodes } from "../cluster/redis.ts";
-import type { Cluster } from "../cluster/cluster.ts";
+import { startRedisCluster } from "../cluster/redis-cluster.ts";
+import type { RedisPersistence, RedisNodeOptions } from "../cluster/redis.ts";
+import type { Cluster, ClusterAbility } from "../cluster/cluster.ts";
+import { startEtcdCluster } from "../cluster/etcd.ts";
+
+/** How servers are started, from the options; each backend applies what concerns it. */
+export interface ServerOptions {
+  /** Redis AOF (--redis-persistence): what a killed node remembers. */
+  redisPersistence: RedisPersistence;
+  /** Start servers whose wall clocks the clock nemesis can move (costs a libfaketime preload). */
+  skewableClocks: boolean;
+}
 
 export interface BackendContext {
   group: ProcessGroup;
@@ -11,6 +21,7 @@ export interface BackendContext {
   runDir: string;
   /** The run's Toxiproxy API, for backends whose members talk to each other. */
   toxiproxyUrl: string;
+  serverOptions: ServerOptions;
 }
 
 export interface Backend {
@@ -18,6 +29,10 @@ export interface Backend {
   describe: string;
   clients: readonly string[];
   defaultClient: string;
+  /** What its Cluster can do for a nemesis; buildTest refuses a nemesis that needs more. */
+  abilities?: readonly ClusterAbility[];
+  /** Why an ability is missing, for that refusal (e.g. etcd: Go reads time without libc). */
+  lacks?: Partial<Record<ClusterAbility, string>>;
   start(ctx: BackendContext): Promise<Cluster>;
 }
 
@@ -27,6 +42,28 @@ export const BACKENDS: Record<string, Backend> = {
     describe: "one redis-server",
     clients: ["redis", "redis-unsafe-release"],
     defaultClient: "redis",
-    start: async (ctx) => ({ nodes: await startRedisNodes(ctx.group, ctx.ports, 1, { runDir: ctx.runDir }) }),
+    abilities: ["kill", "clock"],
+    start: (ctx) => startRedisCluster(ctx.group, ctx.ports, 1, redisNodeOptions(ctx)),
+  },
+  redlock: {
+    name: "redlock",
+    describe: "five independent redis-servers, locked by majority (Redlock)",
+    clients: ["node-redlock", "node-redlock-4", "redlock"],
+    defaultClient: "node-redlock",
+    abilities: ["kill", "clock"],
+    start: (ctx) => startRedisCluster(ctx.group, ctx.ports, 5, redisNodeOptions(ctx)),
+  },
+  etcd: {
+    name: "etcd",
+    describe: "three etcd 3.4 members (fast elections, pre-vote); member-to-member traffic through the fault proxy",
+    clients: ["etcd-queue", "etcd3-lock"],
+    defaultClient: "etcd-queue",
+    abilities: ["kill"],
+    lacks: { clock: "libfaketime cannot move etcd's clock (Go reads time without libc)" },
+    start: (ctx) => startEtcdCluster({ group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: ctx.toxiproxyUrl }),
   },
 };
+
+function redisNodeOptions(ctx: BackendContext): RedisNodeOptions {
+  return { runDir: ctx.runDir, persistence: ctx.serverOptions.redisPersistence, skewableClock: ctx.serverOptions.skewableClocks };
+}

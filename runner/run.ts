@@ -11,8 +11,9 @@ import { PortPlan } from "../cluster/ports.ts";
 import { HistoryWriter, createRunDir, writeJson, newRunStart, runClock, FORMAT, RUN_FILES, type HistoryHeader, type UnindexedEvent } from "../store/index.ts";
 import { NEMESES, NemesisSchedule, type NemesisContext } from "../nemesis/index.ts";
 import { rng, sleep } from "../lib/index.ts";
-import { startSystem, type System } from "./system.ts";
+import { startSystem, workerOfClient, type System } from "./system.ts";
 import { StatusLine } from "./status.ts";
+import { HoldTracker } from "./holders.ts";
 import { describeRun } from "./run-info.ts";
 import type { Test } from "./test.ts";
 
@@ -31,9 +32,12 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
   const header: HistoryHeader = { format: FORMAT, kind: "header", run: id, workload: test.workload.name, backend: test.backend.name, fencing: test.fencing };
   const history = new HistoryWriter(join(runDir, RUN_FILES.history), header);
   const status = new StatusLine(() => clock() / 1e9, test.timeLimitS, () => schedule?.active() ?? []);
+  // A retired process carries on as process + concurrency, so p mod concurrency is its client.
+  const holds = new HoldTracker((p) => workerOfClient(p % test.concurrency, test.workers));
   const record = (events: UnindexedEvent[]): void => {
     history.append(events);
     status.count(events);
+    holds.observe(events);
   };
   let schedule: NemesisSchedule | null = null;
   let interrupted: string | null = null;
@@ -80,6 +84,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
       rng: rng(test.seed, "nemesis"),
       processes: group,
       workers: workers.map((w) => w.name),
+      holders: () => holds.workers(),
       servers: nodes.map((n) => n.name),
       links: system.links,
       cluster: system.cluster,

@@ -38,6 +38,9 @@ export interface SystemContext {
   started: (what: string, info: unknown) => void;
 }
 
+/** The worker a logical client lives in: clients are dealt out in turn. */
+export const workerOfClient = (client: number, workers: number): string => `worker-${(client % workers) + 1}`;
+
 const endpoint = (l: Link): Endpoint => ({ name: l.server, host: l.host, port: l.port });
 
 export async function startSystem(ctx: SystemContext): Promise<System> {
@@ -47,6 +50,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   const resource = await startResource({
     logPath: join(runDir, RUN_FILES.resource),
     fencing: test.fencing,
+    fenceReads: test.fenceReads,
     t0,
     logFile: logs("resource"),
     port: test.portBase ? await ports.take() : 0,
@@ -64,7 +68,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     ctx.started("proxy", { url: proxy.url, pid: proxy.pid });
   }
 
-  const cluster = await test.backend.start({ group, ports, runDir, toxiproxyUrl });
+  const cluster = await test.backend.start({ group, ports, runDir, toxiproxyUrl, serverOptions: test.serverOptions });
   const nodes = cluster.nodes;
   ctx.started("servers", nodes);
 
@@ -77,7 +81,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   const workers: WorkerHandle[] = [];
   for (const name of workerNames) workers.push(await spawnWorker(group, name, runDir, ctx.record));
   const assignment = workers.map(() => [] as number[]);
-  for (let c = 0; c < test.concurrency; c++) assignment[c % workers.length].push(c);
+  for (let c = 0; c < test.concurrency; c++) assignment[workerNames.indexOf(workerOfClient(c, test.workers))].push(c);
   await Promise.all(
     workers.map((w, i) => {
       const mine = links.of(w.name);

@@ -1,7 +1,7 @@
 // A test is plain data composed from parts found by name: a backend, a client, a
 // workload, nemeses, and the options that parameterise them (as in Jepsen, where
 // a test map merges a workload and a nemesis package).
-import type { Backend } from "./backends.ts";
+import type { Backend, ServerOptions } from "./backends.ts";
 import type { ClientOptions } from "../clients/index.ts";
 import type { Workload, WorkloadOptions } from "../workloads/index.ts";
 import type { NemesisOptions } from "../nemesis/index.ts";
@@ -15,6 +15,8 @@ export interface Test {
   workload: Workload;
   nemeses: string[];
   fencing: boolean;
+  /** Reads that carry a fence advance the resource's fence (C1). */
+  fenceReads: boolean;
   seed: number;
   timeLimitS: number;
   concurrency: number;
@@ -27,4 +29,5 @@ export interface Test {
   toxiproxy: string | null;
   workloadOptions: WorkloadOptions;
   nemesisOptions: NemesisOptions;
+  serverOptions: ServerOptions;
 }

@@ -34,3 +34,24 @@ if [ ${#need[@]} -gt 0 ]; then
   # Debian's packages enable system services on the default ports; fencecheck
   # starts its own servers on ports of its own and never uses those.
 fi
+
+# The malloc shim that lets libfaketime run inside Debian's redis-server (see
+# cluster/faketime/shim.c), rebuilt only when missing or older than its source.
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+shim_src="$root/cluster/faketime/shim.c"
+shim_lib="$root/build/faketime-shim.so"
+if [ ! -f "$shim_lib" ] || [ "$shim_src" -nt "$shim_lib" ]; then
+  if ! command -v gcc >/dev/null 2>&1; then
+    # Only --nemesis clock needs it, so everything else still runs; that nemesis
+    # refuses to start and points back here.
+    echo "fencecheck: gcc is missing, so $shim_lib cannot be built and --nemesis clock will not run." >&2
+    echo "Install it with:  sudo apt-get install -y gcc   then run: npm run setup" >&2
+  else
+    mkdir -p "$root/build"
+    # Build beside the target and rename, so a server starting meanwhile never
+    # preloads a half-written library.
+    gcc -O2 -Wall -Wextra -shared -fPIC -o "$shim_lib.tmp" "$shim_src"
+    mv -f "$shim_lib.tmp" "$shim_lib"
+    echo "fencecheck: built $shim_lib" >&2
+  fi
+fi

@@ -3,7 +3,8 @@
 // resource with its fence, and releases. A holder that outlived its lease still
 // writes: only the resource's fence check can refuse it.
 import type { Workload, ClientEnv } from "./workload.ts";
-import { acquire, release, stillHeld, holdRef } from "./hold.ts";
+import { acquire, release, stillHeld } from "./hold.ts";
+import { pauseAt, writeResource } from "./steps.ts";
 import { sleep } from "../lib/index.ts";
 
 export const fencedWrite: Workload = {
@@ -16,17 +17,9 @@ export const fencedWrite: Workload = {
       const key = env.pickKey();
       const held = await acquire(c, lock, key, o);
       if (!held) continue;
-      if (o.pauseMs > 0 && (o.pauseClients === "all" || o.pauseClients.includes(c.id))) await sleep(o.pauseMs);
+      await pauseAt("acquire", c, o);
       await sleep(o.workMs);
-      for (let i = 0; i < o.writesPerHold && stillHeld(c, held); i++) {
-        const data = `${held.hold.owner}#${++n}`;
-        const ref = holdRef(held.hold);
-        await c.op("write", key, { ...ref, data }, async () => {
-          // Redis always issues a fence; a client without one cannot use a fencing resource.
-          const r = await resource.write(key, { owner: ref.owner, fence: ref.fence ?? 0, process: c.process, data });
-          return r.type === "ok" ? { type: "ok", value: { ...ref, data } } : { type: "fail", error: "stale-fence", value: { ...ref, seen: r.seen } };
-        });
-      }
+      for (let i = 0; i < o.writesPerHold && stillHeld(c, held); i++) await writeResource(c, resource, held, `${held.hold.owner}#${++n}`);
       await release(c, lock, held);
     }
   },

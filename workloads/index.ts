@@ -1,5 +1,6 @@
 // Workloads by name: what the logical clients do.
 import { fencedWrite } from "./fenced-write.ts";
+import { counter } from "./counter.ts";
 import type { Workload } from "./workload.ts";
 
 export type { Workload, ClientEnv } from "./workload.ts";
@@ -9,4 +10,5 @@ export { LogicalClient, type Completion } from "./client.ts";
 
 export const WORKLOADS: Record<string, Workload> = {
   [fencedWrite.name]: fencedWrite,
+  [counter.name]: counter,
 };

@@ -6,8 +6,10 @@ export interface WorkloadOptions {
   acquireTimeoutMs: number;
   /** Simulated work while holding, before the writes. */
   workMs: number;
-  /** In-process pause after acquiring (a simulated GC pause), 0 for none. */
+  /** In-process pause (a simulated GC pause), 0 for none. */
   pauseMs: number;
+  /** Where the pause is taken: just after acquiring, or (workloads that read) between the read and the write. */
+  pauseAt: "acquire" | "read";
   /** Which clients take that pause: their ids, or every client. */
   pauseClients: number[] | "all";
   writesPerHold: number;
@@ -19,6 +21,8 @@ export interface WorkloadOptions {
   staggerMs: number;
   /** Keep the lease alive with a renew every ttl/3 while holding. */
   renew: boolean;
+  /** Reads carry the hold's fence, and the resource advances the key's fence on them (closes C1). */
+  fenceReads: boolean;
 }
 
 export const keyName = (i: number): string => `k${i}`;

@@ -21,5 +21,7 @@ export interface ClientEnv {
 export interface Workload {
   name: string;
   describe: string;
+  /** It reads the resource, so --pause-at read and --fence-reads mean something to it. */
+  reads?: boolean;
   run(env: ClientEnv): Promise<void>;
 }

@@ -16,7 +16,7 @@ let group: ProcessGroup;
 let node: ServerNode;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const opts = (o: Partial<WorkloadOptions>): WorkloadOptions => ({
-  ttlMs: 300, acquireTimeoutMs: 0, workMs: 0, pauseMs: 0, pauseClients: "all", writesPerHold: 1, keys: 1, rate: 1, staggerMs: 0, renew: true, ...o,
+  ttlMs: 300, acquireTimeoutMs: 0, workMs: 0, pauseMs: 0, pauseClients: "all", writesPerHold: 1, keys: 1, rate: 1, staggerMs: 0, renew: true, pauseAt: "acquire", fenceReads: false, ...o,
 });
 
 beforeAll(async () => {

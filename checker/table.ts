@@ -1,0 +1,177 @@
+// Column storage for what the analyses keep of a history. A two-million-event run
+// holds about a million operations: as objects they cost hundreds of bytes each
+// and every garbage collection walks them all; as columns of typed arrays they
+// cost tens of bytes and the collector never looks inside. Strings that repeat
+// (keys, owners, operation names, error codes) are stored once and named by number,
+// and an absent number (a fence, a TTL, a completion time) is NaN.
+
+/** Numbers for strings: the first one seen is 0. */
+export class Interner {
+  private readonly ids = new Map<string, number>();
+  readonly names: string[] = [];
+
+  id(s: string): number {
+    let id = this.ids.get(s);
+    if (id === undefined) {
+      id = this.names.length;
+      this.ids.set(s, id);
+      this.names.push(s);
+    }
+    return id;
+  }
+}
+
+/** A growable list of integers (ids of operations, holds or decisions). */
+export class IntList {
+  items: Int32Array;
+  length = 0;
+
+  constructor(capacity = 8) {
+    this.items = new Int32Array(capacity);
+  }
+
+  push(x: number): void {
+    if (this.length === this.items.length) this.items = grow(this.items, this.length * 2);
+    this.items[this.length++] = x;
+  }
+
+  toArray(): number[] {
+    return Array.from(this.items.subarray(0, this.length));
+  }
+}
+
+export const orNull = (x: number): number | null => (Number.isNaN(x) ? null : x);
+
+function grow<T extends Float64Array | Int32Array | Uint8Array>(a: T, size: number): T {
+  const b = new (a.constructor as new (n: number) => T)(size);
+  b.set(a);
+  return b;
+}
+
+export const OK = 0;
+export const FAIL = 1;
+export const INFO = 2;
+export const OUTCOMES = ["ok", "fail", "info"] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** Client operations, in invoke order: an invoke and its completion make one row. */
+export class Ops {
+  length = 0;
+  private cap = 1024;
+  f = new Int32Array(this.cap);
+  process = new Float64Array(this.cap);
+  /** -1: no key. */
+  key = new Int32Array(this.cap);
+  /** Event indexes of the invoke and of the completion (-1: never completed). */
+  invoke = new Float64Array(this.cap);
+  done = new Float64Array(this.cap);
+  start = new Float64Array(this.cap);
+  /** Time of the completion (NaN: none). */
+  doneTime = new Float64Array(this.cap);
+  /** The latest time the operation can have taken effect: its ok or fail, else Infinity. */
+  end = new Float64Array(this.cap);
+  /** OK, FAIL or INFO; an invoke still open at the end counts as INFO. */
+  outcome = new Uint8Array(this.cap);
+  /** The completion's `error` (-1: none). */
+  error = new Int32Array(this.cap);
+  /** The hold it was sent for, from the invoke's value; for an ok acquire, the owner granted (-1: none). */
+  owner = new Int32Array(this.cap);
+  /** Likewise the fence (NaN: none). */
+  fence = new Float64Array(this.cap);
+  /** Acquire and renew: the lease in ms, the smaller of asked and granted when ok, as asked otherwise (NaN: none). */
+  ttl = new Float64Array(this.cap);
+  /** A release that completed ok with `released: false`. */
+  notReleased = new Uint8Array(this.cap);
+  /** The hold an acquire made or a renew, release or write belongs to (-1: none). */
+  hold = new Int32Array(this.cap);
+  /** The next renew, release or write of the same hold, in invoke order (-1: none). */
+  next = new Int32Array(this.cap);
+  /** The invoke's `value.data` (writes); undefined for most. */
+  data: unknown[] = [];
+
+  add(): number {
+    if (this.length === this.cap) {
+      this.cap *= 2;
+      this.f = grow(this.f, this.cap);
+      this.process = grow(this.process, this.cap);
+      this.key = grow(this.key, this.cap);
+      this.invoke = grow(this.invoke, this.cap);
+      this.done = grow(this.done, this.cap);
+      this.start = grow(this.start, this.cap);
+      this.doneTime = grow(this.doneTime, this.cap);
+      this.end = grow(this.end, this.cap);
+      this.outcome = grow(this.outcome, this.cap);
+      this.error = grow(this.error, this.cap);
+      this.owner = grow(this.owner, this.cap);
+      this.fence = grow(this.fence, this.cap);
+      this.ttl = grow(this.ttl, this.cap);
+      this.notReleased = grow(this.notReleased, this.cap);
+      this.hold = grow(this.hold, this.cap);
+      this.next = grow(this.next, this.cap);
+    }
+    return this.length++;
+  }
+}
+
+/** Successful acquires, each a hold of one key by one owner. */
+export class Holds {
+  length = 0;
+  private cap = 256;
+  key = new Int32Array(this.cap);
+  owner = new Int32Array(this.cap);
+  fence = new Float64Array(this.cap);
+  /** The acquire operation. */
+  acquire = new Int32Array(this.cap);
+  /** The lease asked for and granted (the smaller), in ms (NaN: neither known). */
+  ttl = new Float64Array(this.cap);
+  /** First and last of its renews, releases and writes (chained by Ops.next). */
+  first = new Int32Array(this.cap);
+  last = new Int32Array(this.cap);
+
+  add(): number {
+    if (this.length === this.cap) {
+      this.cap *= 2;
+      this.key = grow(this.key, this.cap);
+      this.owner = grow(this.owner, this.cap);
+      this.fence = grow(this.fence, this.cap);
+      this.acquire = grow(this.acquire, this.cap);
+      this.ttl = grow(this.ttl, this.cap);
+      this.first = grow(this.first, this.cap);
+      this.last = grow(this.last, this.cap);
+    }
+    return this.length++;
+  }
+}
+
+/** resource.ndjson's decisions, in log order. */
+export class Decisions {
+  length = 0;
+  private cap = 1024;
+  seq = new Float64Array(this.cap);
+  time = new Float64Array(this.cap);
+  /** 1 for a write, 0 for a read. */
+  write = new Uint8Array(this.cap);
+  key = new Int32Array(this.cap);
+  process = new Float64Array(this.cap);
+  owner = new Int32Array(this.cap);
+  fence = new Float64Array(this.cap);
+  maxBefore = new Float64Array(this.cap);
+  accepted = new Uint8Array(this.cap);
+  data: unknown[] = [];
+
+  add(): number {
+    if (this.length === this.cap) {
+      this.cap *= 2;
+      this.seq = grow(this.seq, this.cap);
+      this.time = grow(this.time, this.cap);
+      this.write = grow(this.write, this.cap);
+      this.key = grow(this.key, this.cap);
+      this.process = grow(this.process, this.cap);
+      this.owner = grow(this.owner, this.cap);
+      this.fence = grow(this.fence, this.cap);
+      this.maxBefore = grow(this.maxBefore, this.cap);
+      this.accepted = grow(this.accepted, this.cap);
+    }
+    return this.length++;
+  }
+}

@@ -1,0 +1,172 @@
+// The project's own etcd lock, on the design of Go's concurrency.Mutex (REFERENCES
+// §3): a lease per hold; the waiter puts `<prefix>/<key>/<lease id>` under it only
+// if that key does not exist yet; it holds the lock when its key has the lowest
+// create revision under the prefix, and otherwise watches the key just before its
+// own until that one is deleted. Waiters are served in the order their keys were
+// created (FIFO), and the create revision of the holder's key is its fence: etcd
+// revisions only grow, and no two keys share one.
+//
+// After waiting it checks that its own key still exists: its lease may have
+// expired while it waited (a paused or partitioned waiter), and Jepsen found the
+// Go client granting the lock in that case. While it waits, the client keeps its
+// lease alive, as Go's session does; once it holds, the lease is kept alive only
+// by `renew` (the workload's watchdog, recorded as renew operations), so a hold
+// without --renew lasts one TTL.
+import type { Etcd3 } from "etcd3";
+import type { Hold, LockClient, Outcome } from "./lock.ts";
+import type { ClientContext } from "./index.ts";
+import { call, deleteIfOurs, EtcdCallError, errorCode, etcdClient, hex, keepAliveOnce, key, leaseFacts, leaseSeconds, revokeQuietly, under } from "./etcd-connection.ts";
+
+export const QUEUE_PREFIX = "fencecheck/queue";
+
+interface Held {
+  leaseId: string;
+  myKey: string;
+}
+
+export class EtcdQueueLock implements LockClient {
+  private readonly client: Etcd3;
+  private holds = 0;
+  private readonly held = new Map<string, Held>();
+
+  constructor(private readonly ctx: ClientContext) {
+    this.client = etcdClient(ctx.endpoints, ctx.commandTimeoutMs);
+  }
+
+  async acquire(k: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
+    const owner = `${this.ctx.ownerPrefix}-h${++this.holds}`;
+    const deadline = Date.now() + timeoutMs;
+    const ttlS = leaseSeconds(ttlMs);
+    let leaseId: string;
+    try {
+      leaseId = (await call(this.client.leaseClient.leaseGrant({ TTL: ttlS }))).ID;
+    } catch (err) {
+      // No key was put: whatever became of the lease, nothing was locked.
+      return { type: "fail", error: "no-lease", value: { cause: errorCode(err) } };
+    }
+    const keeper = this.keepAliveWhileWaiting(leaseId, ttlS);
+    try {
+      return await this.queue(k, owner, leaseId, ttlMs, deadline, timeoutMs);
+    } catch (err) {
+      // Whatever went wrong after the lease was granted, revoking it takes our key
+      // out of the queue (if it was ever put): once etcd confirms, we certainly
+      // hold nothing, and the acquire failed. Until then it is unknown.
+      return await this.giveUp(leaseId, errorCode(err), err);
+    } finally {
+      keeper.stop();
+    }
+  }
+
+  /** Join the queue for `k` and wait for our turn, until `deadline`. */
+  private async queue(k: string, owner: string, leaseId: string, ttlMs: number, deadline: number, timeoutMs: number): Promise<Outcome<Hold>> {
+    const ttlS = leaseSeconds(ttlMs);
+    const prefix = `${QUEUE_PREFIX}/${k}/`;
+    const myKey = `${prefix}${hex(leaseId)}`;
+    // Put our key unless it exists, and read its create revision either way.
+    const put = await call(
+      this.client.kv.txn({
+        compare: [{ key: key(myKey), target: "Create", result: "Equal", create_revision: 0 }],
+        success: [{ request_put: { key: key(myKey), value: Buffer.from(owner), lease: leaseId } }, { request_range: { key: key(myKey) } }],
+        failure: [{ request_range: { key: key(myKey) } }],
+      }),
+    );
+    const mine = put.responses[put.responses.length - 1].response_range.kvs[0];
+    if (!mine) return this.giveUp(leaseId, "lease-expired");
+    const myRev = Number(mine.create_revision);
+    for (;;) {
+      // One read at one revision: our key, the oldest key (the holder), and the
+      // youngest key older than ours (the one we wait for).
+      const q = await call(
+        this.client.kv.txn({
+          success: [
+            { request_range: { key: key(myKey) } },
+            { request_range: { ...under(prefix), sort_target: "Create", sort_order: "Ascend", limit: 1 } },
+            { request_range: { ...under(prefix), sort_target: "Create", sort_order: "Descend", max_create_revision: myRev - 1, limit: 1 } },
+          ],
+        }),
+      );
+      const [own, first, before] = q.responses.map((r) => r.response_range.kvs[0]);
+      // The check Jepsen's etcd lock test showed missing: a lease that expired
+      // while we waited took our key with it, and the lock is not ours.
+      if (!own) return this.giveUp(leaseId, "lease-expired");
+      if (first && Number(first.create_revision) === myRev) {
+        this.held.set(owner, { leaseId, myKey });
+        return { type: "ok", value: { owner, fence: myRev, ttlMs: ttlS * 1000, extra: leaseFacts(ttlMs, leaseId) } };
+      }
+      if (Date.now() >= deadline) return this.giveUp(leaseId, timeoutMs > 0 ? "timeout" : "busy");
+      if (before) {
+        // Re-read at least once a TTL even if the watch says nothing: a watch on a
+        // member cut off from the quorum stays silent.
+        const waitMs = Math.min(deadline - Date.now(), Math.max(250, ttlS * 1000));
+        await this.waitDeleted(before.key, Number(q.header.revision) + 1, waitMs);
+      }
+    }
+  }
+
+  async renew(_k: string, hold: Hold, _ttlMs: number): Promise<Outcome<{ ttlMs: number }>> {
+    const h = this.held.get(hold.owner);
+    if (!h) return { type: "fail", error: "not-owner" };
+    const ttlS = await call(keepAliveOnce(this.client, h.leaseId, this.ctx.commandTimeoutMs));
+    // The key lives exactly as long as its lease: a live lease is a lock still held.
+    return ttlS > 0 ? { type: "ok", value: { ttlMs: ttlS * 1000 } } : { type: "fail", error: "not-owner" };
+  }
+
+  async release(_k: string, hold: Hold): Promise<Outcome<{ released: boolean }>> {
+    const h = this.held.get(hold.owner);
+    if (!h) return { type: "ok", value: { released: false } };
+    const released = await call(deleteIfOurs(this.client, h.myKey, h.leaseId));
+    this.held.delete(hold.owner);
+    // The key is gone either way; the lease only holds on to nothing now.
+    await revokeQuietly(this.client, h.leaseId);
+    return { type: "ok", value: { released } };
+  }
+
+  async close(): Promise<void> {
+    this.client.close();
+  }
+
+  /**
+   * Leave the queue and fail with `error`: revoking the lease deletes our key with
+   * it, in one step, so whoever waits behind us is told at once. If etcd does not
+   * confirm the revoke, our key may still be queued (or first, holding everyone up
+   * for a TTL): not a certain failure, so it throws (unknown), with `cause`'s code
+   * where there is one, but never one that says nothing was sent.
+   */
+  private async giveUp(leaseId: string, error: string, cause?: unknown): Promise<Outcome<Hold>> {
+    try {
+      await call(this.client.leaseClient.leaseRevoke({ ID: leaseId }));
+    } catch (err) {
+      // A lease that is already gone (it expired) took our key with it: that is a certain failure too.
+      if (!/requested lease not found/.test(String((err as Error)?.message))) {
+        const code = errorCode(cause ?? err);
+        throw new EtcdCallError(code === "conn-refused" || code === "error" ? "unavailable" : code, String((cause as Error)?.message ?? cause ?? err));
+      }
+    }
+    return { type: "fail", error };
+  }
+
+  /** Keep-alives every TTL/3 while we wait; a failed one shows as our key gone later. */
+  private keepAliveWhileWaiting(leaseId: string, ttlS: number): { stop(): void } {
+    const everyMs = (ttlS * 1000) / 3;
+    const timer = setInterval(() => void keepAliveOnce(this.client, leaseId, everyMs).catch(() => {}), everyMs);
+    return { stop: () => clearInterval(timer) };
+  }
+
+  /** Until `k` is deleted at or after `fromRevision`, or `maxMs` passed. */
+  private async waitDeleted(k: Buffer, fromRevision: number, maxMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const watcher = this.client.watch().key(k).startRevision(String(fromRevision)).only("delete").watcher();
+    try {
+      await new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, maxMs);
+        watcher.on("delete", () => resolve());
+        // A broken watch is reconnected by etcd3 in the background; the timer bounds
+        // the wait and the caller reads again.
+        watcher.on("error", () => {});
+      });
+    } finally {
+      clearTimeout(timer);
+      void watcher.cancel().catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,153 @@
+// Three real etcd members on loopback, with the election settings of REFERENCES §6
+// (50 ms heartbeats, 500 ms election timeout, pre-vote so a member that comes back
+// from a partition does not depose a healthy leader with an inflated term). Each
+// member has its data directory and log under the run directory, and is started
+// through the run's process group, whose teardown SIGKILLs it: on SIGTERM a leader
+// spends seconds handing over leadership.
+//
+// Clients reach the members through the per-worker links the runner makes from
+// `nodes`; the members reach each other through their peer proxies
+// (etcd-peers.ts), which is what lets a nemesis cut members off from each other.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { sleep } from "../lib/index.ts";
+import { logTail, type ProcessGroup } from "./processes.ts";
+import type { PortPlan } from "./ports.ts";
+import type { Cluster } from "./cluster.ts";
+import type { ServerNode } from "./redis.ts";
+import { createPeerProxies } from "./etcd-peers.ts";
+import { EtcdAdmin } from "./etcd-admin.ts";
+
+export const etcdBinary = (): string => process.env.FENCECHECK_ETCD ?? "etcd";
+
+export interface EtcdMember extends ServerNode {
+  /** The member's real peer port; the others reach it through `peerProxyPort`. */
+  peerPort: number;
+  peerProxyPort: number;
+  /** Hex, as etcd prints it and as X-Server-From carries it. */
+  id: string;
+}
+
+export interface EtcdClusterOptions {
+  group: ProcessGroup;
+  ports: PortPlan;
+  runDir: string;
+  toxiproxyUrl: string;
+  /** Members: 3 unless a test wants another size. */
+  size?: number;
+  /** How long start and restart may take before they fail. */
+  startTimeoutMs?: number;
+}
+
+export interface EtcdCluster extends Cluster {
+  nodes: EtcdMember[];
+  kill(name: string): Promise<void>;
+  restart(name: string): Promise<void>;
+  leader(): Promise<string | null>;
+  peers: NonNullable<Cluster["peers"]>;
+  /** Whether a linearizable read on this member succeeds (it has a leader with a quorum). */
+  healthy(name: string): Promise<boolean>;
+}
+
+const ELECTION = ["--heartbeat-interval", "50", "--election-timeout", "500", "--pre-vote=true"];
+
+export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCluster> {
+  const { group, ports, runDir } = opts;
+  const size = opts.size ?? 3;
+  const startTimeoutMs = opts.startTimeoutMs ?? 20_000;
+  const planned: Array<{ name: string; port: number; peerPort: number }> = [];
+  for (let i = 1; i <= size; i++) planned.push({ name: `etcd-${i}`, port: await ports.take(), peerPort: await ports.take() });
+
+  // Named after the runner's pid, so two runs can share one fault proxy (--toxiproxy).
+  const peers = await createPeerProxies(opts.toxiproxyUrl, `fc-${process.pid}-`, planned);
+  group.onStop(() => peers.remove());
+  const nodes: EtcdMember[] = planned.map((m) => ({ ...m, host: "127.0.0.1", peerProxyPort: peers.of(m.name).port, id: "" }));
+  const initialCluster = nodes.map((m) => `${m.name}=http://127.0.0.1:${m.peerProxyPort}`).join(",");
+  // A token of this run: member ids derive from it, so no member of another run can join.
+  const token = `fencecheck-${process.pid}-${Date.now()}`;
+  const admins = new Map(nodes.map((m) => [m.name, new EtcdAdmin(m.name, m.port)]));
+  group.onStop(async () => admins.forEach((a) => a.close()));
+
+  const spawnMember = async (m: EtcdMember): Promise<void> => {
+    const dataDir = join(runDir, "data", m.name);
+    mkdirSync(dataDir, { recursive: true });
+    const args = [
+      "--name", m.name,
+      "--data-dir", dataDir,
+      "--listen-client-urls", `http://127.0.0.1:${m.port}`,
+      "--advertise-client-urls", `http://127.0.0.1:${m.port}`,
+      "--listen-peer-urls", `http://127.0.0.1:${m.peerPort}`,
+      "--initial-advertise-peer-urls", `http://127.0.0.1:${m.peerProxyPort}`,
+      // Ignored once the data directory holds a member (a restart), as etcd does.
+      "--initial-cluster", initialCluster,
+      "--initial-cluster-token", token,
+      "--initial-cluster-state", "new",
+      ...ELECTION,
+      "--logger", "zap",
+      "--log-outputs", "stderr",
+    ];
+    await group.spawn({ name: m.name, command: etcdBinary(), args, logFile: join(runDir, "logs", `${m.name}.log`) });
+  };
+
+  /** Wait until `ready` says yes for every named member, or fail naming the laggards. */
+  const waitFor = async (names: string[], what: string, ready: (name: string) => Promise<boolean>): Promise<void> => {
+    const deadline = Date.now() + startTimeoutMs;
+    let pending = names;
+    for (;;) {
+      const dead = pending.filter((n) => !group.get(n)?.alive);
+      if (dead.length) throw new Error(`${dead[0]} exited at start:\n${logTail(join(runDir, "logs", `${dead[0]}.log`))}`);
+      const answers = await Promise.all(pending.map(ready));
+      pending = pending.filter((_, i) => !answers[i]);
+      if (pending.length === 0) return;
+      if (Date.now() > deadline)
+        throw new Error(`${pending.join(", ")} not ${what} within ${startTimeoutMs / 1000} s:\n${logTail(join(runDir, "logs", `${pending[0]}.log`))}`);
+      await sleep(50);
+    }
+  };
+
+  await Promise.all(nodes.map(spawnMember));
+  await waitFor(nodes.map((m) => m.name), "healthy", (n) => admins.get(n)!.healthy());
+  const ids = await admins.get(nodes[0].name)!.memberIds();
+  for (const m of nodes) {
+    const id = ids.get(m.name);
+    if (!id) throw new Error(`${m.name} is not in the member list of the cluster it started (${[...ids.keys()].join(", ")})`);
+    m.id = id;
+  }
+  peers.setIds(ids);
+
+  const member = (name: string): EtcdMember => {
+    const m = nodes.find((n) => n.name === name);
+    if (!m) throw new Error(`no etcd member named ${name}`);
+    return m;
+  };
+
+  return {
+    nodes,
+    async kill(name) {
+      member(name);
+      await group.kill(name);
+    },
+    async restart(name) {
+      const m = member(name);
+      if (group.get(name)?.alive) return;
+      await spawnMember(m);
+      // Answering at all is enough: a linearizable read would also wait for a
+      // quorum, which a nemesis may be withholding on purpose.
+      await waitFor([name], "answering", async (n) => (await admins.get(n)!.status()) !== null);
+    },
+    async leader() {
+      // The view of the member with the highest term that answers: a deposed leader
+      // cut off from the rest may still believe in itself for an election timeout.
+      const views = (await Promise.all(nodes.map((m) => admins.get(m.name)!.status()))).filter((v) => v !== null && v.leader !== "");
+      views.sort((a, b) => b!.term - a!.term);
+      const id = views[0]?.leader;
+      return nodes.find((m) => m.id === id)?.name ?? null;
+    },
+    peers: {
+      partition: (components) => peers.partition(components),
+      heal: () => peers.heal(),
+    },
+    healthy: (name) => admins.get(member(name).name)!.healthy(),
+  };
+}
+

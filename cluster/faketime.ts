@@ -1,0 +1,81 @@
+// A server whose wall clock the clock nemesis can move: libfaketime preloaded
+// behind our malloc shim (cluster/faketime/shim.c, built by scripts/setup.sh), the
+// offset read from a file on every time call, so moving a clock is writing a file.
+// The monotonic clock is left alone: a real clock jump (NTP, an operator) moves
+// wall time only, and Redis expires keys by wall time.
+import { existsSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+export const SHIM_SOURCE = fileURLToPath(new URL("./faketime/shim.c", import.meta.url));
+export const SHIM_LIBRARY = fileURLToPath(new URL("../build/faketime-shim.so", import.meta.url));
+
+const LIBFAKETIME_DIRS = ["/usr/lib/faketime", "/usr/local/lib/faketime", "/usr/lib64/faketime"];
+
+/** libfaketime's single-threaded library, wherever the distribution put it. */
+export function findLibfaketime(): string | null {
+  // A preload that does not exist is only a warning to ld.so: the server would start with a real clock.
+  const override = process.env.FENCECHECK_LIBFAKETIME;
+  if (override) return existsSync(override) ? override : null;
+  const dirs = [...LIBFAKETIME_DIRS];
+  // Debian: /usr/lib/<multiarch triplet>/faketime
+  try {
+    for (const d of readdirSync("/usr/lib")) dirs.push(`/usr/lib/${d}/faketime`);
+  } catch {
+    // no /usr/lib: nothing to find there
+  }
+  for (const dir of dirs) {
+    const lib = `${dir}/libfaketime.so.1`;
+    if (existsSync(lib)) return lib;
+  }
+  return null;
+}
+
+/** The two libraries to preload, in this order; throws saying how to get what is missing. */
+export function faketimePreload(): string[] {
+  const libfaketime = findLibfaketime();
+  if (!libfaketime)
+    throw new Error(
+      process.env.FENCECHECK_LIBFAKETIME
+        ? `FENCECHECK_LIBFAKETIME names ${process.env.FENCECHECK_LIBFAKETIME}, which does not exist`
+        : "skewing clocks needs libfaketime, which is not installed: run `npm run setup` (or apt-get install faketime)",
+    );
+  if (!existsSync(SHIM_LIBRARY) || statSync(SHIM_LIBRARY).mtimeMs < statSync(SHIM_SOURCE).mtimeMs)
+    throw new Error(`skewing clocks needs ${SHIM_LIBRARY} built from the current ${SHIM_SOURCE}: run \`npm run setup\``);
+  return [SHIM_LIBRARY, libfaketime];
+}
+
+/** The environment of a process whose wall clock follows `offsetFile`. */
+export function faketimeEnv(offsetFile: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base };
+  // A FAKETIME of the caller's would override the file.
+  delete env.FAKETIME;
+  return {
+    ...env,
+    LD_PRELOAD: faketimePreload().join(":"),
+    FAKETIME_TIMESTAMP_FILE: offsetFile,
+    FAKETIME_NO_CACHE: "1",
+    DONT_FAKE_MONOTONIC: "1",
+  };
+}
+
+/**
+ * libfaketime's relative offset, in seconds with a fraction: "+20.000", "-3.500".
+ * Never a unit suffix: libfaketime scales by any "m" in the string, so "+1500ms"
+ * would mean 1500 minutes.
+ */
+export function formatOffset(offsetMs: number): string {
+  if (!Number.isFinite(offsetMs)) throw new Error(`clock offset must be a finite number of ms, got ${offsetMs}`);
+  const ms = Math.round(offsetMs);
+  return `${ms < 0 ? "-" : "+"}${(Math.abs(ms) / 1000).toFixed(3)}`;
+}
+
+/**
+ * Move the clock: the server reads the file on each time call, so write a whole
+ * new file and rename it over the old one, never truncate in place (a read
+ * between truncation and write would see no offset).
+ */
+export function writeOffset(offsetFile: string, offsetMs: number): void {
+  const tmp = `${offsetFile}.tmp`;
+  writeFileSync(tmp, formatOffset(offsetMs) + "\n");
+  renameSync(tmp, offsetFile);
+}

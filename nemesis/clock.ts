@@ -1,0 +1,79 @@
+// Clock faults on lock servers (Jepsen's clock nemesis): a node's wall clock
+// jumps by --clock-offset ms, forward or back (bump), or flips between that
+// offset and true time every --strobe-period ms (strobe), for a random time in
+// --fault-min..--fault-max, then is reset. A lease is a promise about time: a
+// server whose clock jumps forward expires its keys early, which is how Redlock
+// lets two clients hold a majority at once (K3); one whose clock goes back keeps
+// them too long.
+import type { Nemesis, NemesisContext } from "./nemesis.ts";
+
+export type ClockMode = "bump" | "strobe";
+export const CLOCK_MODES: readonly ClockMode[] = ["bump", "strobe"];
+
+interface Skew {
+  timer: NodeJS.Timeout;
+  strobe: NodeJS.Timeout | null;
+  mode: ClockMode;
+  offsetMs: number;
+}
+
+export function clockNemesis(): Nemesis {
+  const skews = new Map<string, Skew>();
+  /** Set by the final heal: a skew that was under way when it came is undone at once. */
+  let healed = false;
+
+  const skew = (ctx: NemesisContext) => {
+    const cluster = ctx.cluster;
+    // buildTest refuses --nemesis clock for a backend without the ability.
+    if (!cluster.skewClock) throw new Error("this backend's servers cannot have their clocks moved");
+    return (name: string, offsetMs: number) => cluster.skewClock!(name, offsetMs);
+  };
+
+  const reset = async (ctx: NemesisContext, target: string): Promise<void> => {
+    const s = skews.get(target);
+    if (!s) return;
+    skews.delete(target);
+    clearTimeout(s.timer);
+    if (s.strobe) clearInterval(s.strobe);
+    await skew(ctx)(target, 0);
+    ctx.record("reset-clock", { targets: [target] });
+  };
+
+  return {
+    name: "clock",
+    describe: "bump a lock server's wall clock by +-clock-offset ms, or strobe it, for fault-min..fault-max ms, then reset it",
+    async inject(ctx) {
+      const move = skew(ctx);
+      if (healed) return;
+      const candidates = ctx.servers.filter((t) => !skews.has(t));
+      if (candidates.length === 0) return;
+      const target = ctx.rng.pick(candidates);
+      const mode = ctx.rng.pick(ctx.options.clockModes);
+      const offsetMs = (ctx.rng.next() < 0.5 ? -1 : 1) * ctx.options.clockOffsetMs;
+      const durationMs = Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs));
+      await move(target, offsetMs);
+      const s: Skew = { mode, offsetMs, strobe: null, timer: setTimeout(() => void reset(ctx, target).catch(warn(target)), durationMs) };
+      skews.set(target, s);
+      if (mode === "strobe") {
+        const periodMs = ctx.options.strobePeriodMs;
+        let skewed = true;
+        s.strobe = setInterval(() => {
+          skewed = !skewed;
+          void move(target, skewed ? offsetMs : 0).catch(warn(target));
+        }, periodMs);
+        ctx.record("bump-clock", { mode, targets: [target], offset_ms: offsetMs, period_ms: periodMs, duration_ms: durationMs });
+      } else {
+        ctx.record("bump-clock", { mode, targets: [target], offset_ms: offsetMs, duration_ms: durationMs });
+      }
+      if (healed) await reset(ctx, target);
+    },
+    async heal(ctx) {
+      healed = true;
+      for (const target of [...skews.keys()]) await reset(ctx, target);
+    },
+    active: () => [...skews].map(([t, s]) => `clock ${t} ${s.mode} ${s.offsetMs > 0 ? "+" : ""}${s.offsetMs} ms`),
+  };
+}
+
+const warn = (target: string) => (err: unknown) =>
+  process.stderr.write(`clock: could not move ${target}'s clock: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -1,0 +1,65 @@
+// Crash faults on lock servers: SIGKILL one (no shutdown, no last fsync) and
+// start it again after --restart-delay ms on the same port and data directory.
+// What it remembers is what --redis-persistence made it write: with none, a node
+// that granted a lock comes back without it and grants it again (K4), and its
+// fence counter starts over (F1).
+import type { Nemesis, NemesisContext } from "./nemesis.ts";
+
+export function killNemesis(): Nemesis {
+  /** Killed nodes until they answer again: the timer that restarts each, then the restart. */
+  const down = new Map<string, { timer: NodeJS.Timeout; restarting: Promise<void> | null }>();
+  /** Set by the final heal: a kill that was under way when it came is undone at once. */
+  let healed = false;
+
+  const abilities = (ctx: NemesisContext) => {
+    const cluster = ctx.cluster;
+    // buildTest refuses --nemesis kill for a backend without the ability.
+    if (!cluster.kill || !cluster.restart) throw new Error("this backend's servers cannot be killed and restarted");
+    return { kill: (name: string) => cluster.kill!(name), restart: (name: string) => cluster.restart!(name) };
+  };
+
+  const restart = (ctx: NemesisContext, target: string): Promise<void> => {
+    const d = down.get(target);
+    if (!d) return Promise.resolve();
+    clearTimeout(d.timer);
+    d.restarting ??= abilities(ctx)
+      .restart(target)
+      .then(
+        () => {
+          down.delete(target);
+          ctx.record("restart", { targets: [target] });
+        },
+        (err: unknown) => {
+          // Still down: the final heal tries again.
+          d.restarting = null;
+          throw err;
+        },
+      );
+    return d.restarting;
+  };
+
+  return {
+    name: "kill",
+    describe: "SIGKILL a random lock server and start it again after restart-delay ms",
+    async inject(ctx) {
+      const { kill } = abilities(ctx);
+      if (healed) return;
+      const candidates = ctx.servers.filter((t) => !down.has(t));
+      if (candidates.length === 0) return;
+      const target = ctx.rng.pick(candidates);
+      const delayMs = ctx.options.restartDelayMs;
+      await kill(target);
+      const timer = setTimeout(() => {
+        restart(ctx, target).catch((err) => process.stderr.write(`kill: could not restart ${target}: ${err instanceof Error ? err.message : String(err)}\n`));
+      }, delayMs);
+      down.set(target, { timer, restarting: null });
+      ctx.record("kill", { targets: [target], restart_delay_ms: delayMs });
+      if (healed) await restart(ctx, target);
+    },
+    async heal(ctx) {
+      healed = true;
+      await Promise.all([...down.keys()].map((t) => restart(ctx, t)));
+    },
+    active: () => [...down.keys()].map((t) => `killed ${t}`),
+  };
+}
