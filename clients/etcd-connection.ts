@@ -14,13 +14,13 @@ type Call<T> = (ctx: { signal: AbortSignal }) => PromiseLike<T> | T;
  */
 const callOnce = { execute: async <T>(fn: Call<T>) => fn({ signal: new AbortController().signal }) } as unknown as Policy;
 
-/** How long a member whose call failed (no answer, no connection, no quorum) is passed over. */
-const SKIP_MS = 2000;
+/** How long a member whose call failed (no answer, no connection, no leader) is passed over: about an election. */
+const SKIP_MS = 1000;
 const SKIPPED = "member passed over after a failure";
 
 /**
- * Per member: after a call to it failed, pass it over for SKIP_MS, as etcd's own Go
- * client (3.3) marked an endpoint unhealthy. A call passed over is not sent, and
+ * Per member: after a call to it failed, pass it over for SKIP_MS, as a client-side
+ * balancer marks an endpoint unhealthy. A call passed over is not sent, and
  * etcd3's pool then tries the next member; only when every member is passed over
  * does the call fail, certainly unsent. (This replaces etcd3's default per-member
  * breaker, which opens only after three failures and then for 5 s.)
@@ -33,7 +33,9 @@ function passOverAfterFailure(): Policy {
       try {
         return await fn({ signal: new AbortController().signal });
       } catch (err) {
-        if (classify(err) instanceof EtcdCallError) until = Date.now() + SKIP_MS;
+        // "leader changed" is the whole cluster electing, not this member failing.
+        const e = classify(err);
+        if (e instanceof EtcdCallError && e.code !== "leader-changed") until = Date.now() + SKIP_MS;
         throw err;
       }
     },

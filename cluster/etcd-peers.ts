@@ -55,9 +55,6 @@ export async function createPeerProxies(toxiproxyUrl: string, prefix: string, me
 export class PeerProxies {
   /** The member ids (hex, as in X-Server-From) by member name; set once the cluster is up. */
   private ids = new Map<string, string>();
-  /** Member name -> names of the members it is cut off from, while a partition is in force. */
-  private cuts = new Map<string, string[]>();
-
   constructor(readonly all: PeerProxy[]) {}
 
   setIds(ids: Map<string, string>): void {
@@ -80,19 +77,10 @@ export class PeerProxies {
     const together = (a: string, b: string): boolean => components.some((c) => c.includes(a) && c.includes(b));
     const cuts = new Map(names.map((m) => [m, names.filter((o) => o !== m && !together(m, o))]));
     await Promise.all(this.all.map((p) => this.block(p, cuts.get(p.member)!)));
-    this.cuts = cuts;
   }
 
   async heal(): Promise<void> {
     await Promise.all(this.all.map((p) => this.block(p, [])));
-    this.cuts = new Map();
-  }
-
-  /** Pairs of members cut off from each other now. */
-  cutPairs(): Array<[string, string]> {
-    const pairs: Array<[string, string]> = [];
-    for (const [m, others] of this.cuts) for (const o of others) if (m < o) pairs.push([m, o]);
-    return pairs;
   }
 
   async remove(): Promise<void> {

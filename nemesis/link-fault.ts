@@ -23,6 +23,7 @@ export interface LinkFaultSpec {
 
 export function linkFault(spec: LinkFaultSpec): Nemesis {
   let active: { links: Link[]; undo: () => Promise<void>; timer: NodeJS.Timeout } | null = null;
+  let injecting: Promise<void> | null = null;
 
   const end = async (ctx: NemesisContext): Promise<void> => {
     if (!active) return;
@@ -37,15 +38,27 @@ export function linkFault(spec: LinkFaultSpec): Nemesis {
     name: spec.name,
     describe: spec.describe,
     async inject(ctx) {
-      if (!ctx.links || active) return;
-      const plan = await spec.plan(ctx);
-      if (!plan || plan.links.length === 0) return;
-      const ms = Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs));
-      const undo = await spec.apply(ctx, plan.links, plan);
-      active = { links: plan.links, undo, timer: setTimeout(() => void end(ctx), ms) };
-      ctx.record(`start-${spec.name}`, { ...plan.value, targets: plan.links.map(linkName), duration_ms: ms });
+      if (!ctx.links || active || injecting) return;
+      injecting = (async () => {
+        const plan = await spec.plan(ctx);
+        if (!plan || plan.links.length === 0) return;
+        const ms = Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs));
+        const undo = await spec.apply(ctx, plan.links, plan);
+        active = { links: plan.links, undo, timer: setTimeout(() => void end(ctx), ms) };
+        ctx.record(`start-${spec.name}`, { ...plan.value, targets: plan.links.map(linkName), duration_ms: ms });
+      })();
+      try {
+        await injecting;
+      } finally {
+        injecting = null;
+      }
     },
-    heal: end,
+    // The final heal may come while a fault is being put in place (planning asks the
+    // cluster who leads): it waits for that fault, so none outlives the heal.
+    heal: async (ctx) => {
+      await injecting?.catch(() => {});
+      await end(ctx);
+    },
     active: () => (active ? [`${spec.name} on ${active.links.length} links`] : []),
   };
 }

@@ -48,7 +48,12 @@ export function describeRun(test: Test, runDir: string): RunInfo {
       fencecheck: (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version,
       node: process.version,
       "redis-server": binaryVersion(redisBinary(), ["--version"]),
+      etcd: binaryVersion("etcd", ["--version"]),
       ioredis: packageVersion("ioredis"),
+      etcd3: packageVersion("etcd3"),
+      redlock: packageVersion("redlock"),
+      redlock4: packageVersion("redlock4"),
+      "toxiproxy-node-client": packageVersion("toxiproxy-node-client"),
       "prom-client": packageVersion("prom-client"),
     },
   };

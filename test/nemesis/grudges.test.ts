@@ -1,6 +1,6 @@
 // Grudges are pure: which worker-to-server links a partition cuts.
 import { describe, it, expect } from "vitest";
-import { grudge, GRUDGES } from "../../nemesis/grudges.ts";
+import { grudge, serverCuts, GRUDGES } from "../../nemesis/grudges.ts";
 import { rng } from "../../lib/index.ts";
 
 const workers = ["worker-1", "worker-2", "worker-3"];
@@ -50,6 +50,28 @@ describe("grudges", () => {
       const [a, b] = g.components;
       expect(a.length + b.length).toBe(workers.length + five.length);
       for (const [w, s] of g.cut) expect(a.includes(w) !== a.includes(s)).toBe(true);
+    }
+  });
+
+  it("isolate-leader isolates the leader it is given, and without one behaves as isolate-one", () => {
+    for (let seed = 0; seed < 20; seed++) {
+      const g = grudge("isolate-leader", rng(seed), workers, five, "redis-4");
+      expect(g.components[0]).toEqual(["redis-4"]);
+      expect(g.cut).toEqual(workers.map((w) => [w, "redis-4"]));
+      expect(grudge("isolate-leader", rng(seed), workers, five).components).toEqual(grudge("isolate-one", rng(seed), workers, five).components);
+    }
+  });
+
+  it("serverCuts: the pairs of servers that share no component; a bridge is cut from no one", () => {
+    const three = ["etcd-1", "etcd-2", "etcd-3"];
+    expect(serverCuts([["etcd-1"], ["worker-1", "etcd-2", "etcd-3"]], three)).toEqual([["etcd-1", "etcd-2"], ["etcd-1", "etcd-3"]]);
+    expect(serverCuts([["worker-1", "etcd-1", "etcd-2"], ["worker-2", "etcd-2", "etcd-3"]], three)).toEqual([["etcd-1", "etcd-3"]]);
+    expect(serverCuts([[...workers, ...three]], three)).toEqual([]);
+    for (let seed = 0; seed < 20; seed++) {
+      const g = grudge("bridge", rng(seed), workers, three);
+      const [a, b] = g.components;
+      const bridge = a.find((x) => b.includes(x))!;
+      expect(serverCuts(g.components, three).flat()).not.toContain(bridge);
     }
   });
 
