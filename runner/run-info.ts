@@ -3,18 +3,23 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import { redisBinary } from "../cluster/redis.ts";
 import type { Test } from "./test.ts";
 
 const require = createRequire(import.meta.url);
 
+// Read from node_modules directly: some packages (redlock 5) do not export their
+// package.json, so require.resolve cannot reach it.
 function packageVersion(name: string): string | null {
-  try {
-    const pkgPath = require.resolve(`${name}/package.json`);
-    return (JSON.parse(readFileSync(pkgPath, "utf8")) as { version: string }).version;
-  } catch {
-    return null;
+  for (const dir of require.resolve.paths(name) ?? []) {
+    try {
+      return (JSON.parse(readFileSync(join(dir, name, "package.json"), "utf8")) as { version: string }).version;
+    } catch {
+      // not in this node_modules
+    }
   }
+  return null;
 }
 
 function binaryVersion(cmd: string, args: string[]): string | null {
