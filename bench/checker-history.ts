@@ -18,6 +18,10 @@ export interface GenOptions {
   clients: number;
   workers: number;
   fencing: boolean;
+  /** Freeze workers past their leases now and then (default true). */
+  nemesis?: boolean;
+  /** Chance that an operation's reply is lost (default 0.002). */
+  infoChance?: number;
 }
 
 export interface GenResult {
@@ -31,7 +35,6 @@ const MS = 1_000_000;
 const TTL_MS = 1000;
 const ACQUIRE_TIMEOUT = 2000 * MS;
 const COMMAND_TIMEOUT = 3000 * MS;
-const INFO_P = 0.002;
 
 /** A binary heap of timers by (time, insertion order). */
 class Timers {
@@ -129,6 +132,7 @@ export function generateRun(dir: string, o: GenOptions): GenResult {
   let seq = 0;
   let nextProcess = o.clients;
   const r: Rng = rng(o.seed, "bench-checker");
+  const INFO_P = o.infoChance ?? 0.002;
   const locks: Lock[] = Array.from({ length: o.keys }, () => ({ holder: null, expires: 0, fence: 0, waiters: [] }));
   const maxFence: (number | null)[] = Array.from({ length: o.keys }, () => null);
   const pausedUntil: number[] = Array.from({ length: o.workers }, () => 0);
@@ -292,7 +296,7 @@ export function generateRun(dir: string, o: GenOptions): GenResult {
       timers.at(now + Math.round(r.between(1000, 3000) * MS), nemesis);
     });
   };
-  timers.at(1000 * MS, nemesis);
+  if (o.nemesis ?? true) timers.at(1000 * MS, nemesis);
 
   for (let next = timers.pop(); next; next = timers.pop()) {
     now = next[0];

@@ -3,11 +3,13 @@
 // the runner can hand in a history directly.
 import { ANOMALY_TYPES, type AnomalyType, type Results, type Validity, type Witness } from "../store/events.ts";
 import { duplicateFences } from "./duplicate-fence.ts";
+import { fairnessStats } from "./fairness.ts";
 import { falseRejections } from "./false-rejection.ts";
 import { fenceRegressions } from "./fence-regression.ts";
 import { interleavedWriters } from "./interleaved.ts";
 import { lostUpdates } from "./lost-update.ts";
 import { buildModel, type Model, type RunInput } from "./model.ts";
+import { checkModel, MODEL_NAME } from "./linearizable/index.ts";
 import { checkHolds } from "./mutex.ts";
 import { auditResourceLog } from "./resource.ts";
 import { staleWrites } from "./stale-write.ts";
@@ -16,14 +18,34 @@ import { runStats } from "./stats.ts";
 /** Witnesses kept per type; `stats.anomaly_counts` has the full numbers. */
 export const MAX_WITNESSES = 100;
 
+/**
+ * The model check's findings under their own name: a lease lets a second holder in
+ * when the first one's lease runs out, which a strict mutex forbids, so they count
+ * toward the verdict only when asked for (`model: "strict"`).
+ */
+export const STRICT_MUTEX_VIOLATION = "strict-mutex-violation";
+
+export interface CheckOptions {
+  /** "lease" (the default): the model check's result goes to stats.model only; "strict": its findings are anomalies too. */
+  model?: "lease" | "strict";
+  /** Time for the whole model check, in ms. */
+  modelBudgetMs?: number;
+}
+
+export const MODELS = ["lease", "strict"] as const;
+
+/** Witnesses of the model check shown in stats.model when they do not count. */
+const MODEL_WITNESSES_IN_STATS = 3;
+
 type Analysis = (m: Model) => Witness[];
 
-export function analyze(input: RunInput): { results: Results; warnings: string[] } {
-  return verdict(buildModel(input));
+export function analyze(input: RunInput, options: CheckOptions = {}): { results: Results; warnings: string[] } {
+  return verdict(buildModel(input), options);
 }
 
 /** The verdict on a model already built (by `buildModel` or a streaming `ModelBuilder`). */
-export function verdict(m: Model): { results: Results; warnings: string[] } {
+export function verdict(m: Model, options: CheckOptions = {}): { results: Results; warnings: string[] } {
+  const strict = options.model === "strict";
   const audit = auditResourceLog(m);
   m.unknown.push(...audit.unknown);
   m.warnings.push(...audit.warnings);
@@ -48,9 +70,21 @@ export function verdict(m: Model): { results: Results; warnings: string[] } {
     anomalies[type] = found.slice(0, MAX_WITNESSES);
     counts[type] = found.length;
   }
+  const model = checkModel(m, options.modelBudgetMs);
+  const modelStats = { ...model.stats, counted: strict };
+  if (strict) {
+    if (model.witnesses.length > 0) {
+      anomalies[STRICT_MUTEX_VIOLATION] = model.witnesses.sort(byFirstEvent).slice(0, MAX_WITNESSES);
+      counts[STRICT_MUTEX_VIOLATION] = model.witnesses.length;
+    }
+    for (const { key, reason } of model.stats.unknown_keys) m.unknown.push(`the ${MODEL_NAME} model check of key ${JSON.stringify(key)} did not finish: ${reason}`);
+  } else if (model.witnesses.length > 0) {
+    // Not part of the verdict, but a reader of results.json should see why.
+    Object.assign(modelStats, { witnesses: model.witnesses.sort(byFirstEvent).slice(0, MODEL_WITNESSES_IN_STATS) });
+  }
   const anomaly_types = Object.keys(anomalies);
   const valid: Validity = anomaly_types.length > 0 ? false : m.unknown.length > 0 ? "unknown" : true;
-  const stats = { ...runStats(m, holds.leaseOverlaps), anomaly_counts: counts, unknown_reasons: m.unknown };
+  const stats = { ...runStats(m, holds.leaseOverlaps), anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness: fairnessStats(m) };
   const warnings = [...m.warnings, ...m.unknown.map((r) => `cannot fully check the run: ${r}`)];
   return { results: { valid, anomaly_types, anomalies, stats }, warnings };
 }

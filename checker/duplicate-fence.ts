@@ -9,6 +9,7 @@ export function duplicateFences(m: Model): Witness[] {
   const { holds } = m;
   const out: Witness[] = [];
   for (const [key, list] of m.holdsByKey) {
+    if (!repeats(holds.fence, list.items.subarray(0, list.length))) continue;
     const first = new Map<number, number>();
     for (let j = 0; j < list.length; j++) {
       const h = list.items[j];
@@ -29,4 +30,13 @@ export function duplicateFences(m: Model): Witness[] {
     }
   }
   return out;
+}
+
+/** Whether some fence occurs twice among these holds: a sort is cheaper than a map, and the answer is nearly always no. */
+function repeats(fences: Float64Array, holds: Int32Array): boolean {
+  const sorted = new Float64Array(holds.length);
+  for (let i = 0; i < holds.length; i++) sorted[i] = fences[holds[i]];
+  sorted.sort();
+  for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) return true;
+  return false;
 }

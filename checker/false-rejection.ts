@@ -7,9 +7,9 @@
 // refused below a fenced read is a correct refusal, not a false one.
 import type { Witness } from "../store/events.ts";
 import { fenceText, ms, quoteDecision, quoteOp, quoteWrite } from "./explain.ts";
-import { eventsOf, type Model } from "./model.ts";
+import { eventsOf, READ, WRITE, type Model } from "./model.ts";
 import { resourceView } from "./resource.ts";
-import { bestBefore } from "./sweep.ts";
+import { bestBefore, column } from "./sweep.ts";
 import { FAIL, orNull } from "./table.ts";
 
 export function falseRejections(m: Model): Witness[] {
@@ -50,11 +50,10 @@ function fromResource(m: Model): Witness[] {
 function fromHistory(m: Model): Witness[] {
   const o = m.ops;
   const out: Witness[] = [];
-  const readF = m.fs.names.indexOf("read");
   const staleFence = m.errors.names.indexOf("stale-fence");
   const reads = new Map<number, number[]>();
   for (let i = 0; i < o.length; i++) {
-    if (o.f[i] !== readF || o.key[i] < 0 || o.outcome[i] === FAIL || Number.isNaN(o.fence[i])) continue;
+    if (o.f[i] !== READ || o.key[i] < 0 || o.outcome[i] === FAIL || Number.isNaN(o.fence[i])) continue;
     const list = reads.get(o.key[i]);
     if (list) list.push(i);
     else reads.set(o.key[i], [i]);
@@ -72,8 +71,11 @@ function fromHistory(m: Model): Witness[] {
     maybeAccepted.push(...(reads.get(o.key[writes.items[0]]) ?? []));
     const fence = (op: number): number => o.fence[op];
     // Times are integers: "invoked no later than the refusal completed" is start < end + 0.5.
-    bestBefore(maybeAccepted, (a) => o.start[a], fence, refused, (r) => o.end[r] + 0.5, (r, top) => {
-      if (top !== undefined && fence(top) >= fence(r)) return;
+    const { order, best } = bestBefore(column(maybeAccepted, (a) => o.start[a]), column(maybeAccepted, fence), column(refused, (r) => o.end[r] + 0.5));
+    for (const i of order) {
+      const r = refused[i];
+      const top = best[i] < 0 ? undefined : maybeAccepted[best[i]];
+      if (top !== undefined && fence(top) >= fence(r)) continue;
       const before = top !== undefined
         ? `the highest fence of any write or fenced read that could have been accepted before it was ${fence(top)}, in ${quote(m, top)}`
         : `no write or fenced read on the key that was not refused was invoked before its completion at ${ms(o.end[r])}`;
@@ -82,10 +84,10 @@ function fromHistory(m: Model): Witness[] {
         events: top !== undefined ? eventsOf(m, top, r) : eventsOf(m, r),
         explanation: `On key ${JSON.stringify(key)} ${quote(m, r)} was refused as stale, yet ${before}: ${fenceText(orNull(fence(r)))} was the newest.`,
       });
-    });
+    }
   }
   return out;
 }
 
 const quote = (m: Model, op: number): string =>
-  m.fs.names[m.ops.f[op]] === "write" ? quoteWrite(m, op) : quoteOp(m, op, fenceText(orNull(m.ops.fence[op])));
+  m.ops.f[op] === WRITE ? quoteWrite(m, op) : quoteOp(m, op, fenceText(orNull(m.ops.fence[op])));

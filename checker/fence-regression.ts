@@ -5,24 +5,27 @@
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
 import { eventsOf, type Model } from "./model.ts";
-import { bestBefore } from "./sweep.ts";
+import { bestBefore, column } from "./sweep.ts";
 
 export function fenceRegressions(m: Model): Witness[] {
   const { holds, ops } = m;
   const out: Witness[] = [];
   for (const [key, list] of m.holdsByKey) {
     const fenced = list.toArray().filter((h) => !Number.isNaN(holds.fence[h]));
-    const fence = (h: number): number => holds.fence[h];
-    bestBefore(fenced, (h) => ops.end[holds.acquire[h]], fence, fenced, (h) => ops.start[holds.acquire[h]], (h, top) => {
-      if (top === undefined || fence(top) <= fence(h)) return;
+    const fence = column(fenced, (h) => holds.fence[h]);
+    const { order, best } = bestBefore(column(fenced, (h) => ops.end[holds.acquire[h]]), fence, column(fenced, (h) => ops.start[holds.acquire[h]]));
+    for (const i of order) {
+      const t = best[i];
+      if (t < 0 || fence[t] <= fence[i]) continue;
+      const [top, h] = [fenced[t], fenced[i]];
       out.push({
         key,
         events: eventsOf(m, holds.acquire[top], holds.acquire[h]),
         explanation:
           `On key ${JSON.stringify(key)}, ${quoteAcquire(m, top)}; the later ${quoteAcquire(m, h)} was invoked after that ok ` +
-          `(at ${ms(ops.start[holds.acquire[h]])}) yet got the lower fence ${fence(h)} < ${fence(top)}.`,
+          `(at ${ms(ops.start[holds.acquire[h]])}) yet got the lower fence ${fence[i]} < ${fence[t]}.`,
       });
-    });
+    }
   }
   return out;
 }

@@ -1,6 +1,9 @@
-// What a history proves. `checkRun` reads a run directory and returns its verdict
-// (results.json's content); `writeResults` stores it. `analyze` is the same
-// check on a history already in memory.
-export { checkRun, loadRun, writeResults, type LoadedRun } from "./run.ts";
-export { analyze, MAX_WITNESSES } from "./analyze.ts";
+// What a history proves. `checkRun` reads a run directory in one streaming pass and
+// returns its verdict (results.json's content); `writeResults` stores it. `analyze`
+// is the same check on a history already in memory (`loadRun` reads one whole).
+// `model: "strict"` makes the model check's findings (strict-mutex-violation) count.
+export { checkRun, loadRun, optionsOf, writeResults, type LoadedRun } from "./run.ts";
+export { analyze, MAX_WITNESSES, MODELS, STRICT_MUTEX_VIOLATION, type CheckOptions } from "./analyze.ts";
 export type { RunInput } from "./model.ts";
+// Fairness (stats.fairness): overtakes and waits per key; the report marks each waiter with it.
+export { fairnessOf, placedAt, type FairnessStats, type Waiter } from "./fairness.ts";

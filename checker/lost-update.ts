@@ -6,7 +6,7 @@ import type { Witness } from "../store/events.ts";
 import { quoteDecision, quoteWrite } from "./explain.ts";
 import { eventsOf, type Model } from "./model.ts";
 import { resourceView } from "./resource.ts";
-import { bestBefore, sortedBy } from "./sweep.ts";
+import { bestBefore, column, sortedBy } from "./sweep.ts";
 import { INFO, OK } from "./table.ts";
 
 /** Candidates quoted in one explanation; a longer list says how many more. */
@@ -66,22 +66,25 @@ function fromHistory(m: Model): Witness[] {
     const infos = all.filter((w) => o.outcome[w] === INFO);
     const byEnd = sortedBy(oks, (w) => o.end[w]);
     const longest = oks.reduce((t, w) => Math.max(t, o.end[w] - o.start[w]), 0);
-    bestBefore(oks, (w) => o.end[w], (w) => o.start[w], oks, (w) => o.start[w], (w, latest) => {
+    const { order, best } = bestBefore(column(oks, (w) => o.end[w]), column(oks, (w) => o.start[w]), column(oks, (w) => o.start[w]));
+    for (const i of order) {
+      const w = oks[i];
+      const latest = best[i] < 0 ? undefined : oks[best[i]];
       const data = o.data[w];
       if (typeof data !== "number") {
         odd++;
-        return;
+        continue;
       }
       const candidates: number[] = infos.filter((c) => o.start[c] <= o.end[w]);
       // Ok writes that ended before the latest-starting certain predecessor began
       // are ruled out; those that started after W ended cannot precede it.
       const from = latest !== undefined ? lowerBound(m, byEnd, o.start[latest]) : 0;
-      for (let i = from; i < byEnd.length && o.end[byEnd[i]] <= o.end[w] + longest; i++) {
-        const c = byEnd[i];
+      for (let j = from; j < byEnd.length && o.end[byEnd[j]] <= o.end[w] + longest; j++) {
+        const c = byEnd[j];
         if (c !== w && o.start[c] <= o.end[w]) candidates.push(c);
       }
-      if (candidates.some((c) => typeof o.data[c] !== "number" || (o.data[c] as number) + 1 === data)) return;
-      if (latest === undefined && data === 1) return;
+      if (candidates.some((c) => typeof o.data[c] !== "number" || (o.data[c] as number) + 1 === data)) continue;
+      if (latest === undefined && data === 1) continue;
       const values = candidates.map((c) => `${o.data[c]} (${quoteWrite(m, c)})`);
       if (latest === undefined) values.unshift("0 (the key may never have been written before)");
       const shown = values.slice(0, QUOTED).join("; ") + (values.length > QUOTED ? `; and ${values.length - QUOTED} more` : "");
@@ -92,14 +95,14 @@ function fromHistory(m: Model): Witness[] {
           `On key ${JSON.stringify(key)}, ${quoteWrite(m, w)} took effect, but the value in effect before it can only have been ` +
           `${values.length === 1 ? "" : "one of "}${shown}; none is ${data - 1}, so an update was lost.`,
       });
-    });
+    }
   }
   notNumeric(m, odd);
   return out;
 }
 
 /** First index whose write ended at or after `t`. */
-function lowerBound(m: Model, byEnd: Int32Array, t: number): number {
+function lowerBound(m: Model, byEnd: number[], t: number): number {
   let lo = 0;
   let hi = byEnd.length;
   while (lo < hi) {

@@ -3,8 +3,9 @@
 // resource's decisions, all in the columns of table.ts. A `ModelBuilder` takes
 // the events one at a time, in (time, index) order, and keeps only those columns,
 // so a stored run is checked in one streaming pass without holding its events.
+import { emptyFields, fieldsOf, INVOKE_TYPE, type EventFields } from "../store/event-fields.ts";
 import type { HistoryEvent, HistoryHeader, ResourceDecision } from "../store/events.ts";
-import { Decisions, FAIL, Holds, INFO, IntList, Interner, OK, Ops } from "./table.ts";
+import { Decisions, FAIL, Holds, INFO, IntList, Interner, OK, Ops, ProcessSlots } from "./table.ts";
 
 export interface RunInput {
   header: HistoryHeader;
@@ -37,140 +38,222 @@ export interface Model {
   warnings: string[];
 }
 
-type Value = Record<string, unknown> | undefined;
-
-const ttlOf = (v: Value): number | null => {
-  const t = v?.ttl_ms;
-  return typeof t === "number" && Number.isFinite(t) && t >= 0 ? t : null;
-};
-
-/** The lease of an acquire or renew in ms: the smaller of the TTL asked (NaN: none) and granted. */
-function lease(asked: number, granted: number | null): number {
-  return granted === null ? asked : Number.isNaN(asked) ? granted : Math.min(asked, granted);
+/** The lease of an acquire or renew in ms: the smaller of the TTL asked and granted (NaN: none). */
+function lease(asked: number, granted: number): number {
+  return Number.isNaN(granted) ? asked : Number.isNaN(asked) ? granted : Math.min(asked, granted);
 }
 
-const fenceOf = (v: Value): number => (typeof v?.fence === "number" && Number.isSafeInteger(v.fence) ? v.fence : NaN);
-
-const LOCK_OPS = new Set(["acquire", "renew", "release", "write"]);
+/** Ids of the client operations HISTORY.md defines, fixed so the hot loop compares numbers. */
+export const ACQUIRE = 0;
+export const RENEW = 1;
+export const RELEASE = 2;
+export const WRITE = 3;
+export const READ = 4;
 
 export class ModelBuilder {
   private readonly m: Model;
   /** The open operation of each process. */
-  private readonly open = new Map<number, number>();
-  private readonly acquireF: number;
+  private readonly open = new ProcessSlots();
+  /** Per process, the owners it was granted first and last, last sent, and last seen in the resource log. */
+  private readonly firstGranted = new ProcessSlots();
+  private readonly lastGranted = new ProcessSlots();
+  private readonly lastSent = new ProcessSlots();
+  private readonly lastLogged = new ProcessSlots();
+  /** Per owner, the next owner granted to the same process (-1: none yet). */
+  private nextOwner = new Int32Array(0);
 
-  constructor(header: HistoryHeader) {
+  /** `expectedOps` sizes the columns up front (e.g. from the file's size); it is only a hint. */
+  constructor(header: HistoryHeader, expectedOps = 1024) {
     const fs = new Interner();
-    this.acquireF = fs.id("acquire");
+    for (const f of ["acquire", "renew", "release", "write", "read"]) fs.id(f);
     this.m = {
       header, keys: new Interner(), owners: new Interner(), fs, errors: new Interner(),
-      ops: new Ops(), holds: new Holds(), holdsByKey: new Map(), writesByKey: new Map(), decisions: null,
+      ops: new Ops(expectedOps), holds: new Holds(expectedOps >> 2), holdsByKey: new Map(), writesByKey: new Map(), decisions: null,
       events: 0, firstTime: 0, lastTime: 0, nemesis: new Map(), unknown: [], warnings: [],
     };
   }
 
-  /** Takes the next event; events must come in (time, index) order. */
-  readonly event = (e: HistoryEvent): void => {
+  private fId(f: string): number {
+    switch (f) {
+      case "acquire": return ACQUIRE;
+      case "renew": return RENEW;
+      case "release": return RELEASE;
+      case "write": return WRITE;
+      case "read": return READ;
+      default: return this.m.fs.id(f);
+    }
+  }
+
+  private keyId(key: string): number {
+    // Runs have a handful of keys: comparing them beats hashing the string.
+    const names = this.m.keys.names;
+    if (names.length <= 16) for (let i = 0; i < names.length; i++) if (names[i] === key) return i;
+    return this.m.keys.id(key);
+  }
+
+  // Owners are looked up by name three ways, each trying first where the owner
+  // nearly always is, since a map lookup per operation is the builder's main cost.
+
+  /** An acquire's ok: a new owner, chained after the process's previous one. */
+  private grantedOwner(process: number, owner: string): number {
+    const owners = this.m.owners;
+    const before = owners.names.length;
+    const id = owners.id(owner);
+    if (id === before) {
+      if (id === this.nextOwner.length) {
+        const bigger = new Int32Array(Math.max(1024, id * 2)).fill(-1);
+        bigger.set(this.nextOwner);
+        this.nextOwner = bigger;
+      }
+      const prev = this.lastGranted.get(process);
+      if (prev >= 0) this.nextOwner[prev] = id;
+      else this.firstGranted.set(process, id);
+      this.lastGranted.set(process, id);
+    }
+    this.lastSent.set(process, id);
+    return id;
+  }
+
+  /** A renew, release or write: sent by the process for the hold it last acquired. */
+  private sentOwner(process: number, owner: string): number {
+    const id = this.lastSent.get(process);
+    if (id >= 0 && this.m.owners.names[id] === owner) return id;
+    const found = this.m.owners.id(owner);
+    this.lastSent.set(process, found);
+    return found;
+  }
+
+  /** A resource decision: for the process's hold of its last decision, or one of the next. */
+  private loggedOwner(process: number, owner: string): number {
+    const names = this.m.owners.names;
+    let id = this.lastLogged.get(process);
+    if (id < 0) id = this.firstGranted.get(process);
+    for (let step = 0; step < 4 && id >= 0; step++, id = this.nextOwner[id]) {
+      if (names[id] === owner) {
+        this.lastLogged.set(process, id);
+        return id;
+      }
+    }
+    id = this.m.owners.id(owner);
+    this.lastLogged.set(process, id);
+    return id;
+  }
+
+  /** Takes the next event, in (time, index) order; `e` is only read during the call. */
+  readonly event = (e: EventFields): void => {
     const m = this.m;
-    if (m.events++ === 0) m.firstTime = e.time;
-    m.lastTime = e.time;
-    if (e.process === "nemesis") {
+    const time = e.time;
+    if (m.events++ === 0) m.firstTime = time;
+    m.lastTime = time;
+    if (e.nemesis) {
       m.nemesis.set(e.f, (m.nemesis.get(e.f) ?? 0) + 1);
       return;
     }
+    const process = e.process;
     const ops = m.ops;
-    const v = e.value;
-    if (e.type === "invoke") {
+    if (e.type === INVOKE_TYPE) {
       const i = ops.add();
-      ops.f[i] = m.fs.id(e.f);
-      ops.process[i] = e.process;
-      ops.key[i] = e.key === undefined ? -1 : m.keys.id(e.key);
+      const key = e.key;
+      const owner = e.owner;
+      const f = this.fId(e.f);
+      ops.f[i] = f;
+      ops.process[i] = process;
+      ops.key[i] = key === undefined ? -1 : this.keyId(key);
       ops.invoke[i] = e.index;
       ops.done[i] = -1;
-      ops.start[i] = e.time;
+      ops.start[i] = time;
       ops.doneTime[i] = NaN;
       ops.end[i] = Infinity;
       ops.outcome[i] = INFO;
       ops.error[i] = -1;
-      ops.owner[i] = typeof v?.owner === "string" ? m.owners.id(v.owner) : -1;
-      ops.fence[i] = fenceOf(v);
-      ops.ttl[i] = ttlOf(v) ?? NaN;
+      ops.owner[i] = owner === undefined ? -1 : this.sentOwner(process, owner);
+      ops.fence[i] = f === ACQUIRE ? NaN : e.fence;
+      ops.ttl[i] = f === ACQUIRE || f === RENEW || f > READ ? e.ttl : NaN;
       ops.notReleased[i] = 0;
       ops.hold[i] = -1;
       ops.next[i] = -1;
-      ops.data.push(v?.data);
-      this.open.set(e.process, i);
+      ops.data.push(e.data);
+      this.open.set(process, i);
       return;
     }
-    const i = this.open.get(e.process);
+    const i = this.open.get(process);
     // The reader has refused stray completions; one handed in directly is ignored.
-    if (i === undefined || m.fs.names[ops.f[i]] !== e.f) return;
-    this.open.delete(e.process);
+    if (i < 0 || ops.f[i] !== this.fId(e.f)) return;
+    this.open.set(process, -1);
+    const type = e.type;
     ops.done[i] = e.index;
-    ops.doneTime[i] = e.time;
-    ops.outcome[i] = e.type === "ok" ? OK : e.type === "fail" ? FAIL : INFO;
-    if (e.type !== "info") ops.end[i] = e.time;
+    ops.doneTime[i] = time;
+    ops.outcome[i] = type === OK || type === FAIL ? type : INFO;
+    if (type === OK || type === FAIL) ops.end[i] = time;
     if (e.error !== undefined) ops.error[i] = m.errors.id(e.error);
-    if (ops.key[i] < 0 && e.key !== undefined) ops.key[i] = m.keys.id(e.key);
-    if (e.type !== "ok") return;
-    if (ops.f[i] === this.acquireF) {
-      ops.owner[i] = typeof v?.owner === "string" ? m.owners.id(v.owner) : -1;
-      ops.fence[i] = fenceOf(v);
-      ops.ttl[i] = lease(ops.ttl[i], ttlOf(v));
-    } else if (e.f === "renew") ops.ttl[i] = lease(ops.ttl[i], ttlOf(v));
-    else if (e.f === "release" && v?.released === false) ops.notReleased[i] = 1;
+    if (ops.key[i] < 0 && e.key !== undefined) ops.key[i] = this.keyId(e.key);
+    if (type !== OK) return;
+    const f = ops.f[i];
+    if (f === ACQUIRE) {
+      ops.owner[i] = e.owner === undefined ? -1 : this.grantedOwner(process, e.owner);
+      ops.fence[i] = e.fence;
+      ops.ttl[i] = lease(ops.ttl[i], e.ttl);
+    } else if (f === RENEW) ops.ttl[i] = lease(ops.ttl[i], e.ttl);
+    else if (f === RELEASE && e.notReleased) ops.notReleased[i] = 1;
   };
 
   /** Takes the next decision of resource.ndjson, in log order. */
   readonly decision = (d: ResourceDecision): void => {
     const m = this.m;
-    const ds = (m.decisions ??= new Decisions());
+    const ds = (m.decisions ??= new Decisions(this.expectedDecisions));
     const i = ds.add();
     ds.seq[i] = d.seq;
     ds.time[i] = d.time;
     ds.write[i] = d.op === "write" ? 1 : 0;
-    ds.key[i] = m.keys.id(d.key);
+    ds.key[i] = this.keyId(d.key);
     ds.process[i] = d.process;
-    ds.owner[i] = m.owners.id(d.owner);
+    ds.owner[i] = this.loggedOwner(d.process, d.owner);
     ds.fence[i] = d.fence ?? NaN;
     ds.maxBefore[i] = d.max_before ?? NaN;
     ds.accepted[i] = d.accepted ? 1 : 0;
     ds.data.push(d.data);
   };
 
-  /** A resource log that exists but is empty still says the resource ran. */
-  noteResourceLog(): void {
-    this.m.decisions ??= new Decisions();
+  /** Says the run has a resource log (an empty one too), of about `expected` decisions. */
+  noteResourceLog(expected = 1024): void {
+    this.expectedDecisions = expected;
+    this.m.decisions ??= new Decisions(expected);
   }
+  private expectedDecisions = 1024;
 
   /** Groups the operations into holds and writes per key; call once, after the last event. */
   finish(): Model {
     const m = this.m;
     const { ops, holds } = m;
     const keyName = m.keys.names;
-    const fName = m.fs.names;
-    // key -> owner -> hold: per key, since one owner id could (wrongly) appear on two keys.
-    const byOwner: Map<number, number>[] = [];
+    // owner -> its hold; an owner (wrongly) seen on a second key goes to `elsewhere`.
+    const holdOf = new Int32Array(m.owners.names.length).fill(-1);
+    const elsewhere = new Map<string, number>();
+    const find = (key: number, owner: number): number => {
+      const h = holdOf[owner];
+      if (h < 0 || holds.key[h] === key) return h;
+      return elsewhere.get(`${key}:${owner}`) ?? -1;
+    };
     const holdsOf: IntList[] = [];
     const writesOf: IntList[] = [];
     // A hold's operations nearly always come from the process that acquired it.
-    const latest = new Map<number, number>();
+    const latest = new ProcessSlots();
     let keyless = 0;
     let duplicateOwners = 0;
     let orphans = 0;
 
     for (let i = 0; i < ops.length; i++) {
       const key = ops.key[i];
-      const f = fName[ops.f[i]];
+      const f = ops.f[i];
+      const lockOp = f <= WRITE;
       if (key < 0) {
-        if (LOCK_OPS.has(f)) keyless++;
+        if (lockOp) keyless++;
         continue;
       }
       const owner = ops.owner[i];
-      if (f === "acquire") {
+      if (f === ACQUIRE) {
         if (ops.outcome[i] !== OK || owner < 0) continue;
-        const owners = (byOwner[key] ??= new Map());
-        if (owners.has(owner)) {
+        if (find(key, owner) >= 0) {
           duplicateOwners++;
           continue;
         }
@@ -183,16 +266,17 @@ export class ModelBuilder {
         holds.first[h] = -1;
         holds.last[h] = -1;
         ops.hold[i] = h;
-        owners.set(owner, h);
+        if (holdOf[owner] < 0) holdOf[owner] = h;
+        else elsewhere.set(`${key}:${owner}`, h);
         latest.set(ops.process[i], h);
         if (!holdsOf[key]) m.holdsByKey.set(keyName[key], (holdsOf[key] = new IntList()));
         holdsOf[key].push(h);
         continue;
       }
-      if (owner < 0 || !LOCK_OPS.has(f)) continue;
-      let h = latest.get(ops.process[i]) ?? -1;
-      if (h < 0 || holds.owner[h] !== owner || holds.key[h] !== key) h = byOwner[key]?.get(owner) ?? -1;
-      if (f === "write") {
+      if (owner < 0 || !lockOp) continue;
+      let h = latest.get(ops.process[i]);
+      if (h < 0 || holds.owner[h] !== owner || holds.key[h] !== key) h = find(key, owner);
+      if (f === WRITE) {
         if (!writesOf[key]) m.writesByKey.set(keyName[key], (writesOf[key] = new IntList()));
         writesOf[key].push(i);
       } else if (h < 0) orphans++;
@@ -212,8 +296,9 @@ export class ModelBuilder {
 
 /** Builds the model of a history already in memory; `events` must be in (time, index) order. */
 export function buildModel(input: RunInput): Model {
-  const b = new ModelBuilder(input.header);
-  for (const e of input.events) b.event(e);
+  const b = new ModelBuilder(input.header, input.events.length >> 1);
+  const fields = emptyFields();
+  for (const e of input.events) b.event(fieldsOf(e, fields));
   if (input.decisions) {
     b.noteResourceLog();
     for (const d of input.decisions) b.decision(d);
@@ -222,9 +307,8 @@ export function buildModel(input: RunInput): Model {
 }
 
 /** The operations of a hold after its acquire (renews, releases, writes), in invoke order, whose `f` is `f`. */
-export function* holdOps(m: Model, h: number, f: string): Generator<number> {
-  const want = m.fs.names.indexOf(f);
-  for (let i = m.holds.first[h]; i >= 0; i = m.ops.next[i]) if (m.ops.f[i] === want) yield i;
+export function* holdOps(m: Model, h: number, f: number): Generator<number> {
+  for (let i = m.holds.first[h]; i >= 0; i = m.ops.next[i]) if (m.ops.f[i] === f) yield i;
 }
 
 /** Every event index of these operations (-1: none), in order. */

@@ -10,7 +10,7 @@
 // lease does (K1). Those are counted as lease overlaps, not reported.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
-import { eventsOf, type Model } from "./model.ts";
+import { eventsOf, RELEASE, RENEW, type Model } from "./model.ts";
 import { sortedBy } from "./sweep.ts";
 import { INFO, OK } from "./table.ts";
 
@@ -32,7 +32,7 @@ export interface HoldCheck {
   leaseOverlaps: number;
 }
 
-function spanOf(m: Model, h: number, renew: number, release: number): Span {
+function spanOf(m: Model, h: number): Span {
   const { ops, holds } = m;
   const acquire = holds.acquire[h];
   const start = ops.end[acquire];
@@ -42,29 +42,27 @@ function spanOf(m: Model, h: number, renew: number, release: number): Span {
   let acted = start;
   for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
     if (ops.start[r] > acted) acted = ops.start[r];
-    if (ops.f[r] === renew && ops.outcome[r] === OK && ops.start[r] >= ops.start[bound]) {
+    if (ops.f[r] === RENEW && ops.outcome[r] === OK && ops.start[r] >= ops.start[bound]) {
       bound = r;
       boundTtl = ops.ttl[r];
     }
   }
   const leaseFrom = ops.start[bound];
   let end = leaseFrom + (Number.isNaN(boundTtl) ? 0 : boundTtl * 1e6);
-  if (holds.first[h] >= 0) {
-    // A later renew with an unknown outcome may have set a shorter lease.
-    for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
-      const t = ops.ttl[r];
-      if (ops.f[r] === renew && ops.outcome[r] === INFO && ops.start[r] >= leaseFrom && !Number.isNaN(t) && ops.start[r] + t * 1e6 < end) {
-        end = ops.start[r] + t * 1e6;
-        bound = r;
-        boundTtl = t;
-      }
+  // A later renew with an unknown outcome may have set a shorter lease.
+  for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
+    const t = ops.ttl[r];
+    if (ops.f[r] === RENEW && ops.outcome[r] === INFO && ops.start[r] >= leaseFrom && !Number.isNaN(t) && ops.start[r] + t * 1e6 < end) {
+      end = ops.start[r] + t * 1e6;
+      bound = r;
+      boundTtl = t;
     }
-    for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
-      if (ops.f[r] === release && ops.start[r] < end) {
-        end = ops.start[r];
-        bound = r;
-        boundTtl = null;
-      }
+  }
+  for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
+    if (ops.f[r] === RELEASE && ops.start[r] < end) {
+      end = ops.start[r];
+      bound = r;
+      boundTtl = null;
     }
   }
   return { hold: h, start, end, bound, boundTtl, claimedEnd: Math.max(end, acted) };
@@ -83,23 +81,33 @@ function why(m: Model, s: Span): string {
 export function checkHolds(m: Model): HoldCheck {
   const violations: Witness[] = [];
   let leaseOverlaps = 0;
-  const renew = m.fs.names.indexOf("renew");
-  const release = m.fs.names.indexOf("release");
-  for (const [key, holds] of m.holdsByKey) {
-    const order = sortedBy(holds.items.subarray(0, holds.length), (h) => m.ops.end[m.holds.acquire[h]]);
-    const spans = Array.from(order, (h) => spanOf(m, h, renew, release));
+  for (const [key, list] of m.holdsByKey) {
+    const order = sortedBy(list.items.subarray(0, list.length), (h) => m.ops.end[m.holds.acquire[h]]);
+    const n = order.length;
+    // Spans in columns, in order of start; objects only for the few a witness quotes.
+    const start = new Float64Array(n);
+    const end = new Float64Array(n);
+    const claimed = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const s = spanOf(m, order[i]);
+      start[i] = s.start;
+      end[i] = s.end;
+      claimed[i] = s.claimedEnd;
+    }
     // Holds whose holder may still act; compacted in place as they fall behind.
-    const active: Span[] = [];
-    for (const s of spans) {
+    const active = new Int32Array(n);
+    let live = 0;
+    for (let i = 0; i < n; i++) {
       let kept = 0;
-      for (const a of active) {
-        if (a.claimedEnd <= s.start) continue;
+      for (let j = 0; j < live; j++) {
+        const a = active[j];
+        if (claimed[a] <= start[i]) continue;
         active[kept++] = a;
-        if (a.end > s.start && s.end > s.start) violations.push(witness(m, key, a, s));
-        else if (s.claimedEnd > s.start) leaseOverlaps++;
+        if (end[a] > start[i] && end[i] > start[i]) violations.push(witness(m, key, spanOf(m, order[a]), spanOf(m, order[i])));
+        else if (claimed[i] > start[i]) leaseOverlaps++;
       }
-      active.length = kept;
-      active.push(s);
+      live = kept;
+      active[live++] = i;
     }
   }
   return { violations, leaseOverlaps };

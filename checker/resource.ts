@@ -80,23 +80,50 @@ export function auditResourceLog(m: Model): { unknown: string[]; warnings: strin
     }
     prev = seq;
   }
-  const accepted = new Map<number, number>();
+  const missing = unmatchedOkWrites(m);
+  if (missing > 0) unknown.push(`${missing} writes completed ok in the history but resource.ndjson has no accepted decision for them`);
+  return { unknown, warnings };
+}
+
+/** Ok writes of the history with no accepted decision of the same key and owner to match. */
+function unmatchedOkWrites(m: Model): number {
+  const ds = m.decisions!;
+  const o = m.ops;
+  // Counted per owner when every owner is seen on one key only, as in any sane run;
+  // per (key, owner) pair otherwise.
+  const keyOf = new Int32Array(m.owners.names.length).fill(-1);
+  let onOneKey = true;
+  const note = (key: number, owner: number): void => {
+    if (keyOf[owner] < 0) keyOf[owner] = key;
+    else if (keyOf[owner] !== key) onOneKey = false;
+  };
+  for (let d = 0; d < ds.length; d++) if (ds.write[d] && ds.accepted[d]) note(ds.key[d], ds.owner[d]);
+  for (const list of m.writesByKey.values()) for (let j = 0; j < list.length; j++) note(o.key[list.items[j]], o.owner[list.items[j]]);
+  const accepted = onOneKey ? new Int32Array(m.owners.names.length) : null;
+  const pairs = onOneKey ? null : new Map<number, number>();
   for (let d = 0; d < ds.length; d++) {
     if (!ds.write[d] || !ds.accepted[d]) continue;
-    const id = pair(m, ds.key[d], ds.owner[d]);
-    accepted.set(id, (accepted.get(id) ?? 0) + 1);
+    if (accepted) accepted[ds.owner[d]]++;
+    else {
+      const id = pair(m, ds.key[d], ds.owner[d]);
+      pairs!.set(id, (pairs!.get(id) ?? 0) + 1);
+    }
   }
   let missing = 0;
   for (const list of m.writesByKey.values()) {
     for (let j = 0; j < list.length; j++) {
       const w = list.items[j];
-      if (m.ops.outcome[w] !== OK) continue;
-      const id = pair(m, m.ops.key[w], m.ops.owner[w]);
-      const left = accepted.get(id) ?? 0;
-      if (left > 0) accepted.set(id, left - 1);
+      if (o.outcome[w] !== OK) continue;
+      if (accepted) {
+        if (accepted[o.owner[w]] > 0) accepted[o.owner[w]]--;
+        else missing++;
+        continue;
+      }
+      const id = pair(m, o.key[w], o.owner[w]);
+      const left = pairs!.get(id) ?? 0;
+      if (left > 0) pairs!.set(id, left - 1);
       else missing++;
     }
   }
-  if (missing > 0) unknown.push(`${missing} writes completed ok in the history but resource.ndjson has no accepted decision for them`);
-  return { unknown, warnings };
+  return missing;
 }

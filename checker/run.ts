@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { RUN_FILES, type HistoryEvent, type HistoryHeader, type ResourceDecision, type Results } from "../store/events.ts";
 import { readHistory, readResourceLog, streamHistory, streamResourceLog } from "../store/reader.ts";
-import { verdict } from "./analyze.ts";
+import { MODELS, verdict, type CheckOptions } from "./analyze.ts";
 import { ModelBuilder } from "./model.ts";
 
 export interface LoadedRun {
@@ -14,7 +14,7 @@ export interface LoadedRun {
   header: HistoryHeader;
   events: HistoryEvent[];
   decisions: ResourceDecision[] | null;
-  /** run.json, when present and readable; the checker needs nothing from it. */
+  /** run.json, when present and readable; the checker takes only the options of its own it was run with. */
   info: Record<string, unknown> | null;
   warnings: string[];
 }
@@ -46,6 +46,34 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
   return { dir: runDir, header: history.header, events: history.events, decisions: resource?.decisions ?? null, info, warnings };
 }
 
+/**
+ * The checker's options a run was made with (run.json `options.model`, set by
+ * test:jepsen --model), so a stored run is checked again as it was the first time.
+ */
+export function optionsOf(info: Record<string, unknown> | null, warnings: string[] = []): CheckOptions {
+  const options = info?.options;
+  const model = typeof options === "object" && options !== null ? (options as Record<string, unknown>).model : undefined;
+  if (model === undefined) return {};
+  if (model === "lease" || model === "strict") return { model };
+  warnings.push(`${RUN_FILES.run}: options.model ${JSON.stringify(model)} is not one of ${MODELS.join(", ")}; checked with lease`);
+  return {};
+}
+
+const defined = (o: CheckOptions): CheckOptions => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+// A little under what a line takes in practice (an operation is two lines).
+const BYTES_PER_OP = 240;
+const BYTES_PER_DECISION = 160;
+
+/** Size of a file, -1 when there is none. */
+async function bytes(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return -1;
+  }
+}
+
 async function readInfo(path: string, warnings: string[]): Promise<Record<string, unknown> | null> {
   let text: string;
   try {
@@ -69,16 +97,20 @@ async function readInfo(path: string, warnings: string[]): Promise<Record<string
  * as events, so a run of millions of events checks in little more time and memory
  * than it takes to parse it.
  */
-export async function checkRun(runDir: string): Promise<{ results: Results; warnings: string[] }> {
+export async function checkRun(runDir: string, options: CheckOptions = {}): Promise<{ results: Results; warnings: string[] }> {
   const historyPath = await historyOf(runDir);
+  // Columns sized from the files up front are not copied as they grow.
+  const expectedOps = Math.ceil((await bytes(historyPath)) / BYTES_PER_OP);
   let builder: ModelBuilder | null = null;
-  const history = await streamHistory(historyPath, (header) => (builder = new ModelBuilder(header)).event);
+  const history = await streamHistory(historyPath, (header) => (builder = new ModelBuilder(header, expectedOps)).event);
   const b = builder as unknown as ModelBuilder;
-  const resource = await streamResourceLog(join(runDir, RUN_FILES.resource), b.decision);
-  if (resource) b.noteResourceLog();
+  const resourcePath = join(runDir, RUN_FILES.resource);
+  const resourceBytes = await bytes(resourcePath);
+  if (resourceBytes >= 0) b.noteResourceLog(Math.ceil(resourceBytes / BYTES_PER_DECISION));
+  const resource = await streamResourceLog(resourcePath, b.decision);
   const warnings = [...history.warnings, ...(resource?.warnings ?? [])];
-  await readInfo(join(runDir, RUN_FILES.run), warnings);
-  const checked = verdict(b.finish());
+  const info = await readInfo(join(runDir, RUN_FILES.run), warnings);
+  const checked = verdict(b.finish(), { ...optionsOf(info, warnings), ...defined(options) });
   return { results: checked.results, warnings: [...warnings, ...checked.warnings] };
 }
 

@@ -6,7 +6,7 @@ import type { Witness } from "../store/events.ts";
 import { ms, quoteDecision, quoteWrite } from "./explain.ts";
 import { eventsOf, type Model } from "./model.ts";
 import { resourceView } from "./resource.ts";
-import { bestBefore } from "./sweep.ts";
+import { bestBefore, column } from "./sweep.ts";
 import { OK } from "./table.ts";
 
 export function staleWrites(m: Model): Witness[] {
@@ -46,17 +46,20 @@ function fromHistory(m: Model): Witness[] {
   const out: Witness[] = [];
   for (const [key, writes] of m.writesByKey) {
     const fenced = writes.toArray().filter((w) => o.outcome[w] === OK && !Number.isNaN(o.fence[w]));
-    const fence = (w: number): number => o.fence[w];
-    bestBefore(fenced, (w) => o.end[w], fence, fenced, (w) => o.start[w], (w, top) => {
-      if (top === undefined || fence(top) <= fence(w)) return;
+    const fence = column(fenced, (w) => o.fence[w]);
+    const { order, best } = bestBefore(column(fenced, (w) => o.end[w]), fence, column(fenced, (w) => o.start[w]));
+    for (const i of order) {
+      const t = best[i];
+      if (t < 0 || fence[t] <= fence[i]) continue;
+      const [top, w] = [fenced[t], fenced[i]];
       out.push({
         key,
         events: eventsOf(m, top, w),
         explanation:
           `On key ${JSON.stringify(key)}, ${quoteWrite(m, top)}, so it took effect before ${quoteWrite(m, w)} was invoked at ${ms(o.start[w])}; ` +
-          `both completed ok, so a write with fence ${fence(w)} took effect after one with the higher fence ${fence(top)}.`,
+          `both completed ok, so a write with fence ${fence[i]} took effect after one with the higher fence ${fence[t]}.`,
       });
-    });
+    }
   }
   return out;
 }

@@ -1,8 +1,8 @@
 // The figures that say whether a run exercised anything: a valid verdict over a
 // run with no successful acquire, no accepted write and no fault proves little.
 import type { RunStats } from "../store/events.ts";
-import type { Model } from "./model.ts";
-import { FAIL, OK, OUTCOMES } from "./table.ts";
+import { ACQUIRE, WRITE, type Model } from "./model.ts";
+import { FAIL, OK, OUTCOMES, ProcessSlots } from "./table.ts";
 
 const round = (x: number, places = 3): number => Number(x.toFixed(places));
 
@@ -23,10 +23,10 @@ export function runStats(m: Model, leaseOverlaps: number): RunStats {
   let completed = 0;
   const keySeen = new Uint8Array(m.keys.names.length);
   let keys = 0;
-  const processes = new Set<number>();
-  const acquireF = m.fs.names.indexOf("acquire");
+  const seen = new ProcessSlots();
+  let processes = 0;
   let acquiresOk = 0;
-  for (let i = 0; i < ops.length; i++) if (ops.f[i] === acquireF && ops.outcome[i] === OK) acquiresOk++;
+  for (let i = 0; i < ops.length; i++) if (ops.f[i] === ACQUIRE && ops.outcome[i] === OK) acquiresOk++;
   const latencies = new Float64Array(acquiresOk);
   let l = 0;
   let lastProcess = NaN;
@@ -43,8 +43,13 @@ export function runStats(m: Model, leaseOverlaps: number): RunStats {
       keySeen[k] = 1;
       keys++;
     }
-    if (ops.process[i] !== lastProcess) processes.add((lastProcess = ops.process[i]));
-    if (f === acquireF && ops.outcome[i] === OK) latencies[l++] = (ops.end[i] - ops.start[i]) / 1e6;
+    const p = ops.process[i];
+    if (p !== lastProcess && seen.get(p) < 0) {
+      seen.set(p, 1);
+      processes++;
+    }
+    lastProcess = p;
+    if (f === ACQUIRE && ops.outcome[i] === OK) latencies[l++] = (ops.end[i] - ops.start[i]) / 1e6;
   }
   for (let f = 0; f < counts.length; f++) {
     const c = counts[f];
@@ -65,10 +70,9 @@ export function runStats(m: Model, leaseOverlaps: number): RunStats {
       else stale_writes_refused++;
     }
   } else {
-    const writeF = m.fs.names.indexOf("write");
     const stale = m.errors.names.indexOf("stale-fence");
     for (let i = 0; i < ops.length; i++) {
-      if (ops.f[i] !== writeF) continue;
+      if (ops.f[i] !== WRITE) continue;
       if (ops.outcome[i] === OK) writes_accepted++;
       else if (ops.outcome[i] === FAIL && stale >= 0 && ops.error[i] === stale) stale_writes_refused++;
     }
@@ -89,7 +93,7 @@ export function runStats(m: Model, leaseOverlaps: number): RunStats {
     faults,
     holds: m.holds.length,
     keys,
-    processes: processes.size,
+    processes,
     open_at_end: ops.length - completed,
     resource_decisions: decisions ? decisions.length : null,
     write_order_from: decisions ? "resource.ndjson" : "history",

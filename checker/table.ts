@@ -36,11 +36,37 @@ export class IntList {
   }
 
   toArray(): number[] {
-    return Array.from(this.items.subarray(0, this.length));
+    const out: number[] = new Array(this.length);
+    for (let i = 0; i < this.length; i++) out[i] = this.items[i];
+    return out;
   }
 }
 
 export const orNull = (x: number): number | null => (Number.isNaN(x) ? null : x);
+
+/** An integer per process number (-1: none): an array for the usual small numbers, a map for others. */
+export class ProcessSlots {
+  private slots = new Int32Array(64).fill(-1);
+  private readonly others = new Map<number, number>();
+
+  get(p: number): number {
+    if (p >= 0 && p < this.slots.length && Number.isInteger(p)) return this.slots[p];
+    return this.others.get(p) ?? -1;
+  }
+
+  set(p: number, v: number): void {
+    if (p >= 0 && p < 1 << 20 && Number.isInteger(p)) {
+      if (p >= this.slots.length) {
+        let size = this.slots.length;
+        while (size <= p) size *= 2;
+        const bigger = new Int32Array(size).fill(-1);
+        bigger.set(this.slots);
+        this.slots = bigger;
+      }
+      this.slots[p] = v;
+    } else this.others.set(p, v);
+  }
+}
 
 function grow<T extends Float64Array | Int32Array | Uint8Array>(a: T, size: number): T {
   const b = new (a.constructor as new (n: number) => T)(size);
@@ -57,37 +83,58 @@ export type Outcome = (typeof OUTCOMES)[number];
 /** Client operations, in invoke order: an invoke and its completion make one row. */
 export class Ops {
   length = 0;
-  private cap = 1024;
-  f = new Int32Array(this.cap);
-  process = new Float64Array(this.cap);
+  f: Int32Array;
+  process: Float64Array;
   /** -1: no key. */
-  key = new Int32Array(this.cap);
+  key: Int32Array;
   /** Event indexes of the invoke and of the completion (-1: never completed). */
-  invoke = new Float64Array(this.cap);
-  done = new Float64Array(this.cap);
-  start = new Float64Array(this.cap);
+  invoke: Float64Array;
+  done: Float64Array;
+  start: Float64Array;
   /** Time of the completion (NaN: none). */
-  doneTime = new Float64Array(this.cap);
+  doneTime: Float64Array;
   /** The latest time the operation can have taken effect: its ok or fail, else Infinity. */
-  end = new Float64Array(this.cap);
+  end: Float64Array;
   /** OK, FAIL or INFO; an invoke still open at the end counts as INFO. */
-  outcome = new Uint8Array(this.cap);
+  outcome: Uint8Array;
   /** The completion's `error` (-1: none). */
-  error = new Int32Array(this.cap);
+  error: Int32Array;
   /** The hold it was sent for, from the invoke's value; for an ok acquire, the owner granted (-1: none). */
-  owner = new Int32Array(this.cap);
+  owner: Int32Array;
   /** Likewise the fence (NaN: none). */
-  fence = new Float64Array(this.cap);
+  fence: Float64Array;
   /** Acquire and renew: the lease in ms, the smaller of asked and granted when ok, as asked otherwise (NaN: none). */
-  ttl = new Float64Array(this.cap);
+  ttl: Float64Array;
   /** A release that completed ok with `released: false`. */
-  notReleased = new Uint8Array(this.cap);
+  notReleased: Uint8Array;
   /** The hold an acquire made or a renew, release or write belongs to (-1: none). */
-  hold = new Int32Array(this.cap);
+  hold: Int32Array;
   /** The next renew, release or write of the same hold, in invoke order (-1: none). */
-  next = new Int32Array(this.cap);
+  next: Int32Array;
   /** The invoke's `value.data` (writes); undefined for most. */
   data: unknown[] = [];
+
+  private cap: number;
+
+  constructor(capacity = 1024) {
+    this.cap = Math.max(16, capacity);
+    this.f = new Int32Array(this.cap);
+    this.process = new Float64Array(this.cap);
+    this.key = new Int32Array(this.cap);
+    this.invoke = new Float64Array(this.cap);
+    this.done = new Float64Array(this.cap);
+    this.start = new Float64Array(this.cap);
+    this.doneTime = new Float64Array(this.cap);
+    this.end = new Float64Array(this.cap);
+    this.outcome = new Uint8Array(this.cap);
+    this.error = new Int32Array(this.cap);
+    this.owner = new Int32Array(this.cap);
+    this.fence = new Float64Array(this.cap);
+    this.ttl = new Float64Array(this.cap);
+    this.notReleased = new Uint8Array(this.cap);
+    this.hold = new Int32Array(this.cap);
+    this.next = new Int32Array(this.cap);
+  }
 
   add(): number {
     if (this.length === this.cap) {
@@ -116,17 +163,29 @@ export class Ops {
 /** Successful acquires, each a hold of one key by one owner. */
 export class Holds {
   length = 0;
-  private cap = 256;
-  key = new Int32Array(this.cap);
-  owner = new Int32Array(this.cap);
-  fence = new Float64Array(this.cap);
+  key: Int32Array;
+  owner: Int32Array;
+  fence: Float64Array;
   /** The acquire operation. */
-  acquire = new Int32Array(this.cap);
+  acquire: Int32Array;
   /** The lease asked for and granted (the smaller), in ms (NaN: neither known). */
-  ttl = new Float64Array(this.cap);
+  ttl: Float64Array;
   /** First and last of its renews, releases and writes (chained by Ops.next). */
-  first = new Int32Array(this.cap);
-  last = new Int32Array(this.cap);
+  first: Int32Array;
+  last: Int32Array;
+
+  private cap: number;
+
+  constructor(capacity = 256) {
+    this.cap = Math.max(16, capacity);
+    this.key = new Int32Array(this.cap);
+    this.owner = new Int32Array(this.cap);
+    this.fence = new Float64Array(this.cap);
+    this.acquire = new Int32Array(this.cap);
+    this.ttl = new Float64Array(this.cap);
+    this.first = new Int32Array(this.cap);
+    this.last = new Int32Array(this.cap);
+  }
 
   add(): number {
     if (this.length === this.cap) {
@@ -146,18 +205,32 @@ export class Holds {
 /** resource.ndjson's decisions, in log order. */
 export class Decisions {
   length = 0;
-  private cap = 1024;
-  seq = new Float64Array(this.cap);
-  time = new Float64Array(this.cap);
+  seq: Float64Array;
+  time: Float64Array;
   /** 1 for a write, 0 for a read. */
-  write = new Uint8Array(this.cap);
-  key = new Int32Array(this.cap);
-  process = new Float64Array(this.cap);
-  owner = new Int32Array(this.cap);
-  fence = new Float64Array(this.cap);
-  maxBefore = new Float64Array(this.cap);
-  accepted = new Uint8Array(this.cap);
+  write: Uint8Array;
+  key: Int32Array;
+  process: Float64Array;
+  owner: Int32Array;
+  fence: Float64Array;
+  maxBefore: Float64Array;
+  accepted: Uint8Array;
   data: unknown[] = [];
+
+  private cap: number;
+
+  constructor(capacity = 1024) {
+    this.cap = Math.max(16, capacity);
+    this.seq = new Float64Array(this.cap);
+    this.time = new Float64Array(this.cap);
+    this.write = new Uint8Array(this.cap);
+    this.key = new Int32Array(this.cap);
+    this.process = new Float64Array(this.cap);
+    this.owner = new Int32Array(this.cap);
+    this.fence = new Float64Array(this.cap);
+    this.maxBefore = new Float64Array(this.cap);
+    this.accepted = new Uint8Array(this.cap);
+  }
 
   add(): number {
     if (this.length === this.cap) {

@@ -1,9 +1,8 @@
 // npm run test:jepsen -- [options]: run one test against real servers, check the
 // history, write the report, and exit with the verdict.
-import { BadInput, EXIT, exitCodeFor, helpText, noPositional, parseArgs } from "../lib/index.ts";
+import { BadInput, EXIT, helpText, noPositional, parseArgs } from "../lib/index.ts";
 import { TEST_OPTIONS, buildTest } from "./test-options.ts";
-import { runTest } from "../runner/run.ts";
-import { checkAndReport } from "./check.ts";
+import { runAndCheck, exitWith } from "./run-and-check.ts";
 
 const USAGE = `Usage: npm run test:jepsen -- [options]
 
@@ -29,23 +28,7 @@ async function main(): Promise<number> {
     }
     throw err;
   }
-  const { runDir, interrupted } = await runTest(test);
-  if (interrupted) {
-    process.stderr.write(`Interrupted; the history so far is in ${runDir}. Check it with: npm run check -- ${runDir}\n`);
-    return 130;
-  }
-  const { results, summary, warnings } = await checkAndReport(runDir);
-  for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
-  process.stdout.write(summary + "\n");
-  process.stdout.write(`Run directory: ${runDir}\n`);
-  return exitCodeFor(results.valid);
+  return (await runAndCheck(test)).code;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    process.stderr.write(`fencecheck failed: ${err instanceof Error ? err.message : String(err)}\n`);
-    if (process.env.FENCECHECK_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
-    process.exit(EXIT.crash);
-  },
-);
+exitWith(main);

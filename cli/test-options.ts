@@ -16,6 +16,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "nemesis", kind: "list", default: ["pause"], choices: [...Object.keys(NEMESES), "none"], help: "faults to inject, comma-separated, or none" },
   { name: "fence", kind: "on-off", default: true, help: "the resource refuses writes with a stale fencing token" },
   { name: "fence-source", kind: "string", default: undefined, defaultText: "max-incr", choices: FENCE_SOURCES, help: "redlock: where a hold's fence comes from: none; INCR on every granting node, the largest (unsafe, F2); INCR on redis-1 alone (a single point of failure)" },
+  { name: "release-gap", kind: "int", default: undefined, defaultText: "0", min: 0, help: "--client redis-unsafe-release: ms between its GET and its DEL (lands T1 on demand)" },
   { name: "redlock-check-validity", kind: "on-off", default: undefined, defaultText: "on", help: "--client redlock refuses a quorum that came back after the lease's validity (off: node-redlock 5's defect, K5)" },
   { name: "fence-reads", kind: "flag", default: false, help: "reads carry the hold's fence and advance the resource's fence too (counter; closes C1)" },
   { name: "time-limit", kind: "number", default: 30, min: 1, help: "seconds of operations before the final heal" },
@@ -26,9 +27,9 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "ttl", kind: "int", default: 1000, min: 1, help: "lease TTL in ms" },
   { name: "acquire-timeout", kind: "int", default: 2000, min: 0, help: "ms to keep trying for the lock before the acquire fails" },
   { name: "work", kind: "int", default: 100, min: 0, help: "ms of work while holding, before the writes" },
-  { name: "pause", kind: "int", default: 0, min: 0, help: "ms each holder pauses after acquiring (a simulated GC pause)" },
+  { name: "pause", kind: "int", default: 0, min: 0, help: "ms each holder pauses, after acquiring unless --pause-at says otherwise (a simulated GC pause)" },
   { name: "pause-clients", kind: "list", default: undefined, defaultText: "all", help: "client ids that take --pause, e.g. 0,2" },
-  { name: "pause-at", kind: "string", default: "acquire", choices: ["acquire", "read"], help: "where --pause is taken: after acquiring, or between the read and the write (counter)" },
+  { name: "pause-at", kind: "string", default: "acquire", choices: ["acquire", "read", "replies"], help: "where --pause is taken: after acquiring, between the read and the write (counter), or inside a Redlock acquire between the node replies and the decision (--client redlock, K5)" },
   { name: "writes-per-hold", kind: "int", default: 1, min: 1, help: "writes to the resource per hold" },
   { name: "renew", kind: "on-off", default: false, help: "renew the lease every ttl/3 while holding (the watchdog)" },
   { name: "stagger", kind: "int", default: 0, min: 0, help: "client i starts i*stagger ms after the run starts" },
@@ -89,7 +90,7 @@ export function buildTest(o: ParsedOptions): Test {
     rate: o.rate as number,
     staggerMs: o.stagger as number,
     renew: o.renew as boolean,
-    pauseAt: o["pause-at"] as "acquire" | "read",
+    pauseAt: o["pause-at"] as WorkloadOptions["pauseAt"],
     fenceReads: o["fence-reads"] as boolean,
   };
   const commandTimeoutMs = (o["command-timeout"] as number | undefined) ?? Math.max(1000, 3 * workloadOptions.ttlMs);
@@ -117,7 +118,7 @@ export function buildTest(o: ParsedOptions): Test {
     name,
     backend,
     client,
-    clientOptions: clientOptions(o, backend.name, client, fencing),
+    clientOptions: clientOptions(o, backend.name, client, fencing, workloadOptions),
     workload,
     nemeses,
     fencing,
@@ -156,15 +157,21 @@ export function buildTest(o: ParsedOptions): Test {
 }
 
 /** Options only the Redlock clients read; refused where they would mean nothing. */
-function clientOptions(o: ParsedOptions, backend: string, client: string, fencing: boolean): ClientOptions {
+function clientOptions(o: ParsedOptions, backend: string, client: string, fencing: boolean, w: WorkloadOptions): ClientOptions {
+  const releaseGapMs = o["release-gap"] as number | undefined;
+  if (releaseGapMs !== undefined && client !== "redis-unsafe-release")
+    throw new BadInput(`--release-gap applies to --client redis-unsafe-release only (the others release in one step), not --client ${client}`);
+  if (w.pauseAt === "replies" && client !== "redlock")
+    throw new BadInput(`--pause-at replies applies to --client redlock only (the npm redlock packages cannot be paused inside an acquire), not --client ${client}`);
   const fenceSource = o["fence-source"] as FenceSource | undefined;
   const checkValidity = o["redlock-check-validity"] as boolean | undefined;
   if (fenceSource !== undefined && backend !== "redlock")
     throw new BadInput(`--fence-source applies to --backend redlock only; --backend ${backend} issues its own fences`);
   if (checkValidity !== undefined && client !== "redlock")
     throw new BadInput(`--redlock-check-validity applies to --client redlock only (node-redlock never checks validity, node-redlock-4 always does), not --client ${client}`);
-  if (backend !== "redlock") return {};
+  if (backend !== "redlock") return releaseGapMs === undefined ? {} : { releaseGapMs };
   const options: ClientOptions = { fenceSource: fenceSource ?? "max-incr", checkValidity: checkValidity ?? true };
+  if (w.pauseAt === "replies" && w.pauseMs > 0) options.pauseAfterReplies = { ms: w.pauseMs, clients: w.pauseClients };
   if (options.fenceSource === "none" && fencing)
     throw new BadInput(
       "--fence-source none with --fence on: holds would carry no fencing token, so the resource could only compare owners, and would refuse every write as unfenced; use --fence off, or --fence-source max-incr or single",

@@ -12,6 +12,12 @@
 // lease alive, as Go's session does; once it holds, the lease is kept alive only
 // by `renew` (the workload's watchdog, recorded as renew operations), so a hold
 // without --renew lasts one TTL.
+//
+// Its ok value reports `queued_ms`: how long after the acquire began its put was
+// answered, i.e. by when its place in the queue was certainly taken. The queue is
+// FIFO by etcd's order of those puts, which two waiters in flight together may
+// reach in either order; the fairness analysis (checker/fairness.ts) needs this
+// to tell such a race from a waiter served out of turn.
 import type { Etcd3 } from "etcd3";
 import type { Hold, LockClient, Outcome } from "./lock.ts";
 import type { ClientContext } from "./index.ts";
@@ -35,6 +41,7 @@ export class EtcdQueueLock implements LockClient {
 
   async acquire(k: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
     const owner = `${this.ctx.ownerPrefix}-h${++this.holds}`;
+    const began = performance.now();
     const deadline = Date.now() + timeoutMs;
     const ttlS = leaseSeconds(ttlMs);
     let leaseId: string;
@@ -46,7 +53,7 @@ export class EtcdQueueLock implements LockClient {
     }
     const keeper = this.keepAliveWhileWaiting(leaseId, ttlS);
     try {
-      return await this.queue(k, owner, leaseId, ttlMs, deadline, timeoutMs);
+      return await this.queue(k, owner, leaseId, ttlMs, deadline, timeoutMs, began);
     } catch (err) {
       // Whatever went wrong after the lease was granted, revoking it takes our key
       // out of the queue (if it was ever put): once etcd confirms, we certainly
@@ -58,7 +65,7 @@ export class EtcdQueueLock implements LockClient {
   }
 
   /** Join the queue for `k` and wait for our turn, until `deadline`. */
-  private async queue(k: string, owner: string, leaseId: string, ttlMs: number, deadline: number, timeoutMs: number): Promise<Outcome<Hold>> {
+  private async queue(k: string, owner: string, leaseId: string, ttlMs: number, deadline: number, timeoutMs: number, began: number): Promise<Outcome<Hold>> {
     const ttlS = leaseSeconds(ttlMs);
     const prefix = `${QUEUE_PREFIX}/${k}/`;
     const myKey = `${prefix}${hex(leaseId)}`;
@@ -70,6 +77,8 @@ export class EtcdQueueLock implements LockClient {
         failure: [{ request_range: { key: key(myKey) } }],
       }),
     );
+    // Rounded up: a later place only ever counts fewer overtakes.
+    const queuedMs = Math.ceil((performance.now() - began) * 1000) / 1000;
     const mine = put.responses[put.responses.length - 1].response_range.kvs[0];
     if (!mine) return this.giveUp(leaseId, "lease-expired");
     const myRev = Number(mine.create_revision);
@@ -91,7 +100,7 @@ export class EtcdQueueLock implements LockClient {
       if (!own) return this.giveUp(leaseId, "lease-expired");
       if (first && Number(first.create_revision) === myRev) {
         this.held.set(owner, { leaseId, myKey });
-        return { type: "ok", value: { owner, fence: myRev, ttlMs: ttlS * 1000, extra: leaseFacts(ttlMs, leaseId) } };
+        return { type: "ok", value: { owner, fence: myRev, ttlMs: ttlS * 1000, extra: { ...leaseFacts(ttlMs, leaseId), queued_ms: queuedMs } } };
       }
       if (Date.now() >= deadline) return this.giveUp(leaseId, timeoutMs > 0 ? "timeout" : "busy");
       if (before) {

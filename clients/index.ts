@@ -21,6 +21,8 @@ export interface Endpoint {
 }
 
 export interface ClientContext {
+  /** The logical client it serves, for options that single clients out. */
+  id?: number;
   /** The lock service's nodes as this client reaches them. */
   endpoints: Endpoint[];
   ownerPrefix: string;
@@ -41,7 +43,7 @@ export const CLIENTS: Record<string, ClientKind> = {
   },
   "redis-unsafe-release": {
     describe: "as redis, but releases with GET then DEL (the T1 bug, kept on purpose)",
-    create: (ctx) => new RedisLock({ ...ctx, endpoint: ctx.endpoints[0], unsafeRelease: true }),
+    create: (ctx) => new RedisLock({ ...ctx, endpoint: ctx.endpoints[0], unsafeRelease: true, releaseGapMs: ctx.options.releaseGapMs }),
   },
   "node-redlock": {
     describe: "npm redlock 5.0.0-beta.2 over every node: decides at the first quorum, never checks validity (K5)",
@@ -73,5 +75,11 @@ function redlockOptions(ctx: ClientContext): RedlockClientOptions {
     rng: ctx.rng,
     fenceSource: ctx.options.fenceSource ?? "max-incr",
     checkValidity: ctx.options.checkValidity ?? true,
+    pauseAfterRepliesMs: pausesHere(ctx.options.pauseAfterReplies, ctx.id),
   };
+}
+
+function pausesHere(p: ClientOptions["pauseAfterReplies"], id: number | undefined): number {
+  if (!p) return 0;
+  return p.clients === "all" || (id !== undefined && p.clients.includes(id)) ? p.ms : 0;
 }

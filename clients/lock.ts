@@ -31,4 +31,8 @@ export interface ClientOptions {
   fenceSource?: "none" | "max-incr" | "single";
   /** The project's own Redlock refuses a quorum that came back after the lease's validity (default true; false is node-redlock 5's K5 defect). */
   checkValidity?: boolean;
+  /** redis-unsafe-release: ms between its GET and its DEL (T1 on demand). */
+  releaseGapMs?: number;
+  /** The project's own Redlock pauses this long between the node replies and its decision, in the clients named (K5: --pause-at replies). */
+  pauseAfterReplies?: { ms: number; clients: number[] | "all" };
 }

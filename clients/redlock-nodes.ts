@@ -211,6 +211,8 @@ export interface RedlockClientOptions {
   checkValidity: boolean;
   /** How long the project's own client waits for each node (default TTL/10, at least 50 ms). */
   perNodeTimeoutMs?: number;
+  /** The project's own client pauses this long between the replies and its decision, once per acquire (K5); 0 or absent: never. */
+  pauseAfterRepliesMs?: number;
 }
 
 /** How long to wait for one node's answer before going on without it (the Redis documentation's short per-node timeout). */

@@ -47,6 +47,7 @@ export class RedlockLock implements LockClient {
     const wait = perNodeWait(opts, ttlMs);
     const drift = clockDrift(ttlMs);
     await nodes.ready();
+    let pauseFirst = (opts.pauseAfterRepliesMs ?? 0) > 0;
     for (;;) {
       // A new owner per attempt: a late SET of an abandoned attempt can never pass for this one.
       const owner = `${opts.ownerPrefix}-h${++this.attempts}`;
@@ -54,6 +55,11 @@ export class RedlockLock implements LockClient {
       const start = performance.now();
       for (let i = 0; i < nodes.size; i++) nodes.send(i, "grant", owner, (r) => r.set(key, owner, "PX", ttlMs, "NX"), (reply) => reply === "OK");
       await waitFor(calls, wait);
+      // K5 on demand: the replies are in, and the client stalls (a GC pause) before it decides on them.
+      if (pauseFirst) {
+        pauseFirst = false;
+        await sleep(opts.pauseAfterRepliesMs!);
+      }
       const granted = calls.filter((c) => c.vote === "yes").map((c) => c.node);
       const validity = ttlMs - (performance.now() - start) - drift;
       if (granted.length >= nodes.quorum && (validity > 0 || !opts.checkValidity)) {

@@ -5,13 +5,14 @@
 // server whose clock jumps forward expires its keys early, which is how Redlock
 // lets two clients hold a majority at once (K3); one whose clock goes back keeps
 // them too long.
-import type { Nemesis, NemesisContext } from "./nemesis.ts";
+import type { Fault, Nemesis, NemesisContext } from "./nemesis.ts";
 
 export type ClockMode = "bump" | "strobe";
 export const CLOCK_MODES: readonly ClockMode[] = ["bump", "strobe"];
 
 interface Skew {
-  timer: NodeJS.Timeout;
+  /** Resets it; none: it lasts until the final heal. */
+  timer: NodeJS.Timeout | undefined;
   strobe: NodeJS.Timeout | null;
   mode: ClockMode;
   offsetMs: number;
@@ -39,11 +40,43 @@ export function clockNemesis(): Nemesis {
     ctx.record("reset-clock", { targets: [target] });
   };
 
+  const perform = async (ctx: NemesisContext, fault: Fault): Promise<void> => {
+    const move = skew(ctx);
+    if (healed) return;
+    const { durationMs } = fault;
+    const mode = fault.mode ?? "bump";
+    const offsetMs = fault.offsetMs;
+    if (offsetMs === undefined) throw new Error("clock: a clock fault needs offsetMs");
+    for (const target of fault.targets) {
+      if (!ctx.servers.includes(target)) throw new Error(`clock: no server named ${target} (servers: ${ctx.servers.join(", ")})`);
+      if (skews.has(target)) throw new Error(`clock: ${target}'s clock is already moved`);
+    }
+    for (const target of fault.targets) {
+      await move(target, offsetMs);
+      const timer = durationMs === null ? undefined : setTimeout(() => void reset(ctx, target).catch(warn(target)), durationMs);
+      const s: Skew = { mode, offsetMs, strobe: null, timer };
+      skews.set(target, s);
+      const value: Record<string, unknown> = { mode, targets: [target], offset_ms: offsetMs };
+      if (mode === "strobe") {
+        const periodMs = fault.periodMs ?? ctx.options.strobePeriodMs;
+        let skewed = true;
+        s.strobe = setInterval(() => {
+          skewed = !skewed;
+          void move(target, skewed ? offsetMs : 0).catch(warn(target));
+        }, periodMs);
+        value.period_ms = periodMs;
+      }
+      if (durationMs !== null) value.duration_ms = durationMs;
+      ctx.record("bump-clock", value);
+      if (healed) await reset(ctx, target);
+    }
+  };
+
   return {
     name: "clock",
     describe: "bump a lock server's wall clock by +-clock-offset ms, or strobe it, for fault-min..fault-max ms, then reset it",
     async inject(ctx) {
-      const move = skew(ctx);
+      skew(ctx);
       if (healed) return;
       const candidates = ctx.servers.filter((t) => !skews.has(t));
       if (candidates.length === 0) return;
@@ -51,22 +84,9 @@ export function clockNemesis(): Nemesis {
       const mode = ctx.rng.pick(ctx.options.clockModes);
       const offsetMs = (ctx.rng.next() < 0.5 ? -1 : 1) * ctx.options.clockOffsetMs;
       const durationMs = Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs));
-      await move(target, offsetMs);
-      const s: Skew = { mode, offsetMs, strobe: null, timer: setTimeout(() => void reset(ctx, target).catch(warn(target)), durationMs) };
-      skews.set(target, s);
-      if (mode === "strobe") {
-        const periodMs = ctx.options.strobePeriodMs;
-        let skewed = true;
-        s.strobe = setInterval(() => {
-          skewed = !skewed;
-          void move(target, skewed ? offsetMs : 0).catch(warn(target));
-        }, periodMs);
-        ctx.record("bump-clock", { mode, targets: [target], offset_ms: offsetMs, period_ms: periodMs, duration_ms: durationMs });
-      } else {
-        ctx.record("bump-clock", { mode, targets: [target], offset_ms: offsetMs, duration_ms: durationMs });
-      }
-      if (healed) await reset(ctx, target);
+      await perform(ctx, { targets: [target], mode, offsetMs, durationMs });
     },
+    perform,
     async heal(ctx) {
       healed = true;
       for (const target of [...skews.keys()]) await reset(ctx, target);

@@ -3,11 +3,11 @@
 // What it remembers is what --redis-persistence made it write: with none, a node
 // that granted a lock comes back without it and grants it again (K4), and its
 // fence counter starts over (F1).
-import type { Nemesis, NemesisContext } from "./nemesis.ts";
+import type { Fault, Nemesis, NemesisContext } from "./nemesis.ts";
 
 export function killNemesis(): Nemesis {
-  /** Killed nodes until they answer again: the timer that restarts each, then the restart. */
-  const down = new Map<string, { timer: NodeJS.Timeout; restarting: Promise<void> | null }>();
+  /** Killed nodes until they answer again: the timer that restarts each (none: the final heal does), then the restart. */
+  const down = new Map<string, { timer: NodeJS.Timeout | undefined; restarting: Promise<void> | null }>();
   /** Set by the final heal: a kill that was under way when it came is undone at once. */
   let healed = false;
 
@@ -38,24 +38,40 @@ export function killNemesis(): Nemesis {
     return d.restarting;
   };
 
+  const perform = async (ctx: NemesisContext, fault: Fault): Promise<void> => {
+    const { kill } = abilities(ctx);
+    if (healed) return;
+    for (const target of fault.targets) {
+      if (!ctx.servers.includes(target)) throw new Error(`kill: no server named ${target} (servers: ${ctx.servers.join(", ")})`);
+      if (down.has(target)) throw new Error(`kill: ${target} is already down`);
+    }
+    const delayMs = fault.durationMs;
+    for (const target of fault.targets) {
+      await kill(target);
+      const timer =
+        delayMs === null
+          ? undefined
+          : setTimeout(() => {
+              restart(ctx, target).catch((err) => process.stderr.write(`kill: could not restart ${target}: ${err instanceof Error ? err.message : String(err)}\n`));
+            }, delayMs);
+      down.set(target, { timer, restarting: null });
+      ctx.record("kill", delayMs === null ? { targets: [target] } : { targets: [target], restart_delay_ms: delayMs });
+      if (healed) await restart(ctx, target);
+    }
+  };
+
   return {
     name: "kill",
     describe: "SIGKILL a random lock server and start it again after restart-delay ms",
     async inject(ctx) {
-      const { kill } = abilities(ctx);
+      abilities(ctx);
       if (healed) return;
       const candidates = ctx.servers.filter((t) => !down.has(t));
       if (candidates.length === 0) return;
       const target = ctx.rng.pick(candidates);
-      const delayMs = ctx.options.restartDelayMs;
-      await kill(target);
-      const timer = setTimeout(() => {
-        restart(ctx, target).catch((err) => process.stderr.write(`kill: could not restart ${target}: ${err instanceof Error ? err.message : String(err)}\n`));
-      }, delayMs);
-      down.set(target, { timer, restarting: null });
-      ctx.record("kill", { targets: [target], restart_delay_ms: delayMs });
-      if (healed) await restart(ctx, target);
+      await perform(ctx, { targets: [target], durationMs: ctx.options.restartDelayMs });
     },
+    perform,
     async heal(ctx) {
       healed = true;
       await Promise.all([...down.keys()].map((t) => restart(ctx, t)));

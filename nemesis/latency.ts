@@ -17,6 +17,7 @@ export const latencyNemesis = (): Nemesis =>
       const { latencyMs, jitterMs } = ctx.options;
       return { links: ctx.links!.all.filter((l) => slow.includes(l.worker)), value: { latency_ms: latencyMs, jitter_ms: jitterMs } };
     },
-    apply: (ctx, links) =>
-      addToxics(ctx, links, (stream) => ({ name: `latency-${stream}`, type: "latency", stream, toxicity: 1, attributes: { latency: ctx.options.latencyMs, jitter: ctx.options.jitterMs } })),
+    chosen: (ctx, fault) => ({ latency_ms: fault.latencyMs ?? ctx.options.latencyMs, jitter_ms: fault.jitterMs ?? ctx.options.jitterMs }),
+    apply: (ctx, links, plan) =>
+      addToxics(ctx, links, (stream) => ({ name: `latency-${stream}`, type: "latency", stream, toxicity: 1, attributes: { latency: plan.value.latency_ms, jitter: plan.value.jitter_ms } })),
   });

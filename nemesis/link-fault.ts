@@ -1,9 +1,10 @@
 // What partitions and latency have in common: a fault on a set of proxied links
-// that lasts a random time in --fault-min..--fault-max, one at a time, recorded
-// as a start and a stop event, and healed early by the final heal.
+// that lasts a random time in --fault-min..--fault-max (or, from a script, a
+// chosen time), one at a time, recorded as a start and a stop event, and healed
+// early by the final heal.
 import type { Toxic } from "toxiproxy-node-client";
 import { linkName, type Link } from "../cluster/links.ts";
-import type { Nemesis, NemesisContext } from "./nemesis.ts";
+import type { Fault, Nemesis, NemesisContext } from "./nemesis.ts";
 
 export interface LinkFaultPlan {
   links: Link[];
@@ -15,15 +16,16 @@ export interface LinkFaultSpec {
   /** "partition" gives start-partition / stop-partition events. */
   name: string;
   describe: string;
-  /** Which links to hit this time, or null to skip this turn. */
+  /** Which links to hit this time, chosen at random, or null to skip this turn. */
   plan(ctx: NemesisContext): LinkFaultPlan | null | Promise<LinkFaultPlan | null>;
+  /** The start event's facts for a fault chosen by a script (its links are named in it). */
+  chosen(ctx: NemesisContext, fault: Fault): Record<string, unknown>;
   /** Put the fault on the links (and whatever else the plan says); returns what undoes it. */
   apply(ctx: NemesisContext, links: Link[], plan: LinkFaultPlan): Promise<() => Promise<void>>;
 }
 
 export function linkFault(spec: LinkFaultSpec): Nemesis {
-  let active: { links: Link[]; undo: () => Promise<void>; timer: NodeJS.Timeout } | null = null;
-  let injecting: Promise<void> | null = null;
+  let active: { links: Link[]; undo: () => Promise<void>; timer: NodeJS.Timeout | undefined } | null = null;
 
   const end = async (ctx: NemesisContext): Promise<void> => {
     if (!active) return;
@@ -34,31 +36,37 @@ export function linkFault(spec: LinkFaultSpec): Nemesis {
     ctx.record(`stop-${spec.name}`, { targets: links.map(linkName) });
   };
 
+  /** `ms` null: until the final heal. */
+  const start = async (ctx: NemesisContext, plan: LinkFaultPlan, ms: number | null): Promise<void> => {
+    const undo = await spec.apply(ctx, plan.links, plan);
+    active = { links: plan.links, undo, timer: ms === null ? undefined : setTimeout(() => void end(ctx), ms) };
+    const value: Record<string, unknown> = { ...plan.value, targets: plan.links.map(linkName) };
+    if (ms !== null) value.duration_ms = ms;
+    ctx.record(`start-${spec.name}`, value);
+  };
+
   return {
     name: spec.name,
     describe: spec.describe,
     async inject(ctx) {
-      if (!ctx.links || active || injecting) return;
-      injecting = (async () => {
-        const plan = await spec.plan(ctx);
-        if (!plan || plan.links.length === 0) return;
-        const ms = Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs));
-        const undo = await spec.apply(ctx, plan.links, plan);
-        active = { links: plan.links, undo, timer: setTimeout(() => void end(ctx), ms) };
-        ctx.record(`start-${spec.name}`, { ...plan.value, targets: plan.links.map(linkName), duration_ms: ms });
-      })();
-      try {
-        await injecting;
-      } finally {
-        injecting = null;
-      }
+      if (!ctx.links || active) return;
+      const plan = await spec.plan(ctx);
+      if (!plan || plan.links.length === 0) return;
+      await start(ctx, plan, Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs)));
     },
-    // The final heal may come while a fault is being put in place (planning asks the
-    // cluster who leads): it waits for that fault, so none outlives the heal.
-    heal: async (ctx) => {
-      await injecting?.catch(() => {});
-      await end(ctx);
+    async perform(ctx, fault) {
+      const net = ctx.links;
+      if (!net) throw new Error(`${spec.name}: this run has no proxied links`);
+      if (active) throw new Error(`${spec.name}: one is already in force (on ${active.links.map(linkName).join(", ")})`);
+      const links = fault.targets.map((name) => {
+        const l = net.all.find((x) => linkName(x) === name);
+        if (!l) throw new Error(`${spec.name}: no link named ${name} (links look like ${linkName(net.all[0])})`);
+        return l;
+      });
+      if (links.length === 0) throw new Error(`${spec.name}: a fault needs at least one link`);
+      await start(ctx, { links, value: spec.chosen(ctx, fault) }, fault.durationMs);
     },
+    heal: end,
     active: () => (active ? [`${spec.name} on ${active.links.length} links`] : []),
   };
 }

@@ -6,6 +6,7 @@ import type { ProcessGroup } from "../cluster/processes.ts";
 import type { Links } from "../cluster/links.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import type { ClockMode } from "./clock.ts";
+import type { ClusterAbility } from "../cluster/cluster.ts";
 
 export interface NemesisOptions {
   intervalS: number;
@@ -47,13 +48,45 @@ export interface NemesisContext {
   record(f: string, value: Record<string, unknown>): void;
 }
 
+/**
+ * One fault, chosen: what to do to which targets, for how long. A nemesis's
+ * `inject` draws one at random; a script (nemesis/script.ts) names one. Either
+ * way the nemesis performs it, records it and ends it the same way.
+ */
+export interface Fault {
+  /** Workers or servers ("worker-1", "redis-3"), or links ("worker-1->redis-2"). */
+  targets: string[];
+  /** How long it lasts (a kill: how long the server stays down); null: until the final heal. */
+  durationMs: number | null;
+  /** Clock: how far the wall clock moves (ms, either sign), and how. */
+  offsetMs?: number;
+  mode?: ClockMode;
+  /** Clock strobe: ms between flips. */
+  periodMs?: number;
+  /** Latency: ms added each way, and jitter. */
+  latencyMs?: number;
+  jitterMs?: number;
+}
+
 export interface Nemesis {
   name: string;
   describe: string;
-  /** Inject one fault now; the nemesis schedules its end itself. */
+  /** Inject one fault chosen at random now (or none, when none fits); the nemesis schedules its end itself. */
   inject(ctx: NemesisContext): Promise<void>;
+  /** Perform this fault now; throws when it cannot (unknown target, one already in force there). */
+  perform(ctx: NemesisContext, fault: Fault): Promise<void>;
   /** End every fault still in force (called once, at the end of the run). */
   heal(ctx: NemesisContext): Promise<void>;
   /** Names of the faults in force, for the status line. */
   active(): string[];
+}
+
+/** A nemesis as the registry offers it. */
+export interface NemesisKind {
+  describe: string;
+  /** What a fault's targets name: worker processes, lock servers, or worker-to-server links. */
+  aims: "workers" | "servers" | "links";
+  create(): Nemesis;
+  /** The cluster ability it cannot work without. */
+  needs?: ClusterAbility;
 }

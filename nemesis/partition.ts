@@ -35,10 +35,12 @@ export const partitionNemesis = (): Nemesis =>
       if (ctx.cluster.peers) value.member_cuts = serverCuts(g.components, ctx.servers);
       return { links, value };
     },
+    // A script names the links it cuts; the members' own network is left whole.
+    chosen: (ctx) => ({ mode: ctx.options.partitionMode }),
     async apply(ctx, links, plan) {
       const undoLinks = await cutLinks(ctx, links);
       const peers = ctx.cluster.peers;
-      if (!peers) return undoLinks;
+      if (!peers || !plan.value.components) return undoLinks;
       const components = (plan.value.components as string[][]).map((c) => c.filter((x) => ctx.servers.includes(x)));
       try {
         await peers.partition(components);

@@ -1,7 +1,7 @@
 // SIGSTOP for longer than the lease: the GC pause of Kleppmann's K1, for real. A
 // paused worker's clients (and their renew watchdogs) stop mid-hold; a paused
 // server stops answering while its keys' TTLs keep running.
-import type { Nemesis, NemesisContext } from "./nemesis.ts";
+import type { Fault, Nemesis, NemesisContext } from "./nemesis.ts";
 
 /**
  * `keepOne`: never freeze the last running target. A K1 needs someone awake to
@@ -9,13 +9,28 @@ import type { Nemesis, NemesisContext } from "./nemesis.ts";
  * fault shows nothing.
  */
 export function pauseNemesis(name: string, pick: (ctx: NemesisContext) => string[], keepOne = false): Nemesis {
-  const timers = new Map<string, NodeJS.Timeout>();
+  /** Paused targets, with the timer that resumes each (none: until the final heal). */
+  const timers = new Map<string, NodeJS.Timeout | undefined>();
 
   const resume = (ctx: NemesisContext, target: string): void => {
     clearTimeout(timers.get(target));
     timers.delete(target);
     ctx.processes.resume(target);
     ctx.record("stop-pause", { targets: [target] });
+  };
+
+  const perform = async (ctx: NemesisContext, fault: Fault): Promise<void> => {
+    const all = pick(ctx);
+    for (const target of fault.targets) {
+      if (!all.includes(target)) throw new Error(`${name}: no target named ${target} (targets: ${all.join(", ")})`);
+      if (timers.has(target)) throw new Error(`${name}: ${target} is already paused`);
+    }
+    for (const target of fault.targets) {
+      if (!ctx.processes.pause(target)) throw new Error(`${name}: ${target} is not running`);
+      const ms = fault.durationMs;
+      ctx.record("start-pause", ms === null ? { targets: [target] } : { targets: [target], duration_ms: ms });
+      timers.set(target, ms === null ? undefined : setTimeout(() => resume(ctx, target), ms));
+    }
   };
 
   return {
@@ -32,10 +47,11 @@ export function pauseNemesis(name: string, pick: (ctx: NemesisContext) => string
       const holders = name === "pause" && ctx.options.pauseTarget === "holder" ? candidates.filter((t) => ctx.holders().includes(t)) : [];
       const target = ctx.rng.pick(holders.length ? holders : candidates);
       const ms = Math.round(ctx.rng.between(ctx.options.pauseMinMs, ctx.options.pauseMaxMs));
-      if (!ctx.processes.pause(target)) return;
-      ctx.record("start-pause", { targets: [target], duration_ms: ms });
-      timers.set(target, setTimeout(() => resume(ctx, target), ms));
+      // A process that has gone is no fault to draw; the turn passes quietly.
+      if (!ctx.processes.get(target)?.alive) return;
+      await perform(ctx, { targets: [target], durationMs: ms });
     },
+    perform,
     async heal(ctx) {
       for (const target of [...timers.keys()]) resume(ctx, target);
     },

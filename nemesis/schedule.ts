@@ -3,7 +3,18 @@
 import type { Nemesis, NemesisContext } from "./nemesis.ts";
 import { sleep } from "../lib/index.ts";
 
-export class NemesisSchedule {
+/** What the runner drives: the random schedule below, or a script (script.ts). */
+export interface Schedule {
+  /** Whatever must be in force before the clients start. */
+  prepare(): Promise<void>;
+  /** The clients start at `startAt` (run clock, ns). */
+  start(startAt: number): void;
+  /** No more faults; heal every one still in force. */
+  healAll(): Promise<void>;
+  active(): string[];
+}
+
+export class NemesisSchedule implements Schedule {
   private stopped = false;
   private loop: Promise<void> = Promise.resolve();
 
@@ -12,6 +23,8 @@ export class NemesisSchedule {
     private readonly ctx: NemesisContext,
     private readonly warn: (line: string) => void = (l) => process.stderr.write(l + "\n"),
   ) {}
+
+  async prepare(): Promise<void> {}
 
   start(): void {
     if (this.nemeses.length === 0) return;

@@ -4,6 +4,7 @@
 // passes through `esc`.
 import { faultKind } from "./faults.ts";
 import { esc, json, millis, seconds } from "./format.ts";
+import { renderFairness } from "./fairness.ts";
 import { renderLatency } from "./latency.ts";
 import { buildModel, type Model, type ReportInput } from "./model.ts";
 import { readFigures, verdictOf } from "./results.ts";
@@ -36,6 +37,8 @@ ${timeline.notes.map((n) => `<p class="note">${esc(n)}</p>`).join("")}
 ${latency.count === 0 ? `<p class="note">No acquire in this history.</p>` : `${latencyLegend()}
 ${latency.notes.map((n) => `<p class="note">${esc(n)}</p>`).join("")}
 <div class="scroll">${latency.svg}</div>`}
+<h2 id="fairness">Fairness</h2>
+${renderFairness(m)}
 <h2 id="faults">Faults</h2>
 ${faultTable(m)}
 ${historyNotes(m)}

@@ -37,6 +37,7 @@ svg text { font-family: system-ui, sans-serif; }
 .span { stroke: #9aa; stroke-width: 1; stroke-dasharray: 3 2; }
 .pt-ok { fill: var(--hold); opacity: .75; } .pt-fail { stroke: var(--fail); stroke-width: 1.6; fill: none; } .pt-info { fill: var(--info); }
 .pct { stroke: #889; stroke-dasharray: 6 3; } .pct-label { font-size: 11px; fill: #556; }
+.pt-overtaken { fill: #e377c2; }
 [class^="fault-"] { fill-opacity: .22; } .instant line { stroke-width: 2; stroke-dasharray: 4 2; stroke-opacity: .8; }
 .fault-pause { fill: #e0a800; stroke: #e0a800; } .fault-partition { fill: #17a2b8; stroke: #17a2b8; }
 .fault-latency { fill: #9c755f; stroke: #9c755f; } .fault-clock { fill: #9467bd; stroke: #9467bd; }

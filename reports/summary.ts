@@ -3,6 +3,7 @@
 // figures that say whether the run exercised anything (throughput, latency, writes,
 // faults). Figures missing from `stats` print as "n/a" rather than failing.
 import type { HistoryHeader, Results } from "../store/events.ts";
+import { fairnessLine } from "./fairness.ts";
 import { faultKind } from "./faults.ts";
 import { millis, plain } from "./format.ts";
 import { anomalyGroups, readFigures, verdictOf, type Verdict } from "./results.ts";
@@ -46,6 +47,8 @@ export function renderSummary(input: { header: HistoryHeader; results: Results }
 
   const acquires = f.ops?.acquire;
   if (acquires) lines.push(`  acquires: ${acquires.ok} ok, ${acquires.fail} failed, ${acquires.info} unknown`);
+  const fairness = acquires ? fairnessLine(results.stats) : null;
+  if (fairness) lines.push(`  ${fairness}`);
 
   lines.push(`  writes: ${f.writes_accepted ?? na} accepted, ${f.stale_writes_refused ?? na} stale refused`);
   lines.push(`  lease overlaps: ${f.lease_overlaps ?? na}`);

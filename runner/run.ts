@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
 import { HistoryWriter, createRunDir, writeJson, newRunStart, runClock, FORMAT, RUN_FILES, type HistoryHeader, type UnindexedEvent } from "../store/index.ts";
-import { NEMESES, NemesisSchedule, type NemesisContext } from "../nemesis/index.ts";
+import { NEMESES, NemesisSchedule, ScriptSchedule, type NemesisContext, type Schedule } from "../nemesis/index.ts";
 import { rng, sleep } from "../lib/index.ts";
 import { startSystem, workerOfClient, type System } from "./system.ts";
 import { StatusLine } from "./status.ts";
@@ -39,7 +39,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     status.count(events);
     holds.observe(events);
   };
-  let schedule: NemesisSchedule | null = null;
+  let schedule: Schedule | null = null;
   let interrupted: string | null = null;
   const interruption = new Promise<void>((resolve) => {
     const onSignal = (sig: NodeJS.Signals): void => {
@@ -91,12 +91,14 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
       options: test.nemesisOptions,
       record: (f, value) => record([{ time: clock(), process: "nemesis", type: "info", f, value }]),
     };
-    schedule = new NemesisSchedule(test.nemeses.map((n) => NEMESES[n].create()), ctx);
+    // A script (a scenario's chosen faults) replaces the random schedule.
+    schedule = test.script ? new ScriptSchedule(test.script, NEMESES, ctx, clock) : new NemesisSchedule(test.nemeses.map((n) => NEMESES[n].create()), ctx);
+    await schedule.prepare();
 
     const startAt = clock();
     const endAt = startAt + test.timeLimitS * 1e9;
     for (const w of workers) w.send({ type: "go", startAt, endAt });
-    schedule.start();
+    schedule.start(startAt);
     status.start();
     await Promise.race([sleep((endAt - clock()) / 1e6), interruption]);
 

@@ -4,7 +4,7 @@
 import type { Backend, ServerOptions } from "./backends.ts";
 import type { ClientOptions } from "../clients/index.ts";
 import type { Workload, WorkloadOptions } from "../workloads/index.ts";
-import type { NemesisOptions } from "../nemesis/index.ts";
+import type { NemesisOptions, ScriptStep } from "../nemesis/index.ts";
 
 export interface Test {
   /** e.g. redis-fenced-write-pause-fence-on: the folder of its runs in the store. */
@@ -14,6 +14,8 @@ export interface Test {
   clientOptions: ClientOptions;
   workload: Workload;
   nemeses: string[];
+  /** Chosen faults at chosen moments (a scenario); when set, it replaces the random schedule of `nemeses`. */
+  script?: ScriptStep[];
   fencing: boolean;
   /** Reads that carry a fence advance the resource's fence (C1). */
   fenceReads: boolean;

@@ -37,7 +37,7 @@ async function setup(c: WorkerConfig): Promise<void> {
   clock = runClock(BigInt(c.t0));
   const kind = CLIENTS[c.client];
   locks = c.clients.map((id) =>
-    kind.create({ endpoints: c.endpoints[id], ownerPrefix: `c${id}`, commandTimeoutMs: c.commandTimeoutMs, rng: rng(c.seed, "lock", id), options: c.clientOptions }),
+    kind.create({ id, endpoints: c.endpoints[id], ownerPrefix: `c${id}`, commandTimeoutMs: c.commandTimeoutMs, rng: rng(c.seed, "lock", id), options: c.clientOptions }),
   );
   send({ type: "ready" });
 }

@@ -9,6 +9,7 @@
 import { open, stat, type FileHandle } from "node:fs/promises";
 import { basename } from "node:path";
 import { BadInput } from "../lib/index.ts";
+import { emptyFields, fieldsOf, INFO_TYPE, INVOKE_TYPE, readFields, typeName, type EventFields } from "./event-fields.ts";
 import { FORMAT, type HistoryEvent, type HistoryHeader, type ResourceDecision } from "./events.ts";
 
 export interface HistoryFile {
@@ -44,26 +45,34 @@ async function eachLine(path: string, name: string, line: (text: string, lineNo:
     throw unreadable(name, path, err);
   }
   try {
-    const buf = Buffer.allocUnsafe(CHUNK_BYTES);
-    let carry: Buffer | null = null;
+    // A line cut by the end of a chunk is moved to the front of the buffer and the
+    // next read lands after it, so no chunk is ever copied whole.
+    let buf = Buffer.allocUnsafe(CHUNK_BYTES);
+    let have = 0;
     let lineNo = 0;
     for (;;) {
+      if (have === buf.length) {
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, have);
+        buf = bigger;
+      }
       let bytes: number;
       try {
-        bytes = (await fh.read(buf, 0, CHUNK_BYTES, null)).bytesRead;
+        bytes = (await fh.read(buf, have, buf.length - have, null)).bytesRead;
       } catch (err) {
         throw unreadable(name, path, err);
       }
       if (bytes === 0) break;
-      const chunk = buf.subarray(0, bytes);
-      const last = chunk.lastIndexOf(NEWLINE);
+      const end = have + bytes;
+      // The carried bytes hold no newline, so one found is in the new ones.
+      const last = buf.lastIndexOf(NEWLINE, end - 1);
       if (last < 0) {
-        carry = carry ? Buffer.concat([carry, chunk]) : Buffer.from(chunk);
+        have = end;
         continue;
       }
       // A newline byte never occurs inside a UTF-8 sequence, so cutting the bytes
       // at the last newline never splits a character.
-      const text = carry ? Buffer.concat([carry, chunk.subarray(0, last)]).toString("utf8") : chunk.toString("utf8", 0, last);
+      const text = buf.toString("utf8", 0, last);
       let start = 0;
       for (;;) {
         const nl = text.indexOf("\n", start);
@@ -71,9 +80,10 @@ async function eachLine(path: string, name: string, line: (text: string, lineNo:
         if (nl < 0) break;
         start = nl + 1;
       }
-      carry = last + 1 < bytes ? Buffer.from(chunk.subarray(last + 1)) : null;
+      have = end - last - 1;
+      buf.copy(buf, 0, last + 1, end);
     }
-    return carry ? { text: carry.toString("utf8"), lineNo: lineNo + 1 } : null;
+    return have > 0 ? { text: buf.toString("utf8", 0, have), lineNo: lineNo + 1 } : null;
   } finally {
     await fh.close();
   }
@@ -92,10 +102,10 @@ const BOM = 0xfeff;
 
 function parse(text: string, name: string, lineNo: number): unknown {
   if (lineNo === 1 && text.charCodeAt(0) === BOM) text = text.slice(1);
-  if (text.trim() === "") throw new BadInput(`${name} line ${lineNo}: empty line`);
   try {
     return JSON.parse(text);
   } catch (err) {
+    if (text.trim() === "") throw new BadInput(`${name} line ${lineNo}: empty line`);
     throw new BadInput(`${name} line ${lineNo}: not valid JSON (${(err as Error).message})`);
   }
 }
@@ -118,57 +128,8 @@ function headerProblem(h: unknown): string | null {
   return null;
 }
 
-const ownerProblem = (v: Obj | undefined, f: string): string | null =>
-  typeof v?.owner === "string" ? null : `a ${f} needs "value.owner" (a string)`;
-const fenceProblem = (v: Obj | undefined): string | null =>
-  v?.fence === undefined || isFence(v.fence) ? null : `"value.fence" must be an integer or null`;
-const ttlProblem = (v: Obj | undefined): string | null =>
-  v?.ttl_ms === undefined || (typeof v.ttl_ms === "number" && Number.isFinite(v.ttl_ms) && v.ttl_ms >= 0) ? null : `"value.ttl_ms" must be a number >= 0`;
-
-const CLIENT_OPS: ReadonlySet<string> = new Set(["acquire", "renew", "release", "write", "read"]);
-
-/** The value fields the checker relies on, for the operations HISTORY.md defines. */
-function valueProblem(f: string, type: string, v: Obj | undefined): string | null {
-  switch (f) {
-    case "acquire":
-      if (type === "invoke") return ttlProblem(v);
-      if (type === "ok") return ownerProblem(v, "acquire ok") ?? fenceProblem(v) ?? ttlProblem(v);
-      return null;
-    case "renew":
-      if (type === "invoke") return ownerProblem(v, "renew invoke") ?? fenceProblem(v) ?? ttlProblem(v);
-      if (type === "ok") return ttlProblem(v);
-      return null;
-    case "release":
-    case "write":
-      return type === "invoke" ? ownerProblem(v, `${f} invoke`) ?? fenceProblem(v) : null;
-    case "read":
-      return type === "invoke" || type === "ok" ? fenceProblem(v) : null;
-    default:
-      return null;
-  }
-}
-
-function eventProblem(o: unknown): string | null {
-  if (!isObj(o)) return "not a JSON object";
-  if (!isNat(o.index)) return `"index" must be an integer >= 0`;
-  if (!isNat(o.time)) return `"time" must be an integer >= 0`;
-  const t = o.type;
-  if (t !== "invoke" && t !== "ok" && t !== "fail" && t !== "info") return `"type" must be one of invoke, ok, fail, info`;
-  if (o.process === "nemesis") {
-    if (t !== "info") return `a nemesis event must have "type" info`;
-  } else if (!Number.isSafeInteger(o.process)) return `"process" must be an integer or "nemesis"`;
-  if (typeof o.f !== "string") return `"f" must be a string`;
-  if (o.key !== undefined && typeof o.key !== "string") return `"key" must be a string`;
-  if (o.value !== undefined && !isObj(o.value)) return `"value" must be an object`;
-  if (o.error !== undefined && typeof o.error !== "string") return `"error" must be a string`;
-  if (o.process === "nemesis") return null;
-  if (!CLIENT_OPS.has(o.f)) return `"f" ${JSON.stringify(o.f)} is not a client operation (${[...CLIENT_OPS].join(", ")})`;
-  if (t === "invoke" && o.key === undefined) return `a client invoke needs "key" (the lock name)`;
-  return valueProblem(o.f, t, o.value as Obj | undefined);
-}
-
-/** Receives the events of a history in (time, index) order. */
-export type EventSink = (e: HistoryEvent) => void;
+/** Receives the events of a history in (time, index) order; the record is reused for the next event. */
+export type EventSink = (e: EventFields) => void;
 
 /**
  * Reads history.ndjson and hands each event to the sink `sinkFor` returns for the
@@ -187,6 +148,7 @@ export async function streamHistory(path: string, sinkFor: (header: HistoryHeade
   let lastTime = -1;
   let ordered = true;
   const structure = new StructureCheck();
+  const e = emptyFields();
   // Only known once the whole file is read: a later line out of time order may
   // put an invoke before the completion that seemed to have none.
   let structureError: string | null = null;
@@ -198,10 +160,9 @@ export async function streamHistory(path: string, sinkFor: (header: HistoryHeade
       sink = sinkFor(header);
       return;
     }
-    const problem = eventProblem(o);
+    const problem = readFields(o, e);
     if (problem) throw new BadInput(`${name} line ${lineNo}: ${problem}`);
     if (!ordered) return;
-    const e = o as HistoryEvent;
     if (e.index !== next || e.time < lastTime) {
       ordered = false;
       return;
@@ -222,7 +183,7 @@ export async function streamHistory(path: string, sinkFor: (header: HistoryHeade
   if (!ordered) {
     const whole = await readHistory(path);
     const fresh = sinkFor(whole.header);
-    for (const e of whole.events) fresh(e);
+    for (const event of whole.events) fresh(fieldsOf(event, e));
     return { header: whole.header, warnings: whole.warnings };
   }
   if (structureError !== null) throw new BadInput(structureError);
@@ -234,6 +195,7 @@ export async function readHistory(path: string): Promise<HistoryFile> {
   const warnings: string[] = [];
   const events: HistoryEvent[] = [];
   let header: HistoryHeader | null = null;
+  const scratch = emptyFields();
   const take = (o: unknown, lineNo: number): void => {
     if (lineNo === 1) {
       const problem = headerProblem(o);
@@ -241,7 +203,7 @@ export async function readHistory(path: string): Promise<HistoryFile> {
       header = o as HistoryHeader;
       return;
     }
-    const problem = eventProblem(o);
+    const problem = readFields(o, scratch);
     if (problem) throw new BadInput(`${name} line ${lineNo}: ${problem}`);
     events.push(o as HistoryEvent);
   };
@@ -259,7 +221,7 @@ export async function readHistory(path: string): Promise<HistoryFile> {
   const structure = new StructureCheck();
   for (let i = 0; i < sorted.length; i++) {
     const line = (order ? order[i] : i) + 2;
-    const wrong = structure.step(sorted[i], line);
+    const wrong = structure.step(fieldsOf(sorted[i], scratch), line);
     if (wrong !== null) throw new BadInput(`${name} line ${line}: ${wrong}`);
   }
   return { header, events: sorted, warnings };
@@ -301,33 +263,46 @@ interface ProcessState {
 
 /** The one-operation-at-a-time rules of HISTORY.md, fed the events in time order. */
 class StructureCheck {
-  private readonly procs = new Map<number, ProcessState>();
+  // Process numbers are nearly always small: an array beats a map on every event.
+  private readonly small: (ProcessState | undefined)[] = [];
+  private readonly others = new Map<number, ProcessState>();
+
+  private state(p: number): ProcessState {
+    const small = Number.isInteger(p) && p >= 0 && p < 1 << 16;
+    let s = small ? this.small[p] : this.others.get(p);
+    if (!s) {
+      s = { open: 0, openF: "", lastInvoke: 0, lastF: "", lastDone: 0, retired: 0 };
+      if (small) {
+        while (this.small.length < p) this.small.push(undefined);
+        this.small[p] = s;
+      } else this.others.set(p, s);
+    }
+    return s;
+  }
 
   /** What is wrong with `e` (on file line `line`) after the events before it, or null. */
-  step(e: HistoryEvent, line: number): string | null {
-    if (e.process === "nemesis") return null;
-    let s = this.procs.get(e.process);
-    if (!s) this.procs.set(e.process, (s = { open: 0, openF: "", lastInvoke: 0, lastF: "", lastDone: 0, retired: 0 }));
-    const p = `process ${e.process}`;
-    if (e.type === "invoke") {
-      if (s.retired) return `${p} invokes "${e.f}" after its operation got info on line ${s.retired}; a process that got info never issues another`;
-      if (s.open) return `${p} invokes "${e.f}" while its "${s.openF}" invoked on line ${s.open} is still outstanding`;
+  step(e: EventFields, line: number): string | null {
+    if (e.nemesis) return null;
+    const s = this.state(e.process);
+    if (e.type === INVOKE_TYPE) {
+      if (s.retired) return `process ${e.process} invokes "${e.f}" after its operation got info on line ${s.retired}; a process that got info never issues another`;
+      if (s.open) return `process ${e.process} invokes "${e.f}" while its "${s.openF}" invoked on line ${s.open} is still outstanding`;
       s.open = line;
       s.openF = e.f;
       return null;
     }
     if (!s.open) {
       if (s.lastInvoke && s.lastF === e.f) {
-        return `second completion (${e.type}) of the "${e.f}" ${p} invoked on line ${s.lastInvoke}, already completed on line ${s.lastDone}`;
+        return `second completion (${typeName(e.type)}) of the "${e.f}" process ${e.process} invoked on line ${s.lastInvoke}, already completed on line ${s.lastDone}`;
       }
-      return `${p} completes "${e.f}" with ${e.type} but has no open invoke`;
+      return `process ${e.process} completes "${e.f}" with ${typeName(e.type)} but has no open invoke`;
     }
-    if (s.openF !== e.f) return `${p} completes "${e.f}" but its open invoke on line ${s.open} is "${s.openF}"`;
+    if (s.openF !== e.f) return `process ${e.process} completes "${e.f}" but its open invoke on line ${s.open} is "${s.openF}"`;
     s.lastInvoke = s.open;
     s.lastF = s.openF;
     s.lastDone = line;
     s.open = 0;
-    if (e.type === "info") s.retired = line;
+    if (e.type === INFO_TYPE) s.retired = line;
     return null;
   }
 }

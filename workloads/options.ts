@@ -8,8 +8,12 @@ export interface WorkloadOptions {
   workMs: number;
   /** In-process pause (a simulated GC pause), 0 for none. */
   pauseMs: number;
-  /** Where the pause is taken: just after acquiring, or (workloads that read) between the read and the write. */
-  pauseAt: "acquire" | "read";
+  /**
+   * Where the pause is taken: just after acquiring, (workloads that read) between
+   * the read and the write, or inside the lock client's acquire, between the node
+   * replies and its decision (the project's Redlock: K5; the client takes it, not the workload).
+   */
+  pauseAt: "acquire" | "read" | "replies";
   /** Which clients take that pause: their ids, or every client. */
   pauseClients: number[] | "all";
   writesPerHold: number;

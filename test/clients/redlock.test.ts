@@ -174,3 +174,44 @@ describe("a quorum that answers after the lease's validity (a 2 ms TTL: validity
     expect(h.extra?.validity_ms as number).toBeLessThan(0);
   });
 });
+
+/** Blocks this process's event loop, as a GC pause would: replies pile up unread. */
+function freeze(ms: number): void {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    // spin
+  }
+}
+
+/** Starts an acquire, and freezes the process once its requests are out, before it reads a reply (K5). */
+async function acquireThenFreeze(c: LockClient, key: string, ttlMs: number, freezeMs: number): Promise<Outcome<Hold>> {
+  // Connected first, so the requests leave at once.
+  held(await c.acquire(`${key}-warm`, 100, 0));
+  const p = c.acquire(key, ttlMs, 0);
+  // Runs after the microtasks that sent the requests, before any reply is read.
+  setImmediate(() => freeze(freezeMs));
+  return p;
+}
+
+describe("a client frozen after sending, before reading the replies (K5)", () => {
+  it("the project's client still reads the OKs that arrived: a frozen loop is not a silent node", async () => {
+    // TTL 1000 ms: it waits 100 ms for each node, and is frozen 300 ms, past that wait but within the lease.
+    const h = held(await acquireThenFreeze(make("redlock", "k5-a"), "k5-short", 1000, 300));
+    expect(h.extra?.validity_ms as number).toBeGreaterThan(0);
+    expect(h.extra?.validity_ms as number).toBeLessThan(1000 - 300);
+    expect((h.extra?.granted as string[]).length).toBe(5);
+  });
+
+  it("past the TTL: node-redlock 5 and an unchecking client trust the buffered OKs; redlock 4 and the checking client refuse", async () => {
+    // TTL 300 ms, frozen 400 ms: the keys have expired on every node by the time the OKs are read.
+    const v5 = held(await acquireThenFreeze(make("node-redlock", "k5-v5"), "k5-v5", 300, 400));
+    expect(v5.extra?.validity_ms as number).toBeLessThan(0);
+    expect(await acquireThenFreeze(make("node-redlock-4", "k5-v4"), "k5-v4", 300, 400)).toEqual({ type: "fail", error: "expired" });
+    expect(await acquireThenFreeze(make("redlock", "k5-own"), "k5-own", 300, 400)).toEqual({ type: "fail", error: "expired" });
+    const trusting = held(await acquireThenFreeze(make("redlock", "k5-trust", { checkValidity: false }), "k5-trust", 300, 400));
+    expect(trusting.extra?.validity_ms as number).toBeLessThan(0);
+    // And the lock it believes it holds is free for anyone: the keys are gone.
+    held(await make("redlock", "k5-other").acquire("k5-trust", 5000, 0));
+  });
+});
+

@@ -5,6 +5,10 @@ import { describe, it, expect } from "vitest";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../helpers.ts";
+import { TEST_OPTIONS, buildTest } from "../../cli/test-options.ts";
+import { parseArgs } from "../../lib/index.ts";
+
+const build = (...argv: string[]) => buildTest(parseArgs(argv, TEST_OPTIONS).options);
 
 const short = ["--concurrency", "4", "--workers", "2", "--work", "5", "--seed", "5", "--nemesis-interval", "0.5", "--fault-min", "1000", "--fault-max", "1500"];
 
@@ -35,5 +39,18 @@ describe("--backend redlock", () => {
     expect(await cli.exit).toBe(254);
     expect(cli.stderr()).toMatch(/--fence-source none.*--fence on.*no fencing token/);
     expect(existsSync(latestRun(store))).toBe(false);
+  });
+
+  it("threads its client options, and refuses them where they mean nothing", () => {
+    expect(build("--backend", "redlock")).toMatchObject({ client: "node-redlock", clientOptions: { fenceSource: "max-incr", checkValidity: true } });
+    expect(build("--backend", "redlock", "--client", "redlock", "--redlock-check-validity", "off", "--fence-source", "single").clientOptions).toEqual({
+      fenceSource: "single",
+      checkValidity: false,
+    });
+    expect(build("--backend", "redlock", "--fence-source", "none", "--fence", "off").clientOptions.fenceSource).toBe("none");
+    expect(build("--backend", "redis").clientOptions).toEqual({});
+    expect(() => build("--backend", "redis", "--fence-source", "single")).toThrow(/--fence-source applies to --backend redlock only/);
+    expect(() => build("--backend", "redlock", "--redlock-check-validity", "off")).toThrow(/--client redlock only/);
+    expect(() => build("--backend", "redlock", "--client", "redis")).toThrow(/does not work with --backend redlock/);
   });
 });

@@ -1,0 +1,22 @@
+// The failure catalogue's scenarios (REFERENCES §1), on demand: each one a
+// test:jepsen configuration with a script of chosen faults, and what the
+// catalogue predicts the checker finds. `npm run scenario -- <id>` runs one.
+import { K1, K2 } from "./lease.ts";
+import { K3, K4, K5 } from "./redlock.ts";
+import { T1 } from "./release.ts";
+import { F1, F2 } from "./fences.ts";
+import type { Scenario } from "./scenario.ts";
+
+export type { Scenario, Prediction } from "./scenario.ts";
+export { FREE_OPTIONS, matches } from "./scenario.ts";
+export { buildScenario, commandLine, type ScenarioRun } from "./build.ts";
+
+export const SCENARIOS: Record<string, Scenario> = Object.fromEntries([K1, K2, K3, K4, K5, T1, F1, F2].map((s) => [s.id, s]));
+
+/** Each id with one line on what it shows and why (npm run scenario -- --list). */
+export function listing(): string {
+  const width = Math.max(...Object.keys(SCENARIOS).map((id) => id.length));
+  return Object.values(SCENARIOS)
+    .map((s) => `${s.id.padEnd(width)}  ${s.title}: ${s.shows}`)
+    .join("\n");
+}

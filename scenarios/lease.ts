@@ -1,0 +1,72 @@
+// K1 and K2: a holder outlives its lease without knowing it, through no fault of
+// the lock service: frozen (K1) or slowed on the way to the resource (K2). Its
+// late write lands after the next holder's. Only the resource's fence check can
+// refuse it; that is what fencing tokens are for, on every lease lock.
+import type { ParsedOptions } from "../lib/index.ts";
+import { ONE_HOLD_EACH, link, type Prediction, type Scenario } from "./scenario.ts";
+
+const staleUnlessFenced = (o: ParsedOptions, late: string): Prediction =>
+  o.fence
+    ? { anomalies: [], why: `the resource refuses ${late} (its fence is lower than the next holder's): the run is valid` }
+    : { anomalies: ["stale-write-accepted"], why: `without fencing the resource takes ${late} after the next holder's: stale-write-accepted` };
+
+const LEASE_VARIES = {
+  fence: "on: the resource refuses the late write with 409 and the run is valid",
+  backend: "any lease lock shows it (redlock, etcd), as the catalogue says",
+  client: "any client of the backend",
+  "fence-source": "--backend redlock: where the fence comes from",
+};
+
+export const K1: Scenario = {
+  id: "K1",
+  title: "a holder pauses past its lease, then writes",
+  shows: "client 0 stops for 2.5 s (a GC pause) holding a 1 s lease; client 1 takes the lock and writes; client 0 wakes and writes: accepted without fencing, refused with it",
+  options: {
+    ...ONE_HOLD_EACH,
+    backend: "redis",
+    concurrency: 2,
+    workers: 2,
+    ttl: 1000,
+    // Client 0 holds from 0 ms and writes at 2500 ms; client 1 waits from 300 ms, takes the lock when the lease ends (1000 ms) and writes at once.
+    pause: 2500,
+    "pause-clients": ["0"],
+    "pause-at": "acquire",
+    work: 0,
+    stagger: 300,
+    "acquire-timeout": 3000,
+    "time-limit": 1,
+    fence: false,
+  },
+  varies: LEASE_VARIES,
+  script: () => [],
+  predict: (o) => staleUnlessFenced(o, "client 0's write"),
+};
+
+export const K2: Scenario = {
+  id: "K2",
+  title: "a holder's write is delayed in the network past its lease",
+  shows: "client 0's write to the resource spends 1.5 s in the network and arrives after its 1 s lease ended and client 1 wrote: accepted without fencing, refused with it",
+  options: {
+    ...ONE_HOLD_EACH,
+    backend: "redis",
+    concurrency: 2,
+    workers: 2,
+    ttl: 1000,
+    // Client 0 writes at 400 ms; the write reaches the resource at about 1900 ms.
+    // Client 1 takes the lock at 1000 ms and writes at about 1400 ms.
+    work: 400,
+    stagger: 300,
+    "acquire-timeout": 3000,
+    // The delayed write's answer takes 3 s to come back: it must not time out.
+    "command-timeout": 5000,
+    // The latency lasts until the write has been answered; the run outlasts it.
+    "time-limit": 4,
+    fence: false,
+  },
+  varies: LEASE_VARIES,
+  script: () => [
+    // Only the link to the resource: client 0's lock traffic stays fast.
+    { atMs: 200, nemesis: "latency", fault: { targets: [link(1, "resource")], latencyMs: 1500, jitterMs: 0, durationMs: 3500 } },
+  ],
+  predict: (o) => staleUnlessFenced(o, "client 0's delayed write"),
+};

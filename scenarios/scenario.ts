@@ -1,0 +1,66 @@
+// What a scenario is: one row of the failure catalogue (REFERENCES §1) as a
+// test:jepsen configuration plus a script of chosen faults at chosen moments,
+// and what the catalogue says the checker must then find. Everything a run
+// varies (which client pauses, which node's clock jumps, when) is fixed here, so
+// the same scenario gives the same verdict every time.
+import type { OptionValue, ParsedOptions } from "../lib/index.ts";
+import type { ScriptStep } from "../nemesis/index.ts";
+
+export interface Prediction {
+  /** Anomaly types the checker must find; empty: the run must be valid; null: the catalogue makes no firm call for these options. */
+  anomalies: string[] | null;
+  /** Why, in a sentence. */
+  why: string;
+}
+
+export interface Scenario {
+  /** The catalogue's id: K1, T1, F2, ... */
+  id: string;
+  title: string;
+  /** What it shows and why, in one line (npm run scenario -- --list). */
+  shows: string;
+  /** The test:jepsen options it runs with, by option name (parsed values). */
+  options: Record<string, OptionValue>;
+  /** Options a user may set on top, each with what setting it shows; every other option is fixed. */
+  varies: Record<string, string>;
+  /** The faults, at fixed offsets from the clients' start, for the final options (empty: the clients' own options make the scenario). */
+  script(o: ParsedOptions): ScriptStep[];
+  /** Adjusts the final options to what the user set (e.g. a longer run for a longer restart delay). */
+  fit?(o: ParsedOptions): void;
+  /** What the catalogue predicts for the final options. */
+  predict(o: ParsedOptions): Prediction;
+}
+
+/** Every scenario takes these as test:jepsen does: they move no fault and no client. */
+export const FREE_OPTIONS: Record<string, string> = {
+  store: "where the run is stored",
+  seed: "the seed of the clients' retry delays (the scenario's moments do not depend on it)",
+  "port-base": "the ports its servers take",
+  toxiproxy: "a Toxiproxy of your own for the links",
+};
+
+/**
+ * Options every single-hold scenario shares: one hold per client (an arrival
+ * rate so low that a second one almost never falls inside the run), one key,
+ * one write, no renews, and a fixed seed so a run repeats exactly.
+ */
+export const ONE_HOLD_EACH: Record<string, OptionValue> = {
+  rate: 0.01,
+  keys: 1,
+  "writes-per-hold": 1,
+  renew: false,
+  seed: 1,
+};
+
+/** A link's name in scripts and events. */
+export const link = (worker: number, server: string): string => `worker-${worker}->${server}`;
+
+/** Cut worker w from each of `servers` (redis-N names). */
+export const cut = (worker: number, servers: number[]): string[] => servers.map((n) => link(worker, `redis-${n}`));
+
+/** Whether the checker found what the catalogue predicts: every predicted type, and valid exactly when none is predicted (null: no call to check). */
+export function matches(predicted: string[] | null, found: { valid: boolean | "unknown"; anomaly_types: string[] }): boolean | null {
+  if (predicted === null) return null;
+  if (predicted.length === 0) return found.valid === true;
+  return found.valid === false && predicted.every((a) => found.anomaly_types.includes(a));
+}

@@ -1,0 +1,167 @@
+// What the checker reads of a history event, checked against HISTORY.md and copied
+// out of the parsed line in one pass. A parsed line is an object of one of many
+// shapes, so every property read of it is a slow one; reading each once, into a
+// record of one fixed shape that is reused for every line, keeps the check of a
+// two-million-line history close to the cost of parsing it.
+import type { HistoryEvent } from "./events.ts";
+
+/** `type` codes: a completion's code is its outcome (ok, fail, info); then invoke. */
+export const OK_TYPE = 0;
+export const FAIL_TYPE = 1;
+export const INFO_TYPE = 2;
+export const INVOKE_TYPE = 3;
+const TYPE_NAMES = ["ok", "fail", "info", "invoke"] as const;
+
+export interface EventFields {
+  index: number;
+  time: number;
+  /** NaN for the nemesis. */
+  process: number;
+  nemesis: boolean;
+  type: number;
+  f: string;
+  key: string | undefined;
+  error: string | undefined;
+  /** From `value`: the owner (undefined: none), fence and ttl_ms (NaN: none or not a valid one), data. */
+  owner: string | undefined;
+  fence: number;
+  ttl: number;
+  data: unknown;
+  /** A release that answered `released: false`. */
+  notReleased: boolean;
+}
+
+export const typeName = (type: number): string => TYPE_NAMES[type];
+
+export function emptyFields(): EventFields {
+  return { index: 0, time: 0, process: 0, nemesis: false, type: 0, f: "", key: undefined, error: undefined, owner: undefined, fence: NaN, ttl: NaN, data: undefined, notReleased: false };
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const isNat = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+const isFence = (v: unknown): boolean => v === null || Number.isSafeInteger(v);
+const fenceOf = (v: unknown): number => (typeof v === "number" && Number.isSafeInteger(v) ? v : NaN);
+const ttlOf = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : NaN);
+
+function typeCode(t: unknown): number {
+  switch (t) {
+    case "invoke": return INVOKE_TYPE;
+    case "ok": return OK_TYPE;
+    case "fail": return FAIL_TYPE;
+    case "info": return INFO_TYPE;
+    default: return -1;
+  }
+}
+
+const CLIENT_OPS = ["acquire", "renew", "release", "write", "read"] as const;
+const isClientOp = (f: string): boolean => f === "acquire" || f === "renew" || f === "release" || f === "write" || f === "read";
+
+/**
+ * Checks a parsed line as an event of HISTORY.md and fills `out` with its fields.
+ * Returns what is wrong with it (for a message naming its line), or null.
+ */
+export function readFields(o: unknown, out: EventFields): string | null {
+  if (!isObj(o)) return "not a JSON object";
+  const index = o.index;
+  if (!isNat(index)) return `"index" must be an integer >= 0`;
+  const time = o.time;
+  if (!isNat(time)) return `"time" must be an integer >= 0`;
+  const type = typeCode(o.type);
+  if (type < 0) return `"type" must be one of invoke, ok, fail, info`;
+  const process = o.process;
+  const nemesis = process === "nemesis";
+  if (nemesis) {
+    if (type !== INFO_TYPE) return `a nemesis event must have "type" info`;
+  } else if (!Number.isSafeInteger(process)) return `"process" must be an integer or "nemesis"`;
+  const f = o.f;
+  if (typeof f !== "string") return `"f" must be a string`;
+  const key = o.key;
+  if (key !== undefined && typeof key !== "string") return `"key" must be a string`;
+  const v = o.value;
+  if (v !== undefined && !isObj(v)) return `"value" must be an object`;
+  const error = o.error;
+  if (error !== undefined && typeof error !== "string") return `"error" must be a string`;
+  out.index = index;
+  out.time = time;
+  out.process = nemesis ? NaN : (process as number);
+  out.nemesis = nemesis;
+  out.type = type;
+  out.f = f;
+  out.key = key;
+  out.error = error;
+  if (nemesis) {
+    clearValue(out);
+    return null;
+  }
+  if (!isClientOp(f)) return `"f" ${JSON.stringify(f)} is not a client operation (${CLIENT_OPS.join(", ")})`;
+  if (type === INVOKE_TYPE && key === undefined) return `a client invoke needs "key" (the lock name)`;
+  if (v === undefined) {
+    clearValue(out);
+    return valueProblem(f, type, undefined, undefined, undefined);
+  }
+  const owner = v.owner;
+  const fence = v.fence;
+  const ttl = v.ttl_ms;
+  out.owner = typeof owner === "string" ? owner : undefined;
+  out.fence = fenceOf(fence);
+  out.ttl = ttlOf(ttl);
+  out.data = v.data;
+  out.notReleased = f === "release" && v.released === false;
+  return valueProblem(f, type, owner, fence, ttl);
+}
+
+function clearValue(out: EventFields): void {
+  out.owner = undefined;
+  out.fence = NaN;
+  out.ttl = NaN;
+  out.data = undefined;
+  out.notReleased = false;
+}
+
+const ownerProblem = (owner: unknown, what: string): string | null =>
+  typeof owner === "string" ? null : `a ${what} needs "value.owner" (a string)`;
+const fenceProblem = (fence: unknown): string | null =>
+  fence === undefined || isFence(fence) ? null : `"value.fence" must be an integer or null`;
+const ttlProblem = (ttl: unknown): string | null =>
+  ttl === undefined || (typeof ttl === "number" && Number.isFinite(ttl) && ttl >= 0) ? null : `"value.ttl_ms" must be a number >= 0`;
+
+/** The value fields the checker relies on, for the operations HISTORY.md defines. */
+function valueProblem(f: string, type: number, owner: unknown, fence: unknown, ttl: unknown): string | null {
+  switch (f) {
+    case "acquire":
+      if (type === INVOKE_TYPE) return ttlProblem(ttl);
+      if (type === OK_TYPE) return ownerProblem(owner, "acquire ok") ?? fenceProblem(fence) ?? ttlProblem(ttl);
+      return null;
+    case "renew":
+      if (type === INVOKE_TYPE) return ownerProblem(owner, "renew invoke") ?? fenceProblem(fence) ?? ttlProblem(ttl);
+      if (type === OK_TYPE) return ttlProblem(ttl);
+      return null;
+    case "release":
+    case "write":
+      return type === INVOKE_TYPE ? ownerProblem(owner, `${f} invoke`) ?? fenceProblem(fence) : null;
+    case "read":
+      return type === INVOKE_TYPE || type === OK_TYPE ? fenceProblem(fence) : null;
+    default:
+      return null;
+  }
+}
+
+/** The fields of an event already in memory (read whole, or handed in by a test), unchecked. */
+export function fieldsOf(e: HistoryEvent, out: EventFields): EventFields {
+  const v = e.value;
+  out.index = e.index;
+  out.time = e.time;
+  out.nemesis = e.process === "nemesis";
+  out.process = out.nemesis ? NaN : (e.process as number);
+  out.type = typeCode(e.type);
+  out.f = e.f;
+  out.key = e.key;
+  out.error = e.error;
+  out.owner = typeof v?.owner === "string" ? v.owner : undefined;
+  out.fence = fenceOf(v?.fence);
+  out.ttl = ttlOf(v?.ttl_ms);
+  out.data = v?.data;
+  out.notReleased = e.f === "release" && v?.released === false;
+  return out;
+}

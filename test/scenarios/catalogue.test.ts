@@ -1,0 +1,157 @@
+// The scenarios as data and the script that drives them, without servers: every
+// scenario builds into a test:jepsen Test with its script; the options a user may
+// set are taken and the others refused; predictions follow the options; the
+// script performs its steps at their moments, before the clients where asked,
+// and heals what is in force. And the CLI's --list and its refusals.
+import { describe, it, expect } from "vitest";
+import { existsSync } from "node:fs";
+import { SCENARIOS, buildScenario } from "../../scenarios/index.ts";
+import { ScriptSchedule, type Fault, type Nemesis, type NemesisContext, type NemesisKind } from "../../nemesis/index.ts";
+import { BadInput } from "../../lib/index.ts";
+import { tempRunDir, runCli, latestRun } from "../helpers.ts";
+
+describe("the scenarios", () => {
+  it("are the catalogue's eight, each building into a test with its script and a firm prediction", () => {
+    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2"]);
+    for (const s of Object.values(SCENARIOS)) {
+      const run = buildScenario(s, []);
+      expect(run.test.name.startsWith(`${s.id.toLowerCase()}-`)).toBe(true);
+      expect(run.test.script).toEqual(s.script(run.options));
+      // The random schedule's nemeses are the script's, so the backend is checked for them.
+      expect(run.test.nemeses).toEqual([...new Set(run.test.script!.map((st) => st.nemesis))]);
+      expect(run.prediction.anomalies, s.id).not.toBeNull();
+      expect(run.test.seed).toBe(1);
+    }
+    expect(buildScenario(SCENARIOS.K3, []).test.serverOptions.skewableClocks).toBe(true);
+    expect(buildScenario(SCENARIOS.K4, []).test.serverOptions.skewableClocks).toBe(false);
+  });
+
+  it("predict what the issue asks for, and follow the options a user sets", () => {
+    const p = (id: string, ...argv: string[]) => buildScenario(SCENARIOS[id], argv).prediction.anomalies;
+    expect(p("K3")).toEqual(["mutex-violation"]);
+    expect(p("K4")).toEqual(["mutex-violation"]);
+    expect(p("T1")).toEqual(["mutex-violation"]);
+    expect(p("F1")).toEqual(expect.arrayContaining(["duplicate-fence", "fence-regression"]));
+    expect(p("F2")).toEqual(expect.arrayContaining(["fence-regression", "duplicate-fence"]));
+    expect(p("K5")).toEqual(["lost-update"]);
+    expect(p("K5", "--redlock-check-validity", "on")).toEqual([]);
+    expect(p("K4", "--redis-persistence", "always", "--restart-delay", "3500")).toEqual([]);
+    expect(p("K4", "--fence-source", "max-incr")).toEqual(["mutex-violation", "duplicate-fence"]);
+    expect(p("K1")).toEqual(["stale-write-accepted"]);
+    expect(p("K1", "--fence", "on")).toEqual([]);
+    expect(p("T1", "--client", "redis")).toEqual([]);
+  });
+
+  it("take the user's free options and variations, fit the rest around them, and refuse what would move a fault", () => {
+    const k4 = buildScenario(SCENARIOS.K4, ["--restart-delay", "3500", "--seed", "9", "--store", "/tmp/x"]);
+    expect(k4.test.seed).toBe(9);
+    expect(k4.test.store).toBe("/tmp/x");
+    // The run lasts until redis-3 is back.
+    expect(k4.test.timeLimitS).toBeGreaterThanOrEqual(5);
+    expect(k4.test.script!.find((s) => s.nemesis === "kill")!.fault.durationMs).toBe(3500);
+    // A release in one step has no gap.
+    expect(buildScenario(SCENARIOS.T1, ["--client", "redis"]).test.clientOptions).toEqual({});
+    expect(buildScenario(SCENARIOS.T1, []).test.clientOptions).toEqual({ releaseGapMs: 900 });
+    expect(buildScenario(SCENARIOS.K5, []).test.clientOptions).toMatchObject({ checkValidity: false, pauseAfterReplies: { ms: 4000, clients: [0] } });
+    expect(() => buildScenario(SCENARIOS.K3, ["--ttl", "500"])).toThrow(/--ttl is fixed by scenario K3/);
+    expect(() => buildScenario(SCENARIOS.K1, ["--nemesis", "kill"])).toThrow(BadInput);
+    expect(() => buildScenario(SCENARIOS.K5, ["--fence", "on"])).toThrow(/--fence is fixed by scenario K5/);
+    // A variation buildTest itself refuses is refused with its message.
+    expect(() => buildScenario(SCENARIOS.K3, ["--fence", "on"])).toThrow(/--fence-source none with --fence on/);
+  });
+});
+
+/** A nemesis that only notes what it was asked to do, when. Pure logic: no process is touched. */
+function noting(log: string[], now: () => number): NemesisKind {
+  return {
+    describe: "notes",
+    aims: "servers",
+    create: (): Nemesis => {
+      let open = 0;
+      return {
+        name: "note",
+        describe: "notes",
+        inject: async () => {},
+        async perform(_ctx: NemesisContext, f: Fault) {
+          if (f.targets.includes("broken")) throw new Error("cannot");
+          open++;
+          log.push(`${f.targets.join(",")}@${Math.round(now() / 1e6)}`);
+        },
+        async heal() {
+          log.push(`heal ${open}`);
+          open = 0;
+        },
+        active: () => [],
+      };
+    },
+  };
+}
+
+describe("a script", () => {
+  const ctx = { servers: ["a", "b", "broken"], workers: [], links: null } as unknown as NemesisContext;
+  const t0 = performance.now();
+  const clock = () => (performance.now() - t0) * 1e6;
+
+  it("performs the steps due before the clients in prepare, the others at their moments, and heals at the end", async () => {
+    const log: string[] = [];
+    const warnings: string[] = [];
+    const s = new ScriptSchedule(
+      [
+        { atMs: 300, nemesis: "note", fault: { targets: ["b"], durationMs: null } },
+        { atMs: 0, nemesis: "note", fault: { targets: ["a"], durationMs: null } },
+        { atMs: 150, nemesis: "note", fault: { targets: ["broken"], durationMs: null } },
+        { atMs: 5000, nemesis: "note", fault: { targets: ["a"], durationMs: null } },
+      ],
+      { note: noting(log, clock) },
+      ctx,
+      clock,
+      (l) => warnings.push(l),
+    );
+    await s.prepare();
+    expect(log).toHaveLength(1);
+    const startAt = clock();
+    s.start(startAt);
+    await new Promise((r) => setTimeout(r, 600));
+    await s.healAll();
+    const at = (entry: string) => Number(entry.split("@")[1]) - startAt / 1e6;
+    expect(log[0]).toMatch(/^a@/);
+    expect(log[1]).toMatch(/^b@/);
+    expect(at(log[1])).toBeGreaterThanOrEqual(299);
+    // The step that failed is reported and the script went on; the one after the heal never ran.
+    expect(s.failures).toEqual([expect.stringMatching(/note at 150 ms on broken: cannot/)]);
+    expect(warnings).toEqual(s.failures);
+    expect(log.slice(2)).toEqual(["heal 2"]);
+  });
+
+  it("refuses, before anything runs, a target the run does not have", async () => {
+    const log: string[] = [];
+    const s = new ScriptSchedule([{ atMs: 100, nemesis: "note", fault: { targets: ["redis-9"], durationMs: 10 } }], { note: noting(log, clock) }, ctx, clock);
+    await expect(s.prepare()).rejects.toThrow(/names redis-9, which this run does not have \(its servers: a, b, broken\)/);
+    expect(log).toEqual([]);
+    expect(() => new ScriptSchedule([{ atMs: 0, nemesis: "nope", fault: { targets: [], durationMs: null } }], {}, ctx, clock)).toThrow(/no nemesis named nope/);
+  });
+});
+
+describe("npm run scenario", () => {
+  it("--list prints each id with what it shows, one line each", async () => {
+    const cli = runCli("scenario", ["--list"]);
+    expect(await cli.exit).toBe(0);
+    const lines = cli.stdout().trim().split("\n");
+    expect(lines.map((l) => l.split(/\s+/)[0])).toEqual(Object.keys(SCENARIOS));
+    for (const s of Object.values(SCENARIOS)) expect(lines).toContain(`${s.id}  ${s.title}: ${s.shows}`);
+  });
+
+  it("an unknown id, or an option the scenario fixes, is bad input: 254, the ids or the options it takes, nothing stored", async () => {
+    const store = tempRunDir("fc-scenario-");
+    const unknown = runCli("scenario", ["K9", "--store", store]);
+    expect(await unknown.exit).toBe(254);
+    expect(unknown.stderr()).toMatch(/unknown scenario "K9"; scenarios: K1, K2, K3, K4, K5, T1, F1, F2/);
+    const fixed = runCli("scenario", ["T1", "--concurrency", "5", "--store", store]);
+    expect(await fixed.exit).toBe(254);
+    expect(fixed.stderr()).toMatch(/--concurrency is fixed by scenario T1.*--release-gap/);
+    const none = runCli("scenario", []);
+    expect(await none.exit).toBe(254);
+    expect(none.stderr()).toMatch(/Usage: npm run scenario -- <id>/);
+    expect(existsSync(latestRun(store))).toBe(false);
+  });
+});

@@ -1,0 +1,45 @@
+// Runs one scenario through its CLI, as a user would, and loads what it stored.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "vitest";
+import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../helpers.ts";
+
+export type Event = { index: number; time: number; process: number | "nemesis"; type: string; f: string; error?: string; value?: Record<string, unknown> };
+export type Decision = { seq: number; process: number; owner: string; fence: number | null; accepted: boolean; data: unknown };
+export type Witness = { events?: number[]; seqs?: number[]; explanation: string };
+
+export async function scenario(id: string, ...args: string[]) {
+  const store = tempRunDir(`fc-${id.toLowerCase()}-`);
+  const cli = runCli("scenario", [id, ...args, "--store", store]);
+  const code = await cli.exit;
+  const out = cli.stdout() + cli.stderr();
+  const dir = latestRun(store);
+  const history = readNdjson(join(dir, "history.ndjson")).slice(1) as unknown as Event[];
+  const decisions = readNdjson(join(dir, "resource.ndjson")) as unknown as Decision[];
+  const results = JSON.parse(readFileSync(join(dir, "results.json"), "utf8")) as {
+    valid: boolean | "unknown";
+    anomaly_types: string[];
+    anomalies: Record<string, Witness[]>;
+    stats: Record<string, unknown>;
+  };
+  // Nothing the run started outlives it.
+  expect(processesMentioning(store), out).toEqual([]);
+  const of = (p: number, f: string, type?: string) => history.filter((e) => e.process === p && e.f === f && (type === undefined || e.type === type));
+  return {
+    code,
+    out,
+    history,
+    decisions,
+    results,
+    of,
+    nemesis: (f: string) => history.filter((e) => e.process === "nemesis" && e.f === f),
+    writesOf: (p: number) => decisions.filter((d) => d.process === p),
+  };
+}
+
+/** The one completion (ok, fail or info) of process p's f. */
+export const completion = (r: Awaited<ReturnType<typeof scenario>>, p: number, f: string): Event => {
+  const done = r.of(p, f).filter((e) => e.type !== "invoke");
+  expect(done, `completion of ${f} by process ${p}:\n${r.out}`).toHaveLength(1);
+  return done[0];
+};
