@@ -8,7 +8,7 @@ async function schedule(seed: number) {
   const store = tempRunDir("fc-seed-");
   const cli = runCli("test-jepsen", [
     "--seed", String(seed), "--keys", "5", "--concurrency", "4", "--workers", "2", "--time-limit", "3",
-    "--nemesis", "pause", "--nemesis-interval", "0.4", "--pause-min", "50", "--pause-max", "150", "--store", store,
+    "--nemesis", "pause", "--pause-target", "random", "--nemesis-interval", "0.4", "--pause-min", "50", "--pause-max", "150", "--store", store,
   ]);
   expect([0, 1]).toContain(await cli.exit);
   const events = readNdjson(join(latestRun(store), "history.ndjson")).slice(1);

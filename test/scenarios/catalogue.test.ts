@@ -7,7 +7,8 @@ import { describe, it, expect } from "vitest";
 import { existsSync } from "node:fs";
 import { SCENARIOS, buildScenario } from "../../scenarios/index.ts";
 import { ScriptSchedule, type Fault, type Nemesis, type NemesisContext, type NemesisKind } from "../../nemesis/index.ts";
-import { BadInput } from "../../lib/index.ts";
+import { BadInput, parseArgs } from "../../lib/index.ts";
+import { TEST_OPTIONS, buildTest } from "../../cli/test-options.ts";
 import { tempRunDir, runCli, latestRun } from "../helpers.ts";
 
 describe("the scenarios", () => {
@@ -58,6 +59,22 @@ describe("the scenarios", () => {
     expect(() => buildScenario(SCENARIOS.K5, ["--fence", "on"])).toThrow(/--fence is fixed by scenario K5/);
     // A variation buildTest itself refuses is refused with its message.
     expect(() => buildScenario(SCENARIOS.K3, ["--fence", "on"])).toThrow(/--fence-source none with --fence on/);
+  });
+});
+
+describe("the client options the scenarios rest on", () => {
+  const build = (...argv: string[]) => buildTest(parseArgs(argv, TEST_OPTIONS).options);
+
+  it("--release-gap reaches redis-unsafe-release, and is refused elsewhere", () => {
+    expect(build("--client", "redis-unsafe-release", "--release-gap", "900").clientOptions).toEqual({ releaseGapMs: 900 });
+    expect(() => build("--client", "redis", "--release-gap", "900")).toThrow(/--release-gap applies to --client redis-unsafe-release only/);
+  });
+
+  it("--pause-at replies pauses the named clients of --client redlock, and is refused for the npm packages", () => {
+    const t = build("--backend", "redlock", "--client", "redlock", "--pause", "4000", "--pause-at", "replies", "--pause-clients", "0");
+    expect(t.clientOptions.pauseAfterReplies).toEqual({ ms: 4000, clients: [0] });
+    expect(t.workloadOptions.pauseAt).toBe("replies");
+    expect(() => build("--backend", "redlock", "--pause", "4000", "--pause-at", "replies")).toThrow(/--pause-at replies applies to --client redlock only/);
   });
 });
 

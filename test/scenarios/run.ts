@@ -1,11 +1,11 @@
 // Runs one scenario through its CLI, as a user would, and loads what it stored.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../helpers.ts";
 
 export type Event = { index: number; time: number; process: number | "nemesis"; type: string; f: string; error?: string; value?: Record<string, unknown> };
-export type Decision = { seq: number; process: number; owner: string; fence: number | null; accepted: boolean; data: unknown };
+export type Decision = { seq: number; op: "write" | "read"; process: number; owner: string; fence: number | null; accepted: boolean; data: unknown };
 export type Witness = { events?: number[]; seqs?: number[]; explanation: string };
 
 export async function scenario(id: string, ...args: string[]) {
@@ -14,6 +14,7 @@ export async function scenario(id: string, ...args: string[]) {
   const code = await cli.exit;
   const out = cli.stdout() + cli.stderr();
   const dir = latestRun(store);
+  expect(existsSync(join(dir, "results.json")), `no results for ${id} ${args.join(" ")}:\n${out}`).toBe(true);
   const history = readNdjson(join(dir, "history.ndjson")).slice(1) as unknown as Event[];
   const decisions = readNdjson(join(dir, "resource.ndjson")) as unknown as Decision[];
   const results = JSON.parse(readFileSync(join(dir, "results.json"), "utf8")) as {
@@ -33,7 +34,7 @@ export async function scenario(id: string, ...args: string[]) {
     results,
     of,
     nemesis: (f: string) => history.filter((e) => e.process === "nemesis" && e.f === f),
-    writesOf: (p: number) => decisions.filter((d) => d.process === p),
+    writesOf: (p: number) => decisions.filter((d) => d.process === p && d.op === "write"),
   };
 }
 
