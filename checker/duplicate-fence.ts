@@ -32,8 +32,33 @@ export function duplicateFences(m: Model): Witness[] {
   return out;
 }
 
-/** Whether some fence occurs twice among these holds: a sort is cheaper than a map, and the answer is nearly always no. */
+/**
+ * Whether some fence occurs twice among these holds; the answer is nearly always
+ * no. Fences are a counter, so a bitmap over their range is cheaper than a sort or
+ * a map; a sort is the fallback for fences spread too thin.
+ */
 function repeats(fences: Float64Array, holds: Int32Array): boolean {
+  let lo = Infinity;
+  let hi = -Infinity;
+  let n = 0;
+  for (let i = 0; i < holds.length; i++) {
+    const f = fences[holds[i]];
+    if (Number.isNaN(f)) continue;
+    n++;
+    if (f < lo) lo = f;
+    if (f > hi) hi = f;
+  }
+  if (n < 2) return false;
+  if (hi - lo < 8 * n + 1024) {
+    const seen = new Uint8Array(hi - lo + 1);
+    for (let i = 0; i < holds.length; i++) {
+      const f = fences[holds[i]];
+      if (Number.isNaN(f)) continue;
+      if (seen[f - lo]) return true;
+      seen[f - lo] = 1;
+    }
+    return false;
+  }
   const sorted = new Float64Array(holds.length);
   for (let i = 0; i < holds.length; i++) sorted[i] = fences[holds[i]];
   sorted.sort();

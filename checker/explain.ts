@@ -2,6 +2,7 @@
 // indexes, times in ms, process and the fields that matter, so that a reader can
 // find every step of the argument in history.ndjson or resource.ndjson.
 import type { Model } from "./model.ts";
+import { resourceView } from "./resource.ts";
 import { OUTCOMES, orNull } from "./table.ts";
 
 export const ms = (ns: number): string => `${(ns / 1e6).toFixed(3)} ms`;
@@ -28,13 +29,18 @@ export const quoteWrite = (m: Model, w: number): string =>
 export const quoteAcquire = (m: Model, h: number): string =>
   quoteOp(m, m.holds.acquire[h], `owner ${show(m.owners.names[m.holds.owner[h]])}, ${fenceText(orNull(m.holds.fence[h]))}`);
 
-/** `seq 7 (write by process 3, owner "c3-7", fence 5, data 6, accepted at 13.000 ms)` */
+/**
+ * `seq 7 (write by process 3, owner "c3-7", fence 5, data 6, accepted at 13.000 ms,
+ * sent by write #12)`: the history's write that sent it is named when it is known.
+ */
 export function quoteDecision(m: Model, d: number): string {
   const ds = m.decisions!;
   const write = ds.write[d] === 1;
   const data = write ? `, data ${show(ds.data[d])}` : "";
+  const sent = write ? resourceView(m)?.eventsOf(d) ?? [] : [];
   return `seq ${ds.seq[d]} (${write ? "write" : "read"} by process ${ds.process[d]}, owner ${show(m.owners.names[ds.owner[d]])}, ` +
-    `${fenceText(orNull(ds.fence[d]))}${data}, ${ds.accepted[d] ? "accepted" : "refused"} at ${ms(ds.time[d])})`;
+    `${fenceText(orNull(ds.fence[d]))}${data}, ${ds.accepted[d] ? "accepted" : "refused"} at ${ms(ds.time[d])}` +
+    `${sent.length > 0 ? `, sent by write #${sent[0]}` : ""})`;
 }
 
 export const quoted = show;

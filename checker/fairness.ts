@@ -9,10 +9,14 @@
 // (B's request may reach etcd first although A was invoked first, and then B is
 // ahead of A in the queue, which is FIFO by etcd's order, not by ours). So A counts
 // as arrived before B only when A's place was certainly taken before B was invoked:
-// by A's invoke plus `queued_ms`, the time its client reports it took to be answered
-// for its place (etcd-queue reports it: its key's put), or by A's invoke where the
-// client reports none (Redis SET NX, the etcd3 package's lock: they keep no place,
-// every retry races afresh, so their first request is their arrival).
+// by A's invoke plus the `queued_ms` its client reports in the acquire's ok (how long
+// after the acquire began the request that took its place was answered; etcd-queue:
+// its key's put), or by A's invoke where the client reports none (Redis SET NX, the
+// etcd3 package's lock: they keep no place, every retry races afresh, so their first
+// request is their arrival). The client starts its clock a few microseconds after
+// the invoke is stamped, so A's answer may come those microseconds later than this
+// says; a B invoked within them still needs a network trip before its request is
+// applied, and A's was applied by then.
 //
 // An overtake is then one pair (A, B) on one key: A certainly arrived before B was
 // invoked, B was granted (acquire ok) before A was, and A was granted later. Waiters
@@ -21,6 +25,7 @@
 // not show (etcd-queue revokes its lease, and only then records the fail), so a
 // grant just before its fail cannot be told from an overtake; and a waiter that
 // times out is measured by the acquire's timeout, not by the order of grants.
+import type { HistoryEvent } from "../store/events.ts";
 import { OK } from "./table.ts";
 import type { Model } from "./model.ts";
 
@@ -195,8 +200,40 @@ export function waitersOf(m: Model, queuedMs?: (op: number) => number): Waiter[]
   return out;
 }
 
-/** results.json's `stats.fairness`, or null when the history has no acquire. */
-export function fairnessStats(m: Model): FairnessStats | null {
-  const ws = waitersOf(m);
+/**
+ * The waiters of a whole history in memory, with the `queued_ms` of each acquire's
+ * ok (`byPlace` false: every waiter placed at its invoke, for comparison).
+ */
+export function waitersOfHistory(events: readonly HistoryEvent[], byPlace = true): { waiters: Waiter[]; keys: string[] } {
+  const keys: string[] = [];
+  const keyIds = new Map<string, number>();
+  const open = new Map<number, Waiter>();
+  const waiters: Waiter[] = [];
+  for (const e of events) {
+    if (typeof e.process !== "number" || e.f !== "acquire") continue;
+    if (e.type === "invoke") {
+      if (e.key === undefined) continue;
+      let key = keyIds.get(e.key);
+      if (key === undefined) keyIds.set(e.key, (key = keys.push(e.key) - 1));
+      const w: Waiter = { key, invoke: e.time, placed: e.time, granted: NaN };
+      open.set(e.process, w);
+      waiters.push(w);
+      continue;
+    }
+    const w = open.get(e.process);
+    open.delete(e.process);
+    if (!w || e.type !== "ok") continue;
+    w.granted = e.time;
+    if (byPlace) w.placed = placedAt(w.invoke, w.granted, e.value?.queued_ms);
+  }
+  return { waiters, keys };
+}
+
+/**
+ * results.json's `stats.fairness`, or null when the history has no acquire.
+ * `queuedMs`: each acquire's reported `queued_ms`, where the model keeps it.
+ */
+export function fairnessStats(m: Model, queuedMs?: (op: number) => number): FairnessStats | null {
+  const ws = waitersOf(m, queuedMs);
   return ws.length === 0 ? null : fairnessOf(ws, m.keys.names).stats;
 }

@@ -4,26 +4,34 @@
 // resource refuses the newer holder or, with fencing off, lets the older one win.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
-import { eventsOf, type Model } from "./model.ts";
-import { bestBefore, column } from "./sweep.ts";
+import { eventsOf, holdsByAcquireEnd, type Model } from "./model.ts";
 
 export function fenceRegressions(m: Model): Witness[] {
   const { holds, ops } = m;
   const out: Witness[] = [];
   for (const [key, list] of m.holdsByKey) {
-    const fenced = list.toArray().filter((h) => !Number.isNaN(holds.fence[h]));
-    const fence = column(fenced, (h) => holds.fence[h]);
-    const { order, best } = bestBefore(column(fenced, (h) => ops.end[holds.acquire[h]]), fence, column(fenced, (h) => ops.start[holds.acquire[h]]));
-    for (const i of order) {
-      const t = best[i];
-      if (t < 0 || fence[t] <= fence[i]) continue;
-      const [top, h] = [fenced[t], fenced[i]];
+    // Holds come in order of their acquire's invoke; the same holds by completion
+    // are shared with the mutex analysis. Of the holds whose acquire completed
+    // before this one was invoked, the highest fence is the one to beat.
+    const byEnd = holdsByAcquireEnd(m, key);
+    let next = 0;
+    let top = -1;
+    for (let j = 0; j < list.length; j++) {
+      const h = list.items[j];
+      const fence = holds.fence[h];
+      if (Number.isNaN(fence)) continue;
+      const start = ops.start[holds.acquire[h]];
+      for (; next < byEnd.length && ops.end[holds.acquire[byEnd[next]]] < start; next++) {
+        const c = byEnd[next];
+        if (!Number.isNaN(holds.fence[c]) && (top < 0 || holds.fence[c] > holds.fence[top])) top = c;
+      }
+      if (top < 0 || holds.fence[top] <= fence) continue;
       out.push({
         key,
         events: eventsOf(m, holds.acquire[top], holds.acquire[h]),
         explanation:
           `On key ${JSON.stringify(key)}, ${quoteAcquire(m, top)}; the later ${quoteAcquire(m, h)} was invoked after that ok ` +
-          `(at ${ms(ops.start[holds.acquire[h]])}) yet got the lower fence ${fence[i]} < ${fence[t]}.`,
+          `(at ${ms(start)}) yet got the lower fence ${fence} < ${holds.fence[top]}.`,
       });
     }
   }

@@ -6,4 +6,4 @@ export { checkRun, loadRun, optionsOf, writeResults, type LoadedRun } from "./ru
 export { analyze, MAX_WITNESSES, MODELS, STRICT_MUTEX_VIOLATION, type CheckOptions } from "./analyze.ts";
 export type { RunInput } from "./model.ts";
 // Fairness (stats.fairness): overtakes and waits per key; the report marks each waiter with it.
-export { fairnessOf, placedAt, type FairnessStats, type Waiter } from "./fairness.ts";
+export { fairnessOf, placedAt, waitersOfHistory, type FairnessStats, type Waiter } from "./fairness.ts";

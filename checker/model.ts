@@ -5,6 +5,7 @@
 // so a stored run is checked in one streaming pass without holding its events.
 import { emptyFields, fieldsOf, INVOKE_TYPE, type EventFields } from "../store/event-fields.ts";
 import type { HistoryEvent, HistoryHeader, ResourceDecision } from "../store/events.ts";
+import { sortedBy } from "./sweep.ts";
 import { Decisions, FAIL, Holds, INFO, IntList, Interner, OK, Ops, ProcessSlots } from "./table.ts";
 
 export interface RunInput {
@@ -211,6 +212,7 @@ export class ModelBuilder {
     ds.fence[i] = d.fence ?? NaN;
     ds.maxBefore[i] = d.max_before ?? NaN;
     ds.accepted[i] = d.accepted ? 1 : 0;
+    ds.fencing[i] = d.fencing ? 1 : 0;
     ds.data.push(d.data);
   };
 
@@ -320,4 +322,18 @@ export function eventsOf(m: Model, ...ops: number[]): number[] {
     if (m.ops.done[i] >= 0) out.push(m.ops.done[i]);
   }
   return [...new Set(out)].sort((a, b) => a - b);
+}
+
+const endOrders = new WeakMap<Model, Map<string, number[]>>();
+
+/** A key's holds in order of their acquire's completion (equal times in hold order), computed once per model. */
+export function holdsByAcquireEnd(m: Model, key: string): number[] {
+  let byKey = endOrders.get(m);
+  if (!byKey) endOrders.set(m, (byKey = new Map()));
+  let order = byKey.get(key);
+  if (!order) {
+    const list = m.holdsByKey.get(key)!;
+    byKey.set(key, (order = sortedBy(list.items.subarray(0, list.length), (h) => m.ops.end[m.holds.acquire[h]])));
+  }
+  return order;
 }

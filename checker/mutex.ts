@@ -10,8 +10,7 @@
 // lease does (K1). Those are counted as lease overlaps, not reported.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
-import { eventsOf, RELEASE, RENEW, type Model } from "./model.ts";
-import { sortedBy } from "./sweep.ts";
+import { eventsOf, holdsByAcquireEnd, RELEASE, RENEW, type Model } from "./model.ts";
 import { INFO, OK } from "./table.ts";
 
 interface Span {
@@ -81,8 +80,8 @@ function why(m: Model, s: Span): string {
 export function checkHolds(m: Model): HoldCheck {
   const violations: Witness[] = [];
   let leaseOverlaps = 0;
-  for (const [key, list] of m.holdsByKey) {
-    const order = sortedBy(list.items.subarray(0, list.length), (h) => m.ops.end[m.holds.acquire[h]]);
+  for (const key of m.holdsByKey.keys()) {
+    const order = holdsByAcquireEnd(m, key);
     const n = order.length;
     // Spans in columns, in order of start; objects only for the few a witness quotes.
     const start = new Float64Array(n);

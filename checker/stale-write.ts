@@ -30,7 +30,8 @@ function fromResource(m: Model): Witness[] {
           events: [...view.eventsOf(top), ...view.eventsOf(d)].sort((a, b) => a - b),
           explanation:
             `On key ${JSON.stringify(key)} the resource accepted ${quoteDecision(m, d)} after it had already accepted ` +
-            `${quoteDecision(m, top)}: a write with fence ${fence} took effect after one with the higher fence ${ds.fence[top]}.`,
+            `${quoteDecision(m, top)}: a write with fence ${fence} took effect after one with the higher fence ${ds.fence[top]}` +
+            (ds.fencing[d] ? `, which a resource enforcing fences must refuse.` : `; fencing was off, so nothing stopped the older holder.`),
         });
       }
       if (top < 0 || fence > ds.fence[top]) top = d;

@@ -5,19 +5,48 @@
 // (keys, owners, operation names, error codes) are stored once and named by number,
 // and an absent number (a fence, a TTL, a completion time) is NaN.
 
-/** Numbers for strings: the first one seen is 0. */
+/**
+ * Numbers for strings: the first one seen is 0. An open-addressing table of ids
+ * over typed arrays, hashed in JavaScript: with hundreds of thousands of owners a
+ * Map's lookups miss the cache several times each, this one about once.
+ */
 export class Interner {
-  private readonly ids = new Map<string, number>();
   readonly names: string[] = [];
+  private hashes = new Int32Array(64);
+  private slots = new Int32Array(128).fill(-1);
 
   id(s: string): number {
-    let id = this.ids.get(s);
-    if (id === undefined) {
-      id = this.names.length;
-      this.ids.set(s, id);
-      this.names.push(s);
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < s.length; i++) hash = Math.imul(hash ^ s.charCodeAt(i), 0x01000193);
+    const mask = this.slots.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const at = this.slots[slot];
+      if (at < 0) {
+        const id = this.names.length;
+        this.names.push(s);
+        if (id === this.hashes.length) {
+          const bigger = new Int32Array(id * 2);
+          bigger.set(this.hashes);
+          this.hashes = bigger;
+        }
+        this.hashes[id] = hash;
+        this.slots[slot] = id;
+        if (2 * (id + 1) > mask) this.rehash();
+        return id;
+      }
+      if (this.hashes[at] === hash && this.names[at] === s) return at;
     }
-    return id;
+  }
+
+  private rehash(): void {
+    const size = this.slots.length * 2;
+    const mask = size - 1;
+    this.slots = new Int32Array(size).fill(-1);
+    for (let id = 0; id < this.names.length; id++) {
+      let slot = this.hashes[id] & mask;
+      while (this.slots[slot] >= 0) slot = (slot + 1) & mask;
+      this.slots[slot] = id;
+    }
   }
 }
 
@@ -215,6 +244,8 @@ export class Decisions {
   fence: Float64Array;
   maxBefore: Float64Array;
   accepted: Uint8Array;
+  /** Whether the resource was enforcing fences when it decided. */
+  fencing: Uint8Array;
   data: unknown[] = [];
 
   private cap: number;
@@ -230,6 +261,7 @@ export class Decisions {
     this.fence = new Float64Array(this.cap);
     this.maxBefore = new Float64Array(this.cap);
     this.accepted = new Uint8Array(this.cap);
+    this.fencing = new Uint8Array(this.cap);
   }
 
   add(): number {
@@ -244,6 +276,7 @@ export class Decisions {
       this.fence = grow(this.fence, this.cap);
       this.maxBefore = grow(this.maxBefore, this.cap);
       this.accepted = grow(this.accepted, this.cap);
+      this.fencing = grow(this.fencing, this.cap);
     }
     return this.length++;
   }

@@ -1,11 +1,11 @@
-// `npm run check -- <run directory>`: checks a stored run again, rewrites its
-// results.json and report.html, prints the summary, and exits with HISTORY.md's
-// code. `checkAndReport` is the same path the runner takes after a fresh run, so a
-// stored run and a fresh one get the same verdict.
+// `npm run check -- [--model strict] <run directory>`: checks a stored run again,
+// rewrites its results.json and report.html, prints the summary, and exits with
+// HISTORY.md's code. `checkAndReport` is the same path the runner takes after a
+// fresh run, so a stored run and a fresh one get the same verdict.
 import { realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { analyze, loadRun, writeResults } from "../checker/index.ts";
-import { BadInput, EXIT, exitCodeFor } from "../lib/index.ts";
+import { checkRun, loadRun, MODELS, writeResults, type CheckOptions } from "../checker/index.ts";
+import { BadInput, EXIT, exitCodeFor, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
 import { renderSummary, writeReport } from "../reports/index.ts";
 import type { Results } from "../store/events.ts";
 
@@ -19,39 +19,61 @@ export interface CheckOutcome {
 }
 
 /**
- * Checks the run in `runDir` and writes results.json then report.html. Throws
- * BadInput, before writing anything, when the directory or its files are unusable.
+ * The check alone: reads the run in one streaming pass (checker/run.ts) and writes
+ * results.json. Throws BadInput, before writing anything, when the directory or
+ * its files are unusable. Options left out come from the run's run.json.
  */
-export async function checkAndReport(runDir: string): Promise<CheckOutcome> {
+export async function checkOnly(runDir: string, options: CheckOptions = {}): Promise<{ results: Results; warnings: string[] }> {
+  const checked = await checkRun(runDir, options);
+  await writeResults(runDir, checked.results);
+  return checked;
+}
+
+/** Checks the run in `runDir` and writes results.json, then report.html (which needs the whole history in memory). */
+export async function checkAndReport(runDir: string, options: CheckOptions = {}): Promise<CheckOutcome> {
+  const { results, warnings } = await checkOnly(runDir, options);
   const run = await loadRun(runDir);
-  const { results, warnings } = analyze(run);
-  await writeResults(runDir, results);
   await writeReport(runDir, { header: run.header, events: run.events, decisions: run.decisions, results });
   return {
     results,
-    warnings: [...run.warnings, ...warnings],
+    warnings,
     summary: renderSummary({ header: run.header, results }),
     exitCode: exitCodeFor(results.valid),
   };
 }
 
-const USAGE = `usage: npm run check -- <run directory>
+const USAGE = `usage: npm run check -- [options] <run directory>
   Checks a stored run (e.g. histories/latest) again, rewrites its results.json and
   report.html and prints the verdict. Exit 0 valid, 1 invalid, 2 unknown,
   254 bad input, 255 internal error.`;
 
+const CHECK_OPTIONS: readonly OptionSpec[] = [
+  { name: "model", kind: "string", default: undefined, choices: MODELS, defaultText: "as the run was made (run.json), else lease", help: "strict: the model check's strict-mutex-violation makes the run invalid" },
+  { name: "model-budget", kind: "int", default: undefined, min: 1, defaultText: "10000", help: "ms the model check may take in all before it says unknown" },
+];
+
 export async function main(args: string[]): Promise<number> {
-  if (args.length === 1 && (args[0] === "-h" || args[0] === "--help")) {
-    console.log(USAGE);
-    return EXIT.valid;
-  }
-  if (args.length !== 1 || args[0].startsWith("-")) {
-    console.error(args.length === 0 ? "check: no run directory given" : `check: expected one run directory, got ${args.map((a) => JSON.stringify(a)).join(" ")}`);
+  let runDir: string;
+  let options: CheckOptions;
+  try {
+    const { options: o, positional, help } = parseArgs(args, CHECK_OPTIONS);
+    if (help) {
+      console.log(helpText(USAGE, CHECK_OPTIONS));
+      return EXIT.valid;
+    }
+    if (positional.length !== 1) {
+      throw new BadInput(positional.length === 0 ? "no run directory given" : `expected one run directory, got ${positional.map((a) => JSON.stringify(a)).join(" ")}`);
+    }
+    runDir = positional[0];
+    options = { model: o.model as CheckOptions["model"], modelBudgetMs: o["model-budget"] as number | undefined };
+  } catch (err) {
+    if (!(err instanceof BadInput)) throw err;
+    console.error(`check: ${err.message}`);
     console.error(USAGE);
     return EXIT.badInput;
   }
   try {
-    const out = await checkAndReport(args[0]);
+    const out = await checkAndReport(runDir, options);
     for (const w of out.warnings) console.error(`warning: ${w}`);
     console.log(out.summary);
     return out.exitCode;

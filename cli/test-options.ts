@@ -54,6 +54,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "seed", kind: "int", default: undefined, defaultText: "random, printed", min: 0, max: 2 ** 31 - 1, help: "the same seed gives the same schedule of operations and faults" },
   { name: "store", kind: "string", default: "histories", help: "directory of the run store" },
   { name: "port-base", kind: "int", default: 0, min: 0, max: 65000, defaultText: "free ports", help: "servers take consecutive ports from here" },
+  { name: "model", kind: "string", default: "lease", choices: ["lease", "strict"], help: "strict: the model check's strict-mutex-violation makes a run invalid (leases break a strict mutex by design)" },
 ];
 
 export function buildTest(o: ParsedOptions): Test {
@@ -123,6 +124,7 @@ export function buildTest(o: ParsedOptions): Test {
     nemeses,
     fencing,
     fenceReads: workloadOptions.fenceReads,
+    model: o.model as "lease" | "strict",
     seed: (o.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 31),
     timeLimitS: o["time-limit"] as number,
     concurrency,

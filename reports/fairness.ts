@@ -25,13 +25,15 @@ export function readFairness(stats: unknown): FairnessFigures | null | undefined
   return { overtakes: f.overtakes, acquires_granted: f.acquires_granted, overtake_rate: f.overtake_rate, overtaken: isNum(f.overtaken) ? f.overtaken : 0, wait_ms };
 }
 
+const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? "" : "s"}`;
+
 /** One line for the terminal summary, or null when the run had no acquire. */
 export function fairnessLine(stats: unknown): string | null {
   const f = readFairness(stats);
   if (f === null) return null;
   if (f === undefined) return "fairness: n/a";
   const w = f.wait_ms;
-  return `fairness: ${f.overtakes} overtakes over ${f.acquires_granted} grants (${f.overtake_rate} per grant, ${f.overtaken} waiters overtaken); ` +
+  return `fairness: ${count(f.overtakes, "overtake")} over ${count(f.acquires_granted, "grant")} (${f.overtake_rate} per grant, ${count(f.overtaken, "waiter")} overtaken); ` +
     `wait ${w ? `p50 ${millis(w.p50)}, p99 ${millis(w.p99)}, max ${millis(w.max)}` : "n/a"}`;
 }
 
@@ -77,7 +79,7 @@ export function renderFairness(m: Model): string {
     thinned: (kept, distinct) => `${kept} of ${distinct} distinct points are drawn: every overtaken waiter, and an even sample of the others.`,
     lines: f?.wait_ms ? [["p50", f.wait_ms.p50], ["p99", f.wait_ms.p99]] : [],
   });
-  const figures = (f ? `<p>${f.overtakes} overtakes over ${f.acquires_granted} grants (${f.overtake_rate} per grant); ${f.overtaken} waiters were overtaken.</p>` : "") +
+  const figures = (f ? `<p>${count(f.overtakes, "overtake")} over ${count(f.acquires_granted, "grant")} (${f.overtake_rate} per grant); ${count(f.overtaken, "waiter")} overtaken.</p>` : "") +
     `<p class="note">An overtake: an acquire of the same key, invoked after a waiter had certainly taken its place (its client's queued_ms after its invoke, or its invoke where the client keeps no queue), was granted before that waiter. Only waiters that were granted in the end count.</p>`;
   const legend = `<div class="legend">${[
     swatch(`<circle class="pt-ok" cx="12" cy="7" r="3"/>`, "served in its turn"),

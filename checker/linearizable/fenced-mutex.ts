@@ -46,46 +46,56 @@ export function mutexHistories(m: Model): MutexHistory[] {
   // Each hold's position among its key's holds, and each key's place in the output.
   const local = new Int32Array(holds.length);
   const place = new Int32Array(m.keys.names.length).fill(-1);
-  const lists: { key: string; holds: Int32Array; rows: number[] }[] = [];
+  const keys: string[] = [];
   for (const [key, list] of m.holdsByKey) {
-    place[holds.key[list.items[0]]] = lists.length;
+    place[holds.key[list.items[0]]] = keys.length;
+    keys.push(key);
     for (let j = 0; j < list.length; j++) local[list.items[j]] = j;
-    lists.push({ key, holds: list.items.slice(0, list.length), rows: [] });
   }
-  // One pass over the operations in invoke order puts each key's in order too.
+  const kept = (r: number, h: number): boolean => {
+    const f = ops.f[r];
+    return f === RENEW ? ops.outcome[r] === OK : f === RELEASE ? ops.outcome[r] !== FAIL : holds.acquire[h] === r;
+  };
+  // Two passes over the operations in invoke order (count, then fill) put each key's in order.
+  const counts = new Int32Array(keys.length);
   for (let r = 0; r < ops.length; r++) {
     const h = ops.hold[r];
-    if (h < 0) continue;
-    const f = ops.f[r];
-    const kept = f === RENEW ? ops.outcome[r] === OK : f === RELEASE ? ops.outcome[r] !== FAIL : holds.acquire[h] === r;
-    if (kept) lists[place[holds.key[h]]].rows.push(r);
+    if (h >= 0 && kept(r, h)) counts[place[holds.key[h]]]++;
   }
-  return lists.map(({ key, holds: ids, rows }) => {
-    const n = rows.length;
-    const H = ids.length;
-    const out: MutexHistory = {
+  const out = keys.map((key, k): MutexHistory => {
+    const n = counts[k];
+    const list = m.holdsByKey.get(key)!;
+    const H = list.length;
+    const fences = new Float64Array(H);
+    for (let j = 0; j < H; j++) fences[j] = holds.fence[list.items[j]];
+    return {
       key, length: n,
       call: new Float64Array(n), ret: new Float64Array(n),
-      kind: new Uint8Array(n), hold: new Int32Array(n), row: new Int32Array(rows),
-      holds: ids, fences: new Float64Array(H), acquireOf: new Int32Array(H),
+      kind: new Uint8Array(n), hold: new Int32Array(n), row: new Int32Array(n),
+      holds: list.items.slice(0, H), fences, acquireOf: new Int32Array(H),
     };
-    for (let j = 0; j < H; j++) out.fences[j] = holds.fence[ids[j]];
-    for (let i = 0; i < n; i++) {
-      const r = rows[i];
-      const j = local[ops.hold[r]];
-      out.hold[i] = j;
-      out.call[i] = ops.invoke[r];
-      out.ret[i] = ops.outcome[r] === INFO ? -1 : ops.done[r];
-      const f = ops.f[r];
-      if (f === RENEW) out.kind[i] = RENEW_OK;
-      else if (f === RELEASE) out.kind[i] = ops.notReleased[r] ? NOT_RELEASED : RELEASE_OK;
-      else {
-        out.kind[i] = ACQUIRE;
-        out.acquireOf[j] = i;
-      }
-    }
-    return out;
   });
+  const filled = new Int32Array(keys.length);
+  for (let r = 0; r < ops.length; r++) {
+    const h = ops.hold[r];
+    if (h < 0 || !kept(r, h)) continue;
+    const k = place[holds.key[h]];
+    const x = out[k];
+    const i = filled[k]++;
+    const j = local[h];
+    x.row[i] = r;
+    x.hold[i] = j;
+    x.call[i] = ops.invoke[r];
+    x.ret[i] = ops.outcome[r] === INFO ? -1 : ops.done[r];
+    const f = ops.f[r];
+    if (f === RENEW) x.kind[i] = RENEW_OK;
+    else if (f === RELEASE) x.kind[i] = ops.notReleased[r] ? NOT_RELEASED : RELEASE_OK;
+    else {
+      x.kind[i] = ACQUIRE;
+      x.acquireOf[j] = i;
+    }
+  }
+  return out;
 }
 
 /**

@@ -130,7 +130,7 @@ export function search(h: SearchHistory, model: SearchModel, limits: SearchLimit
 const HEAD = 0;
 const TAIL = 1;
 /** Entries appended at a time when the search reaches the end of those built so far. */
-const BATCH = 512;
+export const tuning = { batch: 512 };
 
 /**
  * The history's calls and returns as a doubly linked list in time order (a call
@@ -178,6 +178,8 @@ class Entries {
   }
 
   lift(op: number): void {
+    // Both entries go out together, so the return is built first if need be.
+    while (this.retEntry[op] < 0 && this.h.ret[op] >= 0) this.extend();
     const { next, prev } = this;
     const c = this.callEntry[op];
     next[prev[c]] = next[c];
@@ -190,8 +192,9 @@ class Entries {
   }
 
   // An entry's successor is taken afresh from its predecessor rather than from the
-  // link it had when lifted: entries may have been appended since, and the list is
-  // always in entry order, so whatever follows the predecessor now follows it.
+  // link it had when lifted: entries may have been appended since. Its predecessor
+  // is the one it had (what was lifted after it has been put back), and the list is
+  // in entry order, so whatever follows the predecessor now belongs after it.
   unlift(op: number): void {
     const { next, prev } = this;
     const r = this.retEntry[op];
@@ -208,20 +211,22 @@ class Entries {
 
   /** Appends the next batch of entries before the tail; returns the first of them, or TAIL. */
   private extend(): number {
-    const firstNew = this.used;
     const { h } = this;
-    for (let k = 0; k < BATCH; k++) {
+    let first = TAIL;
+    for (let k = 0; k < tuning.batch; k++) {
       const r = this.heapSize > 0 ? this.heap[0] : -1;
+      let e: number;
       if (this.call < h.length && (r < 0 || h.call[this.call] <= h.ret[r])) {
         const op = this.call++;
-        this.callEntry[op] = this.append(op, 1);
+        e = this.callEntry[op] = this.append(op, 1);
         if (h.ret[op] >= 0) this.push(op);
       } else if (r >= 0) {
         this.pop();
-        this.retEntry[r] = this.append(r, 0);
+        e = this.retEntry[r] = this.append(r, 0);
       } else break;
+      if (first === TAIL) first = e;
     }
-    return this.used === firstNew ? TAIL : firstNew;
+    return first;
   }
 
   private append(op: number, call: number): number {
