@@ -1,17 +1,20 @@
-// A large, realistic fenced-write run for bench:checker, made by simulating what
-// test:jepsen records rather than by repeating one pattern: clients spread over
-// worker processes take leases on a few keys through a lock service that queues
-// waiters and lets leases expire, write with their fence to a resource that
-// refuses stale fences and logs each decision, and release; a nemesis freezes a
-// worker now and then for longer than the lease, so paused holders come back to
-// find their lease gone, and a few operations time out (info), retiring their
-// process. The events come out in time order, as a finished run stores them.
+// Realistic runs for bench:checker and the checker's property tests, made by
+// simulating what test:jepsen records rather than by repeating one pattern:
+// clients spread over worker processes take leases on a few keys through a lock
+// service that queues waiters and lets leases expire, write with their fence to a
+// resource that refuses stale fences and logs each decision, and release; a
+// nemesis freezes a worker now and then for longer than the lease, so paused
+// holders come back to find their lease gone, and a few operations time out
+// (info), retiring their process. The counter workload reads the value and writes
+// it plus one. Events come out in time order, as a finished run stores them. With
+// fencing on, the service and the resource are correct, so the run is valid.
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { rng, type Rng } from "../lib/index.ts";
+import type { HistoryEvent, HistoryHeader, ResourceDecision } from "../store/events.ts";
 
-export interface GenOptions {
-  /** History events to write (about; the last hold may add a few). */
+export interface SimOptions {
+  /** History events to make (about: operations under way are finished). */
   events: number;
   seed: number;
   keys: number;
@@ -22,17 +25,20 @@ export interface GenOptions {
   nemesis?: boolean;
   /** Chance that an operation's reply is lost (default 0.002). */
   infoChance?: number;
+  /** Lease in ms (default 1000). */
+  ttlMs?: number;
+  /** Holders renew their lease once before writing (default false). */
+  renew?: boolean;
+  workload?: "fenced-write" | "counter";
 }
 
-export interface GenResult {
-  events: number;
-  decisions: number;
-  historyBytes: number;
-  resourceBytes: number;
+export interface SimSink {
+  header(h: HistoryHeader): void;
+  event(e: HistoryEvent): void;
+  decision(d: ResourceDecision): void;
 }
 
 const MS = 1_000_000;
-const TTL_MS = 1000;
 const ACQUIRE_TIMEOUT = 2000 * MS;
 const COMMAND_TIMEOUT = 3000 * MS;
 
@@ -43,12 +49,10 @@ class Timers {
   private fn: (() => void)[] = [];
   private n = 0;
   at(time: number, f: () => void): void {
-    const s = this.n++;
     this.t.push(time);
-    this.seq.push(s);
+    this.seq.push(this.n++);
     this.fn.push(f);
-    let i = this.t.length - 1;
-    while (i > 0) {
+    for (let i = this.t.length - 1; i > 0;) {
       const p = (i - 1) >> 1;
       if (!this.less(i, p)) break;
       this.swap(i, p);
@@ -58,13 +62,11 @@ class Timers {
   pop(): [number, () => void] | undefined {
     if (this.t.length === 0) return undefined;
     const out: [number, () => void] = [this.t[0], this.fn[0]];
-    const last = this.t.length - 1;
-    this.swap(0, last);
+    this.swap(0, this.t.length - 1);
     this.t.pop();
     this.seq.pop();
     this.fn.pop();
-    let i = 0;
-    for (;;) {
+    for (let i = 0; ;) {
       const l = 2 * i + 1, r = l + 1;
       let m = i;
       if (l < this.t.length && this.less(l, m)) m = l;
@@ -85,62 +87,42 @@ class Timers {
   }
 }
 
+interface Waiter {
+  owner: string;
+  granted: (fence: number) => void;
+  done: boolean;
+}
 interface Lock {
   holder: string | null;
   expires: number;
   fence: number;
   waiters: Waiter[];
 }
-interface Waiter {
-  owner: string;
-  granted: (fence: number) => void;
-  done: boolean;
+interface Resource {
+  max: number | null;
+  value: number;
 }
 
-class Writer {
-  private buf: string[] = [];
-  private size = 0;
-  bytes = 0;
-  constructor(private readonly fd: number) {}
-  line(o: unknown): void {
-    const s = JSON.stringify(o) + "\n";
-    this.buf.push(s);
-    this.size += s.length;
-    if (this.size > 4 << 20) this.flush();
-  }
-  flush(): void {
-    const text = this.buf.join("");
-    this.bytes += Buffer.byteLength(text);
-    writeSync(this.fd, text);
-    this.buf = [];
-    this.size = 0;
-  }
-}
-
-export function generateRun(dir: string, o: GenOptions): GenResult {
-  mkdirSync(join(dir, "logs"), { recursive: true });
-  const hfd = openSync(join(dir, "history.ndjson"), "w");
-  const rfd = openSync(join(dir, "resource.ndjson"), "w");
-  const history = new Writer(hfd);
-  const resource = new Writer(rfd);
-  const run = `bench-fenced-write/${o.seed}`;
-  history.line({ format: 1, kind: "header", run, workload: "fenced-write", backend: "redis", fencing: o.fencing });
-
+/** Runs the simulation, handing its header, events and decisions to `out` in order. */
+export function simulate(o: SimOptions, out: SimSink): { events: number; decisions: number } {
+  const workload = o.workload ?? "fenced-write";
+  const ttl = o.ttlMs ?? 1000;
+  out.header({ format: 1, kind: "header", run: `sim-${workload}/${o.seed}`, workload, backend: "sim", fencing: o.fencing });
   const timers = new Timers();
   let now = 0;
   let index = 0;
   let seq = 0;
   let nextProcess = o.clients;
   const r: Rng = rng(o.seed, "bench-checker");
-  const INFO_P = o.infoChance ?? 0.002;
+  const infoChance = o.infoChance ?? 0.002;
   const locks: Lock[] = Array.from({ length: o.keys }, () => ({ holder: null, expires: 0, fence: 0, waiters: [] }));
-  const maxFence: (number | null)[] = Array.from({ length: o.keys }, () => null);
+  const store: Resource[] = Array.from({ length: o.keys }, () => ({ max: null, value: 0 }));
   const pausedUntil: number[] = Array.from({ length: o.workers }, () => 0);
 
-  const emit = (e: Record<string, unknown>): void => {
-    history.line({ index: index++, time: now, ...e });
-  };
+  const emit = (e: Omit<HistoryEvent, "index" | "time">): void => out.event({ index: index++, time: now, ...e } as HistoryEvent);
+  const decide = (d: Omit<ResourceDecision, "seq" | "time" | "fencing">): void => out.decision({ seq: ++seq, time: now, ...d, fencing: o.fencing });
   const lat = (): number => Math.round(r.between(0.1, 0.8) * MS);
+  const lost = (): boolean => r.next() < infoChance;
 
   // A client's own steps wait while its worker is frozen; servers go on.
   const clientAt = (worker: number, time: number, f: () => void): void => {
@@ -156,26 +138,33 @@ export function generateRun(dir: string, o: GenOptions): GenResult {
       const w = lock.waiters.shift()!;
       if (w.done) continue;
       lock.holder = w.owner;
-      lock.expires = now + TTL_MS * MS;
+      lock.expires = now + ttl * MS;
       lock.fence++;
       w.done = true;
       w.granted(lock.fence);
-      const { holder, expires } = lock;
-      timers.at(expires, () => {
-        if (lock.holder === holder && lock.expires === expires) grantNext(k);
-      });
+      expireLater(k);
     }
+  };
+  const expireLater = (k: number): void => {
+    const lock = locks[k];
+    const { holder, expires } = lock;
+    timers.at(expires, () => {
+      if (lock.holder === holder && lock.expires === expires) grantNext(k);
+    });
   };
 
   function client(c: number): void {
     const worker = c % o.workers;
     let process = c;
     let holds = 0;
-    const retire = (): void => {
-      process = nextProcess++;
-    };
-
     const think = (): void => clientAt(worker, now + Math.round(r.exp(4) * MS) + 1, acquire);
+    /** An operation whose reply is lost: info after the command timeout, and the client carries on as a new process. */
+    const timeout = (f: string, key: string): void =>
+      clientAt(worker, now + COMMAND_TIMEOUT, () => {
+        emit({ process, type: "info", f, key, error: "timeout" });
+        process = nextProcess++;
+        think();
+      });
 
     function acquire(): void {
       if (index >= o.events) return;
@@ -183,34 +172,27 @@ export function generateRun(dir: string, o: GenOptions): GenResult {
       const key = `k${k}`;
       const owner = `c${c}-h${++holds}`;
       const p = process;
-      emit({ process: p, type: "invoke", f: "acquire", key, value: { ttl_ms: TTL_MS } });
+      emit({ process: p, type: "invoke", f: "acquire", key, value: { ttl_ms: ttl } });
       const invokedAt = now;
-      const lost = r.next() < INFO_P;
+      const isLost = lost();
       const waiter: Waiter = {
         owner,
         done: false,
         granted: (fence) => {
-          if (lost) return;
+          if (isLost) return;
           clientAt(worker, now + lat(), () => {
-            emit({ process: p, type: "ok", f: "acquire", key, value: { owner, fence, ttl_ms: TTL_MS } });
-            hold(k, key, owner, fence, 1);
+            emit({ process: p, type: "ok", f: "acquire", key, value: { owner, fence, ttl_ms: ttl } });
+            held(k, key, { owner, fence });
           });
         },
       };
       timers.at(now + lat(), () => {
         // A lost reply may still have taken the lock: its lease just runs out.
-        if (lost && r.next() < 0.5) return;
+        if (isLost && r.next() < 0.5) return;
         locks[k].waiters.push(waiter);
         grantNext(k);
       });
-      if (lost) {
-        clientAt(worker, invokedAt + COMMAND_TIMEOUT, () => {
-          emit({ process: p, type: "info", f: "acquire", key, error: "timeout" });
-          retire();
-          think();
-        });
-        return;
-      }
+      if (isLost) return timeout("acquire", key);
       timers.at(invokedAt + ACQUIRE_TIMEOUT, () => {
         if (waiter.done) return;
         waiter.done = true;
@@ -221,63 +203,86 @@ export function generateRun(dir: string, o: GenOptions): GenResult {
       });
     }
 
-    function hold(k: number, key: string, owner: string, fence: number, writes: number): void {
-      const p = process;
-      const ref = { owner, fence };
-      clientAt(worker, now + Math.round(r.between(0.5, 3) * MS), function write(): void {
-        if (writes === 0) return release(k, key, owner, fence);
-        writes--;
-        const data = `${owner}#${fence}`;
-        emit({ process: p, type: "invoke", f: "write", key, value: { ...ref, data } });
-        const lost = r.next() < INFO_P;
-        timers.at(now + lat(), () => {
-          if (lost && r.next() < 0.5) return;
-          const before = maxFence[k];
-          const accepted = !o.fencing || before === null || fence > before;
-          if (accepted && (before === null || fence > before)) maxFence[k] = fence;
-          resource.line({ seq: ++seq, time: now, op: "write", key, process: p, owner, fence, max_before: before, accepted, data, fencing: o.fencing });
-          if (lost) return;
-          clientAt(worker, now + lat(), () => {
-            if (accepted) emit({ process: p, type: "ok", f: "write", key, value: { ...ref, data } });
-            else emit({ process: p, type: "fail", f: "write", key, error: "stale-fence", value: { ...ref, seen: before } });
-            clientAt(worker, now + 1, write);
-          });
-        });
-        if (lost) {
-          clientAt(worker, now + COMMAND_TIMEOUT, () => {
-            emit({ process: p, type: "info", f: "write", key, error: "timeout" });
-            retire();
-            think();
-          });
+    /** A round trip to a server that may be lost: `apply` runs at the server (or not, when lost), `reply` back at the client. */
+    function call<T>(f: string, key: string, value: Record<string, unknown>, apply: () => T, reply: (result: T) => void): void {
+      emit({ process, type: "invoke", f, key, value });
+      const isLost = lost();
+      timers.at(now + lat(), () => {
+        if (isLost && r.next() < 0.5) return;
+        const result = apply();
+        if (!isLost) clientAt(worker, now + lat(), () => reply(result));
+      });
+      if (isLost) timeout(f, key);
+    }
+
+    function held(k: number, key: string, ref: { owner: string; fence: number }): void {
+      const steps: ((next: () => void) => void)[] = [];
+      if (o.renew) steps.push((next) => renew(k, key, ref, next));
+      if (workload === "counter") steps.push((next) => read(k, key, ref, (value) => write(k, key, ref, value + 1, next)));
+      else steps.push((next) => write(k, key, ref, `${ref.owner}#${ref.fence}`, next));
+      steps.push(() => release(k, key, ref));
+      const run = (i: number): void => clientAt(worker, now + Math.round(r.between(0.5, 3) * MS), () => steps[i](() => run(i + 1)));
+      run(0);
+    }
+
+    function renew(k: number, key: string, ref: { owner: string; fence: number }, next: () => void): void {
+      const lock = locks[k];
+      call("renew", key, { ...ref, ttl_ms: ttl }, () => {
+        const mine = lock.holder === ref.owner && lock.expires > now;
+        if (mine) {
+          lock.expires = now + ttl * MS;
+          expireLater(k);
         }
+        return mine;
+      }, (mine) => {
+        if (mine) emit({ process, type: "ok", f: "renew", key, value: { ttl_ms: ttl } });
+        else emit({ process, type: "fail", f: "renew", key, error: "not-owner" });
+        next();
       });
     }
 
-    function release(k: number, key: string, owner: string, fence: number): void {
-      const p = process;
-      emit({ process: p, type: "invoke", f: "release", key, value: { owner, fence } });
-      const lost = r.next() < INFO_P;
-      timers.at(now + lat(), () => {
-        if (lost && r.next() < 0.5) return;
-        const lock = locks[k];
-        const released = lock.holder === owner && lock.expires > now;
+    function read(k: number, key: string, ref: { owner: string; fence: number }, next: (value: number) => void): void {
+      const s = store[k];
+      call("read", key, {}, () => {
+        decide({ op: "read", key, process, owner: ref.owner, fence: null, max_before: s.max, accepted: true, data: s.value });
+        return { value: s.value, fence: s.max };
+      }, ({ value, fence }) => {
+        emit({ process, type: "ok", f: "read", key, value: { data: value, fence } });
+        next(value);
+      });
+    }
+
+    function write(k: number, key: string, ref: { owner: string; fence: number }, data: unknown, next: () => void): void {
+      const s = store[k];
+      call("write", key, { ...ref, data }, () => {
+        const before = s.max;
+        const accepted = !o.fencing || before === null || ref.fence > before;
+        if (accepted) {
+          if (before === null || ref.fence > before) s.max = ref.fence;
+          if (typeof data === "number") s.value = data;
+        }
+        decide({ op: "write", key, process, owner: ref.owner, fence: ref.fence, max_before: before, accepted, data });
+        return { accepted, before };
+      }, ({ accepted, before }) => {
+        if (accepted) emit({ process, type: "ok", f: "write", key, value: { ...ref, data } });
+        else emit({ process, type: "fail", f: "write", key, error: "stale-fence", value: { ...ref, seen: before } });
+        next();
+      });
+    }
+
+    function release(k: number, key: string, ref: { owner: string; fence: number }): void {
+      const lock = locks[k];
+      call("release", key, ref, () => {
+        const released = lock.holder === ref.owner && lock.expires > now;
         if (released) {
           lock.holder = null;
           grantNext(k);
         }
-        if (lost) return;
-        clientAt(worker, now + lat(), () => {
-          emit({ process: p, type: "ok", f: "release", key, value: { released } });
-          think();
-        });
+        return released;
+      }, (released) => {
+        emit({ process, type: "ok", f: "release", key, value: { released } });
+        think();
       });
-      if (lost) {
-        clientAt(worker, now + COMMAND_TIMEOUT, () => {
-          emit({ process: p, type: "info", f: "release", key, error: "timeout" });
-          retire();
-          think();
-        });
-      }
     }
 
     clientAt(worker, Math.round(r.between(0, 5) * MS), acquire);
@@ -288,24 +293,59 @@ export function generateRun(dir: string, o: GenOptions): GenResult {
   const nemesis = (): void => {
     if (index >= o.events) return;
     const w = r.int(0, o.workers - 1);
-    const duration = r.int(500, 2500);
+    const duration = r.int(Math.ceil(ttl / 2), Math.ceil(ttl * 2.5));
     emit({ process: "nemesis", type: "info", f: "start-pause", value: { targets: [`worker-${w + 1}`], duration_ms: duration } });
     pausedUntil[w] = Math.max(pausedUntil[w], now + duration * MS);
     timers.at(now + duration * MS, () => {
       emit({ process: "nemesis", type: "info", f: "stop-pause", value: { targets: [`worker-${w + 1}`] } });
-      timers.at(now + Math.round(r.between(1000, 3000) * MS), nemesis);
+      timers.at(now + Math.round(r.between(ttl, 3 * ttl) * MS), nemesis);
     });
   };
-  if (o.nemesis ?? true) timers.at(1000 * MS, nemesis);
+  if (o.nemesis ?? true) timers.at(ttl * MS, nemesis);
 
   for (let next = timers.pop(); next; next = timers.pop()) {
     now = next[0];
     next[1]();
   }
-  history.flush();
-  resource.flush();
-  closeSync(hfd);
-  closeSync(rfd);
-  writeFileSync(join(dir, "run.json"), JSON.stringify({ test: "bench-fenced-write", seed: o.seed, options: { ...o } }, null, 2) + "\n");
-  return { events: index, decisions: seq, historyBytes: history.bytes, resourceBytes: resource.bytes };
+  return { events: index, decisions: seq };
+}
+
+/** Lines to a file in large writes. */
+class Lines {
+  private buf: string[] = [];
+  private size = 0;
+  bytes = 0;
+  constructor(private readonly fd: number) {}
+  add(o: unknown): void {
+    const s = JSON.stringify(o) + "\n";
+    this.buf.push(s);
+    this.size += s.length;
+    if (this.size > 4 << 20) this.flush();
+  }
+  flush(): void {
+    const text = this.buf.join("");
+    this.bytes += Buffer.byteLength(text);
+    writeSync(this.fd, text);
+    this.buf = [];
+    this.size = 0;
+  }
+}
+
+/** A run directory with history.ndjson, resource.ndjson and a run.json naming the options. */
+export function generateRun(dir: string, o: SimOptions): { events: number; decisions: number; historyBytes: number; resourceBytes: number } {
+  mkdirSync(join(dir, "logs"), { recursive: true });
+  const hfd = openSync(join(dir, "history.ndjson"), "w");
+  const rfd = openSync(join(dir, "resource.ndjson"), "w");
+  const history = new Lines(hfd);
+  const resource = new Lines(rfd);
+  try {
+    const made = simulate(o, { header: (h) => history.add(h), event: (e) => history.add(e), decision: (d) => resource.add(d) });
+    history.flush();
+    resource.flush();
+    writeFileSync(join(dir, "run.json"), JSON.stringify({ test: "bench-checker", seed: o.seed, options: { ...o } }, null, 2) + "\n");
+    return { ...made, historyBytes: history.bytes, resourceBytes: resource.bytes };
+  } finally {
+    closeSync(hfd);
+    closeSync(rfd);
+  }
 }

@@ -25,7 +25,7 @@ export function duplicateFences(m: Model): Witness[] {
         events: eventsOf(m, holds.acquire[earlier], holds.acquire[h]),
         explanation:
           `On key ${JSON.stringify(key)}, ${quoteAcquire(m, earlier)} and ${quoteAcquire(m, h)} ` +
-          `gave two different holds the same fence ${fence}.`,
+          `gave two different holds the same fence ${fence}, so the resource cannot tell their writes apart.`,
       });
     }
   }

@@ -171,6 +171,7 @@ export class ModelBuilder {
       ops.fence[i] = f === ACQUIRE ? NaN : e.fence;
       ops.ttl[i] = f === ACQUIRE || f === RENEW || f > READ ? e.ttl : NaN;
       ops.notReleased[i] = 0;
+      ops.queued[i] = NaN;
       ops.hold[i] = -1;
       ops.next[i] = -1;
       ops.data.push(e.data);
@@ -194,6 +195,7 @@ export class ModelBuilder {
       ops.owner[i] = e.owner === undefined ? -1 : this.grantedOwner(process, e.owner);
       ops.fence[i] = e.fence;
       ops.ttl[i] = lease(ops.ttl[i], e.ttl);
+      ops.queued[i] = e.queued;
     } else if (f === RENEW) ops.ttl[i] = lease(ops.ttl[i], e.ttl);
     else if (f === RELEASE && e.notReleased) ops.notReleased[i] = 1;
   };

@@ -136,6 +136,8 @@ export class Ops {
   ttl: Float64Array;
   /** A release that completed ok with `released: false`. */
   notReleased: Uint8Array;
+  /** An acquire that completed ok: the `queued_ms` its client reported (NaN: none). */
+  queued: Float64Array;
   /** The hold an acquire made or a renew, release or write belongs to (-1: none). */
   hold: Int32Array;
   /** The next renew, release or write of the same hold, in invoke order (-1: none). */
@@ -161,6 +163,7 @@ export class Ops {
     this.fence = new Float64Array(this.cap);
     this.ttl = new Float64Array(this.cap);
     this.notReleased = new Uint8Array(this.cap);
+    this.queued = new Float64Array(this.cap);
     this.hold = new Int32Array(this.cap);
     this.next = new Int32Array(this.cap);
   }
@@ -182,6 +185,7 @@ export class Ops {
       this.fence = grow(this.fence, this.cap);
       this.ttl = grow(this.ttl, this.cap);
       this.notReleased = grow(this.notReleased, this.cap);
+      this.queued = grow(this.queued, this.cap);
       this.hold = grow(this.hold, this.cap);
       this.next = grow(this.next, this.cap);
     }

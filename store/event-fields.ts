@@ -29,12 +29,14 @@ export interface EventFields {
   data: unknown;
   /** A release that answered `released: false`. */
   notReleased: boolean;
+  /** An acquire's `queued_ms`: when its client says its place in the lock's queue was taken (NaN: none). */
+  queued: number;
 }
 
 export const typeName = (type: number): string => TYPE_NAMES[type];
 
 export function emptyFields(): EventFields {
-  return { index: 0, time: 0, process: 0, nemesis: false, type: 0, f: "", key: undefined, error: undefined, owner: undefined, fence: NaN, ttl: NaN, data: undefined, notReleased: false };
+  return { index: 0, time: 0, process: 0, nemesis: false, type: 0, f: "", key: undefined, error: undefined, owner: undefined, fence: NaN, ttl: NaN, data: undefined, notReleased: false, queued: NaN };
 }
 
 type Obj = Record<string, unknown>;
@@ -108,6 +110,7 @@ export function readFields(o: unknown, out: EventFields): string | null {
   out.ttl = ttlOf(ttl);
   out.data = v.data;
   out.notReleased = f === "release" && v.released === false;
+  out.queued = ttlOf(v.queued_ms);
   return valueProblem(f, type, owner, fence, ttl);
 }
 
@@ -117,6 +120,7 @@ function clearValue(out: EventFields): void {
   out.ttl = NaN;
   out.data = undefined;
   out.notReleased = false;
+  out.queued = NaN;
 }
 
 const ownerProblem = (owner: unknown, what: string): string | null =>
@@ -163,5 +167,6 @@ export function fieldsOf(e: HistoryEvent, out: EventFields): EventFields {
   out.ttl = ttlOf(v?.ttl_ms);
   out.data = v?.data;
   out.notReleased = e.f === "release" && v?.released === false;
+  out.queued = ttlOf(v?.queued_ms);
   return out;
 }

@@ -6,7 +6,7 @@
 import type { Witness } from "../../store/events.ts";
 import { ms, quoteAcquire, quoteOp } from "../explain.ts";
 import { ACQUIRE as ACQUIRE_F, eventsOf, RELEASE as RELEASE_F, RENEW as RENEW_F, type Model } from "../model.ts";
-import { FAIL, INFO } from "../table.ts";
+import { FAIL, INFO, OK, OUTCOMES } from "../table.ts";
 import { ACQUIRE, mutexHistories, mutexModel, NOT_RELEASED, RELEASE_OK, type MutexHistory } from "./fenced-mutex.ts";
 import { search } from "./wgl.ts";
 
@@ -95,47 +95,77 @@ function leftOut(m: Model): ModelCheckStats["left_out"] {
 
 type Deepest = { taken: number; state: number; last: number; blocked: number };
 
+/**
+ * Knossos's kind of witness: the operation the search could not get past, in the
+ * furthest order it found, and why the mutex refuses it there: who held the lock
+ * then and why that hold had not ended by the operation's completion.
+ */
 function witness(m: Model, h: MutexHistory, model: ReturnType<typeof mutexModel>, deepest: Deepest): Witness {
+  const o = m.ops;
   const holder = model.holder(deepest.state);
   const fenced = model.fenced(deepest.state);
   const b = deepest.blocked;
   const row = (i: number): number => h.row[i];
-  const holdText = (j: number): string => quoteAcquire(m, h.holds[j]);
-  const releasesOf = (j: number): number[] => {
-    const out: number[] = [];
-    for (let i = 0; i < h.length; i++) if (h.hold[i] === j && (h.kind[i] === RELEASE_OK || h.kind[i] === NOT_RELEASED)) out.push(i);
-    return out;
-  };
-  const doneAt = (i: number): string => (h.ret[i] >= 0 ? `before it completed at ${ms(m.ops.doneTime[row(i)])}` : "at any time");
+  const acquireRow = (j: number): number => m.holds.acquire[h.holds[j]];
+  const quote = (i: number): string => (h.kind[i] === ACQUIRE ? quoteAcquire(m, h.holds[h.hold[i]]) : quoteOp(m, row(i), `owner ${JSON.stringify(m.owners.names[m.holds.owner[h.holds[h.hold[i]]]])}`));
+  const j = h.hold[b];
+  const until = `by its ${OUTCOMES[o.outcome[row(b)]]} at ${ms(o.doneTime[row(b)])}`;
   const related: number[] = [row(b)];
   let why: string;
-  const j = h.hold[b];
   if (h.kind[b] === ACQUIRE && holder >= 0) {
-    const rel = releasesOf(holder);
-    related.push(m.holds.acquire[h.holds[holder]], ...rel.map(row));
-    const ends = rel.length === 0 ? "which no release of its own ever ended"
-      : `whose release ${rel.map((r) => `#${m.ops.invoke[row(r)]}`).join(", ")} was invoked only at ${ms(m.ops.start[row(rel[0])])}${rel.some((r) => h.ret[r] < 0) ? " (outcome unknown)" : ""}`;
-    why = `the lock was held by the hold of ${holdText(holder)}, ${ends}`;
+    related.push(acquireRow(holder));
+    const rel = releasesOf(h, holder);
+    related.push(...rel.map(row));
+    const ended = rel.length === 0 ? "and no release of that hold ended it"
+      : `and that hold's release #${o.invoke[row(rel[0])]} was invoked only at ${ms(o.start[row(rel[0])])}${h.ret[rel[0]] < 0 ? " (its outcome unknown)" : ""}`;
+    why = `the lock was held by the hold of ${quoteAcquire(m, h.holds[holder])}, ${ended}${leaseNote(m, h.holds[holder], o.doneTime[row(b)])}`;
   } else if (h.kind[b] === ACQUIRE) {
-    related.push(m.holds.acquire[h.holds[fenced]]);
-    why = `its fence ${h.fences[j]} is not above fence ${h.fences[fenced]}, granted before it by ${holdText(fenced)}`;
+    related.push(acquireRow(fenced));
+    why = `its fence ${h.fences[j]} is not above fence ${h.fences[fenced]}, granted before it by ${quoteAcquire(m, h.holds[fenced])}`;
   } else if (h.kind[b] === NOT_RELEASED) {
-    why = `it answered that the lock was no longer its hold's, yet no other hold can have taken it from ${holdText(j)}`;
-    related.push(m.holds.acquire[h.holds[j]]);
+    related.push(acquireRow(j));
+    why = `it answered that the lock was no longer its hold's, yet no other acquire can have taken the lock from that hold (${quoteAcquire(m, h.holds[j])})`;
   } else {
-    related.push(m.holds.acquire[h.holds[j]]);
-    if (holder >= 0) related.push(m.holds.acquire[h.holds[holder]]);
-    why = `its hold (${holdText(j)}) no longer held the lock: ${holder >= 0 ? `the hold of ${holdText(holder)} did` : "the lock was free"}`;
+    related.push(acquireRow(j));
+    if (holder >= 0) related.push(acquireRow(holder));
+    why = `its hold no longer held the lock: ${holder >= 0 ? `the hold of ${quoteAcquire(m, h.holds[holder])} did` : "it was free"}`;
   }
-  const last = deepest.last >= 0 ? `; the last to take effect was ${quoteOp(m, row(deepest.last))}` : "";
-  if (deepest.last >= 0) related.push(row(deepest.last));
+  const last = deepest.last;
+  const context = last >= 0 && row(last) !== related[1]
+    ? ` (the last operation to take effect before it was ${quoteOp(m, row(last))})`
+    : "";
+  if (last >= 0) related.push(row(last));
   return {
     key: h.key,
     events: eventsOf(m, ...related),
     explanation:
-      `On key ${JSON.stringify(h.key)} no order of the acquires, renews and releases consistent with real time is one a mutex allows. ` +
-      `The search got furthest with ${deepest.taken} of ${h.length} operations taken effect${last}; ` +
-      `there ${quoteOp(m, row(b))} had to take effect ${doneAt(b)}, but ${why}. ` +
-      `A lock with leases does this by design when a lease runs out (see mutex-violation and lease_overlaps for what the leases allow).`,
+      `On key ${JSON.stringify(h.key)} no order of the acquires, renews and releases that respects real time is one a mutex allows. ` +
+      `${capital(quote(b))} must have taken effect ${until}, but in the furthest such order the search found, ` +
+      `${deepest.taken} of ${h.length} operations in${context}, ${why}. ` +
+      `A mutex grants no lock that is held; a lease service does once the lease runs out, so only --model strict counts this.`,
   };
 }
+
+function releasesOf(h: MutexHistory, j: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < h.length; i++) if (h.hold[i] === j && (h.kind[i] === RELEASE_OK || h.kind[i] === NOT_RELEASED)) out.push(i);
+  return out;
+}
+
+/** Whether the hold's lease (from its acquire or last ok renew, both invoked) had run out by `at`. */
+function leaseNote(m: Model, hold: number, at: number): string {
+  const o = m.ops;
+  let from = o.start[m.holds.acquire[hold]];
+  let ttl = m.holds.ttl[hold];
+  for (let r = m.holds.first[hold]; r >= 0; r = o.next[r]) {
+    if (o.f[r] === RENEW_F && o.outcome[r] === OK && o.start[r] >= from) {
+      from = o.start[r];
+      ttl = o.ttl[r];
+    }
+  }
+  if (Number.isNaN(ttl)) return "";
+  const end = from + ttl * 1e6;
+  return end < at ? `; its lease of ${ttl} ms from ${ms(from)} had run out at ${ms(end)}` : `; its lease of ${ttl} ms from ${ms(from)} still ran until ${ms(end)}`;
+}
+
+const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);

@@ -47,6 +47,7 @@ describe("fairness of a hot key", () => {
     expect(oks.length).toBe(r.stats.acquires_granted);
     for (const e of oks) expect(typeof e.value?.queued_ms).toBe("number");
     expect(r.fromHistory.overtakes).toBe(0);
+    expect(r.stats).toMatchObject({ overtakes: 0, placed_reported: r.stats.acquires_granted });
     // Everyone queued behind others: the waits are what a FIFO of ten makes them.
     expect(r.fromHistory.wait_ms!.max).toBeGreaterThan(0);
   });

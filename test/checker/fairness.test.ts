@@ -108,6 +108,14 @@ describe("stats.fairness", () => {
     expect(fairness(h)).toMatchObject({ overtakes: 1, acquires_granted: 2, overtaken: 1, wait_ms: { p50: 10, p99: 30, max: 30 } });
   });
 
+  it("takes a waiter's place from the queued_ms its client reported", () => {
+    const h = new History();
+    // A's place was taken 12 ms after its invoke, after B was invoked: B may have been ahead of it.
+    h.op(0, "acquire", "k", [0, 30], { ttl_ms: 1000 }, "ok", { owner: "A", fence: 8, ttl_ms: 1000, queued_ms: 12 });
+    h.op(1, "acquire", "k", [10, 20], { ttl_ms: 1000 }, "ok", { owner: "B", fence: 7, ttl_ms: 1000, queued_ms: 1 });
+    expect(fairness(h)).toMatchObject({ overtakes: 0, acquires_granted: 2, placed_reported: 2 });
+  });
+
   it("is null without acquires", () => {
     const h = new History();
     h.write(0, "k", [0, 1], "A", 1, "x");
