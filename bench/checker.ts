@@ -10,7 +10,7 @@
 // machine shows less in it than in wall time) and its peak RSS. Like bench:proxy
 // it prints figures and exits 0 whether or not a target is met.
 //
-//   npm run bench:checker -- [--events N] [--rounds R] [--no-report] [--dir DIR] [--keep] [--json]
+//   npm run bench:checker -- [--events N] [--rounds R] [--report off] [--dir DIR] [--keep] [--json]
 import { execFile } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -28,14 +28,17 @@ function fromResource(m: Model): Witness[] {
   const ds = m.decisions!;
   const owner = (d: number): string => m.owners.names[ds.owner[d]];
   const out: Witness[] = [];
+  // Per owner, its last accepted write on the key at hand: kept across keys, and
+  // trusted only when that decision is of the key at hand.
+  const lastOf = new Int32Array(m.owners.names.length).fill(-1);
   for (const [key, decisions] of view.byKey) {
-    const lastOf = new Map<number, number>();
     const seen = new Set<string>();
     let last = -1;
     for (let j = 0; j < decisions.length; j++) {
       const d = decisions.items[j];
       if (!ds.write[d] || !ds.accepted[d]) continue;
-      const before = lastOf.get(ds.owner[d]);
+      const prior = lastOf[ds.owner[d]];
+      const before = prior >= 0 && ds.key[prior] === ds.key[d] ? prior : undefined;
       if (last >= 0 && before !== undefined && ds.owner[last] !== ds.owner[d] && !seen.has(pairId(ds.owner[d], ds.owner[last]))) {
         seen.add(pairId(ds.owner[d], ds.owner[last]));
         out.push({
@@ -45,7 +48,7 @@ function fromResource(m: Model): Witness[] {
           explanation: explain(key, owner(d), owner(last), `the resource accepted ${quoteDecision(m, before)}`, quoteDecision(m, last), quoteDecision(m, d)),
         });
       }
-      lastOf.set(ds.owner[d], d);
+      lastOf[ds.owner[d]] = d;
       last = d;
     }
   }

@@ -93,7 +93,7 @@ function fromHistory(m: Model): Witness[] {
         events: eventsOf(m, w, ...candidates.slice(0, QUOTED)),
         explanation:
           `On key ${JSON.stringify(key)}, ${quoteWrite(m, w)} took effect, but the value in effect before it can only have been ` +
-          `${values.length === 1 ? "" : "one of "}${shown}; none is ${data - 1}, so an update was lost.`,
+          `${values.length === 1 ? "" : "one of "}${shown}. It wrote ${data}, so it had read ${data - 1}, and no write that can have come just before it left ${data - 1}: an update was lost.`,
       });
     }
   }

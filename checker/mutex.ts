@@ -31,7 +31,8 @@ export interface HoldCheck {
   leaseOverlaps: number;
 }
 
-function spanOf(m: Model, h: number): Span {
+/** The span of hold `h`, written into `into` (a fresh object unless given: the sweep reuses one). */
+function spanOf(m: Model, h: number, into?: Span): Span {
   const { ops, holds } = m;
   const acquire = holds.acquire[h];
   const start = ops.end[acquire];
@@ -64,7 +65,14 @@ function spanOf(m: Model, h: number): Span {
       boundTtl = null;
     }
   }
-  return { hold: h, start, end, bound, boundTtl, claimedEnd: Math.max(end, acted) };
+  const s = into ?? { hold: h, start, end, bound, boundTtl, claimedEnd: 0 };
+  s.hold = h;
+  s.start = start;
+  s.end = end;
+  s.bound = bound;
+  s.boundTtl = boundTtl;
+  s.claimedEnd = Math.max(end, acted);
+  return s;
 }
 
 function why(m: Model, s: Span): string {
@@ -87,8 +95,9 @@ export function checkHolds(m: Model): HoldCheck {
     const start = new Float64Array(n);
     const end = new Float64Array(n);
     const claimed = new Float64Array(n);
+    const scratch: Span = { hold: -1, start: 0, end: 0, bound: -1, boundTtl: null, claimedEnd: 0 };
     for (let i = 0; i < n; i++) {
-      const s = spanOf(m, order[i]);
+      const s = spanOf(m, order[i], scratch);
       start[i] = s.start;
       end[i] = s.end;
       claimed[i] = s.claimedEnd;

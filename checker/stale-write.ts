@@ -3,7 +3,7 @@
 // (K1, K2): with fencing off it shows what a paused holder did; with fencing on it
 // means the resource or the fences are broken.
 import type { Witness } from "../store/events.ts";
-import { ms, quoteDecision, quoteWrite } from "./explain.ts";
+import { quoteDecision, quoteWrite } from "./explain.ts";
 import { eventsOf, type Model } from "./model.ts";
 import { resourceView } from "./resource.ts";
 import { bestBefore, column } from "./sweep.ts";
@@ -57,8 +57,9 @@ function fromHistory(m: Model): Witness[] {
         key,
         events: eventsOf(m, top, w),
         explanation:
-          `On key ${JSON.stringify(key)}, ${quoteWrite(m, top)}, so it took effect before ${quoteWrite(m, w)} was invoked at ${ms(o.start[w])}; ` +
-          `both completed ok, so a write with fence ${fence[i]} took effect after one with the higher fence ${fence[t]}.`,
+          `On key ${JSON.stringify(key)}, ${quoteWrite(m, top)}; then ${quoteWrite(m, w)}. ` +
+          `The first completed before the second was invoked, so it took effect first, and both took effect (ok): ` +
+          `a write with fence ${fence[i]} took effect after one with the higher fence ${fence[t]}.`,
       });
     }
   }

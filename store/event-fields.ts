@@ -98,20 +98,65 @@ export function readFields(o: unknown, out: EventFields): string | null {
   }
   if (!isClientOp(f)) return `"f" ${JSON.stringify(f)} is not a client operation (${CLIENT_OPS.join(", ")})`;
   if (type === INVOKE_TYPE && key === undefined) return `a client invoke needs "key" (the lock name)`;
-  if (v === undefined) {
-    clearValue(out);
-    return valueProblem(f, type, undefined, undefined, undefined);
+  clearValue(out);
+  return readValue(f, type, v ?? NO_VALUE, out);
+}
+
+const NO_VALUE: Obj = Object.freeze({});
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/**
+ * The value fields the checker relies on, for the operations HISTORY.md defines:
+ * checked, and copied into `out`. Only the fields this operation has are read.
+ */
+function readValue(f: string, type: number, v: Obj, out: EventFields): string | null {
+  switch (f) {
+    case "acquire": {
+      if (type === INVOKE_TYPE) {
+        const ttl = v.ttl_ms;
+        out.ttl = ttlOf(ttl);
+        return ttlProblem(ttl);
+      }
+      if (type !== OK_TYPE) return null;
+      const { owner, fence, ttl_ms: ttl } = v;
+      out.owner = str(owner);
+      out.fence = fenceOf(fence);
+      out.ttl = ttlOf(ttl);
+      out.queued = ttlOf(v.queued_ms);
+      return ownerProblem(owner, "acquire ok") ?? fenceProblem(fence) ?? ttlProblem(ttl);
+    }
+    case "renew": {
+      if (type === OK_TYPE) {
+        const ttl = v.ttl_ms;
+        out.ttl = ttlOf(ttl);
+        return ttlProblem(ttl);
+      }
+      if (type !== INVOKE_TYPE) return null;
+      const { owner, fence, ttl_ms: ttl } = v;
+      out.owner = str(owner);
+      out.fence = fenceOf(fence);
+      out.ttl = ttlOf(ttl);
+      return ownerProblem(owner, "renew invoke") ?? fenceProblem(fence) ?? ttlProblem(ttl);
+    }
+    case "release":
+    case "write": {
+      if (type === OK_TYPE && f === "release") out.notReleased = v.released === false;
+      if (type !== INVOKE_TYPE) return null;
+      const { owner, fence } = v;
+      out.owner = str(owner);
+      out.fence = fenceOf(fence);
+      if (f === "write") out.data = v.data;
+      return ownerProblem(owner, `${f} invoke`) ?? fenceProblem(fence);
+    }
+    default: {
+      // read: its ok's fence is checked, but the checker needs only the invoke's.
+      if (type !== INVOKE_TYPE) return type === OK_TYPE ? fenceProblem(v.fence) : null;
+      const fence = v.fence;
+      out.owner = str(v.owner);
+      out.fence = fenceOf(fence);
+      return fenceProblem(fence);
+    }
   }
-  const owner = v.owner;
-  const fence = v.fence;
-  const ttl = v.ttl_ms;
-  out.owner = typeof owner === "string" ? owner : undefined;
-  out.fence = fenceOf(fence);
-  out.ttl = ttlOf(ttl);
-  out.data = v.data;
-  out.notReleased = f === "release" && v.released === false;
-  out.queued = ttlOf(v.queued_ms);
-  return valueProblem(f, type, owner, fence, ttl);
 }
 
 function clearValue(out: EventFields): void {
@@ -129,27 +174,6 @@ const fenceProblem = (fence: unknown): string | null =>
   fence === undefined || isFence(fence) ? null : `"value.fence" must be an integer or null`;
 const ttlProblem = (ttl: unknown): string | null =>
   ttl === undefined || (typeof ttl === "number" && Number.isFinite(ttl) && ttl >= 0) ? null : `"value.ttl_ms" must be a number >= 0`;
-
-/** The value fields the checker relies on, for the operations HISTORY.md defines. */
-function valueProblem(f: string, type: number, owner: unknown, fence: unknown, ttl: unknown): string | null {
-  switch (f) {
-    case "acquire":
-      if (type === INVOKE_TYPE) return ttlProblem(ttl);
-      if (type === OK_TYPE) return ownerProblem(owner, "acquire ok") ?? fenceProblem(fence) ?? ttlProblem(ttl);
-      return null;
-    case "renew":
-      if (type === INVOKE_TYPE) return ownerProblem(owner, "renew invoke") ?? fenceProblem(fence) ?? ttlProblem(ttl);
-      if (type === OK_TYPE) return ttlProblem(ttl);
-      return null;
-    case "release":
-    case "write":
-      return type === INVOKE_TYPE ? ownerProblem(owner, `${f} invoke`) ?? fenceProblem(fence) : null;
-    case "read":
-      return type === INVOKE_TYPE || type === OK_TYPE ? fenceProblem(fence) : null;
-    default:
-      return null;
-  }
-}
 
 /** The fields of an event already in memory (read whole, or handed in by a test), unchecked. */
 export function fieldsOf(e: HistoryEvent, out: EventFields): EventFields {

@@ -52,15 +52,15 @@ export function mutexHistories(m: Model): MutexHistory[] {
     keys.push(key);
     for (let j = 0; j < list.length; j++) local[list.items[j]] = j;
   }
-  const kept = (r: number, h: number): boolean => {
-    const f = ops.f[r];
-    return f === RENEW ? ops.outcome[r] === OK : f === RELEASE ? ops.outcome[r] !== FAIL : holds.acquire[h] === r;
-  };
   // Two passes over the operations in invoke order (count, then fill) put each key's in order.
   const counts = new Int32Array(keys.length);
+  const placeOf = new Int32Array(ops.length);
   for (let r = 0; r < ops.length; r++) {
     const h = ops.hold[r];
-    if (h >= 0 && kept(r, h)) counts[place[holds.key[h]]]++;
+    const f = ops.f[r];
+    const kept = h >= 0 && (f === RENEW ? ops.outcome[r] === OK : f === RELEASE ? ops.outcome[r] !== FAIL : holds.acquire[h] === r);
+    placeOf[r] = kept ? place[holds.key[h]] : -1;
+    if (kept) counts[placeOf[r]]++;
   }
   const out = keys.map((key, k): MutexHistory => {
     const n = counts[k];
@@ -77,9 +77,9 @@ export function mutexHistories(m: Model): MutexHistory[] {
   });
   const filled = new Int32Array(keys.length);
   for (let r = 0; r < ops.length; r++) {
+    const k = placeOf[r];
+    if (k < 0) continue;
     const h = ops.hold[r];
-    if (h < 0 || !kept(r, h)) continue;
-    const k = place[holds.key[h]];
     const x = out[k];
     const i = filled[k]++;
     const j = local[h];

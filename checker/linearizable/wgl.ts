@@ -129,7 +129,7 @@ export function search(h: SearchHistory, model: SearchModel, limits: SearchLimit
 
 const HEAD = 0;
 const TAIL = 1;
-/** Entries appended at a time when the search reaches the end of those built so far. */
+/** Entries appended at a time when the search reaches the end of those built so far (tests make it 1 to stress the appending). */
 export const tuning = { batch: 512 };
 
 /**

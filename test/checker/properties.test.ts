@@ -4,8 +4,9 @@
 // found, with a witness naming the planted events; and a history with one broken
 // line is refused with that line's number, never checked.
 import fc from "fast-check";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { execFile } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { analyze, checkRun, type RunInput } from "../../checker/index.ts";
 import { BadInput } from "../../lib/index.ts";
@@ -199,6 +200,19 @@ function broken(lines: string[], f: Fuzz, pick: number): { text: string; line: n
 
 describe("broken lines", () => {
   const dir = tempDir();
+
+  it("through the CLI: exit 254 and the line, nothing written", { timeout: 60_000 }, async () => {
+    const run = simulated({ seed: 7, events: 60, keys: 2, clients: 3, workers: 2, fencing: true });
+    const { text, line } = broken(ndjson(run), { kind: "two-completions" }, 3);
+    const runDir = tempDir();
+    writeFileSync(join(runDir, "history.ndjson"), text);
+    const { code, stderr } = await new Promise<{ code: number; stderr: string }>((done) =>
+      execFile("npx", ["tsx", "cli/check.ts", runDir], { cwd: resolve(import.meta.dirname, "../..") }, (err, _out, stderr) =>
+        done({ code: err ? Number(err.code) : 0, stderr })));
+    expect(code).toBe(254);
+    expect(stderr).toContain(`history.ndjson line ${line}: second completion`);
+    expect(existsSync(join(runDir, "results.json"))).toBe(false);
+  });
   const nonTrivial = simOptions.filter((o) => o.events >= 8);
 
   it("give BadInput naming the line, never a verdict or a crash", async () => {
