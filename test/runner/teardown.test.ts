@@ -19,6 +19,25 @@ function historyEvents(store: string): Array<Record<string, unknown>> {
   return readNdjson(join(latestRun(store), "history.ndjson")).slice(1);
 }
 
+/** Finds a free port p and holds p + 1, retrying when another test file owns p + 1 (files run in parallel). */
+async function takeNextPort(): Promise<{ taken: Server; base: number }> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const p = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const port = (probe.address() as { port: number }).port;
+        probe.close(() => resolve(port));
+      });
+    });
+    const taken: Server = createServer();
+    const ok = await new Promise<boolean>((resolve) => {
+      taken.once("error", () => resolve(false));
+      taken.listen(p + 1, "127.0.0.1", () => resolve(true));
+    });
+    if (ok) return { taken, base: p };
+  }
+  throw new Error("no pair of free consecutive ports found");
+}
+
 describe("teardown", () => {
   it("a finished run leaves no process", async () => {
     const store = tempRunDir("fc-store-");
@@ -71,13 +90,7 @@ describe("teardown", () => {
   it("a start that fails on a taken port leaves no process", async () => {
     const store = tempRunDir("fc-store-");
     // The resource takes the base port; what comes next (the fault proxy) finds its port taken.
-    const taken: Server = createServer();
-    const base = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, "127.0.0.1", () => {
-        const p = (probe.address() as { port: number }).port;
-        probe.close(() => taken.listen(p + 1, "127.0.0.1", () => resolve(p)));
-      });
-    });
+    const { taken, base } = await takeNextPort();
     try {
       const run = runCli("test-jepsen", [...quick, "--time-limit", "5", "--port-base", String(base), "--store", store]);
       expect(await run.exit).toBe(255);
