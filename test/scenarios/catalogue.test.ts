@@ -12,8 +12,8 @@ import { TEST_OPTIONS, buildTest } from "../../cli/test-options.ts";
 import { tempRunDir, runCli, latestRun } from "../helpers.ts";
 
 describe("the scenarios", () => {
-  it("are the catalogue's eight, each building into a test with its script and a firm prediction", () => {
-    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2"]);
+  it("are the catalogue's nine, each building into a test with its script and a firm prediction", () => {
+    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2", "C1"]);
     for (const s of Object.values(SCENARIOS)) {
       const run = buildScenario(s, []);
       expect(run.test.name.startsWith(`${s.id.toLowerCase()}-`)).toBe(true);
@@ -41,6 +41,8 @@ describe("the scenarios", () => {
     expect(p("K1")).toEqual(["stale-write-accepted"]);
     expect(p("K1", "--fence", "on")).toEqual([]);
     expect(p("T1", "--client", "redis")).toEqual([]);
+    expect(p("C1")).toEqual(["lost-update"]);
+    expect(p("C1", "--fence-reads")).toEqual([]);
   });
 
   it("take the user's free options and variations, fit the rest around them, and refuse what would move a fault", () => {

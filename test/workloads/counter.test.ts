@@ -1,10 +1,7 @@
-// C1 of the catalogue, deterministic, through the CLI: TTL 2 s, and every holder
-// pauses 5 s between its read and its write. A (client 0) acquires at once and
-// reads 0; its lease expires at ~2 s; B (client 1, waiting since 0.3 s) acquires,
-// reads 0, and pauses too; A wakes at ~5 s and writes 1, before B writes 1 at ~7 s.
-// Fencing the writes alone lets both through (A's fence 1 beat nothing yet): a lost
-// update. With --fence-reads B's read advanced the fence to 2, so A's write is
-// refused and B's 1 is the only increment. The margins are seconds, not ms.
+// The counter workload through the CLI. C1 itself (a lost update with write-only
+// fencing, closed by --fence-reads) is the scenario's test, test/scenarios/counter.test.ts;
+// here: a holder whose fenced read is refused, and counters under random pauses.
+// Two clients, TTL 2 s, a 5 s pause of client 0 and client 1 waiting from 0.3 s.
 import { describe, it, expect } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -29,43 +26,7 @@ async function run(args: string[]) {
   return { code, decisions, history, results, of, done, out: cli.stdout() + cli.stderr(), store };
 }
 
-describe.concurrent("counter: lost updates under write-only fencing (C1)", () => {
-  it("fencing the writes only: both stale holder and next holder write 1, lost-update", async () => {
-    const r = await run([...twoClients, "--pause-at", "read"]);
-    expect(r.code, r.out).toBe(1);
-    expect(r.history[0]).toMatchObject({ kind: "header", workload: "counter", fencing: true });
-    // Both read the never-written key as 0, unfenced.
-    expect(r.done("read", 0)).toMatchObject({ type: "ok", value: { data: 0 } });
-    expect(r.done("read", 1)).toMatchObject({ type: "ok", value: { data: 0 } });
-    expect(r.of("read", 1)[0]).toMatchObject({ fence: null, accepted: true });
-    const [a] = r.of("write", 0);
-    const [b] = r.of("write", 1);
-    expect(a).toMatchObject({ fence: 1, data: 1, accepted: true });
-    expect(b).toMatchObject({ fence: 2, data: 1, accepted: true });
-    // A's stale write landed after B's read and before B's write.
-    expect(a.seq as number).toBeGreaterThan(r.of("read", 1)[0].seq as number);
-    expect(a.seq as number).toBeLessThan(b.seq as number);
-    expect(r.results.anomaly_types).toEqual(["lost-update"]);
-    expect(r.results.anomalies["lost-update"][0].seqs).toEqual([a.seq, b.seq]);
-    expect(processesMentioning(r.store)).toEqual([]);
-  });
-
-  it("--fence-reads: B's read advances the fence, A's write is refused, valid", async () => {
-    const r = await run([...twoClients, "--pause-at", "read", "--fence-reads"]);
-    expect(r.code, r.out).toBe(0);
-    expect(r.out).toContain("redis-counter-none-fence-reads");
-    // Fenced reads record the hold they were sent for, as writes do.
-    const bRead = r.history.find((e) => e.process === 1 && e.f === "read" && e.type === "invoke");
-    expect(bRead).toMatchObject({ value: { fence: 2 } });
-    expect(r.of("read", 1)[0]).toMatchObject({ fence: 2, max_before: 1, accepted: true });
-    expect(r.of("write", 0)[0]).toMatchObject({ fence: 1, max_before: 2, accepted: false });
-    expect(r.done("write", 0)).toMatchObject({ type: "fail", error: "stale-fence", value: { seen: 2 } });
-    // B writes with the fence its own read set: an equal fence is its own.
-    expect(r.of("write", 1)[0]).toMatchObject({ fence: 2, max_before: 2, data: 1, accepted: true });
-    expect(r.results.valid).toBe(true);
-    expect(r.results.stats.stale_writes_refused).toBe(1);
-  });
-
+describe.concurrent("counter: fenced reads", () => {
   it("--fence-reads: a holder paused before its read is refused the read and never writes", async () => {
     // Only A pauses, straight after acquiring: B acquires, reads and writes 1 in
     // the meantime; A's read with fence 1 then meets fence 2.
