@@ -17,16 +17,15 @@ const LEASE_VARIES = {
   "fence-source": "--backend redlock: where the fence comes from",
 };
 
+/** Client 0 and the next holder, client 1, each in a worker of its own, on a 1 s lease. */
+const TWO_CLIENTS_1S_LEASE = { ...ONE_HOLD_EACH, backend: "redis", concurrency: 2, workers: 2, ttl: 1000 };
+
 export const K1: Scenario = {
   id: "K1",
   title: "a holder pauses past its lease, then writes",
   shows: "client 0 stops for 2.5 s (a GC pause) holding a 1 s lease; client 1 takes the lock and writes; client 0 wakes and writes: accepted without fencing, refused with it",
   options: {
-    ...ONE_HOLD_EACH,
-    backend: "redis",
-    concurrency: 2,
-    workers: 2,
-    ttl: 1000,
+    ...TWO_CLIENTS_1S_LEASE,
     // Client 0 holds from 0 ms and writes at 2500 ms; client 1 waits from 300 ms, takes the lock when the lease ends (1000 ms) and writes at once.
     pause: 2500,
     "pause-clients": ["0"],
@@ -47,11 +46,7 @@ export const K2: Scenario = {
   title: "a holder's write is delayed in the network past its lease",
   shows: "client 0's write to the resource spends 1.5 s in the network and arrives after its 1 s lease ended and client 1 wrote: accepted without fencing, refused with it",
   options: {
-    ...ONE_HOLD_EACH,
-    backend: "redis",
-    concurrency: 2,
-    workers: 2,
-    ttl: 1000,
+    ...TWO_CLIENTS_1S_LEASE,
     // Client 0 writes at 400 ms; the write reaches the resource at about 1900 ms.
     // Client 1 takes the lock at 1000 ms and writes at about 1400 ms.
     work: 400,
