@@ -3,6 +3,7 @@
 import { BadInput, EXIT, helpText, noPositional, parseArgs } from "../lib/index.ts";
 import { TEST_OPTIONS, buildTest } from "./test-options.ts";
 import { runAndCheck, exitWith } from "./run-and-check.ts";
+import { preflight } from "../runner/preflight.ts";
 
 const USAGE = `Usage: npm run test:jepsen -- [options]
 
@@ -21,6 +22,7 @@ async function main(): Promise<number> {
     }
     noPositional(positional);
     test = buildTest(options);
+    await preflight(test);
   } catch (err) {
     if (err instanceof BadInput) {
       process.stderr.write(`fencecheck: ${err.message}\n`);

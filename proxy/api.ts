@@ -5,9 +5,9 @@
 // simpler and the API is never busy enough for it to matter.
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ApiError, asApiError, badBody } from "./api-error.ts";
+import { ApiError, asApiError, badBody, invalidToxicType } from "./api-error.ts";
 import { ProxyCollection } from "./collection.ts";
-import { parseNewToxic } from "./toxics.ts";
+import { OWN_TOXIC_TYPES, parseNewToxic } from "./toxics.ts";
 
 export const VERSION = "fencecheck-proxy 0.1.0 (Toxiproxy 2.x API)";
 
@@ -19,6 +19,11 @@ export interface ApiServerOptions {
   port: number;
   /** One line per request that changed something, for the process's log. */
   log?: (line: string) => void;
+  /**
+   * Know only Toxiproxy's own toxics, answering 400 to block_from as a real
+   * Toxiproxy does: for seeing what a run does against one, without one.
+   */
+  toxiproxyOnly?: boolean;
 }
 
 export interface RunningApiServer {
@@ -42,7 +47,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   let queue: Promise<unknown> = Promise.resolve();
 
   const server = http.createServer((req, res) => {
-    const work = queue.then(() => handle(proxies, req)).catch((e: unknown) => errorAnswer(asApiError(e)));
+    const work = queue.then(() => handle(proxies, req, opts.toxiproxyOnly ?? false)).catch((e: unknown) => errorAnswer(asApiError(e)));
     queue = work;
     void work.then((answer) => {
       send(res, answer);
@@ -75,7 +80,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   };
 }
 
-async function handle(proxies: ProxyCollection, req: IncomingMessage): Promise<Answer> {
+async function handle(proxies: ProxyCollection, req: IncomingMessage, toxiproxyOnly: boolean): Promise<Answer> {
   const method = req.method ?? "GET";
   const path = new URL(req.url ?? "/", "http://x").pathname;
   let parts: string[];
@@ -120,7 +125,9 @@ async function handle(proxies: ProxyCollection, req: IncomingMessage): Promise<A
     if (method === "POST") {
       const proxy = proxies.get(name);
       // 200, not 201: Toxiproxy answers a new toxic with a plain OK.
-      return ok(proxy.addToxic(parseNewToxic(await body())));
+      const toxic = parseNewToxic(await body());
+      if (toxiproxyOnly && OWN_TOXIC_TYPES.has(toxic.type)) throw invalidToxicType();
+      return ok(proxy.addToxic(toxic));
     }
     return notAllowed();
   }

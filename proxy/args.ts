@@ -10,6 +10,8 @@ export interface ProxyArgs {
   port: number;
   /** Exit when stdin closes: the parent holds the other end and dies with it. */
   watchStdin: boolean;
+  /** Only Toxiproxy's toxics (--toxics toxiproxy): block_from answers 400, as in a real Toxiproxy. */
+  toxiproxyOnly: boolean;
 }
 
 // A function of the default port because the two entry points differ only there.
@@ -18,12 +20,13 @@ function proxyOptions(defaultPort: number): readonly OptionSpec[] {
     { name: "port", kind: "int", default: defaultPort, min: 0, max: 65535, help: "API port, 0..65535; 0 picks a free one" },
     { name: "host", kind: "string", default: "127.0.0.1", help: "address to bind" },
     { name: "watch-stdin", kind: "flag", default: false, help: "exit when stdin closes" },
+    { name: "toxics", kind: "string", default: "all", choices: ["all", "toxiproxy"], help: "toxiproxy: only a real Toxiproxy's toxics (block_from answers 400), to try a run as against one" },
   ];
 }
 
 export function proxyUsage(command: string, defaultPort: number): string {
   const usage = [
-    `usage: ${command} [--port N] [--host ADDR] [--watch-stdin]`,
+    `usage: ${command} [--port N] [--host ADDR] [--watch-stdin] [--toxics all|toxiproxy]`,
     "",
     "A fault proxy that answers Toxiproxy's HTTP API (proxies, toxics, /reset,",
     "/populate, /version), plus a block_from toxic for cluster peer traffic.",
@@ -43,5 +46,5 @@ export function parseProxyArgs(argv: string[], defaults: { command: string; port
   noPositional(positional);
   const host = o.host as string;
   if (host.trim() === "") throw new BadInput("--host must not be empty");
-  return { help, host, port: o.port as number, watchStdin: o["watch-stdin"] as boolean };
+  return { help, host, port: o.port as number, watchStdin: o["watch-stdin"] as boolean, toxiproxyOnly: o.toxics === "toxiproxy" };
 }

@@ -21,6 +21,6 @@ export interface ProxyServer {
 }
 
 /** The API server in this process. Port 0 picks a free port. */
-export function startProxyServer(opts: { host?: string; port: number }): Promise<ProxyServer> {
+export function startProxyServer(opts: { host?: string; port: number; toxiproxyOnly?: boolean }): Promise<ProxyServer> {
   return startApiServer(opts);
 }

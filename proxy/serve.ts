@@ -8,11 +8,11 @@ import { startApiServer } from "./api.ts";
 // A stuck close must not keep a process alive that was told to go.
 const CLOSE_GRACE_MS = 3000;
 
-export async function serveProxyProcess(opts: { host: string; port: number; watchStdin: boolean }): Promise<void> {
+export async function serveProxyProcess(opts: { host: string; port: number; watchStdin: boolean; toxiproxyOnly: boolean }): Promise<void> {
   const log = (line: string): void => {
     process.stderr.write(`${new Date().toISOString()} ${line}\n`);
   };
-  const server = await startApiServer({ host: opts.host, port: opts.port, log });
+  const server = await startApiServer({ host: opts.host, port: opts.port, log, toxiproxyOnly: opts.toxiproxyOnly });
   log(`listening on ${server.url} (pid ${process.pid})`);
   process.stdout.write(`${JSON.stringify({ port: server.port })}\n`);
 

@@ -62,6 +62,9 @@ const FIELDS: { [T in ToxicType]: Record<string, FieldKind> } = {
   block_from: { from: "strings" },
 };
 
+/** Ours alone: a real Toxiproxy answers 400 "invalid toxic type" to it. */
+export const OWN_TOXIC_TYPES: ReadonlySet<ToxicType> = new Set(["block_from"]);
+
 export function isToxicType(type: unknown): type is ToxicType {
   return typeof type === "string" && Object.hasOwn(FIELDS, type);
 }

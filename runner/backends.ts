@@ -33,6 +33,8 @@ export interface Backend {
   abilities?: readonly ClusterAbility[];
   /** Why an ability is missing, for that refusal (e.g. etcd: Go reads time without libc). */
   lacks?: Partial<Record<ClusterAbility, string>>;
+  /** Toxics of our fault proxy it needs beyond Toxiproxy's, and what for (a --toxiproxy must have them). */
+  needsToxics?: Record<string, string>;
   start(ctx: BackendContext): Promise<Cluster>;
 }
 
@@ -60,6 +62,7 @@ export const BACKENDS: Record<string, Backend> = {
     defaultClient: "etcd-queue",
     abilities: ["kill"],
     lacks: { clock: "libfaketime cannot move etcd's clock (Go reads time without libc)" },
+    needsToxics: { block_from: "member-to-member partitions: it refuses a connection whose first request comes from a blocked member" },
     start: (ctx) => startEtcdCluster({ group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: ctx.toxiproxyUrl }),
   },
 };

@@ -1,10 +1,11 @@
 // Network faults end to end, through the fault proxy: partitions show in the
 // history and in the clients' outcomes; latency past the lease gives a stale write
 // (K2); --toxiproxy makes the links in a Toxiproxy-compatible server we do not own
-// and removes them afterwards.
+// and removes them afterwards, and refuses one that is not there, or lacks a toxic
+// the backend needs, before starting anything.
 import { describe, it, expect } from "vitest";
 import { join } from "node:path";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { Toxiproxy } from "toxiproxy-node-client";
 import { startProxyServer } from "../../proxy/index.ts";
 import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../helpers.ts";
@@ -63,6 +64,30 @@ describe("network nemeses", () => {
       expect(events.some((e) => e.f === "start-partition")).toBe(true);
       expect(run.links.length).toBe(4);
       expect(run.proxy).toBeUndefined();
+      expect(await new Toxiproxy(server.url).getAll()).toEqual({});
+      expect(processesMentioning(store)).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("--toxiproxy where nothing answers is bad input: 254, nothing started or stored", async () => {
+    const store = tempRunDir("fc-tp-none-");
+    const cli = runCli("test-jepsen", [...short, "--toxiproxy", "http://127.0.0.1:9", "--time-limit", "3", "--store", store]);
+    expect(await cli.exit, cli.stderr()).toBe(254);
+    expect(cli.stderr()).toMatch(/--toxiproxy http:\/\/127\.0\.0\.1:9: no Toxiproxy answers there/);
+    expect(readdirSync(store).filter((n) => n !== "logs")).toEqual([]);
+  });
+
+  it("--backend etcd with a Toxiproxy that lacks block_from is bad input naming the toxic and why; its probe proxy is removed", async () => {
+    // Our proxy with only Toxiproxy's toxics answers block_from as a real Toxiproxy does.
+    const server = await startProxyServer({ port: 0, toxiproxyOnly: true });
+    try {
+      const store = tempRunDir("fc-tp-etcd-");
+      const cli = runCli("test-jepsen", ["--backend", "etcd", "--toxiproxy", server.url, "--time-limit", "3", "--store", store]);
+      expect(await cli.exit, cli.stderr()).toBe(254);
+      expect(cli.stderr()).toMatch(/does not know the block_from toxic .*--backend etcd needs it for member-to-member partitions/);
+      expect(readdirSync(store).filter((n) => n !== "logs")).toEqual([]);
       expect(await new Toxiproxy(server.url).getAll()).toEqual({});
       expect(processesMentioning(store)).toEqual([]);
     } finally {

@@ -6,6 +6,7 @@ import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { portOf, sleep, startHarness, TestClient, uniqueName, type Harness } from "./helpers.ts";
+import { startProxyServer } from "../../proxy/index.ts";
 
 let h: Harness;
 let peer: http.Server;
@@ -168,5 +169,23 @@ describe("block_from", () => {
     const c = await TestClient.open(p.port);
     await ask(c, "a1");
     c.destroy();
+  });
+});
+
+describe("--toxics toxiproxy", () => {
+  it("answers block_from with 400 invalid toxic type, as a real Toxiproxy does, and takes Toxiproxy's own toxics", async () => {
+    const strict = await startProxyServer({ port: 0, toxiproxyOnly: true });
+    try {
+      const post = (path: string, body: unknown) =>
+        fetch(`${strict.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      expect((await post("/proxies", { name: "p", listen: "127.0.0.1:0", upstream: `127.0.0.1:${peerPort}` })).status).toBe(201);
+      const refused = await post("/proxies/p/toxics", { name: "gate", type: "block_from", stream: "upstream", attributes: { from: ["a"] } });
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toEqual({ error: "invalid toxic type", status: 400 });
+      expect((await post("/proxies/p/toxics", { name: "slow", type: "latency", attributes: { latency: 10 } })).status).toBe(200);
+      expect(((await (await fetch(`${strict.url}/proxies/p/toxics`)).json()) as Array<{ name: string }>).map((t) => t.name)).toEqual(["slow"]);
+    } finally {
+      await strict.close();
+    }
   });
 });

@@ -1,0 +1,37 @@
+// Before a run with --toxiproxy starts anything: is there a Toxiproxy at that URL,
+// and does it have the toxics the backend needs? Both are facts about the user's
+// options, so a no is bad input (254) with nothing started or stored, instead of
+// a failure half-way through starting a cluster.
+import { Toxiproxy, ToxiproxyError } from "toxiproxy-node-client";
+import { BadInput } from "../lib/index.ts";
+import type { Test } from "./test.ts";
+
+export async function preflight(test: Test): Promise<void> {
+  const url = test.toxiproxy;
+  if (!url) return;
+  const toxiproxy = new Toxiproxy(url);
+  try {
+    await toxiproxy.getVersion();
+  } catch (err) {
+    throw new BadInput(`--toxiproxy ${url}: no Toxiproxy answers there (${err instanceof Error ? err.message : String(err)})`);
+  }
+  const needs = Object.entries(test.backend.needsToxics ?? {});
+  if (needs.length === 0) return;
+  // A proxy of our own for the question, removed whatever the answer.
+  const probe = await toxiproxy.createProxy({ name: `fc-${process.pid}-preflight`, listen: "127.0.0.1:0", upstream: "127.0.0.1:9" });
+  try {
+    for (const [type, why] of needs) {
+      try {
+        await probe.addToxic({ name: `probe-${type}`, type, stream: "upstream", toxicity: 1, attributes: {} } as never);
+      } catch (err) {
+        if (!(err instanceof ToxiproxyError) || !/status code 400/.test(err.message)) throw err;
+        throw new BadInput(
+          `--toxiproxy ${url} does not know the ${type} toxic (it answered 400, as a real Toxiproxy does), and --backend ${test.backend.name} needs it for ${why}. ` +
+            `Leave out --toxiproxy to use fencecheck's own fault proxy, or point it at one (npm run proxy -- --port N)`,
+        );
+      }
+    }
+  } finally {
+    await probe.remove().catch(() => {});
+  }
+}
