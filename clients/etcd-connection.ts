@@ -1,8 +1,9 @@
 // What both etcd lock clients share: an etcd3 connection that is honest about
 // outcomes (each call sent once, with a deadline), lease TTLs in whole seconds,
-// one-off keep-alives, and the compare-and-delete release.
+// one-off keep-alives, and the holds with their renew and compare-and-delete release.
 import { Etcd3, type IOptions, type IRangeRequest } from "etcd3";
-import type { Endpoint } from "./index.ts";
+import type { ClientContext, Endpoint } from "./index.ts";
+import type { Hold, LockClient, Outcome } from "./lock.ts";
 
 type Policy = NonNullable<NonNullable<IOptions["faultHandling"]>["global"]>;
 
@@ -109,12 +110,78 @@ export async function keepAliveOnce(client: Etcd3, leaseId: string, timeoutMs: n
 }
 
 /** Delete `k` only if it is still attached to `leaseId`: true when it was (the hold was still ours). */
-export async function deleteIfOurs(client: Etcd3, k: string, leaseId: string): Promise<boolean> {
+async function deleteIfOurs(client: Etcd3, k: string, leaseId: string): Promise<boolean> {
   const res = await client.kv.txn({
     compare: [{ key: key(k), target: "Lease", result: "Equal", lease: leaseId }],
     success: [{ request_delete_range: { key: key(k) } }],
   });
   return res.succeeded;
+}
+
+/** A hold on etcd: the key that is the lock, and the lease it lives under. */
+export interface LeaseHold {
+  leaseId: string;
+  key: string;
+}
+
+/**
+ * What both etcd lock clients are around their own acquire: one connection per
+ * logical client, its holds by owner, the renew (one keep-alive: the key lives
+ * exactly as long as its lease, so a live lease is a lock still held) and the
+ * release. A subclass says how a released hold lets its lease go.
+ */
+export abstract class LeaseLock<H extends LeaseHold> implements LockClient {
+  protected readonly client: Etcd3;
+  protected readonly held = new Map<string, H>();
+  private holds = 0;
+
+  constructor(protected readonly ctx: ClientContext) {
+    this.client = etcdClient(ctx.endpoints, ctx.commandTimeoutMs);
+  }
+
+  abstract acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>>;
+
+  /** Ends the lease of a hold just released: it holds nothing any more. */
+  protected abstract letGo(h: H): Promise<void>;
+
+  /** Leaves a hold whose release has an unknown outcome to its lease. */
+  protected abandon(_h: H): void {}
+
+  /** A new owner id, unique across the run. */
+  protected nextOwner(): string {
+    return `${this.ctx.ownerPrefix}-h${++this.holds}`;
+  }
+
+  async renew(_k: string, hold: Hold, _ttlMs: number): Promise<Outcome<{ ttlMs: number }>> {
+    const h = this.held.get(hold.owner);
+    if (!h) return { type: "fail", error: "not-owner" };
+    const ttlS = await call(keepAliveOnce(this.client, h.leaseId, this.ctx.commandTimeoutMs));
+    return ttlS > 0 ? { type: "ok", value: { ttlMs: ttlS * 1000 } } : { type: "fail", error: "not-owner" };
+  }
+
+  /**
+   * A compare-and-delete of the key against our lease says whether the lock was
+   * still ours (a revoke alone cannot: it ignores a lease already gone); then the
+   * lease is let go.
+   */
+  async release(_k: string, hold: Hold): Promise<Outcome<{ released: boolean }>> {
+    const h = this.held.get(hold.owner);
+    if (!h) return { type: "ok", value: { released: false } };
+    this.held.delete(hold.owner);
+    let released: boolean;
+    try {
+      released = await call(deleteIfOurs(this.client, h.key, h.leaseId));
+    } catch (err) {
+      this.abandon(h);
+      throw err;
+    }
+    await this.letGo(h);
+    return { type: "ok", value: { released } };
+  }
+
+  async close(): Promise<void> {
+    this.client.close();
+  }
 }
 
 /** Revoke a lease, ignoring every error: only where the lease holds nothing that matters any more. */

@@ -18,29 +18,14 @@
 // FIFO by etcd's order of those puts, which two waiters in flight together may
 // reach in either order; the fairness analysis (checker/fairness.ts) needs this
 // to tell such a race from a waiter served out of turn.
-import type { Etcd3 } from "etcd3";
-import type { Hold, LockClient, Outcome } from "./lock.ts";
-import type { ClientContext } from "./index.ts";
-import { call, deleteIfOurs, EtcdCallError, errorCode, etcdClient, hex, keepAliveOnce, key, leaseFacts, leaseSeconds, revokeQuietly, under } from "./etcd-connection.ts";
+import type { Hold, Outcome } from "./lock.ts";
+import { call, EtcdCallError, errorCode, hex, keepAliveOnce, key, leaseFacts, leaseSeconds, LeaseLock, revokeQuietly, under, type LeaseHold } from "./etcd-connection.ts";
 
 export const QUEUE_PREFIX = "fencecheck/queue";
 
-interface Held {
-  leaseId: string;
-  myKey: string;
-}
-
-export class EtcdQueueLock implements LockClient {
-  private readonly client: Etcd3;
-  private holds = 0;
-  private readonly held = new Map<string, Held>();
-
-  constructor(private readonly ctx: ClientContext) {
-    this.client = etcdClient(ctx.endpoints, ctx.commandTimeoutMs);
-  }
-
+export class EtcdQueueLock extends LeaseLock<LeaseHold> {
   async acquire(k: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
-    const owner = `${this.ctx.ownerPrefix}-h${++this.holds}`;
+    const owner = this.nextOwner();
     const began = performance.now();
     const deadline = Date.now() + timeoutMs;
     const ttlS = leaseSeconds(ttlMs);
@@ -99,7 +84,7 @@ export class EtcdQueueLock implements LockClient {
       // while we waited took our key with it, and the lock is not ours.
       if (!own) return this.giveUp(leaseId, "lease-expired");
       if (first && Number(first.create_revision) === myRev) {
-        this.held.set(owner, { leaseId, myKey });
+        this.held.set(owner, { leaseId, key: myKey });
         return { type: "ok", value: { owner, fence: myRev, ttlMs: ttlS * 1000, extra: { ...leaseFacts(ttlMs, leaseId), queued_ms: queuedMs } } };
       }
       if (Date.now() >= deadline) return this.giveUp(leaseId, timeoutMs > 0 ? "timeout" : "busy");
@@ -112,26 +97,9 @@ export class EtcdQueueLock implements LockClient {
     }
   }
 
-  async renew(_k: string, hold: Hold, _ttlMs: number): Promise<Outcome<{ ttlMs: number }>> {
-    const h = this.held.get(hold.owner);
-    if (!h) return { type: "fail", error: "not-owner" };
-    const ttlS = await call(keepAliveOnce(this.client, h.leaseId, this.ctx.commandTimeoutMs));
-    // The key lives exactly as long as its lease: a live lease is a lock still held.
-    return ttlS > 0 ? { type: "ok", value: { ttlMs: ttlS * 1000 } } : { type: "fail", error: "not-owner" };
-  }
-
-  async release(_k: string, hold: Hold): Promise<Outcome<{ released: boolean }>> {
-    const h = this.held.get(hold.owner);
-    if (!h) return { type: "ok", value: { released: false } };
-    const released = await call(deleteIfOurs(this.client, h.myKey, h.leaseId));
-    this.held.delete(hold.owner);
-    // The key is gone either way; the lease only holds on to nothing now.
-    await revokeQuietly(this.client, h.leaseId);
-    return { type: "ok", value: { released } };
-  }
-
-  async close(): Promise<void> {
-    this.client.close();
+  /** The key is gone either way; its lease only holds on to nothing now. */
+  protected letGo(h: LeaseHold): Promise<void> {
+    return revokeQuietly(this.client, h.leaseId);
   }
 
   /**

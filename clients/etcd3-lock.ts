@@ -9,18 +9,15 @@
 // The package keeps the lease alive in the background every TTL/3 for as long as
 // the process runs (REFERENCES §3), whatever --renew says; --renew adds recorded
 // one-off keep-alives. A SIGSTOP freezes both, which is what lets a lease expire.
-import { EtcdLockFailedError, type Etcd3, type Lock } from "etcd3";
-import type { Hold, LockClient, Outcome } from "./lock.ts";
-import type { ClientContext } from "./index.ts";
+import { EtcdLockFailedError, type Lock } from "etcd3";
+import type { Hold, Outcome } from "./lock.ts";
 import { sleep } from "../lib/index.ts";
-import { call, classify, deleteIfOurs, errorCode, etcdClient, keepAliveOnce, key, leaseFacts, leaseSeconds } from "./etcd-connection.ts";
+import { call, classify, errorCode, key, leaseFacts, leaseSeconds, LeaseLock, type LeaseHold } from "./etcd-connection.ts";
 
 export const LOCK_PREFIX = "fencecheck/etcd3-lock";
 
-interface Held {
+interface Held extends LeaseHold {
   lock: Lock;
-  leaseId: string;
-  lockKey: string;
 }
 
 /**
@@ -33,20 +30,12 @@ function stopKeepAlive(lock: Lock): void {
   (lock as unknown as { lease?: { release(): void } }).lease?.release();
 }
 
-export class Etcd3Lock implements LockClient {
-  private readonly client: Etcd3;
-  private holds = 0;
-  private readonly held = new Map<string, Held>();
-
-  constructor(private readonly ctx: ClientContext) {
-    this.client = etcdClient(ctx.endpoints, ctx.commandTimeoutMs);
-  }
-
+export class Etcd3Lock extends LeaseLock<Held> {
   async acquire(k: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
     // One logical client holds one lock at a time: a hold still here was abandoned.
     for (const h of this.held.values()) stopKeepAlive(h.lock);
     this.held.clear();
-    const owner = `${this.ctx.ownerPrefix}-h${++this.holds}`;
+    const owner = this.nextOwner();
     const deadline = Date.now() + timeoutMs;
     const ttlS = leaseSeconds(ttlMs);
     const lockKey = `${LOCK_PREFIX}/${k}`;
@@ -71,7 +60,7 @@ export class Etcd3Lock implements LockClient {
         const read = await call(this.client.kv.range({ key: key(lockKey) }));
         const kv = read.kvs[0];
         const fence = kv && kv.lease === leaseId ? Number(kv.create_revision) : null;
-        this.held.set(owner, { lock, leaseId, lockKey });
+        this.held.set(owner, { lock, leaseId, key: lockKey });
         return { type: "ok", value: { owner, fence, ttlMs: ttlS * 1000, extra: { fence_read_after: true, ...leaseFacts(ttlMs, leaseId) } } };
       } catch (err) {
         // We hold the lock but cannot say with which fence: unknown, and the hold is abandoned to its lease.
@@ -81,36 +70,18 @@ export class Etcd3Lock implements LockClient {
     }
   }
 
-  async renew(_k: string, hold: Hold, _ttlMs: number): Promise<Outcome<{ ttlMs: number }>> {
-    const h = this.held.get(hold.owner);
-    if (!h) return { type: "fail", error: "not-owner" };
-    const ttlS = await call(keepAliveOnce(this.client, h.leaseId, this.ctx.commandTimeoutMs));
-    return ttlS > 0 ? { type: "ok", value: { ttlMs: ttlS * 1000 } } : { type: "fail", error: "not-owner" };
+  /** The package's release revokes the lease, after the compare-and-delete has said whether the lock was still ours. */
+  protected letGo(h: Held): Promise<void> {
+    return h.lock.release().catch(() => stopKeepAlive(h.lock));
   }
 
-  /**
-   * The package's release revokes the lease and ignores a lease already gone, so it
-   * cannot say whether the lock was still ours; a compare-and-delete of the key
-   * against our lease first says it, then the package's release revokes.
-   */
-  async release(_k: string, hold: Hold): Promise<Outcome<{ released: boolean }>> {
-    const h = this.held.get(hold.owner);
-    if (!h) return { type: "ok", value: { released: false } };
-    this.held.delete(hold.owner);
-    let released: boolean;
-    try {
-      released = await call(deleteIfOurs(this.client, h.lockKey, h.leaseId));
-    } catch (err) {
-      stopKeepAlive(h.lock);
-      throw err;
-    }
-    await h.lock.release().catch(() => stopKeepAlive(h.lock));
-    return { type: "ok", value: { released } };
+  protected override abandon(h: Held): void {
+    stopKeepAlive(h.lock);
   }
 
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     for (const h of this.held.values()) stopKeepAlive(h.lock);
     this.held.clear();
-    this.client.close();
+    await super.close();
   }
 }
