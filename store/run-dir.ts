@@ -1,6 +1,6 @@
 // The run store: histories/<test-name>/<timestamp>/, and histories/latest pointing
 // at the newest run (HISTORY.md, "A run directory").
-import { mkdirSync, symlinkSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 
 export function runStamp(date = new Date()): string {
@@ -25,6 +25,19 @@ export function createRunDir(store: string, testName: string): RunDir {
   return { dir, id: `${testName}/${id}` };
 }
 
+/**
+ * Replaces the file whole (run.json is rewritten as the run goes): a reader
+ * polling it (npm run serve, a user's script) sees the old or the new text,
+ * never a cut-off one. The temporary file is in the same directory, so the
+ * rename stays on one file system.
+ */
 export function writeJson(path: string, value: unknown): void {
-  writeFileSync(path, JSON.stringify(value, null, 2) + "\n");
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n");
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
 }
