@@ -22,7 +22,8 @@ export interface WriteHeaders {
 export interface ReadHeaders {
   fence: number | null;
   owner: string;
-  process: number;
+  /** null: an onlooker (curl, a dashboard), no client of the run: answered, never logged. */
+  process: number | null;
 }
 
 /** Bodies above this are refused unread: no client of ours sends anything close. */
@@ -93,19 +94,35 @@ export function writeHeaders(headers: IncomingHttpHeaders): WriteHeaders | Refus
   return { fence, owner, process };
 }
 
+// A read without X-Process comes from someone looking (curl, a dashboard), not from
+// a client of the run: it is answered but not logged, since resource.ndjson records
+// the run's clients, each line naming one. A fenced read moves the key's fence, so
+// it must say whose it is.
 export function readHeaders(headers: IncomingHttpHeaders): ReadHeaders | Refusal {
   const fence = fenceHeader(headers, false);
   if (isRefusal(fence)) return fence;
+  if (header(headers, "x-process") === undefined) {
+    if (fence !== null) return { status: 400, message: "a read with X-Fence-Token needs X-Process: it moves the key's fence, so it is logged as that client's" };
+    return { fence, owner: header(headers, "x-lock-owner") ?? "", process: null };
+  }
   const process = processHeader(headers);
   if (isRefusal(process)) return process;
   return { fence, owner: header(headers, "x-lock-owner") ?? "", process };
 }
 
-/** The body as JSON; any body that does not parse, the empty one included, is refused. */
-export function jsonBody(body: Buffer): { data: unknown } | Refusal {
+const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
+
+/**
+ * The data a body carries. Declared JSON (Content-Type application/json) must
+ * parse; any other body is JSON when it parses as such (our clients' integers and
+ * strings) and otherwise its text, so `curl -d hello` writes "hello".
+ */
+export function bodyData(body: Buffer, contentType: string | undefined): { data: unknown } | Refusal {
+  const text = body.toString("utf8");
   try {
-    return { data: JSON.parse(body.toString("utf8")) as unknown };
+    return { data: JSON.parse(text) as unknown };
   } catch (e) {
-    return { status: 400, message: `body is not JSON: ${(e as Error).message}` };
+    if (contentType !== undefined && JSON_TYPE.test(contentType)) return { status: 400, message: `body is not JSON (Content-Type ${contentType}): ${(e as Error).message}` };
+    return { data: text };
   }
 }

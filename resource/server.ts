@@ -8,7 +8,7 @@ import type { FencedStore, Judgement } from "./fences.ts";
 import type { ResourceMetrics } from "./metrics.ts";
 import {
   isRefusal,
-  jsonBody,
+  bodyData,
   MAX_BODY_BYTES,
   readHeaders,
   route,
@@ -78,7 +78,7 @@ async function handle(parts: ResourceParts, req: IncomingMessage, res: ServerRes
     res.setHeader("Connection", "close");
     return refuse(parts, res, { status: 400, message: `body larger than ${MAX_BODY_BYTES} bytes` });
   }
-  const parsed = jsonBody(body.bytes);
+  const parsed = bodyData(body.bytes, req.headers["content-type"]);
   if (isRefusal(parsed)) return refuse(parts, res, parsed);
   write(parts, res, r.key, h, parsed.data);
 }
@@ -98,6 +98,11 @@ function write(parts: ResourceParts, res: ServerResponse, key: string, h: WriteH
 function read(parts: ResourceParts, res: ServerResponse, key: string, h: ReadHeaders): void {
   const j = parts.store.judgeRead(key, h.fence);
   const data = j.accepted ? j.next.value : null;
+  if (h.process === null) {
+    // An onlooker's unfenced read: it decides nothing and belongs to no client.
+    parts.metrics.reads.inc();
+    return send(res, 200, { data, fence: j.next.maxSeen });
+  }
   if (!record(parts, res, key, j, { op: "read", key, process: h.process, owner: h.owner, fence: h.fence, data })) return;
   if (j.accepted) {
     parts.metrics.reads.inc();

@@ -3,7 +3,7 @@
 // closes the lost update of a counter under fencing (REFERENCES.md C1).
 import { describe, expect, it } from "vitest";
 import { ResourceClient } from "../../clients/resource.ts";
-import { resourceForSuite, runResource } from "./helpers.ts";
+import { metricValue, raw, resourceForSuite, runResource } from "./helpers.ts";
 
 describe("reads without --fence-reads", () => {
   const s = resourceForSuite({ fencing: true });
@@ -85,5 +85,31 @@ describe("reads with --fence-reads", () => {
       c.close();
       await off.close();
     }
+  });
+});
+
+describe("requests from outside the run (curl, a dashboard)", () => {
+  const s = resourceForSuite({ fencing: true });
+
+  it("a GET without X-Process is answered with the value and the fence, counted, and not logged", async () => {
+    await s.client.write("o", { owner: "a", fence: 4, process: 0, data: "v" });
+    const before = s.r.logText();
+    const a = await raw(s.r.handle.url, "GET", "/r/o", {});
+    expect(a.status).toBe(200);
+    expect(a.json()).toEqual({ data: "v", fence: 4 });
+    expect(s.r.logText()).toBe(before);
+    const m = await raw(s.r.handle.url, "GET", "/metrics", {});
+    expect(metricValue(m.text, "resource_reads_total")).toBe(1);
+  });
+
+  it("a body that is not JSON, sent without Content-Type application/json, is written as its text", async () => {
+    const headers = { "X-Fence-Token": "5", "X-Lock-Owner": "a", "X-Process": "0" };
+    const a = await raw(s.r.handle.url, "PUT", "/r/o", headers, "hello world");
+    expect(a.status).toBe(200);
+    expect(s.r.decisions().at(-1)).toMatchObject({ op: "write", key: "o", fence: 5, accepted: true, data: "hello world" });
+    // A JSON body is still its value.
+    expect((await raw(s.r.handle.url, "PUT", "/r/o", { ...headers, "X-Fence-Token": "6" }, "41")).status).toBe(200);
+    expect(s.r.decisions().at(-1)).toMatchObject({ fence: 6, data: 41 });
+    expect((await raw(s.r.handle.url, "GET", "/r/o", {})).json()).toEqual({ data: 41, fence: 6 });
   });
 });
