@@ -2,7 +2,7 @@
 // outcomes (each call sent once, with a deadline), lease TTLs in whole seconds,
 // one-off keep-alives, and the holds with their renew and compare-and-delete release.
 import { Etcd3, type IOptions, type IRangeRequest } from "etcd3";
-import type { ClientContext, Endpoint } from "./index.ts";
+import type { ClientContext, Endpoint } from "./lock.ts";
 import type { Hold, LockClient, Outcome } from "./lock.ts";
 
 type Policy = NonNullable<NonNullable<IOptions["faultHandling"]>["global"]>;

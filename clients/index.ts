@@ -8,28 +8,10 @@ import { NodeRedlock4 } from "./node-redlock-4.ts";
 import { EtcdQueueLock } from "./etcd-queue.ts";
 import { Etcd3Lock } from "./etcd3-lock.ts";
 import type { RedlockClientOptions } from "./redlock-nodes.ts";
-import type { LockClient, ClientOptions } from "./lock.ts";
-import type { Rng } from "../lib/index.ts";
+import type { LockClient, ClientContext, ClientOptions } from "./lock.ts";
 
-export type { Hold, LockClient, Outcome, ClientOptions } from "./lock.ts";
+export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
-
-export interface Endpoint {
-  name: string;
-  host: string;
-  port: number;
-}
-
-export interface ClientContext {
-  /** The logical client it serves, for options that single clients out. */
-  id?: number;
-  /** The lock service's nodes as this client reaches them. */
-  endpoints: Endpoint[];
-  ownerPrefix: string;
-  commandTimeoutMs: number;
-  rng: Rng;
-  options: ClientOptions;
-}
 
 export interface ClientKind {
   describe: string;

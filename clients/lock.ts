@@ -5,6 +5,7 @@
 // did not do the thing (busy, not-owner) and throws when it cannot know (timeout,
 // connection lost). The workload turns a throw into an `info` completion in one
 // place, so clients never guess.
+import type { Rng } from "../lib/index.ts";
 
 export interface Hold {
   /** Unique per successful acquire, even within one process. */
@@ -35,4 +36,22 @@ export interface ClientOptions {
   releaseGapMs?: number;
   /** The project's own Redlock pauses this long between the node replies and its decision, in the clients named (K5: --pause-at replies). */
   pauseAfterReplies?: { ms: number; clients: number[] | "all" };
+}
+
+/** A node of the lock service as one client reaches it (through its worker's proxy). */
+export interface Endpoint {
+  name: string;
+  host: string;
+  port: number;
+}
+
+export interface ClientContext {
+  /** The logical client it serves, for options that single clients out. */
+  id?: number;
+  /** The lock service's nodes as this client reaches them. */
+  endpoints: Endpoint[];
+  ownerPrefix: string;
+  commandTimeoutMs: number;
+  rng: Rng;
+  options: ClientOptions;
 }

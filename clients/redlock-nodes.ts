@@ -7,8 +7,7 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { honestRedis } from "./redis.ts";
-import type { Endpoint } from "./index.ts";
-import type { FenceSource } from "./redlock-fence.ts";
+import type { ClientOptions, Endpoint } from "./lock.ts";
 import type { Rng } from "../lib/index.ts";
 
 /**
@@ -206,7 +205,7 @@ export interface RedlockClientOptions {
   /** A node that has not answered after this long: its outcome is unknown. */
   commandTimeoutMs: number;
   rng: Rng;
-  fenceSource: FenceSource;
+  fenceSource: NonNullable<ClientOptions["fenceSource"]>;
   /** Refuse a quorum that came back after the lease's validity (TTL - elapsed - drift) ran out. Only the project's own client can be told not to. */
   checkValidity: boolean;
   /** How long the project's own client waits for each node (default TTL/10, at least 50 ms). */

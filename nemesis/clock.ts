@@ -5,9 +5,8 @@
 // server whose clock jumps forward expires its keys early, which is how Redlock
 // lets two clients hold a majority at once (K3); one whose clock goes back keeps
 // them too long.
-import type { Fault, Nemesis, NemesisContext } from "./nemesis.ts";
+import type { ClockMode, Fault, Nemesis, NemesisContext } from "./nemesis.ts";
 
-export type ClockMode = "bump" | "strobe";
 export const CLOCK_MODES: readonly ClockMode[] = ["bump", "strobe"];
 
 interface Skew {

@@ -11,7 +11,8 @@ export type { Nemesis, NemesisContext, NemesisOptions, NemesisKind, Fault } from
 export { NemesisSchedule, type Schedule } from "./schedule.ts";
 export { ScriptSchedule, scriptNemeses, type ScriptStep } from "./script.ts";
 export { GRUDGES, grudge, type Grudge, type GrudgeKind } from "./grudges.ts";
-export { CLOCK_MODES, type ClockMode } from "./clock.ts";
+export { CLOCK_MODES } from "./clock.ts";
+export type { ClockMode } from "./nemesis.ts";
 
 /** Each call makes a fresh nemesis: they keep the faults they have in force. `aims` says what a fault's targets name. */
 export const NEMESES: Record<string, NemesisKind> = {

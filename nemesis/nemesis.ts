@@ -5,8 +5,10 @@ import type { Rng } from "../lib/index.ts";
 import type { ProcessGroup } from "../cluster/processes.ts";
 import type { Links } from "../cluster/links.ts";
 import type { Cluster } from "../cluster/cluster.ts";
-import type { ClockMode } from "./clock.ts";
 import type { ClusterAbility } from "../cluster/cluster.ts";
+
+/** How the clock nemesis moves a node's clock: one jump, or back and forth. */
+export type ClockMode = "bump" | "strobe";
 
 export interface NemesisOptions {
   intervalS: number;
