@@ -4,9 +4,9 @@
 // fresh run, so a stored run and a fresh one get the same verdict.
 import { realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { checkRun, loadRun, MODELS, writeResults, type CheckOptions } from "../checker/index.ts";
+import { checkRun, MODELS, writeResults, type CheckOptions } from "../checker/index.ts";
 import { BadInput, EXIT, exitCodeFor, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
-import { renderSummary, writeReport } from "../reports/index.ts";
+import { renderSummary, reportRun } from "../reports/index.ts";
 import type { Results } from "../store/events.ts";
 
 export interface CheckOutcome {
@@ -29,15 +29,18 @@ export async function checkOnly(runDir: string, options: CheckOptions = {}): Pro
   return checked;
 }
 
-/** Checks the run in `runDir` and writes results.json, then report.html (which needs the whole history in memory). */
+/**
+ * Checks the run in `runDir` and writes results.json, then report.html: a second
+ * pass over the run's files, streaming for a large run so that neither pass holds
+ * the history in memory (reports/index.ts reportRun).
+ */
 export async function checkAndReport(runDir: string, options: CheckOptions = {}): Promise<CheckOutcome> {
   const { results, warnings } = await checkOnly(runDir, options);
-  const run = await loadRun(runDir);
-  await writeReport(runDir, { header: run.header, events: run.events, decisions: run.decisions, results });
+  const { header } = await reportRun(runDir, results);
   return {
     results,
     warnings,
-    summary: renderSummary({ header: run.header, results }),
+    summary: renderSummary({ header, results }),
     exitCode: exitCodeFor(results.valid),
   };
 }

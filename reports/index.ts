@@ -2,11 +2,20 @@
 // its run directory. The checker's `results.json` says what is wrong; these render
 // it next to the history that proves it. The pairing of events into operations and
 // holds (ops.ts) and of nemesis events into fault windows (faults.ts) is shared.
+// `reportRun` reads the run directory itself: whole for a small run, in two
+// streaming passes past FULL_REPORT_EVENTS (digest.ts, windows.ts, digest-page.ts),
+// so a soak run's report fits in bounded memory.
 import { rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { RUN_FILES } from "../store/events.ts";
+import { RUN_FILES, type HistoryHeader, type Results } from "../store/events.ts";
+import { readHistory, readResourceLog } from "../store/reader.ts";
+import { digestRun, locate } from "./digest.ts";
+import { renderDigestHtml } from "./digest-page.ts";
+import { faultWindows } from "./faults.ts";
 import type { ReportInput } from "./model.ts";
 import { renderReportHtml } from "./page.ts";
+import { anomalyGroups, readFigures } from "./results.ts";
+import { planWindows, readWindows, WINDOW_EVENTS } from "./windows.ts";
 
 export { renderSummary } from "./summary.ts";
 export { renderReportHtml };
@@ -16,8 +25,52 @@ export { faultWindows, faultKind, type FaultWindow } from "./faults.ts";
 
 /** Writes `<runDir>/report.html`, replacing any earlier one only once complete. */
 export async function writeReport(runDir: string, input: ReportInput): Promise<void> {
+  await writePage(runDir, renderReportHtml(input));
+}
+
+async function writePage(runDir: string, html: string): Promise<void> {
   const path = join(runDir, RUN_FILES.report);
   const partial = `${path}.${process.pid}.tmp`;
-  await writeFile(partial, renderReportHtml(input), "utf8");
+  await writeFile(partial, html, "utf8");
   await rename(partial, path);
+}
+
+/** Up to this many history events a report draws every one; past it, it is downsampled. */
+export const FULL_REPORT_EVENTS = 20_000;
+
+export interface ReportOptions {
+  /** Default FULL_REPORT_EVENTS. */
+  fullUpTo?: number;
+  /** Events drawn in full in the windows of a downsampled report; default WINDOW_EVENTS. */
+  windowEvents?: number;
+}
+
+/**
+ * Writes report.html for the checked run in `runDir` (after the checker has read
+ * and validated its files) and returns the history's header. A run of up to
+ * `fullUpTo` events is read whole and drawn as writeReport draws it; a larger one
+ * in two streaming passes that keep only what the page shows (an overview per time
+ * bucket and the windows around witnesses and faults), so memory stays bounded
+ * whatever the length of the run. A large history out of time order (a killed
+ * run's) cannot be read by stretches and is drawn whole.
+ */
+export async function reportRun(runDir: string, results: Results, options: ReportOptions = {}): Promise<{ header: HistoryHeader; downsampled: boolean }> {
+  const fullUpTo = options.fullUpTo ?? FULL_REPORT_EVENTS;
+  const known = readFigures(results.stats).events;
+  const groups = anomalyGroups(results);
+  if (known === undefined || known > fullUpTo) {
+    const digest = await digestRun(runDir);
+    if (digest && digest.events > fullUpTo) {
+      const located = await locate(runDir, digest, groups.flatMap((g) => g.witnesses.flatMap((w) => w.events)), groups.flatMap((g) => g.witnesses.flatMap((w) => w.seqs)));
+      const faults = faultWindows(digest.nemesis, digest.t1);
+      const plan = planWindows(digest, located, groups, faults, options.windowEvents);
+      await readWindows(runDir, digest, plan.windows);
+      await writePage(runDir, renderDigestHtml({ header: digest.header, results, digest, faults, groups, plan }));
+      return { header: digest.header, downsampled: true };
+    }
+  }
+  const history = await readHistory(join(runDir, RUN_FILES.history));
+  const resource = await readResourceLog(join(runDir, RUN_FILES.resource));
+  await writeReport(runDir, { header: history.header, events: history.events, decisions: resource?.decisions ?? null, results });
+  return { header: history.header, downsampled: false };
 }

@@ -2,7 +2,8 @@
 // witnesses, then the pictures that put them in context (timeline, acquire latency,
 // fault list). One self-contained HTML string; every value taken from the run's files
 // passes through `esc`.
-import { faultKind } from "./faults.ts";
+import { faultKind, type FaultWindow } from "./faults.ts";
+import type { Results } from "../store/events.ts";
 import { esc, json, millis, seconds } from "./format.ts";
 import { renderFairness } from "./fairness.ts";
 import { renderLatency } from "./latency.ts";
@@ -26,7 +27,7 @@ export function renderReportHtml(input: ReportInput): string {
 <body><main>
 <h1><span class="verdict ${verdict}">${verdict}</span>${esc(header.workload)} on ${esc(header.backend)}, fencing ${fencing}</h1>
 <div class="run">run <code>${esc(header.run)}</code>${headerExtras(header)}</div>
-${figures(m)}
+${figures(m.input.results)}
 <h2 id="anomalies">Anomalies</h2>
 ${renderAnomalies(m)}
 <h2 id="timeline">Timeline</h2>
@@ -40,13 +41,13 @@ ${latency.notes.map((n) => `<p class="note">${esc(n)}</p>`).join("")}
 <h2 id="fairness">Fairness</h2>
 ${renderFairness(m)}
 <h2 id="faults">Faults</h2>
-${faultTable(m)}
+${faultTable(m.windows)}
 ${historyNotes(m)}
 </main><script>${SCRIPT}</script></body></html>
 `;
 }
 
-function headerExtras(header: ReportInput["header"]): string {
+export function headerExtras(header: ReportInput["header"]): string {
   const known = new Set(["format", "kind", "run", "workload", "backend", "fencing"]);
   const extras = Object.entries(header).filter(([k]) => !known.has(k));
   if (extras.length === 0) return "";
@@ -57,8 +58,8 @@ function figure(value: string, label: string): string {
   return `<div class="figure"><b>${value}</b><span>${label}</span></div>`;
 }
 
-function figures(m: Model): string {
-  const f = readFigures(m.input.results.stats);
+export function figures(results: Results): string {
+  const f = readFigures(results.stats);
   const na = "—";
   const lat = f.acquire_latency_ms;
   const cards = [
@@ -82,7 +83,7 @@ function figures(m: Model): string {
 
 const swatch = (inner: string, label: string) => `<span><svg width="24" height="14">${inner}</svg>${label}</span>`;
 
-function timelineLegend(keys: string[]): string {
+export function timelineLegend(keys: string[]): string {
   const items = [
     swatch(`<rect class="hold" x="1" y="3" width="22" height="8"/>`, "hold (acquire ok → release done)"),
     swatch(`<rect class="ext" x="1" y="3" width="22" height="8"/>`, "held after the lease was certainly over"),
@@ -109,9 +110,9 @@ function latencyLegend(): string {
   ].join("")}</div>`;
 }
 
-function faultTable(m: Model): string {
-  if (m.windows.length === 0) return `<p class="note">No nemesis events in this history.</p>`;
-  const rows = m.windows.map((w) => `<tr><td>${esc(w.kind)}</td><td>${esc(w.targets.join(", "))}</td>` +
+export function faultTable(windows: readonly FaultWindow[]): string {
+  if (windows.length === 0) return `<p class="note">No nemesis events in this history.</p>`;
+  const rows = windows.map((w) => `<tr><td>${esc(w.kind)}</td><td>${esc(w.targets.join(", "))}</td>` +
     `<td>${seconds(w.from)}${w.start ? ` (#${esc(w.start.index)})` : ""}</td>` +
     `<td>${w.from === w.to && w.start === w.stop ? "instant" : w.healed ? `${seconds(w.to)}${w.stop ? ` (#${esc(w.stop.index)})` : ""}` : "never healed"}</td>` +
     `<td><code>${esc(json(w.start?.value ?? w.stop?.value, 300))}</code></td></tr>`);

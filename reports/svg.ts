@@ -66,8 +66,9 @@ export function faultLayer(windows: readonly FaultWindow[], s: TimeScale, top: n
   const rowEnds: number[] = new Array(labelRows).fill(-Infinity);
   const out: string[] = [];
   for (const w of windows) {
-    const x0 = xOf(s, w.from);
-    const x1 = Math.max(xOf(s, w.to), x0 + 1);
+    // Cut at the plot's edges: a window of a large run shows faults that began before it.
+    const x0 = xOf(s, Math.max(s.t0, w.from));
+    const x1 = Math.max(xOf(s, Math.min(s.t1, w.to)), x0 + 1);
     const cls = faultClass(w.kind);
     const title = `<title>${esc(faultTitle(w))}</title>`;
     if (w.from === w.to) {

@@ -69,7 +69,9 @@ export function renderTimeline(m: Model): Timeline {
   const width = plotWidth(m, lanes);
   const lh = laneHeight(laneCount);
   const scale: TimeScale = { t0: m.t0, t1: m.t1, left: LEFT, width };
-  const x = (t: number) => xOf(scale, t);
+  // A window of a large run is drawn with t0/t1 narrowed to it: what starts before
+  // (a carried-in hold) or ends after it is cut at its edge.
+  const x = (t: number) => xOf(scale, Math.min(m.t1, Math.max(m.t0, t)));
   const keys = [...new Set(m.holds.map((h) => h.key ?? ""))].sort();
   const keyClass = (key: string | undefined) => (keys.length > 1 && keys.length <= 8 ? `hold k${keys.indexOf(key ?? "")}` : "hold");
 

@@ -351,3 +351,63 @@ export async function readResourceLog(path: string): Promise<ResourceLog | null>
   const read = await streamResourceLog(path, (d) => decisions.push(d));
   return read && { decisions, warnings: read.warnings };
 }
+
+/**
+ * One line as bytes, `buf[start, end)` without its newline; `offset` is where it
+ * starts in the file. The bytes are valid only during the call. Return false to stop.
+ */
+export type RawLineSink = (buf: Buffer, start: number, end: number, offset: number) => boolean | void;
+
+/**
+ * Hands each line of `path`, from byte `from` (a line start) on, to `line` as raw
+ * bytes, neither decoded nor parsed: for a reader that needs a few fields of every
+ * line of a large file and parses only the lines it keeps (report.html of a large
+ * run). A last line without its newline is handed over too. Nothing is checked
+ * here; the file is expected to have been read by `streamHistory` or
+ * `streamResourceLog` first. Returns the offset after the last line handed over.
+ * A reader of a short stretch passes a smaller `chunkBytes` (a line longer than it
+ * still comes whole).
+ */
+export async function scanLines(path: string, line: RawLineSink, from = 0, chunkBytes = CHUNK_BYTES): Promise<number> {
+  const name = basename(path);
+  let fh: FileHandle;
+  try {
+    fh = await open(path, "r");
+  } catch (err) {
+    throw unreadable(name, path, err);
+  }
+  try {
+    let buf = Buffer.allocUnsafe(chunkBytes);
+    let have = 0;
+    let base = from;
+    for (;;) {
+      if (have === buf.length) {
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, have);
+        buf = bigger;
+      }
+      let bytes: number;
+      try {
+        bytes = (await fh.read(buf, have, buf.length - have, base + have)).bytesRead;
+      } catch (err) {
+        throw unreadable(name, path, err);
+      }
+      const end = have + bytes;
+      if (bytes === 0) {
+        if (have > 0) line(buf, 0, have, base);
+        return base + have;
+      }
+      const filled = buf.subarray(0, end);
+      let start = 0;
+      for (let nl = filled.indexOf(NEWLINE, 0); nl >= 0; nl = filled.indexOf(NEWLINE, start)) {
+        if (line(buf, start, nl, base + start) === false) return base + nl + 1;
+        start = nl + 1;
+      }
+      have = end - start;
+      buf.copy(buf, 0, start, end);
+      base += start;
+    }
+  } finally {
+    await fh.close();
+  }
+}
