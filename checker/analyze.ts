@@ -5,6 +5,7 @@ import { ANOMALY_TYPES, type AnomalyType, type Results, type Validity, type Witn
 import { duplicateFences } from "./duplicate-fence.ts";
 import { fairnessStats } from "./fairness.ts";
 import { falseRejections } from "./false-rejection.ts";
+import { readStats } from "./fenced-reads.ts";
 import { fenceRegressions } from "./fence-regression.ts";
 import { interleavedWriters } from "./interleaved.ts";
 import { lostUpdates } from "./lost-update.ts";
@@ -82,9 +83,11 @@ export function verdict(m: Model, options: CheckOptions = {}): { results: Result
     // Not part of the verdict, but a reader of results.json should see why.
     Object.assign(modelStats, { witnesses: model.witnesses.sort(byFirstEvent).slice(0, MODEL_WITNESSES_IN_STATS) });
   }
+  const reads = readStats(m);
+  m.warnings.push(...reads.warnings);
   const anomaly_types = Object.keys(anomalies);
   const valid: Validity = anomaly_types.length > 0 ? false : m.unknown.length > 0 ? "unknown" : true;
-  const stats = { ...runStats(m, holds.leaseOverlaps), anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness: fairnessStats(m, (i) => m.ops.queued[i]) };
+  const stats = { ...runStats(m, holds.leaseOverlaps), ...reads.stats, anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness: fairnessStats(m, (i) => m.ops.queued[i]) };
   const warnings = [...m.warnings, ...m.unknown.map((r) => `cannot fully check the run: ${r}`)];
   return { results: { valid, anomaly_types, anomalies, stats }, warnings };
 }

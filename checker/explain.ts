@@ -31,16 +31,17 @@ export const quoteAcquire = (m: Model, h: number): string =>
 
 /**
  * `seq 7 (write by process 3, owner "c3-7", fence 5, data 6, accepted at 13.000 ms,
- * sent by write #12)`: the history's write that sent it is named when it is known.
+ * sent by write #12)`: the history's write or read that sent it is named when it is known.
  */
 export function quoteDecision(m: Model, d: number): string {
   const ds = m.decisions!;
   const write = ds.write[d] === 1;
-  const data = write ? `, data ${show(ds.data[d])}` : "";
-  const sent = write ? resourceView(m)?.eventsOf(d) ?? [] : [];
-  return `seq ${ds.seq[d]} (${write ? "write" : "read"} by process ${ds.process[d]}, owner ${show(m.owners.names[ds.owner[d]])}, ` +
+  const data = write ? `, data ${show(ds.data[d])}` : ds.accepted[d] ? `, returned ${show(ds.data[d])}` : "";
+  const sent = resourceView(m)?.eventsOf(d) ?? [];
+  const op = write ? "write" : "read";
+  return `seq ${ds.seq[d]} (${op} by process ${ds.process[d]}, owner ${show(m.owners.names[ds.owner[d]])}, ` +
     `${fenceText(orNull(ds.fence[d]))}${data}, ${ds.accepted[d] ? "accepted" : "refused"} at ${ms(ds.time[d])}` +
-    `${sent.length > 0 ? `, sent by write #${sent[0]}` : ""})`;
+    `${sent.length > 0 ? `, sent by ${op} #${sent[0]}` : ""})`;
 }
 
 export const quoted = show;

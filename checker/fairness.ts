@@ -26,8 +26,10 @@
 // grant just before its fail cannot be told from an overtake; and a waiter that
 // times out is measured by the acquire's timeout, not by the order of grants.
 import type { HistoryEvent } from "../store/events.ts";
+import { ACQUIRE, type Model } from "./model.ts";
+import { orderOf } from "./sweep.ts";
+import { tailOf, type Tail } from "./tail.ts";
 import { OK } from "./table.ts";
-import type { Model } from "./model.ts";
 
 /** One acquire of one key, as fairness sees it; times in ns on the run's clock. */
 export interface Waiter {
@@ -40,11 +42,7 @@ export interface Waiter {
   granted: number;
 }
 
-export interface WaitTail {
-  p50: number;
-  p99: number;
-  max: number;
-}
+export type WaitTail = Tail;
 
 export interface FairnessStats {
   /** Pairs (earlier waiter, later arrival) where the later arrival was granted first. */
@@ -70,15 +68,6 @@ export interface Fairness {
 
 const round = (x: number): number => Number(x.toFixed(3));
 
-/** Nearest-rank percentile of an ascending list. */
-const rank = (sorted: Float64Array, q: number): number => sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
-
-function tail(waitsMs: Float64Array): WaitTail | null {
-  if (waitsMs.length === 0) return null;
-  const s = waitsMs.sort();
-  return { p50: round(rank(s, 0.5)), p99: round(rank(s, 0.99)), max: round(s[s.length - 1]) };
-}
-
 /** Counts of inserted values, queried by rank: O(log n) each. */
 class Fenwick {
   private readonly t: Int32Array;
@@ -96,6 +85,13 @@ class Fenwick {
   }
 }
 
+/** First index of `sorted` after `k` whose value is > x, when sorted[k] is x. */
+function after(sorted: Float64Array, k: number, x: number): number {
+  let i = k + 1;
+  while (i < sorted.length && sorted[i] <= x) i++;
+  return i;
+}
+
 /** First index of `sorted` whose value is > x. */
 function upper(sorted: Float64Array, x: number): number {
   let lo = 0, hi = sorted.length;
@@ -108,35 +104,85 @@ function upper(sorted: Float64Array, x: number): number {
 }
 
 /**
+ * The waiters as columns. A large run has hundreds of thousands of acquires: as
+ * objects, each property read in the counting below is a slow one.
+ */
+interface Columns {
+  length: number;
+  key: Int32Array;
+  invoke: Float64Array;
+  placed: Float64Array;
+  granted: Float64Array;
+  /** Integers in the order of `granted` (a model's completion event indexes), which sort faster than times; absent: `granted`. */
+  grantOrder?: Float64Array;
+}
+
+function columns(n: number): Columns {
+  return { length: n, key: new Int32Array(n), invoke: new Float64Array(n), placed: new Float64Array(n), granted: new Float64Array(n) };
+}
+
+function columnsOf(ws: readonly Waiter[]): Columns {
+  const c = columns(ws.length);
+  for (let i = 0; i < ws.length; i++) {
+    const w = ws[i];
+    c.key[i] = w.key;
+    c.invoke[i] = w.invoke;
+    c.placed[i] = w.placed;
+    c.granted[i] = w.granted;
+  }
+  return c;
+}
+
+/**
  * Overtakes of the granted waiters of one key, O(n log n): in grant order, each
  * waiter A is overtaken by the waiters already granted whose invoke came after A
  * was placed.
  */
-function overtakesOfKey(ws: readonly Waiter[], idx: number[], overtakenBy: Int32Array): { overtakes: number; overtaken: number } {
-  // Keys read once into typed arrays: a comparator or a mapping over objects costs
-  // several times more on the hundreds of thousands of acquires of a large run.
-  const grants = new Float64Array(idx.length);
-  const invokes = new Float64Array(idx.length);
-  for (let k = 0; k < idx.length; k++) {
-    grants[k] = ws[idx[k]].granted;
-    invokes[k] = ws[idx[k]].invoke;
+function overtakesOfKey(c: Columns, idx: Int32Array, overtakenBy: Int32Array): { overtakes: number; overtaken: number } {
+  // The key's waiters copied out in their order: the loop below visits them in
+  // grant order, and reading the run-wide columns so would miss the cache each time.
+  const n = idx.length;
+  const grants = new Float64Array(n);
+  const invoked = new Float64Array(n);
+  const placed = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    grants[k] = c.granted[idx[k]];
+    invoked[k] = c.invoke[idx[k]];
+    placed[k] = c.placed[idx[k]];
   }
-  const byGrant = idx.map((_, k) => k).sort((x, y) => grants[x] - grants[y]).map((k) => idx[k]);
-  invokes.sort();
-  const seen = new Fenwick(invokes.length);
+  let byGrant: Int32Array;
+  if (c.grantOrder) {
+    const ranks = new Float64Array(n);
+    for (let k = 0; k < n; k++) ranks[k] = c.grantOrder[idx[k]];
+    byGrant = orderOf(ranks);
+  } else byGrant = orderOf(grants);
+  // Waiters come in invoke order from a model: then a waiter's rank among the
+  // invokes is its position, and no search is needed to insert it.
+  let inOrder = true;
+  for (let k = 1; k < n && inOrder; k++) if (!(invoked[k - 1] <= invoked[k])) inOrder = false;
+  const invokes = inOrder ? invoked : invoked.slice().sort();
+  const seen = new Fenwick(n);
+  let inserted = 0;
   let overtakes = 0, overtaken = 0;
   // Waiters granted at the same instant did not overtake each other: insert a group only after querying it.
-  for (let g = 0; g < byGrant.length;) {
+  for (let g = 0; g < n;) {
+    const at = grants[byGrant[g]];
     let end = g;
-    while (end < byGrant.length && ws[byGrant[end]].granted === ws[byGrant[g]].granted) end++;
+    while (end < n && grants[byGrant[end]] === at) end++;
     for (let j = g; j < end; j++) {
-      const a = byGrant[j];
-      const n = seen.below(invokes.length) - seen.below(upper(invokes, ws[a].placed));
-      overtakenBy[a] = n;
-      overtakes += n;
-      if (n > 0) overtaken++;
+      const k = byGrant[j];
+      const p = placed[k];
+      const count = inserted - seen.below(inOrder && p === invoked[k] ? after(invokes, k, p) : upper(invokes, p));
+      overtakenBy[idx[k]] = count;
+      overtakes += count;
+      if (count > 0) overtaken++;
     }
-    for (let j = g; j < end; j++) seen.add(upper(invokes, ws[byGrant[j]].invoke) - 1);
+    for (let j = g; j < end; j++) {
+      const k = byGrant[j];
+      // Any position among equal invokes will do: a query splits them all alike.
+      seen.add(inOrder ? k : upper(invokes, invoked[k]) - 1);
+    }
+    inserted += end - g;
     g = end;
   }
   return { overtakes, overtaken };
@@ -144,44 +190,60 @@ function overtakesOfKey(ws: readonly Waiter[], idx: number[], overtakenBy: Int32
 
 /** Fairness of a run's acquires; `keyNames` names the keys for `by_key`. */
 export function fairnessOf(waiters: readonly Waiter[], keyNames: readonly string[] = []): Fairness {
-  const overtakenBy = new Int32Array(waiters.length);
-  const grantedOf = new Map<number, number[]>();
+  return fairnessOfColumns(columnsOf(waiters), keyNames);
+}
+
+function fairnessOfColumns(c: Columns, keyNames: readonly string[]): Fairness {
+  const overtakenBy = new Int32Array(c.length);
+  // The granted waiters of each key, keys in order of their first granted waiter.
+  const keys: number[] = [];
+  const counts: number[] = [];
   let placedReported = 0;
-  for (let i = 0; i < waiters.length; i++) {
-    const w = waiters[i];
-    if (Number.isNaN(w.granted)) continue;
-    let list = grantedOf.get(w.key);
-    if (!list) grantedOf.set(w.key, (list = []));
-    list.push(i);
-    if (w.placed !== w.invoke) placedReported++;
+  for (let i = 0; i < c.length; i++) {
+    if (Number.isNaN(c.granted[i])) continue;
+    const key = c.key[i];
+    if (counts[key] === undefined) {
+      counts[key] = 0;
+      keys.push(key);
+    }
+    counts[key]++;
+    if (c.placed[i] !== c.invoke[i]) placedReported++;
   }
+  const lists: Int32Array[] = [];
+  for (const key of keys) {
+    lists[key] = new Int32Array(counts[key]);
+    counts[key] = 0;
+  }
+  for (let i = 0; i < c.length; i++) if (!Number.isNaN(c.granted[i])) lists[c.key[i]][counts[c.key[i]]++] = i;
   let overtakes = 0, overtaken = 0, granted = 0;
-  const all: number[] = [];
   const byKey: NonNullable<FairnessStats["by_key"]> = {};
-  for (const [key, idx] of grantedOf) {
-    const o = overtakesOfKey(waiters, idx, overtakenBy);
+  for (const key of keys) {
+    const idx = lists[key];
+    const o = overtakesOfKey(c, idx, overtakenBy);
     overtakes += o.overtakes;
     overtaken += o.overtaken;
     granted += idx.length;
-    for (const i of idx) all.push(i);
-    if (grantedOf.size > 1) {
+    if (keys.length > 1) {
       byKey[keyNames[key] ?? String(key)] = {
         overtakes: o.overtakes, acquires_granted: idx.length, overtake_rate: round(o.overtakes / idx.length),
-        overtaken: o.overtaken, wait_ms: tail(waitsOf(waiters, idx)),
+        overtaken: o.overtaken, wait_ms: tailOf(waitsOf(c, idx)),
       };
     }
   }
+  const all = new Int32Array(granted);
+  let a = 0;
+  for (let i = 0; i < c.length; i++) if (!Number.isNaN(c.granted[i])) all[a++] = i;
   const stats: FairnessStats = {
     overtakes, acquires_granted: granted, overtake_rate: granted > 0 ? round(overtakes / granted) : 0,
-    overtaken, wait_ms: tail(waitsOf(waiters, all)), placed_reported: placedReported,
+    overtaken, wait_ms: tailOf(waitsOf(c, all)), placed_reported: placedReported,
   };
-  if (grantedOf.size > 1) stats.by_key = byKey;
+  if (keys.length > 1) stats.by_key = byKey;
   return { stats, overtakenBy };
 }
 
-function waitsOf(ws: readonly Waiter[], idx: readonly number[]): Float64Array {
+function waitsOf(c: Columns, idx: Int32Array): Float64Array {
   const out = new Float64Array(idx.length);
-  for (let k = 0; k < idx.length; k++) out[k] = (ws[idx[k]].granted - ws[idx[k]].invoke) / 1e6;
+  for (let k = 0; k < idx.length; k++) out[k] = (c.granted[idx[k]] - c.invoke[idx[k]]) / 1e6;
   return out;
 }
 
@@ -196,19 +258,27 @@ export function placedAt(invoke: number, granted: number, queuedMs: unknown): nu
 }
 
 /**
- * The waiters of a checked model. `queuedMs`, where the model keeps it, is what
- * each acquire's client reported as `queued_ms` in its ok value (NaN: nothing).
+ * The waiters of a checked model, as columns. `queuedMs`, where the model keeps
+ * it, is what each acquire's client reported as `queued_ms` in its ok value (NaN: nothing).
  */
-export function waitersOf(m: Model, queuedMs?: (op: number) => number): Waiter[] {
+function waitersOf(m: Model, queuedMs?: (op: number) => number): Columns {
   const { ops } = m;
-  const acquire = m.fs.names.indexOf("acquire");
-  const out: Waiter[] = [];
+  let n = 0;
+  for (let i = 0; i < ops.length; i++) if (ops.f[i] === ACQUIRE && ops.key[i] >= 0) n++;
+  const c = columns(n);
+  c.grantOrder = new Float64Array(n);
+  let k = 0;
   for (let i = 0; i < ops.length; i++) {
-    if (ops.f[i] !== acquire || ops.key[i] < 0) continue;
+    if (ops.f[i] !== ACQUIRE || ops.key[i] < 0) continue;
     const granted = ops.outcome[i] === OK ? ops.doneTime[i] : NaN;
-    out.push({ key: ops.key[i], invoke: ops.start[i], placed: placedAt(ops.start[i], granted, queuedMs?.(i)), granted });
+    c.key[k] = ops.key[i];
+    c.invoke[k] = ops.start[i];
+    c.placed[k] = placedAt(ops.start[i], granted, queuedMs?.(i));
+    c.granted[k] = granted;
+    c.grantOrder[k] = ops.done[i];
+    k++;
   }
-  return out;
+  return c;
 }
 
 /**
@@ -245,6 +315,6 @@ export function waitersOfHistory(events: readonly HistoryEvent[], byPlace = true
  * `queuedMs`: each acquire's reported `queued_ms`, where the model keeps it.
  */
 export function fairnessStats(m: Model, queuedMs?: (op: number) => number): FairnessStats | null {
-  const ws = waitersOf(m, queuedMs);
-  return ws.length === 0 ? null : fairnessOf(ws, m.keys.names).stats;
+  const c = waitersOf(m, queuedMs);
+  return c.length === 0 ? null : fairnessOfColumns(c, m.keys.names).stats;
 }

@@ -3,44 +3,40 @@
 // costs liveness, and shows the resource's idea of the fence is wrong.
 //
 // A read that carried a fence (fenced reads, REFERENCES.md C1) advances the
-// resource's fence like a write, so its fence counts as accepted too: a write
-// refused below a fenced read is a correct refusal, not a false one.
+// resource's fence too, but not as a write does (resource/fences.ts): the hold
+// that read with fence f must still be able to write with f. So a write is
+// rightly refused only below a fenced read's fence, and at or below a write's;
+// refused with a fence equal to the highest read's, and above every write's, it
+// was refused falsely.
 import type { Witness } from "../store/events.ts";
-import { fenceText, ms, quoteDecision, quoteOp, quoteWrite } from "./explain.ts";
+import { fenceText, keyText, ms, quoteDecision, quoteOp, quoteWrite } from "./explain.ts";
 import { eventsOf, READ, WRITE, type Model } from "./model.ts";
-import { resourceView } from "./resource.ts";
+import { judgeDecisions, resourceView } from "./resource.ts";
 import { bestBefore, column } from "./sweep.ts";
 import { FAIL, orNull } from "./table.ts";
 
 export function falseRejections(m: Model): Witness[] {
-  return resourceView(m) ? fromResource(m) : fromHistory(m);
+  return resourceView(m) ? judgeDecisions(m, (d, w, r) => refusedFalsely(m, d, w, r)) : fromHistory(m);
 }
 
-function fromResource(m: Model): Witness[] {
-  const view = resourceView(m)!;
+/** A refused write, given the accepted write (`w`) and fenced read (`r`) with the highest fences before it. */
+function refusedFalsely(m: Model, d: number, w: number, r: number): Witness | null {
   const ds = m.decisions!;
-  const out: Witness[] = [];
-  for (const [key, decisions] of view.byKey) {
-    let top = -1;
-    for (let j = 0; j < decisions.length; j++) {
-      const d = decisions.items[j];
-      const fence = ds.fence[d];
-      const fenced = !Number.isNaN(fence);
-      if (ds.write[d] && !ds.accepted[d] && fenced && (top < 0 || fence > ds.fence[top])) {
-        const before = top >= 0
-          ? `the highest fence it had accepted on the key was ${ds.fence[top]}, in ${quoteDecision(m, top)}`
-          : `it had accepted no fence on the key before`;
-        out.push({
-          key,
-          seqs: top >= 0 ? [ds.seq[top], ds.seq[d]] : [ds.seq[d]],
-          events: [...(top >= 0 ? view.eventsOf(top) : []), ...view.eventsOf(d)].sort((a, b) => a - b),
-          explanation: `On key ${JSON.stringify(key)} the resource refused ${quoteDecision(m, d)}, yet ${before}: fence ${fence} was the newest.`,
-        });
-      }
-      if (ds.accepted[d] && fenced && (top < 0 || fence > ds.fence[top])) top = d;
-    }
-  }
-  return out;
+  const fence = ds.fence[d];
+  if (!ds.write[d] || ds.accepted[d] || Number.isNaN(fence)) return null;
+  if ((w >= 0 && ds.fence[w] >= fence) || (r >= 0 && ds.fence[r] > fence)) return null;
+  const view = resourceView(m)!;
+  const tops = [w, r].filter((t) => t >= 0).sort((a, b) => a - b);
+  const before = [
+    w >= 0 ? `the highest fence of a write it had accepted on the key was ${ds.fence[w]}, in ${quoteDecision(m, w)}` : `it had accepted no fenced write on the key`,
+    ...(r >= 0 ? [`the highest fence a read had carried was ${ds.fence[r]}, in ${quoteDecision(m, r)}, which a write may equal`] : []),
+  ].join(", and ");
+  return {
+    key: m.keys.names[ds.key[d]],
+    seqs: [...tops.map((t) => ds.seq[t]), ds.seq[d]],
+    events: [...tops.flatMap((t) => view.eventsOf(t)), ...view.eventsOf(d)].sort((a, b) => a - b),
+    explanation: `On key ${keyText(m, ds.key[d])} the resource refused ${quoteDecision(m, d)}, yet ${before}: fence ${fence} was the newest.`,
+  };
 }
 
 // From the history: the resource refused a write somewhere between its invoke and
@@ -70,14 +66,19 @@ function fromHistory(m: Model): Witness[] {
     if (refused.length === 0) continue;
     maybeAccepted.push(...(reads.get(o.key[writes.items[0]]) ?? []));
     const fence = (op: number): number => o.fence[op];
+    // Fences are integers: a read's scored half a step below its fence excuses a
+    // refusal (score >= the refused fence) only with a higher fence, a write's
+    // with an equal one too, as the resource's rule has it.
+    const score = (op: number): number => (o.f[op] === READ ? o.fence[op] - 0.5 : o.fence[op]);
     // Times are integers: "invoked no later than the refusal completed" is start < end + 0.5.
-    const { order, best } = bestBefore(column(maybeAccepted, (a) => o.start[a]), column(maybeAccepted, fence), column(refused, (r) => o.end[r] + 0.5));
+    const { order, best } = bestBefore(column(maybeAccepted, (a) => o.start[a]), column(maybeAccepted, score), column(refused, (r) => o.end[r] + 0.5));
     for (const i of order) {
       const r = refused[i];
       const top = best[i] < 0 ? undefined : maybeAccepted[best[i]];
-      if (top !== undefined && fence(top) >= fence(r)) continue;
+      if (top !== undefined && score(top) >= fence(r)) continue;
       const before = top !== undefined
-        ? `the highest fence of any write or fenced read that could have been accepted before it was ${fence(top)}, in ${quote(m, top)}`
+        ? `the highest fence of any write or fenced read that could have been accepted before it was ${fence(top)}, in ${quote(m, top)}` +
+          (o.f[top] === READ && fence(top) === fence(r) ? `, which a write may equal` : ``)
         : `no write or fenced read on the key that was not refused was invoked before its completion at ${ms(o.end[r])}`;
       out.push({
         key,

@@ -36,21 +36,29 @@ function spanOf(m: Model, h: number, into?: Span): Span {
   const { ops, holds } = m;
   const acquire = holds.acquire[h];
   const start = ops.end[acquire];
-  // The lease of the latest acquire or renew that certainly happened.
+  // One walk of the hold's operations (they lie all over the columns): the lease
+  // of the latest acquire or renew that certainly happened, whether any renew's
+  // outcome is unknown, and the earliest release.
   let bound = acquire;
   let boundTtl: number | null = holds.ttl[h];
   let acted = start;
+  let unknownRenew = false;
+  let release = -1;
   for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
-    if (ops.start[r] > acted) acted = ops.start[r];
-    if (ops.f[r] === RENEW && ops.outcome[r] === OK && ops.start[r] >= ops.start[bound]) {
-      bound = r;
-      boundTtl = ops.ttl[r];
-    }
+    const f = ops.f[r];
+    const at = ops.start[r];
+    if (at > acted) acted = at;
+    if (f === RENEW) {
+      if (ops.outcome[r] === OK && at >= ops.start[bound]) {
+        bound = r;
+        boundTtl = ops.ttl[r];
+      } else if (ops.outcome[r] === INFO) unknownRenew = true;
+    } else if (f === RELEASE && (release < 0 || at < ops.start[release])) release = r;
   }
   const leaseFrom = ops.start[bound];
   let end = leaseFrom + (Number.isNaN(boundTtl) ? 0 : boundTtl * 1e6);
   // A later renew with an unknown outcome may have set a shorter lease.
-  for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
+  for (let r = unknownRenew ? holds.first[h] : -1; r >= 0; r = ops.next[r]) {
     const t = ops.ttl[r];
     if (ops.f[r] === RENEW && ops.outcome[r] === INFO && ops.start[r] >= leaseFrom && !Number.isNaN(t) && ops.start[r] + t * 1e6 < end) {
       end = ops.start[r] + t * 1e6;
@@ -58,12 +66,10 @@ function spanOf(m: Model, h: number, into?: Span): Span {
       boundTtl = t;
     }
   }
-  for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
-    if (ops.f[r] === RELEASE && ops.start[r] < end) {
-      end = ops.start[r];
-      bound = r;
-      boundTtl = null;
-    }
+  if (release >= 0 && ops.start[release] < end) {
+    end = ops.start[release];
+    bound = release;
+    boundTtl = null;
   }
   const s = into ?? { hold: h, start, end, bound, boundTtl, claimedEnd: 0 };
   s.hold = h;

@@ -101,11 +101,11 @@ export async function checkRun(runDir: string, options: CheckOptions = {}): Prom
   const historyPath = await historyOf(runDir);
   // Columns sized from the files up front are not copied as they grow.
   const expectedOps = Math.ceil((await bytes(historyPath)) / BYTES_PER_OP);
-  let builder: ModelBuilder | null = null;
-  const history = await streamHistory(historyPath, (header) => (builder = new ModelBuilder(header, expectedOps)).event);
-  const b = builder as unknown as ModelBuilder;
   const resourcePath = join(runDir, RUN_FILES.resource);
   const resourceBytes = await bytes(resourcePath);
+  let builder: ModelBuilder | null = null;
+  const history = await streamHistory(historyPath, (header) => (builder = new ModelBuilder(header, expectedOps, resourceBytes < 0)).event);
+  const b = builder as unknown as ModelBuilder;
   if (resourceBytes >= 0) b.noteResourceLog(Math.ceil(resourceBytes / BYTES_PER_DECISION));
   const resource = await streamResourceLog(resourcePath, b.decision);
   const warnings = [...history.warnings, ...(resource?.warnings ?? [])];

@@ -3,41 +3,33 @@
 // (K1, K2): with fencing off it shows what a paused holder did; with fencing on it
 // means the resource or the fences are broken.
 import type { Witness } from "../store/events.ts";
-import { quoteDecision, quoteWrite } from "./explain.ts";
+import { keyText, quoteDecision, quoteWrite } from "./explain.ts";
 import { eventsOf, type Model } from "./model.ts";
-import { resourceView } from "./resource.ts";
+import { judgeDecisions, resourceView } from "./resource.ts";
 import { bestBefore, column } from "./sweep.ts";
 import { OK } from "./table.ts";
 
 export function staleWrites(m: Model): Witness[] {
-  return resourceView(m) ? fromResource(m) : fromHistory(m);
+  return resourceView(m) ? judgeDecisions(m, (d, top) => staleDecision(m, d, top)) : fromHistory(m);
 }
 
-function fromResource(m: Model): Witness[] {
-  const view = resourceView(m)!;
+// The walk of the log (resource.ts) gives each decision the accepted write with the
+// highest fence before it. Fenced reads are left out: the anomaly is about writes,
+// and a read that carried a higher fence is what lost-update is about.
+function staleDecision(m: Model, d: number, top: number): Witness | null {
   const ds = m.decisions!;
-  const out: Witness[] = [];
-  for (const [key, decisions] of view.byKey) {
-    let top = -1;
-    for (let j = 0; j < decisions.length; j++) {
-      const d = decisions.items[j];
-      const fence = ds.fence[d];
-      if (!ds.write[d] || !ds.accepted[d] || Number.isNaN(fence)) continue;
-      if (top >= 0 && ds.fence[top] > fence) {
-        out.push({
-          key,
-          seqs: [ds.seq[top], ds.seq[d]],
-          events: [...view.eventsOf(top), ...view.eventsOf(d)].sort((a, b) => a - b),
-          explanation:
-            `On key ${JSON.stringify(key)} the resource accepted ${quoteDecision(m, d)} after it had already accepted ` +
-            `${quoteDecision(m, top)}: a write with fence ${fence} took effect after one with the higher fence ${ds.fence[top]}` +
-            (ds.fencing[d] ? `, which a resource enforcing fences must refuse.` : `; fencing was off, so nothing stopped the older holder.`),
-        });
-      }
-      if (top < 0 || fence > ds.fence[top]) top = d;
-    }
-  }
-  return out;
+  const fence = ds.fence[d];
+  if (!ds.write[d] || !ds.accepted[d] || top < 0 || !(ds.fence[top] > fence)) return null;
+  const view = resourceView(m)!;
+  return {
+    key: m.keys.names[ds.key[d]],
+    seqs: [ds.seq[top], ds.seq[d]],
+    events: [...view.eventsOf(top), ...view.eventsOf(d)].sort((a, b) => a - b),
+    explanation:
+      `On key ${keyText(m, ds.key[d])} the resource accepted ${quoteDecision(m, d)} after it had already accepted ` +
+      `${quoteDecision(m, top)}: a write with fence ${fence} took effect after one with the higher fence ${ds.fence[top]}` +
+      (ds.fencing[d] ? `, which a resource enforcing fences must refuse.` : `; fencing was off, so nothing stopped the older holder.`),
+  };
 }
 
 // Without the resource's log only real-time order is certain: a write whose ok came

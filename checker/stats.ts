@@ -2,12 +2,10 @@
 // run with no successful acquire, no accepted write and no fault proves little.
 import type { RunStats } from "../store/events.ts";
 import { ACQUIRE, WRITE, type Model } from "./model.ts";
-import { FAIL, OK, OUTCOMES, ProcessSlots } from "./table.ts";
+import { FAIL, OK, ProcessSlots } from "./table.ts";
+import { tailOf } from "./tail.ts";
 
 const round = (x: number, places = 3): number => Number(x.toFixed(places));
-
-/** Nearest-rank percentile of an ascending list. */
-const percentile = (sorted: Float64Array, q: number): number => sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
 
 /** A nemesis `f` that ends a fault rather than starting one. */
 const endsFault = (f: string): boolean => f.startsWith("stop-") || f === "reset-clock" || f === "restart";
@@ -17,9 +15,10 @@ export function runStats(m: Model, leaseOverlaps: number): RunStats {
   const span = m.events > 1 ? m.lastTime - m.firstTime : 0;
   const duration_s = span / 1e9;
 
-  // Per f, in order of first invoke, as the operations come.
-  const counts: Int32Array[] = [];
-  const perF: RunStats["ops"] = {};
+  // Per f and outcome; the figures list each f in order of its first invoke.
+  const fs = m.fs.names.length;
+  const counts = new Int32Array(fs * 3);
+  const order: number[] = [];
   let completed = 0;
   const keySeen = new Uint8Array(m.keys.names.length);
   let keys = 0;
@@ -32,14 +31,12 @@ export function runStats(m: Model, leaseOverlaps: number): RunStats {
   let lastProcess = NaN;
   for (let i = 0; i < ops.length; i++) {
     const f = ops.f[i];
-    if (!counts[f]) {
-      counts[f] = new Int32Array(3);
-      perF[m.fs.names[f]] = { ok: 0, fail: 0, info: 0 };
-    }
-    counts[f][ops.outcome[i]]++;
+    const outcome = ops.outcome[i];
+    if (counts[f * 3] + counts[f * 3 + 1] + counts[f * 3 + 2] === 0) order.push(f);
+    counts[f * 3 + outcome]++;
     if (ops.done[i] >= 0) completed++;
     const k = ops.key[i];
-    if (k >= 0 && !keySeen[k]) {
+    if (k >= 0 && keySeen[k] === 0) {
       keySeen[k] = 1;
       keys++;
     }
@@ -49,17 +46,11 @@ export function runStats(m: Model, leaseOverlaps: number): RunStats {
       processes++;
     }
     lastProcess = p;
-    if (f === ACQUIRE && ops.outcome[i] === OK) latencies[l++] = (ops.end[i] - ops.start[i]) / 1e6;
+    if (f === ACQUIRE && outcome === OK) latencies[l++] = (ops.end[i] - ops.start[i]) / 1e6;
   }
-  for (let f = 0; f < counts.length; f++) {
-    const c = counts[f];
-    if (!c) continue;
-    const entry = perF[m.fs.names[f]];
-    for (let o = 0; o < 3; o++) entry[OUTCOMES[o]] = c[o];
-  }
-  const sorted = latencies.sort();
-  const acquire_latency_ms = sorted.length === 0 ? null
-    : { p50: round(percentile(sorted, 0.5)), p99: round(percentile(sorted, 0.99)), max: round(sorted[sorted.length - 1]) };
+  const perF: RunStats["ops"] = {};
+  for (const f of order) perF[m.fs.names[f]] = { ok: counts[f * 3], fail: counts[f * 3 + 1], info: counts[f * 3 + 2] };
+  const acquire_latency_ms = tailOf(latencies);
 
   let writes_accepted = 0;
   let stale_writes_refused = 0;

@@ -12,8 +12,16 @@
  */
 export class Interner {
   readonly names: string[] = [];
-  private hashes = new Int32Array(64);
-  private slots = new Int32Array(128).fill(-1);
+  private hashes: Int32Array;
+  private slots: Int32Array;
+
+  /** `expected` names size the table up front, so a large run's owners are not rehashed as they come. */
+  constructor(expected = 64) {
+    let size = 128;
+    while (size < 2 * expected) size *= 2;
+    this.hashes = new Int32Array(size >> 1);
+    this.slots = new Int32Array(size).fill(-1);
+  }
 
   id(s: string): number {
     let hash = 0x811c9dc5;
@@ -142,7 +150,7 @@ export class Ops {
   hold: Int32Array;
   /** The next renew, release or write of the same hold, in invoke order (-1: none). */
   next: Int32Array;
-  /** The invoke's `value.data` (writes); undefined for most. */
+  /** The invoke's `value.data` (writes); undefined for most (for all in a model built without it, ModelBuilder). */
   data: unknown[] = [];
 
   private cap: number;

@@ -48,6 +48,13 @@ export class History {
     return this.op(process, "write", key, at, { ...ref, data }, outcome, doneValue, outcome === "fail" ? "stale-fence" : outcome === "info" ? "timeout" : undefined);
   }
 
+  /** A read; with a fence it is a fenced read (--fence-reads) and its invoke names the hold. */
+  read(process: number, key: string, at: [number, number?], owner: string, fence: number | null, data: unknown, outcome: Outcome = "ok"): OpEvents {
+    const ref = fence === null ? {} : { owner, fence };
+    const doneValue = outcome === "ok" ? { data, fence } : outcome === "fail" ? { ...ref, seen: 0 } : undefined;
+    return this.op(process, "read", key, at, ref, outcome, doneValue, outcome === "fail" ? "stale-fence" : outcome === "info" ? "timeout" : undefined);
+  }
+
   renew(process: number, key: string, at: [number, number?], owner: string, fence: number | null, ttl: number, outcome: Outcome = "ok"): OpEvents {
     return this.op(process, "renew", key, at, { owner, fence, ttl_ms: ttl }, outcome, outcome === "ok" ? { ttl_ms: ttl } : undefined, outcome === "fail" ? "not-owner" : undefined);
   }

@@ -76,6 +76,9 @@ describe("overtakes", () => {
       const f = fairnessOf(ws);
       expect(f.stats.overtakes).toBe(naive(ws));
       expect([...f.overtakenBy].reduce((s, n) => s + n, 0)).toBe(naive(ws));
+      // In invoke order, as a model gives them (ranks are then positions).
+      const byInvoke = [...ws].sort((a, b) => a.invoke - b.invoke);
+      expect(fairnessOf(byInvoke).stats.overtakes).toBe(naive(ws));
     }
   });
 });

@@ -89,12 +89,17 @@ describe("planted anomalies", () => {
     return { input: p.run(res), events: [a1i, a1o, bi, bo, a2i, a2o], seqs: [a1s, bs, a2s] };
   });
 
-  planting("false-rejection", fence, (p, f, res) => {
+  // Refused with no fence before it, or with the fence its own hold's fenced read
+  // set, which a write may equal (resource/fences.ts).
+  planting("false-rejection", fc.tuple(fence, fc.boolean()), (p, [f, afterRead], res) => {
     const a = p.newProcess();
     p.acquire(a, "A", f, 1000);
-    const [wi, wo, ws] = p.write(a, "A", f, "a", false, null);
+    const [ri, ro, rs] = afterRead ? p.read(a, "A", f, null, true, null) : [];
+    const [wi, wo, ws] = p.write(a, "A", f, "a", false, afterRead ? f : null);
     p.release(a, "A", f);
-    return { input: p.run(res), events: [wi, wo], seqs: [ws] };
+    return afterRead
+      ? { input: p.run(res), events: [ri, ro, wi, wo], seqs: [rs, ws] }
+      : { input: p.run(res), events: [wi, wo], seqs: [ws] };
   });
 
   planting("duplicate-fence", fc.tuple(fence, step), (p, [f, gap], res) => {
@@ -134,6 +139,47 @@ describe("planted anomalies", () => {
     const [ai, ao] = p.acquire(a, "A", f, 1000);
     const [bi, bo] = p.acquire(b, "B", f + d, 1000);
     return { input: p.run(res), events: [ai, ao, bi, bo], seqs: [] };
+  });
+});
+
+// Fenced reads are judged by the resource's rule (resource/fences.ts) and counted in
+// stats, not as anomaly types: holds that each read and then write with their own
+// fence are valid, and a stale holder's fenced read is counted whether the resource
+// refused it or (wrongly) accepted it, with a witness that names it.
+describe("fenced reads", () => {
+  it("reads then writes with each hold's fence are valid; a stale read is counted and witnessed", () => {
+    fc.assert(
+      fc.property(simOptions, fc.integer({ min: 1, max: 4 }), fence, fc.boolean(), fc.boolean(), (o, holds, f0, staleAccepted, withResource) => {
+        const p = new Planter(simulated(o));
+        const stale = p.newProcess();
+        p.acquire(stale, "S", f0, 1);
+        p.wait(2);
+        let max: number | null = null;
+        for (let i = 0; i < holds; i++) {
+          const a = p.newProcess();
+          const f = f0 + 1 + i;
+          p.acquire(a, `H${i}`, f, 1000);
+          p.read(a, `H${i}`, f, i, true, max);
+          max = f;
+          p.write(a, `H${i}`, f, i + 1, true, max);
+          p.release(a, `H${i}`, f);
+        }
+        const [ri, ro, rs] = p.read(stale, "S", f0, holds, staleAccepted, max);
+        const { results } = analyze(p.run(withResource));
+        expect(results.anomaly_types).toEqual([]);
+        const reads = results.stats.fenced_reads as { accepted: number; stale_accepted: number; witnesses: Witness[] };
+        expect(results.stats.stale_reads_refused).toBe(staleAccepted ? 0 : 1);
+        expect(reads.accepted).toBe(holds + (staleAccepted ? 1 : 0));
+        expect(reads.stale_accepted).toBe(staleAccepted ? 1 : 0);
+        if (staleAccepted) {
+          const w = reads.witnesses[0];
+          expect(w.key).toBe(PLANTED_KEY);
+          expect(w.events).toEqual(expect.arrayContaining([ri, ro]));
+          if (withResource) expect(w.seqs).toContain(rs);
+        }
+      }),
+      RUNS,
+    );
   });
 });
 

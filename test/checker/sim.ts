@@ -96,6 +96,19 @@ export class Planter {
     return [invoke, completion, seq];
   }
 
+  /** A fenced read and the resource's decision on it, halfway through; returns [invoke, completion, seq]. */
+  read(process: number, owner: string, fence: number, data: unknown, accepted: boolean, maxBefore: number | null): number[] {
+    const invoke = this.push({ process, type: "invoke", f: "read", key: PLANTED_KEY, value: { owner, fence } });
+    const seq = this.decisions.length ? this.decisions[this.decisions.length - 1].seq + 1 : 1;
+    this.decisions.push({ seq, time: this.t + MS / 2, op: "read", key: PLANTED_KEY, process, owner, fence, max_before: maxBefore, accepted, data: accepted ? data : null, fencing: true });
+    this.t += MS;
+    const completion = accepted
+      ? this.push({ process, type: "ok", f: "read", key: PLANTED_KEY, value: { data, fence: Math.max(fence, maxBefore ?? fence) } })
+      : this.push({ process, type: "fail", f: "read", key: PLANTED_KEY, value: { owner, fence, seen: maxBefore }, error: "stale-fence" });
+    this.t += MS;
+    return [invoke, completion, seq];
+  }
+
   /** Moves the clock on by `ms` ms. */
   wait(ms: number): void {
     this.t += ms * MS;
