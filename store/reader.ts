@@ -34,10 +34,20 @@ const isNat = (v: unknown): v is number => Number.isSafeInteger(v) && (v as numb
 const isFence = (v: unknown): boolean => v === null || Number.isSafeInteger(v);
 
 /**
- * Calls `line` for each newline-terminated line. A last line without its newline
- * is returned instead: only the caller knows whether it is whole or cut short.
+ * Reads `path` from byte `from` in chunks. `take(buf, end, base)` is handed the
+ * bytes buf[0..end), which start at file offset `base` with whatever the last call
+ * left unconsumed; it consumes whole lines and returns where the rest starts, or
+ * STOP. The rest is carried to the front of the buffer (never the whole chunk),
+ * and the buffer doubles when one line outgrows it. Returns what was left
+ * unconsumed at the end of the file (a last line without its newline).
  */
-async function eachLine(path: string, name: string, line: (text: string, lineNo: number) => void): Promise<{ text: string; lineNo: number } | null> {
+async function eachChunk(
+  path: string,
+  name: string,
+  from: number,
+  chunkBytes: number,
+  take: (buf: Buffer, end: number, base: number) => number,
+): Promise<{ buf: Buffer; have: number; base: number; stopped: boolean }> {
   let fh: FileHandle;
   try {
     fh = await open(path, "r");
@@ -45,11 +55,9 @@ async function eachLine(path: string, name: string, line: (text: string, lineNo:
     throw unreadable(name, path, err);
   }
   try {
-    // A line cut by the end of a chunk is moved to the front of the buffer and the
-    // next read lands after it, so no chunk is ever copied whole.
-    let buf = Buffer.allocUnsafe(CHUNK_BYTES);
+    let buf = Buffer.allocUnsafe(chunkBytes);
     let have = 0;
-    let lineNo = 0;
+    let base = from;
     for (;;) {
       if (have === buf.length) {
         const bigger = Buffer.allocUnsafe(buf.length * 2);
@@ -58,35 +66,47 @@ async function eachLine(path: string, name: string, line: (text: string, lineNo:
       }
       let bytes: number;
       try {
-        bytes = (await fh.read(buf, have, buf.length - have, null)).bytesRead;
+        bytes = (await fh.read(buf, have, buf.length - have, base + have)).bytesRead;
       } catch (err) {
         throw unreadable(name, path, err);
       }
-      if (bytes === 0) break;
+      if (bytes === 0) return { buf, have, base, stopped: false };
       const end = have + bytes;
-      // The carried bytes hold no newline, so one found is in the new ones.
-      const last = buf.lastIndexOf(NEWLINE, end - 1);
-      if (last < 0) {
-        have = end;
-        continue;
-      }
-      // A newline byte never occurs inside a UTF-8 sequence, so cutting the bytes
-      // at the last newline never splits a character.
-      const text = buf.toString("utf8", 0, last);
-      let start = 0;
-      for (;;) {
-        const nl = text.indexOf("\n", start);
-        line(nl < 0 ? text.slice(start) : text.slice(start, nl), ++lineNo);
-        if (nl < 0) break;
-        start = nl + 1;
-      }
-      have = end - last - 1;
-      buf.copy(buf, 0, last + 1, end);
+      const rest = take(buf, end, base);
+      if (rest === STOP) return { buf, have: 0, base, stopped: true };
+      have = end - rest;
+      if (rest > 0) buf.copy(buf, 0, rest, end);
+      base += rest;
     }
-    return have > 0 ? { text: buf.toString("utf8", 0, have), lineNo: lineNo + 1 } : null;
   } finally {
     await fh.close();
   }
+}
+
+const STOP = -1;
+
+/**
+ * Calls `line` for each newline-terminated line. A last line without its newline
+ * is returned instead: only the caller knows whether it is whole or cut short.
+ */
+async function eachLine(path: string, name: string, line: (text: string, lineNo: number) => void): Promise<{ text: string; lineNo: number } | null> {
+  let lineNo = 0;
+  const left = await eachChunk(path, name, 0, CHUNK_BYTES, (buf, end) => {
+    const last = buf.lastIndexOf(NEWLINE, end - 1);
+    if (last < 0) return 0;
+    // A newline byte never occurs inside a UTF-8 sequence, so cutting the bytes
+    // at the last newline never splits a character; one decode serves many lines.
+    const text = buf.toString("utf8", 0, last);
+    let start = 0;
+    for (;;) {
+      const nl = text.indexOf("\n", start);
+      line(nl < 0 ? text.slice(start) : text.slice(start, nl), ++lineNo);
+      if (nl < 0) break;
+      start = nl + 1;
+    }
+    return last + 1;
+  });
+  return left.have > 0 ? { text: left.buf.toString("utf8", 0, left.have), lineNo: lineNo + 1 } : null;
 }
 
 function unreadable(name: string, path: string, err: unknown): Error {
@@ -369,45 +389,20 @@ export type RawLineSink = (buf: Buffer, start: number, end: number, offset: numb
  * still comes whole).
  */
 export async function scanLines(path: string, line: RawLineSink, from = 0, chunkBytes = CHUNK_BYTES): Promise<number> {
-  const name = basename(path);
-  let fh: FileHandle;
-  try {
-    fh = await open(path, "r");
-  } catch (err) {
-    throw unreadable(name, path, err);
-  }
-  try {
-    let buf = Buffer.allocUnsafe(chunkBytes);
-    let have = 0;
-    let base = from;
-    for (;;) {
-      if (have === buf.length) {
-        const bigger = Buffer.allocUnsafe(buf.length * 2);
-        buf.copy(bigger, 0, 0, have);
-        buf = bigger;
+  let stoppedAt = 0;
+  const left = await eachChunk(path, basename(path), from, chunkBytes, (buf, end, base) => {
+    const filled = buf.subarray(0, end);
+    let start = 0;
+    for (let nl = filled.indexOf(NEWLINE, 0); nl >= 0; nl = filled.indexOf(NEWLINE, start)) {
+      if (line(buf, start, nl, base + start) === false) {
+        stoppedAt = base + nl + 1;
+        return STOP;
       }
-      let bytes: number;
-      try {
-        bytes = (await fh.read(buf, have, buf.length - have, base + have)).bytesRead;
-      } catch (err) {
-        throw unreadable(name, path, err);
-      }
-      const end = have + bytes;
-      if (bytes === 0) {
-        if (have > 0) line(buf, 0, have, base);
-        return base + have;
-      }
-      const filled = buf.subarray(0, end);
-      let start = 0;
-      for (let nl = filled.indexOf(NEWLINE, 0); nl >= 0; nl = filled.indexOf(NEWLINE, start)) {
-        if (line(buf, start, nl, base + start) === false) return base + nl + 1;
-        start = nl + 1;
-      }
-      have = end - start;
-      buf.copy(buf, 0, start, end);
-      base += start;
+      start = nl + 1;
     }
-  } finally {
-    await fh.close();
-  }
+    return start;
+  });
+  if (left.stopped) return stoppedAt;
+  if (left.have > 0) line(left.buf, 0, left.have, left.base);
+  return left.base + left.have;
 }
