@@ -4,20 +4,12 @@
 // millions of lines only to drop it. The lines were validated by the checker's pass
 // before the report is made; anything this reader does not expect (an escape in a
 // string it wants, a number that is not a plain integer) falls back to JSON.parse.
-import { FAIL_TYPE, INFO_TYPE, INVOKE_TYPE, OK_TYPE } from "../store/event-fields.ts";
+import { FAIL_TYPE, INFO_TYPE, INVOKE_TYPE, OK_TYPE, type EventFields } from "../store/event-fields.ts";
 
 export { FAIL_TYPE, INFO_TYPE, INVOKE_TYPE, OK_TYPE };
 
-/** What the overview reads of an event; `process` is NaN for the nemesis. */
-export interface EventHead {
-  index: number;
-  time: number;
-  process: number;
-  nemesis: boolean;
-  type: number;
-  f: string;
-  error: string | undefined;
-}
+/** What the overview reads of an event: the head of the checker's EventFields. */
+export type EventHead = Pick<EventFields, "index" | "time" | "process" | "nemesis" | "type" | "f" | "error">;
 
 export const emptyHead = (): EventHead => ({ index: 0, time: 0, process: 0, nemesis: false, type: 0, f: "", error: undefined });
 
