@@ -5,7 +5,8 @@
 //   check:  `npm run check`'s check (cli/check.ts checkOnly): the streaming
 //           checker and results.json, without report.html;
 //   full:   what `npm run check` does (cli/check.ts checkAndReport): the check,
-//           then report.html (downsampled past 20k events: two streaming passes).
+//           then report.html (downsampled past 20k events: drawn from what the
+//           check's pass kept, plus the stretches of the files drawn in full).
 // The targets of issue 6: at most 1.5 times the bare loop, under 1 GB; both the
 // check and the full path are held to them, since a user runs the full path.
 // Each child reports its wall time, its CPU time (all threads, so a busy shared

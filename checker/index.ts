@@ -2,7 +2,10 @@
 // returns its verdict (results.json's content); `writeResults` stores it. `analyze`
 // is the same check on a history already in memory (`loadRun` reads one whole).
 // `model: "strict"` makes the model check's findings (strict-mutex-violation) count.
-export { checkRun, loadRun, optionsOf, writeResults, type LoadedRun } from "./run.ts";
+export { checkRun, checkRunKeeping, loadRun, optionsOf, writeResults, type CheckedRun, type LoadedRun } from "./run.ts";
+// The model's columns, for a reader of what the check kept (CheckedRun).
+export { ACQUIRE, WRITE, type Model } from "./model.ts";
+export { OK, FAIL, INFO } from "./table.ts";
 export { analyze, MAX_WITNESSES, MODELS, STRICT_MUTEX_VIOLATION, type CheckOptions } from "./analyze.ts";
 export type { RunInput } from "./model.ts";
 // Fairness (stats.fairness): overtakes and waits per key; the report marks each waiter with it.

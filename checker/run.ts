@@ -5,9 +5,9 @@ import { readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { RUN_FILES, type HistoryEvent, type HistoryHeader, type ResourceDecision, type Results } from "../store/events.ts";
-import { readHistory, readResourceLog, streamHistory, streamResourceLog } from "../store/reader.ts";
+import { readHistory, readResourceLog, streamHistory, streamResourceLog, type Checkpoint } from "../store/reader.ts";
 import { MODELS, verdict, type CheckOptions } from "./analyze.ts";
-import { ModelBuilder } from "./model.ts";
+import { ModelBuilder, type Model } from "./model.ts";
 
 export interface LoadedRun {
   dir: string;
@@ -98,20 +98,49 @@ async function readInfo(path: string, warnings: string[]): Promise<Record<string
  * than it takes to parse it.
  */
 export async function checkRun(runDir: string, options: CheckOptions = {}): Promise<{ results: Results; warnings: string[] }> {
+  const { results, warnings } = await checkRunKeeping(runDir, options);
+  return { results, warnings };
+}
+
+/**
+ * What the check's one pass leaves behind for a later reader of the run (report.html
+ * of a large run, which then needs no pass of its own): the model the verdict was
+ * drawn from, the nemesis events whole, and checkpoints into both files.
+ */
+export interface CheckedRun {
+  model: Model;
+  /** In (time, index) order. */
+  nemesis: HistoryEvent[];
+  /** Every `checkpointEvery` events; null when none were asked for, or the history was out of time order and had to be read whole. */
+  checkpoints: Checkpoint[] | null;
+  /** Every `checkpointEvery` decisions; empty when the run has no resource log. */
+  resourceCheckpoints: Checkpoint[];
+}
+
+/** checkRun, also returning what the pass read (CheckedRun) with a checkpoint every `checkpointEvery` lines (default: none). */
+export async function checkRunKeeping(runDir: string, options: CheckOptions = {}, checkpointEvery?: number):
+  Promise<{ results: Results; warnings: string[]; run: CheckedRun }> {
   const historyPath = await historyOf(runDir);
   // Columns sized from the files up front are not copied as they grow.
   const expectedOps = Math.ceil((await bytes(historyPath)) / BYTES_PER_OP);
   const resourcePath = join(runDir, RUN_FILES.resource);
   const resourceBytes = await bytes(resourcePath);
   let builder: ModelBuilder | null = null;
-  const history = await streamHistory(historyPath, (header) => (builder = new ModelBuilder(header, expectedOps, resourceBytes < 0)).event);
+  let nemesis: HistoryEvent[] = [];
+  const history = await streamHistory(historyPath, (header) => {
+    // Called again with a fresh builder when the file had to be reordered.
+    nemesis = [];
+    return (builder = new ModelBuilder(header, expectedOps, resourceBytes < 0)).event;
+  }, { checkpointEvery, nemesis: (e) => nemesis.push(e) });
   const b = builder as unknown as ModelBuilder;
   if (resourceBytes >= 0) b.noteResourceLog(Math.ceil(resourceBytes / BYTES_PER_DECISION));
-  const resource = await streamResourceLog(resourcePath, b.decision);
+  const resource = await streamResourceLog(resourcePath, b.decision, { checkpointEvery });
   const warnings = [...history.warnings, ...(resource?.warnings ?? [])];
   const info = await readInfo(join(runDir, RUN_FILES.run), warnings);
-  const checked = verdict(b.finish(), { ...optionsOf(info, warnings), ...defined(options) });
-  return { results: checked.results, warnings: [...warnings, ...checked.warnings] };
+  const model = b.finish();
+  const checked = verdict(model, { ...optionsOf(info, warnings), ...defined(options) });
+  const run: CheckedRun = { model, nemesis, checkpoints: history.checkpoints ?? null, resourceCheckpoints: resource?.checkpoints ?? [] };
+  return { results: checked.results, warnings: [...warnings, ...checked.warnings], run };
 }
 
 /** Replaces results.json whole: a crash mid-write never leaves half a verdict. */

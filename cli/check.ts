@@ -4,9 +4,9 @@
 // fresh run, so a stored run and a fresh one get the same verdict.
 import { realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { checkRun, MODELS, writeResults, type CheckOptions } from "../checker/index.ts";
+import { checkRun, checkRunKeeping, MODELS, writeResults, type CheckOptions } from "../checker/index.ts";
 import { BadInput, EXIT, exitCodeFor, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
-import { renderSummary, reportRun } from "../reports/index.ts";
+import { REPORT_CHECKPOINT_EVERY, renderSummary, reportRun } from "../reports/index.ts";
 import type { Results } from "../store/events.ts";
 
 export interface CheckOutcome {
@@ -30,13 +30,16 @@ export async function checkOnly(runDir: string, options: CheckOptions = {}): Pro
 }
 
 /**
- * Checks the run in `runDir` and writes results.json, then report.html: a second
- * pass over the run's files, streaming for a large run so that neither pass holds
- * the history in memory (reports/index.ts reportRun).
+ * Checks the run in `runDir` and writes results.json, then report.html. A large
+ * run's report is drawn from what the check's pass kept (its model, the nemesis
+ * events, checkpoints into the files) plus the few stretches of the files it
+ * draws in full, so the history is read once and never held in memory
+ * (reports/index.ts reportRun).
  */
 export async function checkAndReport(runDir: string, options: CheckOptions = {}): Promise<CheckOutcome> {
-  const { results, warnings } = await checkOnly(runDir, options);
-  const { header } = await reportRun(runDir, results);
+  const { results, warnings, run } = await checkRunKeeping(runDir, options, REPORT_CHECKPOINT_EVERY);
+  await writeResults(runDir, results);
+  const { header } = await reportRun(runDir, results, { checked: run });
   return {
     results,
     warnings,

@@ -2,8 +2,8 @@
 // of resource.ndjson's lines) that keeps only what the page draws of the whole run
 // (the per-bucket overview, the nemesis events) and where in each file every
 // stretch of lines starts, so that the second pass (windows.ts) reads just the
-// lines it shows in full. It needs nothing from the checker's results, so it can
-// run while the checker reads the same files.
+// lines it shows in full. `npm run check` does without it: the checker's pass keeps
+// the same (checked.ts); it serves a report made without that pass.
 import { open, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { BadInput } from "../lib/index.ts";

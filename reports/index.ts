@@ -4,12 +4,15 @@
 // holds (ops.ts) and of nemesis events into fault windows (faults.ts) is shared.
 // `reportRun` reads the run directory itself: whole for a small run, in two
 // streaming passes past FULL_REPORT_EVENTS (digest.ts, windows.ts, digest-page.ts),
-// so a soak run's report fits in bounded memory.
+// so a soak run's report fits in bounded memory; given what the checker's pass kept
+// (checked.ts), the first of those passes is not needed.
 import { rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { CheckedRun } from "../checker/index.ts";
 import { RUN_FILES, type HistoryHeader, type Results } from "../store/events.ts";
 import { readHistory, readResourceLog } from "../store/reader.ts";
-import { digestRun, locate } from "./digest.ts";
+import { digestOfCheck } from "./checked.ts";
+import { CHECKPOINT_EVERY, digestRun, locate } from "./digest.ts";
 import { renderDigestHtml } from "./digest-page.ts";
 import { faultWindows } from "./faults.ts";
 import type { ReportInput } from "./model.ts";
@@ -43,7 +46,16 @@ export interface ReportOptions {
   fullUpTo?: number;
   /** Events drawn in full in the windows of a downsampled report; default WINDOW_EVENTS. */
   windowEvents?: number;
+  /**
+   * What the checker's pass kept of this run (checkRunKeeping with a checkpoint
+   * every REPORT_CHECKPOINT_EVERY lines): a large run's report then reads only
+   * the stretches it draws in full, instead of making a pass of its own first.
+   */
+  checked?: CheckedRun;
 }
+
+/** The checkpoint spacing a large run's report wants of the checker's pass (ReportOptions.checked). */
+export const REPORT_CHECKPOINT_EVERY = CHECKPOINT_EVERY;
 
 /**
  * Writes report.html for the checked run in `runDir` (after the checker has read
@@ -51,7 +63,8 @@ export interface ReportOptions {
  * `fullUpTo` events is read whole and drawn as writeReport draws it; a larger one
  * in two streaming passes that keep only what the page shows (an overview per time
  * bucket and the windows around witnesses and faults), so memory stays bounded
- * whatever the length of the run. A large history out of time order (a killed
+ * whatever the length of the run; with `options.checked` the first pass is the
+ * checker's own. A large history out of time order (a killed
  * run's) cannot be read by stretches and is drawn whole.
  */
 export async function reportRun(runDir: string, results: Results, options: ReportOptions = {}): Promise<{ header: HistoryHeader; downsampled: boolean }> {
@@ -59,7 +72,8 @@ export async function reportRun(runDir: string, results: Results, options: Repor
   const known = readFigures(results.stats).events;
   const groups = anomalyGroups(results);
   if (known === undefined || known > fullUpTo) {
-    const digest = await digestRun(runDir);
+    // Without checkpoints (none asked for, or a history out of time order) the report makes its own pass.
+    const digest = options.checked?.checkpoints ? digestOfCheck(options.checked) : await digestRun(runDir);
     if (digest && digest.events > fullUpTo) {
       const located = await locate(runDir, digest, groups.flatMap((g) => g.witnesses.flatMap((w) => w.events)), groups.flatMap((g) => g.witnesses.flatMap((w) => w.seqs)));
       const faults = faultWindows(digest.nemesis, digest.t1);

@@ -3,14 +3,17 @@
 // names the file and the 1-based line, as the contract asks.
 //
 // Speed matters (a 2M-line history must check in at most 1.5x a bare parse loop,
-// under 1 GB), so lines are cut by hand from large decoded chunks, and the
-// checker takes each event as it is parsed (`streamHistory`) instead of keeping
-// two million objects alive.
+// under 1 GB), so lines are cut by hand from large chunks, the checker's readers
+// read lines of the runner's own layout from their bytes without JSON.parse
+// (event-line.ts), and the checker takes each event as it is read (`streamHistory`)
+// instead of keeping two million objects alive.
 import { open, stat, type FileHandle } from "node:fs/promises";
 import { basename } from "node:path";
 import { BadInput } from "../lib/index.ts";
-import { emptyFields, fieldsOf, INFO_TYPE, INVOKE_TYPE, readFields, typeName, type EventFields } from "./event-fields.ts";
+import { DecisionLineReader, EventLineReader } from "./event-line.ts";
+import { emptyFields, fieldsOf, readFields, type EventFields } from "./event-fields.ts";
 import { FORMAT, type HistoryEvent, type HistoryHeader, type ResourceDecision } from "./events.ts";
+import { StructureCheck } from "./structure.ts";
 
 export interface HistoryFile {
   header: HistoryHeader;
@@ -85,6 +88,9 @@ async function eachChunk(
 
 const STOP = -1;
 
+/** A line every so often: where it starts in the file, its time, and its index (history) or seq (resource log). */
+export interface Checkpoint { offset: number; time: number; n: number }
+
 /**
  * Calls `line` for each newline-terminated line. A last line without its newline
  * is returned instead: only the caller knows whether it is whole or cut short.
@@ -105,6 +111,25 @@ async function eachLine(path: string, name: string, line: (text: string, lineNo:
       start = nl + 1;
     }
     return last + 1;
+  });
+  return left.have > 0 ? { text: left.buf.toString("utf8", 0, left.have), lineNo: lineNo + 1 } : null;
+}
+
+/**
+ * eachLine for a reader of bytes: `line` gets buf[start, end) (without its newline,
+ * valid only during the call), its number and its offset in the file.
+ */
+async function eachByteLine(path: string, name: string, line: (buf: Buffer, start: number, end: number, lineNo: number, offset: number) => void):
+  Promise<{ text: string; lineNo: number } | null> {
+  let lineNo = 0;
+  const left = await eachChunk(path, name, 0, CHUNK_BYTES, (buf, end, base) => {
+    const filled = buf.subarray(0, end);
+    let start = 0;
+    for (let nl = filled.indexOf(NEWLINE, 0); nl >= 0; nl = filled.indexOf(NEWLINE, start)) {
+      line(buf, start, nl, ++lineNo, base + start);
+      start = nl + 1;
+    }
+    return start;
   });
   return left.have > 0 ? { text: left.buf.toString("utf8", 0, left.have), lineNo: lineNo + 1 } : null;
 }
@@ -151,6 +176,18 @@ function headerProblem(h: unknown): string | null {
 /** Receives the events of a history in (time, index) order; the record is reused for the next event. */
 export type EventSink = (e: EventFields) => void;
 
+/** What a reader may keep of a file besides handing over its content; each costs the pass next to nothing. */
+export interface StreamOptions {
+  /**
+   * A checkpoint every this many lines (from the first event or decision on), for
+   * a later reader of stretches (report.html of a large run): `checkpoints` of the
+   * result, or null when the history had to be reordered and cannot be read so.
+   */
+  checkpointEvery?: number;
+  /** Handed every nemesis event whole, as parsed, in (time, index) order. */
+  nemesis?: (event: HistoryEvent) => void;
+}
+
 /**
  * Reads history.ndjson and hands each event to the sink `sinkFor` returns for the
  * header, in (time, index) order, keeping none of them: a finished run's file is
@@ -159,7 +196,8 @@ export type EventSink = (e: EventFields) => void;
  * `sinkFor` is called again for a fresh sink: the first one may have seen a part.
  * Errors are those of `readHistory`, on the same lines.
  */
-export async function streamHistory(path: string, sinkFor: (header: HistoryHeader) => EventSink): Promise<{ header: HistoryHeader; warnings: string[] }> {
+export async function streamHistory(path: string, sinkFor: (header: HistoryHeader) => EventSink, options: StreamOptions = {}):
+  Promise<{ header: HistoryHeader; warnings: string[]; checkpoints?: Checkpoint[] | null }> {
   const name = basename(path);
   const warnings: string[] = [];
   let header: HistoryHeader | null = null;
@@ -192,9 +230,27 @@ export async function streamHistory(path: string, sinkFor: (header: HistoryHeade
     if (structureError !== null) return;
     const wrong = structure.step(e, lineNo);
     if (wrong !== null) structureError = `${name} line ${lineNo}: ${wrong}`;
-    else sink!(e);
+    else {
+      sink!(e);
+      if (e.nemesis && nemesis) nemesis(o as HistoryEvent);
+    }
   };
-  const tail = await eachLine(path, name, (text, lineNo) => take(parse(text, name, lineNo), lineNo));
+  const { nemesis, checkpointEvery } = options;
+  const checkpoints: Checkpoint[] = [];
+  let nextMark = checkpointEvery === undefined ? Infinity : 2;
+  const fast = new EventLineReader();
+  // Most lines are read from their bytes (event-line.ts); the header, nemesis
+  // events (handed over whole) and lines of another layout go through JSON.parse.
+  const tail = await eachByteLine(path, name, (buf, start, end, lineNo, offset) => {
+    const rec = lineNo > 1 ? fast.read(buf, start, end) : null;
+    if (rec !== null && typeof rec.process === "number") take(rec, lineNo);
+    else take(parse(buf.toString("utf8", start, end), name, lineNo), lineNo);
+    if (lineNo === nextMark) {
+      // `e` holds this line's event.
+      if (ordered) checkpoints.push({ offset, time: e.time, n: e.index });
+      nextMark += checkpointEvery!;
+    }
+  });
   if (tail) {
     const o = parseTail(tail, name, warnings);
     if (o !== undefined) take(o, tail.lineNo);
@@ -203,11 +259,14 @@ export async function streamHistory(path: string, sinkFor: (header: HistoryHeade
   if (!ordered) {
     const whole = await readHistory(path);
     const fresh = sinkFor(whole.header);
-    for (const event of whole.events) fresh(fieldsOf(event, e));
-    return { header: whole.header, warnings: whole.warnings };
+    for (const event of whole.events) {
+      fresh(fieldsOf(event, e));
+      if (e.nemesis && nemesis) nemesis(event);
+    }
+    return { header: whole.header, warnings: whole.warnings, checkpoints: checkpointEvery === undefined ? undefined : null };
   }
   if (structureError !== null) throw new BadInput(structureError);
-  return { header, warnings };
+  return { header, warnings, checkpoints: checkpointEvery === undefined ? undefined : checkpoints };
 }
 
 export async function readHistory(path: string): Promise<HistoryFile> {
@@ -269,65 +328,8 @@ function sortOrder(events: HistoryEvent[]): Uint32Array | null {
   return order.sort((a, b) => events[a].time - events[b].time || events[a].index - events[b].index);
 }
 
-interface ProcessState {
-  /** Line of the outstanding invoke and its f, or 0. */
-  open: number;
-  openF: string;
-  /** Lines of the last completed invoke (and its f) and of its completion, or 0. */
-  lastInvoke: number;
-  lastF: string;
-  lastDone: number;
-  /** Line of the `info` that retired the process, or 0. */
-  retired: number;
-}
-
-/** The one-operation-at-a-time rules of HISTORY.md, fed the events in time order. */
-class StructureCheck {
-  // Process numbers are nearly always small: an array beats a map on every event.
-  private readonly small: (ProcessState | undefined)[] = [];
-  private readonly others = new Map<number, ProcessState>();
-
-  private state(p: number): ProcessState {
-    const small = Number.isInteger(p) && p >= 0 && p < 1 << 16;
-    let s = small ? this.small[p] : this.others.get(p);
-    if (!s) {
-      s = { open: 0, openF: "", lastInvoke: 0, lastF: "", lastDone: 0, retired: 0 };
-      if (small) {
-        while (this.small.length < p) this.small.push(undefined);
-        this.small[p] = s;
-      } else this.others.set(p, s);
-    }
-    return s;
-  }
-
-  /** What is wrong with `e` (on file line `line`) after the events before it, or null. */
-  step(e: EventFields, line: number): string | null {
-    if (e.nemesis) return null;
-    const s = this.state(e.process);
-    if (e.type === INVOKE_TYPE) {
-      if (s.retired) return `process ${e.process} invokes "${e.f}" after its operation got info on line ${s.retired}; a process that got info never issues another`;
-      if (s.open) return `process ${e.process} invokes "${e.f}" while its "${s.openF}" invoked on line ${s.open} is still outstanding`;
-      s.open = line;
-      s.openF = e.f;
-      return null;
-    }
-    if (!s.open) {
-      if (s.lastInvoke && s.lastF === e.f) {
-        return `second completion (${typeName(e.type)}) of the "${e.f}" process ${e.process} invoked on line ${s.lastInvoke}, already completed on line ${s.lastDone}`;
-      }
-      return `process ${e.process} completes "${e.f}" with ${typeName(e.type)} but has no open invoke`;
-    }
-    if (s.openF !== e.f) return `process ${e.process} completes "${e.f}" but its open invoke on line ${s.open} is "${s.openF}"`;
-    s.lastInvoke = s.open;
-    s.lastF = s.openF;
-    s.lastDone = line;
-    s.open = 0;
-    if (e.type === INFO_TYPE) s.retired = line;
-    return null;
-  }
-}
-
-function decisionProblem(o: unknown): string | null {
+/** What is wrong with a parsed resource.ndjson line, or null. */
+export function decisionProblem(o: unknown): string | null {
   if (!isObj(o)) return "not a JSON object";
   if (!isNat(o.seq) || o.seq < 1) return `"seq" must be an integer >= 1`;
   if (!isNat(o.time)) return `"time" must be an integer >= 0`;
@@ -342,14 +344,19 @@ function decisionProblem(o: unknown): string | null {
   return null;
 }
 
-/** Hands each decision to `sink` in file order, keeping none; null when the run has no resource log. */
-export async function streamResourceLog(path: string, sink: (d: ResourceDecision) => void): Promise<{ warnings: string[] } | null> {
+/**
+ * Hands each decision to `sink` in file order, keeping none; null when the run has
+ * no resource log. `checkpointEvery`: as for streamHistory, from the first line on.
+ */
+export async function streamResourceLog(path: string, sink: (d: ResourceDecision) => void, options: Pick<StreamOptions, "checkpointEvery"> = {}):
+  Promise<{ warnings: string[]; checkpoints?: Checkpoint[] } | null> {
   const name = basename(path);
   const warnings: string[] = [];
+  let last: ResourceDecision | null = null;
   const take = (o: unknown, lineNo: number): void => {
     const problem = decisionProblem(o);
     if (problem) throw new BadInput(`${name} line ${lineNo}: ${problem}`);
-    sink(o as ResourceDecision);
+    sink((last = o as ResourceDecision));
   };
   try {
     await stat(path);
@@ -357,12 +364,25 @@ export async function streamResourceLog(path: string, sink: (d: ResourceDecision
     if ((err as { code?: unknown }).code === "ENOENT") return null;
     throw unreadable(name, path, err);
   }
-  const tail = await eachLine(path, name, (text, lineNo) => take(parse(text, name, lineNo), lineNo));
+  const checkpoints: Checkpoint[] = [];
+  const every = options.checkpointEvery;
+  let nextMark = every === undefined ? Infinity : 1;
+  const fast = new DecisionLineReader();
+  // The resource's own layout is read from the bytes (event-line.ts), any other through JSON.parse.
+  const tail = await eachByteLine(path, name, (buf, start, end, lineNo, offset) => {
+    const d = fast.read(buf, start, end);
+    if (d !== null) sink((last = d));
+    else take(parse(buf.toString("utf8", start, end), name, lineNo), lineNo);
+    if (lineNo === nextMark) {
+      checkpoints.push({ offset, time: last!.time, n: last!.seq });
+      nextMark += every!;
+    }
+  });
   if (tail) {
     const o = parseTail(tail, name, warnings);
     if (o !== undefined) take(o, tail.lineNo);
   }
-  return { warnings };
+  return every === undefined ? { warnings } : { warnings, checkpoints };
 }
 
 /** null when the run has no resource log (no resource ran). */
