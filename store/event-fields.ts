@@ -111,42 +111,20 @@ const str = (v: unknown): string | undefined => (typeof v === "string" ? v : und
  */
 function readValue(f: string, type: number, v: Obj, out: EventFields): string | null {
   switch (f) {
-    case "acquire": {
-      if (type === INVOKE_TYPE) {
-        const ttl = v.ttl_ms;
-        out.ttl = ttlOf(ttl);
-        return ttlProblem(ttl);
-      }
+    case "acquire":
+      if (type === INVOKE_TYPE) return readLease(v, out);
       if (type !== OK_TYPE) return null;
-      const { owner, fence, ttl_ms: ttl } = v;
-      out.owner = str(owner);
-      out.fence = fenceOf(fence);
-      out.ttl = ttlOf(ttl);
       out.queued = ttlOf(v.queued_ms);
-      return ownerProblem(owner, "acquire ok") ?? fenceProblem(fence) ?? ttlProblem(ttl);
-    }
-    case "renew": {
-      if (type === OK_TYPE) {
-        const ttl = v.ttl_ms;
-        out.ttl = ttlOf(ttl);
-        return ttlProblem(ttl);
-      }
-      if (type !== INVOKE_TYPE) return null;
-      const { owner, fence, ttl_ms: ttl } = v;
-      out.owner = str(owner);
-      out.fence = fenceOf(fence);
-      out.ttl = ttlOf(ttl);
-      return ownerProblem(owner, "renew invoke") ?? fenceProblem(fence) ?? ttlProblem(ttl);
-    }
+      return readHold(v, out, "acquire ok");
+    case "renew":
+      if (type === OK_TYPE) return readLease(v, out);
+      return type === INVOKE_TYPE ? readHold(v, out, "renew invoke") : null;
     case "release":
     case "write": {
       if (type === OK_TYPE && f === "release") out.notReleased = v.released === false;
       if (type !== INVOKE_TYPE) return null;
-      const { owner, fence } = v;
-      out.owner = str(owner);
-      out.fence = fenceOf(fence);
       if (f === "write") out.data = v.data;
-      return ownerProblem(owner, `${f} invoke`) ?? fenceProblem(fence);
+      return readHold(v, out, `${f} invoke`, false);
     }
     default: {
       // read: its ok's fence is checked, but the checker needs only the invoke's.
@@ -157,6 +135,21 @@ function readValue(f: string, type: number, v: Obj, out: EventFields): string | 
       return fenceProblem(fence);
     }
   }
+}
+
+/** A value that carries only a lease (an acquire's invoke, a renew's ok). */
+function readLease(v: Obj, out: EventFields): string | null {
+  const ttl = v.ttl_ms;
+  out.ttl = ttlOf(ttl);
+  return ttlProblem(ttl);
+}
+
+/** A value that names a hold: its owner and fence, and its lease where it has one. */
+function readHold(v: Obj, out: EventFields, what: string, withLease = true): string | null {
+  const { owner, fence } = v;
+  out.owner = str(owner);
+  out.fence = fenceOf(fence);
+  return ownerProblem(owner, what) ?? fenceProblem(fence) ?? (withLease ? readLease(v, out) : null);
 }
 
 function clearValue(out: EventFields): void {
