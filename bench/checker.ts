@@ -18,7 +18,7 @@ import { execFile } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { BadInput, EXIT, helpText, noPositional, parseArgs, type OptionSpec } from "../lib/index.ts";
+import { BadInput, EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
 import { generateRun } from "./checker-history.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -176,12 +176,8 @@ async function main(argv: string[]): Promise<number> {
   }
   let o;
   try {
-    const { options, positional, help } = parseArgs(argv, BENCH_OPTIONS);
-    if (help) {
-      process.stdout.write(helpText(USAGE, BENCH_OPTIONS));
-      return EXIT.valid;
-    }
-    noPositional(positional);
+    const options = commandOptions(argv, BENCH_OPTIONS, USAGE);
+    if (!options) return EXIT.valid;
     o = {
       events: options.events as number, rounds: options.rounds as number, report: options.report as boolean,
       dir: options.dir as string | undefined, seed: options.seed as number, keep: options.keep as boolean, json: options.json as boolean,

@@ -1,6 +1,6 @@
 // npm run serve -- [--port N] [--store DIR]: browse the run store in a browser, on
 // loopback only. Runs until Ctrl-C.
-import { BadInput, EXIT, helpText, noPositional, parseArgs, type OptionSpec } from "../lib/index.ts";
+import { BadInput, EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
 import { startServe } from "../serve/index.ts";
 
 const USAGE = `Usage: npm run serve -- [options]
@@ -21,12 +21,8 @@ const SERVE_OPTIONS: readonly OptionSpec[] = [
 async function main(): Promise<number> {
   let handle;
   try {
-    const { options, positional, help } = parseArgs(process.argv.slice(2), SERVE_OPTIONS);
-    if (help) {
-      process.stdout.write(helpText(USAGE, SERVE_OPTIONS));
-      return EXIT.valid;
-    }
-    noPositional(positional);
+    const options = commandOptions(process.argv.slice(2), SERVE_OPTIONS, USAGE);
+    if (!options) return EXIT.valid;
     const port = options.port as number;
     if (RESERVED_PORTS.includes(port)) throw new BadInput(`--port ${port} is reserved for the servers fencecheck tests beside; choose another`);
     handle = await startServe({ port, store: options.store as string });

@@ -1,6 +1,6 @@
 // npm run test:jepsen -- [options]: run one test against real servers, check the
 // history, write the report, and exit with the verdict.
-import { BadInput, EXIT, helpText, noPositional, parseArgs } from "../lib/index.ts";
+import { BadInput, EXIT, commandOptions } from "../lib/index.ts";
 import { TEST_OPTIONS, buildTest } from "./test-options.ts";
 import { runAndCheck, exitWith } from "./run-and-check.ts";
 import { preflight } from "../runner/preflight.ts";
@@ -15,12 +15,8 @@ Exit: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 the tool failed.`;
 async function main(): Promise<number> {
   let test;
   try {
-    const { options, positional, help } = parseArgs(process.argv.slice(2), TEST_OPTIONS);
-    if (help) {
-      process.stdout.write(helpText(USAGE, TEST_OPTIONS));
-      return EXIT.valid;
-    }
-    noPositional(positional);
+    const options = commandOptions(process.argv.slice(2), TEST_OPTIONS, USAGE);
+    if (!options) return EXIT.valid;
     test = buildTest(options);
     await preflight(test);
   } catch (err) {

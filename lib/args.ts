@@ -113,3 +113,17 @@ export function helpText(usage: string, specs: readonly OptionSpec[]): string {
   });
   return `${usage}\n\nOptions:\n${rows.join("\n")}\n${"  --help".padEnd(40)} this text\n`;
 }
+
+/**
+ * A command's options without positional arguments, or null when --help was
+ * asked for: its text is then printed on stdout and the command exits 0.
+ */
+export function commandOptions(argv: string[], specs: readonly OptionSpec[], usage: string): ParsedOptions | null {
+  const { options, positional, help } = parseArgs(argv, specs);
+  if (help) {
+    process.stdout.write(helpText(usage, specs));
+    return null;
+  }
+  noPositional(positional);
+  return options;
+}
