@@ -46,7 +46,7 @@ const isFence = (v: unknown): boolean => v === null || Number.isSafeInteger(v);
 const fenceOf = (v: unknown): number => (typeof v === "number" && Number.isSafeInteger(v) ? v : NaN);
 const ttlOf = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : NaN);
 
-function typeCode(t: unknown): number {
+export function typeCode(t: unknown): number {
   switch (t) {
     case "invoke": return INVOKE_TYPE;
     case "ok": return OK_TYPE;
