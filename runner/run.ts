@@ -59,6 +59,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
   log(`fencecheck: ${test.name}, seed ${test.seed}, run directory ${runDir}`);
 
   let system: System | null = null;
+  let failure: { err: unknown } | null = null;
   try {
     const starting = startSystem({
       test,
@@ -110,10 +111,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     await Promise.race([allDone, sleep(graceMs), interruption.then(() => sleep(1000))]);
     return { runDir, interrupted };
   } catch (err) {
-    // A start cut short by Ctrl-C fails in whatever step it was in; that is the
-    // interruption, not a failure of the tool.
-    if (interrupted) return { runDir, interrupted };
-    throw err;
+    failure = { err };
   } finally {
     status.stop();
     await schedule?.healAll().catch(() => {});
@@ -124,4 +122,11 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     info.events = history.count;
     writeJson(join(runDir, RUN_FILES.run), info);
   }
+  // A start cut short by Ctrl-C fails in whatever step it was in; that is the
+  // interruption, not a failure of the tool. The judgement waits for the teardown
+  // above: a Ctrl-C that reached a child still in our process group (between its
+  // fork and its setsid) can kill it, and that death be reported, before our own
+  // SIGINT handler has run.
+  if (failure && !interrupted) throw failure.err;
+  return { runDir, interrupted };
 }

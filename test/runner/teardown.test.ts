@@ -55,7 +55,7 @@ describe("teardown", () => {
     // Wait until a pause is in force.
     expect(await waitFor(() => existsSync(history()) && readFileSync(history(), "utf8").includes("start-pause"), 30_000)).toBe(true);
     process.kill(-run.child.pid!, "SIGINT");
-    expect(await run.exit).toBe(130);
+    expect(await run.exit, run.stderr()).toBe(130);
     expect(await noSurvivors(store)).toEqual([]);
     const events = historyEvents(store);
     expect(events.some((e) => e.f === "start-pause")).toBe(true);
@@ -69,7 +69,7 @@ describe("teardown", () => {
     const run = runCli("test-jepsen", [...quick, "--time-limit", "60", "--store", store]);
     await waitFor(() => existsSync(join(latestRun(store), "run.json")), 20_000, 10);
     process.kill(-run.child.pid!, "SIGINT");
-    expect(await run.exit).toBe(130);
+    expect(await run.exit, run.stderr()).toBe(130);
     expect(await noSurvivors(store)).toEqual([]);
   });
 
