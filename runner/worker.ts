@@ -2,7 +2,7 @@
 // several processes so that the pause nemesis' SIGSTOP freezes a client for real,
 // its renew watchdog and its buffered sockets included.
 import { CLIENTS, ResourceClient, type LockClient } from "../clients/index.ts";
-import { WORKLOADS, LogicalClient, keyName, type ClientEnv } from "../workloads/index.ts";
+import { WORKLOADS, LogicalClient, Arrivals, keyName, type ClientEnv } from "../workloads/index.ts";
 import { runClock } from "../store/clock.ts";
 import { rng, sleep } from "../lib/index.ts";
 import type { UnindexedEvent } from "../store/events.ts";
@@ -51,8 +51,7 @@ async function go(startAt: number, end: number): Promise<void> {
       const o = config.opts;
       const r = rng(config.seed, "client", id);
       const client = new LogicalClient(id, config.concurrency, clock, emit);
-      let next = startAt + id * o.staggerMs * 1e6;
-      let first = true;
+      const arrivals = new Arrivals(startAt + id * o.staggerMs * 1e6, o.rate, r);
       const env: ClientEnv = {
         client,
         lock: locks[i],
@@ -60,8 +59,7 @@ async function go(startAt: number, end: number): Promise<void> {
         rng: r,
         opts: o,
         async nextArrival() {
-          if (!first) next += r.exp(1000 / o.rate) * 1e6;
-          first = false;
+          const next = arrivals.after(clock());
           if (next >= endAt) return false;
           await sleep((next - clock()) / 1e6);
           return clock() < endAt;

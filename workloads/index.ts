@@ -7,6 +7,7 @@ export type { Workload, ClientEnv } from "./workload.ts";
 export type { WorkloadOptions } from "./options.ts";
 export { keyName } from "./options.ts";
 export { LogicalClient, type Completion } from "./client.ts";
+export { Arrivals } from "./arrivals.ts";
 
 export const WORKLOADS: Record<string, Workload> = {
   [fencedWrite.name]: fencedWrite,
