@@ -1,22 +1,31 @@
-// Ports for a run's servers: free loopback ports picked by the kernel, or
+// Ports for a run's servers: free loopback ports of our own, or
 // consecutive ones from --port-base. Never a server's well-known default, so a
 // run cannot talk to (or be mistaken for) a Redis, etcd or Toxiproxy the user has.
 import { createServer } from "node:net";
 
 export const DEFAULT_PORTS = new Set([6379, 2379, 2380, 8474]);
 
-async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
+// A server we start binds its port some time after we chose it (redis-server and
+// etcd read it from their command line). A port the kernel handed out and took
+// back (listen on 0) is an ephemeral one, and in that gap the kernel may give it
+// to any outgoing connection or listener on the machine: with many runs and
+// clients at once, sooner or later one does. Ports below the ephemeral range
+// (Linux: 32768-60999) are handed out only by explicit binds, so we pick a random
+// one there and check that nothing holds it.
+const OWN_RANGE = { lo: 20000, hi: 32767 } as const;
+
+/** A loopback port of our own that nothing listens on now, outside the kernel's ephemeral range. */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const port = OWN_RANGE.lo + Math.floor(Math.random() * (OWN_RANGE.hi - OWN_RANGE.lo + 1));
+    if (DEFAULT_PORTS.has(port)) continue;
+    const free = await new Promise<boolean>((resolve) => {
       const s = createServer();
-      s.once("error", reject);
-      s.listen(0, "127.0.0.1", () => {
-        const addr = s.address();
-        const p = typeof addr === "object" && addr ? addr.port : 0;
-        s.close(() => resolve(p));
-      });
+      s.once("error", () => resolve(false));
+      s.listen(port, "127.0.0.1", () => s.close(() => resolve(true)));
     });
-    if (!DEFAULT_PORTS.has(port)) return port;
+    if (free) return port;
+    if (attempt > 200) throw new Error(`no free port between ${OWN_RANGE.lo} and ${OWN_RANGE.hi} after ${attempt} tries`);
   }
 }
 

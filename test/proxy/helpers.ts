@@ -175,11 +175,5 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${++names}`;
 }
 
-/** A port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
+/** A port nothing listens on right now, outside the kernel's ephemeral range (see cluster/ports.ts). */
+export { freePort } from "../../cluster/ports.ts";
