@@ -2,7 +2,7 @@
 // reports its port, obeys SIGTERM, leaves no orphan when its parent dies, and
 // answers bad options with exit 254.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -128,17 +128,22 @@ describe("proxy/main.ts and cli/proxy.ts", () => {
       ],
       { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
     );
-    const shellParent = spawn("bash", ["-c", `"${process.execPath}" --import tsx "${MAIN}" --port 0 < /dev/null > /dev/null & echo "$!"; wait`], {
+    // The shells' proxies print their port into files, so the test knows when they listen.
+    const portFiles = [join(dir, "orphan-shell.out"), join(dir, "orphan-inner.out")];
+    const shellParent = spawn("bash", ["-c", `"${process.execPath}" --import tsx "${MAIN}" --port 0 < /dev/null > "${portFiles[0]}" & echo "$!"; wait`], {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "ignore"],
     });
     // A launcher between us and the parent that dies (as tsx's is under npx):
     // the inner shell lives on, orphaned, and the proxy must not.
-    const inner = `"${process.execPath}" --import tsx "${CLI}" --port 0 < /dev/null > /dev/null & echo "$!"; wait`;
+    const inner = `"${process.execPath}" --import tsx "${CLI}" --port 0 < /dev/null > "${portFiles[1]}" & echo "$!"; wait`;
     const grandParent = spawn("bash", ["-c", `bash -c '${inner}' & wait`], { cwd: ROOT, stdio: ["ignore", "pipe", "ignore"] });
     const pids = (await Promise.all([firstLine(nodeParent), firstLine(shellParent), firstLine(grandParent)])).map(Number);
     try {
-      await sleep(1500); // the shells' children are still starting
+      // Killed only once every proxy listens: dying before that is another case.
+      const listening = (f: string): boolean => existsSync(f) && readFileSync(f, "utf8").includes('{"port"');
+      for (let waited = 0; !portFiles.every(listening) && waited < 30_000; waited += 50) await sleep(50);
+      expect(portFiles.every(listening)).toBe(true);
       for (const pid of pids) expect(alive(pid)).toBe(true);
 
       nodeParent.kill("SIGKILL");
