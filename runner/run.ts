@@ -17,6 +17,8 @@ import { HoldTracker } from "./holders.ts";
 import { describeRun } from "./run-info.ts";
 import type { Test } from "./test.ts";
 
+const START_LEAD_MS = 250;
+
 export interface RunOutcome {
   runDir: string;
   /** Set when the run was interrupted (Ctrl-C, SIGTERM) before its time limit. */
@@ -96,7 +98,10 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     schedule = test.script ? new ScriptSchedule(test.script, NEMESES, ctx, clock) : new NemesisSchedule(test.nemeses.map((n) => NEMESES[n].create()), ctx);
     await schedule.prepare();
 
-    const startAt = clock();
+    // Time zero lies a little ahead, so that every worker has its "go" before it:
+    // a worker scheduled late must not lose the place its clients' staggered
+    // starts give them (the scenarios rely on client 0 going first).
+    const startAt = clock() + START_LEAD_MS * 1e6;
     const endAt = startAt + test.timeLimitS * 1e9;
     for (const w of workers) w.send({ type: "go", startAt, endAt });
     schedule.start(startAt);

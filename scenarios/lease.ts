@@ -60,8 +60,10 @@ export const K2: Scenario = {
   },
   varies: LEASE_VARIES,
   script: () => [
-    // Only the link to the resource: client 0's lock traffic stays fast.
-    { atMs: 200, nemesis: "latency", fault: { targets: [link(1, "resource")], latencyMs: 1500, jitterMs: 0, durationMs: 3500 } },
+    // Only the link to the resource: client 0's lock traffic stays fast. In place
+    // before the clients start (nothing uses that link before client 0's write), so
+    // no race with a slow toxic request decides the run.
+    { atMs: 0, nemesis: "latency", fault: { targets: [link(1, "resource")], latencyMs: 1500, jitterMs: 0, durationMs: 3800 } },
   ],
   predict: (o) => staleUnlessFenced(o, "client 0's delayed write"),
 };

@@ -33,7 +33,7 @@ describe("K2: a holder's write is delayed in the network past its lease", () => 
     expect(r.code, r.out).toBe(1);
     expect(r.results.anomaly_types).toEqual(["stale-write-accepted"]);
     const [start] = r.nemesis("start-latency");
-    expect(start.value).toEqual({ latency_ms: 1500, jitter_ms: 0, targets: ["worker-1->resource"], duration_ms: 3500 });
+    expect(start.value).toEqual({ latency_ms: 1500, jitter_ms: 0, targets: ["worker-1->resource"], duration_ms: 3800 });
     expect(r.nemesis("stop-latency")).toHaveLength(1);
     // Client 0 sent its write first; the resource took it last.
     const sent = (p: number) => r.of(p, "write", "invoke")[0].time;
