@@ -49,9 +49,10 @@ if [ ! -f "$shim_lib" ] || [ "$shim_src" -nt "$shim_lib" ]; then
   else
     mkdir -p "$root/build"
     # Build beside the target and rename, so a server starting meanwhile never
-    # preloads a half-written library.
-    gcc -O2 -Wall -Wextra -shared -fPIC -o "$shim_lib.tmp" "$shim_src"
-    mv -f "$shim_lib.tmp" "$shim_lib"
+    # preloads a half-written library; a name of its own per build, because test
+    # files that need the shim may each run this script at the same moment.
+    gcc -O2 -Wall -Wextra -shared -fPIC -o "$shim_lib.$$.tmp" "$shim_src"
+    mv -f "$shim_lib.$$.tmp" "$shim_lib"
     echo "fencecheck: built $shim_lib" >&2
   fi
 fi
