@@ -3,7 +3,7 @@
 import { describe, it, expect } from "vitest";
 import { scenario, completion } from "./run.ts";
 
-describe.concurrent("C1: a read-modify-write with only the writes fenced", () => {
+describe("C1: a read-modify-write with only the writes fenced", () => {
   it("the stale holder's write passes the fence check and the next holder writes the same value: lost-update", async () => {
     const r = await scenario("C1");
     expect(r.code, r.out).toBe(1);

@@ -26,7 +26,7 @@ async function run(args: string[]) {
   return { code, decisions, history, results, of, done, out: cli.stdout() + cli.stderr(), store };
 }
 
-describe.concurrent("counter: fenced reads", () => {
+describe("counter: fenced reads", () => {
   it("--fence-reads: a holder paused before its read is refused the read and never writes", async () => {
     // Only A pauses, straight after acquiring: B acquires, reads and writes 1 in
     // the meantime; A's read with fence 1 then meets fence 2.
@@ -52,7 +52,7 @@ const random = [
   "--ttl", "1000", "--work", "300", "--pause-min", "750", "--pause-max", "1000", "--time-limit", "20", "--seed", "7", "--fence", "on",
 ];
 
-describe.concurrent("counter under the pause nemesis", () => {
+describe("counter under the pause nemesis", () => {
   it("write-only fencing: lost updates, and no other anomaly", async () => {
     const r = await run(random);
     expect(r.code, r.out).toBe(1);
