@@ -2,7 +2,6 @@
 // run in a child process (etcd-child.ts) that the test SIGSTOPs for real.
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { Etcd3 } from "etcd3";
 import { ProcessGroup } from "../../cluster/processes.ts";
 import { PortPlan } from "../../cluster/ports.ts";
@@ -153,13 +152,9 @@ describe.each(["etcd-queue", "etcd3-lock"])("%s", (kind) => {
   });
 
   it("certainly fails, with nothing put, when no member can be reached; close() returns at once", async () => {
-    const closed = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, "127.0.0.1", () => {
-        const port = (s.address() as { port: number }).port;
-        s.close(() => resolve(port));
-      });
-    });
-    const c = lock(kind, "g", [{ name: "nowhere", host: "127.0.0.1", port: closed }]);
+    // Port 1 is privileged and no test binds it: unlike a port just closed, nothing
+    // running in parallel can take it meanwhile.
+    const c = lock(kind, "g", [{ name: "nowhere", host: "127.0.0.1", port: 1 }]);
     const r = await c.acquire(k("nowhere"), 1000, 500);
     expect(r).toMatchObject({ type: "fail", error: "no-lease", value: { cause: "conn-refused" } });
     const t = Date.now();
@@ -171,12 +166,17 @@ describe.each(["etcd-queue", "etcd3-lock"])("%s", (kind) => {
 describe("etcd-queue", () => {
   it("serves waiters in the order they arrived (FIFO by create revision)", async () => {
     const [a, b, c] = ["h", "i", "j"].map((p) => lock("etcd-queue", p));
-    const ha = held(await a.acquire("fifo", 5000, 0));
-    const wb = b.acquire("fifo", 5000, 10_000);
-    await sleep(300);
-    const wc = c.acquire("fifo", 5000, 10_000);
+    const queued = async (n: number): Promise<void> => {
+      for (let i = 0; i < 100 && (await keysUnder(`${QUEUE_PREFIX}/fifo/`)).length < n; i++) await sleep(50);
+      expect(await keysUnder(`${QUEUE_PREFIX}/fifo/`)).toHaveLength(n);
+    };
+    const ha = held(await a.acquire("fifo", 10_000, 0));
+    const wb = b.acquire("fifo", 10_000, 15_000);
+    // b's key is in the queue before c arrives, and c's before a leaves.
+    await queued(2);
+    const wc = c.acquire("fifo", 10_000, 15_000);
     const cDone = settled(wc);
-    await sleep(300);
+    await queued(3);
     await a.release("fifo", ha);
     const hb = held(await wb);
     await sleep(300);
@@ -217,8 +217,10 @@ describe("etcd-queue", () => {
 describe("etcd3-lock", () => {
   it("keeps its lease alive in the background, as the package does: a waiter times out while the holder's process runs", async () => {
     const a = lock("etcd3-lock", "n"), b = lock("etcd3-lock", "o");
-    const ha = held(await a.acquire("background", 1000, 0));
-    expect(await b.acquire("background", 1000, 2500)).toEqual({ type: "fail", error: "timeout" });
+    // A 3 s lease (kept alive every second) leaves room for a stalled event loop; the
+    // waiter waits twice the lease, so without keep-alives it would get in.
+    const ha = held(await a.acquire("background", 3000, 0));
+    expect(await b.acquire("background", 3000, 6000)).toEqual({ type: "fail", error: "timeout" });
     expect(await a.release("background", ha)).toEqual({ type: "ok", value: { released: true } });
   });
 });

@@ -57,17 +57,19 @@ describe("redis lock client", () => {
 
   it("renews only its own lease, and a lease expires without renewal", async () => {
     const a = lock("e"), b = lock("f");
-    const h = await a.acquire("k3", 300, 0);
+    // Renewals 400 ms apart on a 1200 ms lease: a busy machine may stall one by
+    // 800 ms without losing it, yet the four of them outlast the first lease.
+    const h = await a.acquire("k3", 1200, 0);
     if (h.type !== "ok") throw new Error("no hold");
     for (let i = 0; i < 4; i++) {
-      await sleep(150);
-      expect(await a.renew("k3", h.value, 300)).toEqual({ type: "ok", value: { ttlMs: 300 } });
+      await sleep(400);
+      expect(await a.renew("k3", h.value, 1200)).toEqual({ type: "ok", value: { ttlMs: 1200 } });
     }
-    expect((await b.acquire("k3", 300, 0)).type).toBe("fail");
-    await sleep(400);
-    const hb = await b.acquire("k3", 300, 0);
+    expect((await b.acquire("k3", 1200, 0)).type).toBe("fail");
+    // Left alone, the lease runs out: b gets in by itself, retrying.
+    const hb = await b.acquire("k3", 1200, 5000);
     expect(hb.type).toBe("ok");
-    expect(await a.renew("k3", h.value, 300)).toEqual({ type: "fail", error: "not-owner" });
+    expect(await a.renew("k3", h.value, 1200)).toEqual({ type: "fail", error: "not-owner" });
   });
 
   it("safe release never deletes the next holder's lock", async () => {
@@ -81,16 +83,16 @@ describe("redis lock client", () => {
   });
 
   it("GET-then-DEL release deletes the next holder's lock when the lease expires in between (T1)", async () => {
-    const a = new RedisLock({ endpoint: node, ownerPrefix: "j", commandTimeoutMs: 1000, rng: rng(1), unsafeRelease: true, releaseGapMs: 400 });
+    const a = new RedisLock({ endpoint: node, ownerPrefix: "j", commandTimeoutMs: 1000, rng: rng(1), unsafeRelease: true, releaseGapMs: 3000 });
     clients.push(a);
     const b = lock("k"), c = lock("l");
-    const ha = await a.acquire("k5", 200, 0);
+    const ha = await a.acquire("k5", 1200, 0);
     if (ha.type !== "ok") throw new Error("no hold");
-    // a's GET sees its own owner at once; its DEL comes 400 ms later, after the
-    // lease expired and b took the lock.
+    // a's GET sees its own owner at once (well within the 1200 ms lease); its DEL
+    // comes 3 s later, after the lease expired and b, retrying, took the lock. b's
+    // own lease is long so that only a's DEL can free it for c.
     const releasing = a.release("k5", ha.value);
-    await sleep(250);
-    const hb = await b.acquire("k5", 5000, 0);
+    const hb = await b.acquire("k5", 60_000, 2500);
     expect(hb.type).toBe("ok");
     expect(await releasing).toEqual({ type: "ok", value: { released: true } });
     // b still believes it holds k5, yet c gets it: two holders.

@@ -86,16 +86,19 @@ describe.each(NAMES)("%s over five nodes", (name) => {
   it("renews its own lease and releases it; a lease left alone expires", async () => {
     const a = make(name, `${name}-c`), b = make(name, `${name}-d`);
     const k = key("renew");
-    const h = held(await a.acquire(k, 600, 0));
-    for (let i = 0; i < 3; i++) {
-      await sleep(250);
-      expect(await a.renew(k, h, 600)).toEqual({ type: "ok", value: { ttlMs: 600 } });
+    // Renewals 400 ms apart on a 1500 ms lease: one may come about a second late on
+    // a busy machine and still find the lease valid; the per-node wait (a tenth of
+    // the TTL) grows with it.
+    const h = held(await a.acquire(k, 1500, 0));
+    for (let i = 0; i < 4; i++) {
+      await sleep(400);
+      expect(await a.renew(k, h, 1500)).toEqual({ type: "ok", value: { ttlMs: 1500 } });
     }
     // Past the first lease, yet still held thanks to the renewals.
-    expect((await b.acquire(k, 600, 0)).type).toBe("fail");
-    await sleep(900);
-    const hb = held(await b.acquire(k, 5000, 0));
-    const renew = await a.renew(k, h, 600);
+    expect((await b.acquire(k, 1500, 0)).type).toBe("fail");
+    // Left alone, it expires: b, retrying, gets in.
+    const hb = held(await b.acquire(k, 5000, 5000));
+    const renew = await a.renew(k, h, 1500);
     expect(renew.type).toBe("fail");
     expect(["not-owner", "expired"]).toContain(renew.type === "fail" ? renew.error : "");
     // Its release finds nothing of its own, and leaves b's hold alone.

@@ -24,7 +24,9 @@ describe("resource lifecycle", () => {
     expect(isGone(pid)).toBe(false);
     const started = Date.now();
     await Promise.all([r.handle.stop(), r.handle.stop()]);
-    expect(Date.now() - started).toBeLessThan(1_500);
+    // Loose, yet below the 2 s grace after which stop() would SIGKILL a process that
+    // did not exit on SIGTERM by itself.
+    expect(Date.now() - started).toBeLessThan(1_900);
     expect(isGone(pid)).toBe(true);
     await r.handle.stop();
     // A kept-alive socket the server closed may answer with a reset rather than a refusal.
