@@ -15,7 +15,7 @@
 //
 //   npm run bench:checker -- [--events N] [--rounds R] [--report off] [--dir DIR] [--keep] [--json]
 import { execFile } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { BadInput, EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
@@ -182,6 +182,8 @@ async function main(argv: string[]): Promise<number> {
       events: options.events as number, rounds: options.rounds as number, report: options.report as boolean,
       dir: options.dir as string | undefined, seed: options.seed as number, keep: options.keep as boolean, json: options.json as boolean,
     };
+    // A run to time must be a run: a missing one is the user's mistake, not a failure of a child.
+    if (o.dir !== undefined && !existsSync(join(o.dir, "history.ndjson"))) throw new BadInput(`--dir ${o.dir}: no history.ndjson there (a run directory to time; leave --dir out to generate one)`);
   } catch (err) {
     if (err instanceof BadInput) {
       console.error(`bench:checker: ${err.message}`);

@@ -1,0 +1,24 @@
+// bench:checker refuses what it cannot time with exit 254 and a message naming the
+// option, before generating or timing anything.
+import { describe, it, expect } from "vitest";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { tempRunDir } from "../helpers.ts";
+
+const bench = (args: string[]) =>
+  spawnSync(process.execPath, ["--import", "tsx", "bench/checker.ts", ...args], { cwd: join(import.meta.dirname, "../.."), encoding: "utf8", timeout: 60_000 });
+
+describe("bench:checker options", () => {
+  it("--dir that holds no run: 254, naming the directory", () => {
+    const empty = tempRunDir("fc-bench-");
+    const r = bench(["--dir", empty]);
+    expect(r.status).toBe(254);
+    expect(r.stderr).toContain(`--dir ${empty}: no history.ndjson there`);
+  });
+
+  it("--events below the minimum: 254", () => {
+    const r = bench(["--events", "5"]);
+    expect(r.status).toBe(254);
+    expect(r.stderr).toMatch(/--events must be at least 1000/);
+  });
+});
