@@ -22,7 +22,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "time-limit", kind: "number", default: 30, min: 1, help: "seconds of operations before the final heal" },
   { name: "concurrency", kind: "int", default: 6, min: 1, max: 1000, help: "logical clients in all" },
   { name: "workers", kind: "int", default: 2, min: 1, max: 64, help: "worker processes the clients are spread over" },
-  { name: "rate", kind: "number", default: 10, min: 0.01, help: "acquire attempts per second per client (open model; a client held up past its next attempt starts again from then, with no catch-up burst)" },
+  { name: "rate", kind: "number", default: 10, min: 0.01, help: "acquire attempts per second per client (open model; a client busy past its next attempt makes one when free, with no catch-up burst)" },
   { name: "keys", kind: "int", default: 1, min: 1, help: "keys the clients spread over (1: one hot key)" },
   { name: "ttl", kind: "int", default: 1000, min: 1, help: "lease TTL in ms" },
   { name: "acquire-timeout", kind: "int", default: 2000, min: 0, help: "ms to keep trying for the lock before the acquire fails" },

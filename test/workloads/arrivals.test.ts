@@ -23,6 +23,19 @@ describe("Arrivals", () => {
     expect(mean).toBeLessThan(110);
   });
 
+  it("stays an open model: operations of 30 ms at 10 attempts/s do not stretch the mean gap to 100 + 30 ms", () => {
+    const a = new Arrivals(0, 10, rng(3, "t"));
+    let t = a.after(0);
+    const first = t;
+    const n = 2000;
+    for (let i = 0; i < n; i++) t = a.after(t + 30 * MS);
+    // Open: E[max(gap, 30 ms)] = 30 + 100 e^-0.3 = 104 ms; think time after each
+    // operation (a closed model) would give 130 ms.
+    const mean = (t - first) / n / MS;
+    expect(mean).toBeGreaterThan(95);
+    expect(mean).toBeLessThan(117);
+  });
+
   it("a client held up for 5 s at 20 attempts/s does not fire the ~100 attempts it missed back to back", () => {
     const a = new Arrivals(0, 20, rng(2, "t"));
     let t = a.after(0);
