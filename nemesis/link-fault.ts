@@ -71,13 +71,23 @@ export function linkFault(spec: LinkFaultSpec): Nemesis {
   };
 }
 
-/** Add one toxic per stream to each link; the undo removes them all. */
+/**
+ * Add one toxic per stream to each link, all at once: a fault lands on every link
+ * within one round trip to the proxy rather than one link after another (a holder's
+ * write must not slip through while its link waits its turn). The undo removes them
+ * all; if any could not be added, those that were are removed before the error goes on.
+ */
 export async function addToxics(ctx: NemesisContext, links: Link[], toxic: (stream: "upstream" | "downstream") => object): Promise<() => Promise<void>> {
   const net = ctx.links!;
-  const added: Array<Toxic<unknown>> = [];
-  for (const l of links)
-    for (const stream of ["upstream", "downstream"] as const) added.push(await net.proxy(l).addToxic(toxic(stream) as never));
-  return async () => {
+  const settled = await Promise.allSettled(links.flatMap((l) => (["upstream", "downstream"] as const).map((stream) => net.proxy(l).addToxic(toxic(stream) as never))));
+  const added: Array<Toxic<unknown>> = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  const undo = async (): Promise<void> => {
     await Promise.all(added.map((t) => t.remove().catch(() => {})));
   };
+  const failed = settled.find((r) => r.status === "rejected");
+  if (failed) {
+    await undo();
+    throw failed.reason;
+  }
+  return undo;
 }
