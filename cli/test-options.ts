@@ -35,14 +35,14 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "stagger", kind: "int", default: 0, min: 0, help: "client i starts i*stagger ms after the run starts" },
   { name: "nemesis-interval", kind: "number", default: 2, min: 0.05, help: "seconds between faults (jittered +-50%)" },
   { name: "pause-min", kind: "int", default: 500, min: 1, help: "shortest SIGSTOP in ms" },
-  { name: "pause-target", kind: "string", default: "holder", choices: ["holder", "random"], help: "the pause nemesis freezes a worker whose client holds a lock, or any worker" },
+  { name: "pause-target", kind: "string", default: "holder", choices: ["holder", "random"], help: "the pause nemesis freezes, and the latency nemesis slows, a worker whose client holds a lock (and maybe others), or any worker" },
   { name: "pause-max", kind: "int", default: 4000, min: 1, help: "longest SIGSTOP in ms" },
   { name: "grace", kind: "number", default: undefined, defaultText: "from ttl, pause and timeouts", min: 0, help: "seconds clients get to finish after the heal" },
   { name: "partition", kind: "list", default: [...GRUDGES], choices: GRUDGES, help: "grudges a partition picks from" },
   { name: "partition-mode", kind: "string", default: "timeout", choices: ["timeout", "reset"], help: "cut links drop data silently (timeout) or refuse connections (reset)" },
   { name: "fault-min", kind: "int", default: 1000, min: 1, help: "shortest partition, latency or clock fault in ms" },
   { name: "fault-max", kind: "int", default: 5000, min: 1, help: "longest partition, latency or clock fault in ms" },
-  { name: "latency", kind: "int", default: undefined, defaultText: "0.8 x ttl", min: 1, help: "ms of latency the latency nemesis adds each way" },
+  { name: "latency", kind: "int", default: undefined, defaultText: "1.2 x ttl", min: 1, help: "ms of latency the latency nemesis adds each way" },
   { name: "jitter", kind: "int", default: undefined, defaultText: "latency / 8", min: 0, help: "ms of jitter on that latency" },
   { name: "clock-offset", kind: "int", default: undefined, defaultText: "2 x ttl", min: 1, help: "ms a clock fault moves a server's wall clock, forward or back at random" },
   { name: "clock-modes", kind: "list", default: [...CLOCK_MODES], choices: CLOCK_MODES, help: "clock faults to pick from: bump (one jump) or strobe (flip back and forth)" },
@@ -102,9 +102,11 @@ export function buildTest(o: ParsedOptions): Test {
       ? (o.grace as number) * 1000
       : workloadOptions.acquireTimeoutMs + workloadOptions.pauseMs + workloadOptions.workMs + (workloadOptions.writesPerHold + 2) * commandTimeoutMs + 1000;
   const fencing = o.fence as boolean;
-  // Each way, so a slow holder's write arrives after its lease while its acquire
-  // still completes within the command timeout (see --command-timeout).
-  const latencyMs = (o.latency as number | undefined) ?? Math.ceil(0.8 * workloadOptions.ttlMs);
+  // Each way. Above the TTL, so a holder slowed before its write left sends a write
+  // that lands after the lease ran out and after the next holder, who took the lock
+  // at expiry, wrote (the jitter, latency / 8, keeps it above); below 1.5 x TTL, so
+  // a slow round trip still completes within the default command timeout (3 x TTL).
+  const latencyMs = (o.latency as number | undefined) ?? Math.ceil(1.2 * workloadOptions.ttlMs);
   const workload = WORKLOADS[o.workload as string];
   for (const n of nemeses) {
     const need = NEMESES[n].needs;

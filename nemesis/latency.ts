@@ -2,18 +2,38 @@
 // the workers (their links to the resource included), leaving at least one worker
 // fast. A slow holder's write then lands after its lease has expired and a fast
 // client has taken the lock and written: K2 of the catalogue.
+//
+// The subset includes a worker whose client holds the lock right now when there is
+// one (--pause-target holder, the default), as the pause nemesis aims at holders:
+// on a hot key the fast clients retry every few ms while a slow client's attempt
+// takes a whole slow round trip, so a slow worker that holds nothing rarely wins
+// the lock during the fault, and a fault that slows no holder proves nothing. A
+// holder whose write has not left yet sends it into the slow link; with the
+// default latency (1.2 x TTL each way) it lands after its lease has run out and
+// after the next holder, which took the lock at expiry, has written.
 import { linkFault, addToxics } from "./link-fault.ts";
 import type { Nemesis } from "./nemesis.ts";
+import type { Rng } from "../lib/index.ts";
+
+/**
+ * The workers to slow: at least one, never all of them (when there are two or
+ * more), one of `holders` among them when any is given.
+ */
+export function slowWorkers(r: Rng, workers: readonly string[], holders: readonly string[]): string[] {
+  const rest = [...workers];
+  const count = rest.length > 1 ? r.int(1, rest.length - 1) : 1;
+  const held = rest.filter((w) => holders.includes(w));
+  const slow = held.length ? rest.splice(rest.indexOf(r.pick(held)), 1) : [];
+  while (slow.length < count) slow.push(...rest.splice(r.int(0, rest.length - 1), 1));
+  return slow;
+}
 
 export const latencyNemesis = (): Nemesis =>
   linkFault({
     name: "latency",
-    describe: "add latency with jitter to every link of some workers (writes land after their lease)",
+    describe: "add latency with jitter to every link of some workers, a holder's first (writes land after their lease)",
     plan(ctx) {
-      const workers = [...ctx.workers];
-      const slow: string[] = [];
-      const count = workers.length > 1 ? ctx.rng.int(1, workers.length - 1) : 1;
-      while (slow.length < count) slow.push(...workers.splice(ctx.rng.int(0, workers.length - 1), 1));
+      const slow = slowWorkers(ctx.rng, ctx.workers, ctx.options.pauseTarget === "holder" ? ctx.holders() : []);
       const { latencyMs, jitterMs } = ctx.options;
       return { links: ctx.links!.all.filter((l) => slow.includes(l.worker)), value: { latency_ms: latencyMs, jitter_ms: jitterMs } };
     },

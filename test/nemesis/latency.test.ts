@@ -1,0 +1,35 @@
+// Which workers the latency nemesis slows is pure: a random proper subset, with a
+// holder's worker in it whenever the run says some worker holds the lock.
+import { describe, it, expect } from "vitest";
+import { slowWorkers } from "../../nemesis/latency.ts";
+import { rng } from "../../lib/index.ts";
+
+const three = ["worker-1", "worker-2", "worker-3"];
+
+describe("latency nemesis: which workers it slows", () => {
+  it("always slows a holder's worker when there is one", () => {
+    for (let seed = 0; seed < 200; seed++) {
+      expect(slowWorkers(rng(seed), three, ["worker-3"])).toContain("worker-3");
+      const slow = slowWorkers(rng(seed), three, ["worker-1", "worker-2"]);
+      expect(slow.includes("worker-1") || slow.includes("worker-2")).toBe(true);
+    }
+  });
+
+  it("with no holder, any worker may be slowed (the choice is not fixed)", () => {
+    const seen = new Set<string>();
+    for (let seed = 0; seed < 200; seed++) for (const w of slowWorkers(rng(seed), three, [])) seen.add(w);
+    expect([...seen].sort()).toEqual(three);
+  });
+
+  it("leaves at least one worker fast, slows at least one, and names each at most once", () => {
+    for (let seed = 0; seed < 200; seed++)
+      for (const holders of [[], ["worker-2"], three]) {
+        const slow = slowWorkers(rng(seed), three, holders);
+        expect(slow.length).toBeGreaterThanOrEqual(1);
+        expect(slow.length).toBeLessThan(three.length);
+        expect(new Set(slow).size).toBe(slow.length);
+      }
+    expect(slowWorkers(rng(1), ["worker-1", "worker-2"], ["worker-1"])).toEqual(["worker-1"]);
+    expect(slowWorkers(rng(1), ["worker-1"], [])).toEqual(["worker-1"]);
+  });
+});
