@@ -12,7 +12,7 @@
 // default latency (1.2 x TTL each way) it lands after its lease has run out and
 // after the next holder, which took the lock at expiry, has written.
 import { linkFault, addToxics } from "./link-fault.ts";
-import type { Nemesis } from "./nemesis.ts";
+import { aimedWorkers, type Nemesis } from "./nemesis.ts";
 import type { Rng } from "../lib/index.ts";
 
 /**
@@ -33,7 +33,7 @@ export const latencyNemesis = (): Nemesis =>
     name: "latency",
     describe: "add latency with jitter to every link of some workers, a holder's first (writes land after their lease)",
     plan(ctx) {
-      const slow = slowWorkers(ctx.rng, ctx.workers, ctx.options.pauseTarget === "holder" ? ctx.holders() : []);
+      const slow = slowWorkers(ctx.rng, ctx.workers, aimedWorkers(ctx));
       const { latencyMs, jitterMs } = ctx.options;
       return { links: ctx.links!.all.filter((l) => slow.includes(l.worker)), value: { latency_ms: latencyMs, jitter_ms: jitterMs } };
     },

@@ -83,6 +83,15 @@ export interface Nemesis {
   active(): string[];
 }
 
+/**
+ * Workers a fault on workers should hit first: those with a client holding a lock
+ * right now, when --pause-target holder (the default) says so; none otherwise.
+ * Freezing or slowing a worker that holds nothing proves nothing.
+ */
+export function aimedWorkers(ctx: NemesisContext): string[] {
+  return ctx.options.pauseTarget === "holder" ? ctx.holders() : [];
+}
+
 /** A nemesis as the registry offers it. */
 export interface NemesisKind {
   describe: string;

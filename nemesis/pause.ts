@@ -1,7 +1,7 @@
 // SIGSTOP for longer than the lease: the GC pause of Kleppmann's K1, for real. A
 // paused worker's clients (and their renew watchdogs) stop mid-hold; a paused
 // server stops answering while its keys' TTLs keep running.
-import type { Fault, Nemesis, NemesisContext } from "./nemesis.ts";
+import { aimedWorkers, type Fault, type Nemesis, type NemesisContext } from "./nemesis.ts";
 
 /**
  * `keepOne`: never freeze the last running target. A K1 needs someone awake to
@@ -44,7 +44,7 @@ export function pauseNemesis(name: string, pick: (ctx: NemesisContext) => string
       const candidates = all.filter((t) => !timers.has(t));
       if (candidates.length === 0 || (keepOne && candidates.length === 1 && all.length > 1)) return;
       // Aim at a holder when asked to and there is one: the fault that matters.
-      const holders = name === "pause" && ctx.options.pauseTarget === "holder" ? candidates.filter((t) => ctx.holders().includes(t)) : [];
+      const holders = name === "pause" ? candidates.filter((t) => aimedWorkers(ctx).includes(t)) : [];
       const target = ctx.rng.pick(holders.length ? holders : candidates);
       const ms = Math.round(ctx.rng.between(ctx.options.pauseMinMs, ctx.options.pauseMaxMs));
       // A process that has gone is no fault to draw; the turn passes quietly.

@@ -2,7 +2,8 @@
 // holder's worker in it whenever the run says some worker holds the lock.
 import { describe, it, expect } from "vitest";
 import { slowWorkers } from "../../nemesis/latency.ts";
-import { rng } from "../../lib/index.ts";
+import { parseArgs, rng } from "../../lib/index.ts";
+import { buildTest, TEST_OPTIONS } from "../../cli/test-options.ts";
 
 const three = ["worker-1", "worker-2", "worker-3"];
 
@@ -31,5 +32,16 @@ describe("latency nemesis: which workers it slows", () => {
       }
     expect(slowWorkers(rng(1), ["worker-1", "worker-2"], ["worker-1"])).toEqual(["worker-1"]);
     expect(slowWorkers(rng(1), ["worker-1"], [])).toEqual(["worker-1"]);
+  });
+
+  it("by default adds more than the TTL each way, jitter included, yet a slow round trip fits the command timeout", () => {
+    for (const ttl of [300, 500, 1000, 3000]) {
+      const t = buildTest(parseArgs(["--ttl", String(ttl)], TEST_OPTIONS).options);
+      const { latencyMs, jitterMs } = t.nemesisOptions;
+      // A holder's write sent into the slow link lands after its lease and after the next holder's write...
+      expect(latencyMs - jitterMs).toBeGreaterThan(ttl);
+      // ...and the slowest round trip still completes, so the run records outcomes rather than timeouts.
+      expect(2 * (latencyMs + jitterMs)).toBeLessThan(t.commandTimeoutMs);
+    }
   });
 });
