@@ -53,6 +53,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "command-timeout", kind: "int", default: undefined, defaultText: "3 x ttl, at least 1000", min: 1, help: "ms without an answer before an operation's outcome is unknown (info)" },
   { name: "seed", kind: "int", default: undefined, defaultText: "random, printed", min: 0, max: 2 ** 31 - 1, help: "the same seed gives the same schedule of operations and faults" },
   { name: "store", kind: "string", default: "histories", help: "directory of the run store" },
+  { name: "keep-data", kind: "flag", default: false, help: "keep the servers' data directories (data/) in the run directory; by default they are removed at the end (etcd preallocates 128 MB of WAL per member)" },
   { name: "port-base", kind: "int", default: 0, min: 0, max: 65000, defaultText: "free ports", help: "servers take consecutive ports from here" },
   { name: "model", kind: "string", default: "lease", choices: ["lease", "strict"], help: "strict: the model check's strict-mutex-violation makes a run invalid (leases break a strict mutex by design)" },
 ];
@@ -132,6 +133,7 @@ export function buildTest(o: ParsedOptions): Test {
     concurrency,
     workers,
     store: o.store as string,
+    keepData: o["keep-data"] as boolean,
     portBase,
     graceMs,
     commandTimeoutMs,

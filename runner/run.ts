@@ -5,6 +5,7 @@
 // heals every fault, stops every process the run started, and closes the history
 // with what was recorded. The reaper behind the process group covers the one case
 // a `finally` cannot: the runner itself being killed.
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
@@ -18,6 +19,8 @@ import { describeRun } from "./run-info.ts";
 import type { Test } from "./test.ts";
 
 const START_LEAD_MS = 250;
+/** Where the servers keep their files inside the run directory (cluster/). */
+const SERVER_DATA = "data";
 
 export interface RunOutcome {
   runDir: string;
@@ -122,6 +125,9 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     await schedule?.healAll().catch(() => {});
     await system?.close().catch(() => {});
     await group.stopAll();
+    // The servers' files serve no check and no report, and etcd's alone are 384 MB
+    // a run (preallocated WALs), which a nightly soak of many runs cannot afford.
+    if (!test.keepData) rmSync(join(runDir, SERVER_DATA), { recursive: true, force: true });
     history.finish();
     info.finished = new Date().toISOString();
     info.events = history.count;

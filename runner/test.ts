@@ -26,6 +26,8 @@ export interface Test {
   concurrency: number;
   workers: number;
   store: string;
+  /** Keep data/ (the servers' files) once the run is over; it is no part of the run store's contract. */
+  keepData?: boolean;
   portBase: number;
   graceMs: number;
   commandTimeoutMs: number;

@@ -13,7 +13,8 @@ import { TEST_OPTIONS, buildTest } from "../../cli/test-options.ts";
 import { BACKENDS, type Backend } from "../../runner/backends.ts";
 import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning, REPO } from "../helpers.ts";
 
-const short = ["--concurrency", "4", "--workers", "2", "--work", "5", "--seed", "3"];
+// --keep-data: the tests look at the servers' files after the run.
+const short = ["--concurrency", "4", "--workers", "2", "--work", "5", "--seed", "3", "--keep-data"];
 type Event = { index: number; time: number; f: string; process: unknown; value: { targets: string[]; offset_ms?: number; mode?: string } };
 
 function load(store: string) {
