@@ -1,6 +1,6 @@
 // npm run test:jepsen -- [options]: run one test against real servers, check the
 // history, write the report, and exit with the verdict.
-import { BadInput, EXIT, commandOptions } from "../lib/index.ts";
+import { BadInput, EXIT, commandOptions, onParentGone } from "../lib/index.ts";
 import { TEST_OPTIONS, buildTest } from "./test-options.ts";
 import { runAndCheck, exitWith } from "./run-and-check.ts";
 import { preflight } from "../runner/preflight.ts";
@@ -13,6 +13,10 @@ faults. Records the history, checks it, and writes a report under --store.
 Exit: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 the tool failed.`;
 
 async function main(): Promise<number> {
+  // A soak runs us with a pipe on our stdin: when the soak dies, even by SIGKILL,
+  // the pipe closes, and we stop as on Ctrl-C (heal, tear down, keep the history)
+  // rather than run on with nobody to count the run.
+  if (process.env.FENCECHECK_LIFELINE === "stdin") onParentGone({ watchStdin: true }, () => process.kill(process.pid, "SIGTERM"));
   let test;
   try {
     const options = commandOptions(process.argv.slice(2), TEST_OPTIONS, USAGE);

@@ -25,6 +25,9 @@ export { renderReportHtml };
 export type { ReportInput };
 export { pairOps, holdsOf, decisionsOfWrites, ordered, type Op, type Hold, type Pairing } from "./ops.ts";
 export { faultWindows, faultKind, type FaultWindow } from "./faults.ts";
+// For other pages of ours (a soak's summary.html): the same escaping and look.
+export { esc, plain } from "./format.ts";
+export { CSS as REPORT_CSS } from "./style.ts";
 
 /** Writes `<runDir>/report.html`, replacing any earlier one only once complete. */
 export async function writeReport(runDir: string, input: ReportInput): Promise<void> {

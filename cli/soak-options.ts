@@ -1,0 +1,90 @@
+// The options of `npm run soak`, and how they become a soak request: the matrix
+// loaded and every configuration validated through test:jepsen's own parser, the
+// subset --only names, and the soak's seed. The command and the test of the CI
+// workflow both go through `soakRequest`, so the workflow cannot ask for what the
+// command would refuse.
+import { BadInput, parseArgs, noPositional, type OptionSpec, type ParsedOptions } from "../lib/index.ts";
+import { loadMatrixFile, loadPreset, presetNames, readSummary, selectConfigurations, testOf, type Configuration, type Matrix } from "../soak/index.ts";
+
+export const SOAK_OPTIONS: readonly OptionSpec[] = [
+  { name: "preset", kind: "string", default: undefined, choices: presetNames(), help: "a shipped matrix (soak/presets/<name>.json)" },
+  { name: "matrix", kind: "string", default: undefined, help: "a matrix file of your own (JSON; see the README)" },
+  { name: "test-count", kind: "int", default: 1, min: 1, max: 1000, help: "runs of each configuration" },
+  { name: "time-limit", kind: "number", default: undefined, min: 1, defaultText: "each configuration's own, else 30", help: "seconds of operations in each run" },
+  { name: "time-budget", kind: "number", default: undefined, min: 1, defaultText: "none", help: "seconds for the whole soak; runs that would not fit are reported as not run" },
+  { name: "seed", kind: "int", default: undefined, min: 0, max: 2 ** 31 - 1, defaultText: "random, printed", help: "run i of configuration c gets a seed derived from this, c and i" },
+  { name: "store", kind: "string", default: "histories", help: "the run store; the soak goes to <store>/soaks/<time>/" },
+  { name: "only", kind: "list", default: undefined, defaultText: "all", help: "configurations to run, comma-separated" },
+  { name: "compare", kind: "string", default: undefined, defaultText: "the previous soak of the matrix", help: "a soak directory (or its summary.json) to compare with" },
+  { name: "keep-runs", kind: "int", default: undefined, min: 0, defaultText: "keep all", help: "keep the run directories of the newest N soaks; older soaks keep their summaries only" },
+  { name: "summarize", kind: "string", default: undefined, help: "write the summary of a soak directory left by a killed soak, and run nothing" },
+  { name: "list", kind: "flag", default: false, help: "print the matrix's configurations and what each expects, and run nothing" },
+];
+
+export const SOAK_USAGE = `Usage: npm run soak -- (--preset nightly|smoke | --matrix FILE) [options]
+       npm run soak -- --summarize <soak directory>
+
+Runs every configuration of a matrix --test-count times as test:jepsen runs,
+each stored as test:jepsen stores it, and judges each configuration against what
+it expects: valid, or the anomaly types it must find in a share of its runs.
+Prints a line per run and a table at the end, writes summary.json and
+summary.html under <store>/soaks/<time>/ and says what changed since the
+previous soak of the same matrix.
+Exit: 255 if a run crashed, else 2 if one was unknown, else 1 if a configuration
+missed its expectation, else 0; 130 when interrupted; 254 bad arguments.`;
+
+export type SoakRequest =
+  | { kind: "summarize"; dir: string; compare: string | null; keepRuns: number | null }
+  | {
+      kind: "run" | "list";
+      matrix: Matrix;
+      configurations: Configuration[];
+      only: string[] | null;
+      testCount: number;
+      timeLimitS: number | null;
+      timeBudgetS: number | null;
+      seed: number;
+      store: string;
+      compare: string | null;
+      keepRuns: number | null;
+    };
+
+/** A soak command's arguments (after `npm run soak --`) as a request; BadInput names what is wrong. */
+export function parseSoakArgs(argv: string[]): { request: SoakRequest; help: boolean } {
+  const { options, positional, help } = parseArgs(argv, SOAK_OPTIONS);
+  noPositional(positional);
+  if (help) return { request: { kind: "summarize", dir: "", compare: null, keepRuns: null }, help };
+  return { request: soakRequest(options), help };
+}
+
+export function soakRequest(o: ParsedOptions): SoakRequest {
+  const compare = (o.compare as string | undefined) ?? null;
+  // Read now, so a wrong path is refused before a soak of hours, not after it.
+  if (compare !== null) readSummary(compare);
+  const keepRuns = (o["keep-runs"] as number | undefined) ?? null;
+  if (o.summarize !== undefined) {
+    for (const n of ["preset", "matrix", "only", "seed", "time-limit", "time-budget", "list"])
+      if (o[n] !== undefined && o[n] !== false) throw new BadInput(`--summarize runs nothing, so --${n} means nothing with it`);
+    return { kind: "summarize", dir: o.summarize as string, compare, keepRuns };
+  }
+  if ((o.preset === undefined) === (o.matrix === undefined)) throw new BadInput(`give one of --preset (${presetNames().join(", ")}) or --matrix FILE`);
+  const matrix = o.preset !== undefined ? loadPreset(o.preset as string) : loadMatrixFile(o.matrix as string);
+  const only = (o.only as string[] | undefined) ?? null;
+  const configurations = selectConfigurations(matrix, only ?? undefined);
+  const timeLimitS = (o["time-limit"] as number | undefined) ?? null;
+  // With --time-limit every run takes it; test:jepsen's parser judges it once per configuration.
+  if (timeLimitS !== null) for (const c of configurations) testOf(c, { timeLimitS });
+  return {
+    kind: o.list ? "list" : "run",
+    matrix,
+    configurations,
+    only,
+    testCount: o["test-count"] as number,
+    timeLimitS,
+    timeBudgetS: (o["time-budget"] as number | undefined) ?? null,
+    seed: (o.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 31),
+    store: o.store as string,
+    compare,
+    keepRuns,
+  };
+}

@@ -1,0 +1,14 @@
+// Soaks: every configuration of a matrix, several times, as test:jepsen runs, with
+// an expected verdict per configuration, a summary across the runs, and what
+// changed since the previous soak of the same matrix. `runSoak` runs one;
+// `summarizeSoak` rebuilds the summary of one that was killed; the matrix
+// functions load, validate and select configurations (the CLI and the workflow
+// test share them).
+export { runSoak, type SoakOptions } from "./soak.ts";
+export { summarizeSoak } from "./recover.ts";
+export { loadPreset, loadMatrixFile, parseMatrix, presetNames, selectConfigurations, runSeed, testOf, argvOf, describeExpectation, type Matrix, type Configuration, type Expectation } from "./matrix.ts";
+export { renderTable } from "./table.ts";
+export { readSummary } from "./finish.ts";
+export { SOAKS_DIR, SOAK_FILES, listSoaks, readPlan, readRecords, type RunRecord, type SoakPlan } from "./records.ts";
+export { compareSummaries, noiseOf, type Change } from "./compare.ts";
+export { summarize, exitCodeOf, type SoakSummary, type ConfigSummary } from "./summary.ts";

@@ -1,0 +1,137 @@
+// A soak from start to summary: plan every run (configuration x test count, each
+// with its derived seed), run them one at a time as test:jepsen children, print a
+// line as each finishes, and write the summary of what finished, however the soak
+// ends (its last run, the time budget, Ctrl-C). Runs go round-robin, run 0 of every
+// configuration before run 1 of any, so a time budget that cuts the soak short
+// leaves every configuration with runs rather than a few configurations with all.
+import { join } from "node:path";
+import { argvOf, runSeed, type Configuration, type Matrix } from "./matrix.ts";
+import { appendRecord, createSoakDir, linkLatest, SOAK_FILES, writePlan, type PlannedRun, type RunRecord, type SoakPlan } from "./records.ts";
+import { startRun, type RunningRun } from "./run-one.ts";
+import { finishSoak } from "./finish.ts";
+import { duration } from "./table.ts";
+import type { SoakSummary } from "./summary.ts";
+
+export interface SoakOptions {
+  matrix: Matrix;
+  /** The configurations to run (--only), in the matrix's order. */
+  configurations: Configuration[];
+  only: string[] | null;
+  testCount: number;
+  timeLimitS: number | null;
+  timeBudgetS: number | null;
+  seed: number;
+  store: string;
+  /** A soak directory (or its summary.json) to compare with, instead of the previous soak of the matrix. */
+  compare: string | null;
+  keepRuns: number | null;
+  /** Progress lines (stderr). */
+  log: (line: string) => void;
+}
+
+/** test:jepsen's default --time-limit, for the estimate of a run that sets none. */
+const DEFAULT_TIME_LIMIT_S = 30;
+/** Start-up, grace, teardown and check on top of the time limit, until a run has been measured. */
+const DEFAULT_OVERHEAD_S = 20;
+
+export async function runSoak(o: SoakOptions): Promise<{ soakDir: string; summary: SoakSummary }> {
+  const started = Date.now();
+  const soakDir = createSoakDir(o.store);
+  const planned: PlannedRun[] = [];
+  for (let index = 0; index < o.testCount; index++)
+    for (const c of o.configurations) {
+      const seed = runSeed(o.seed, c.name, index);
+      planned.push({ config: c.name, index, seed, argv: argvOf(c, { timeLimitS: o.timeLimitS ?? undefined, seed, store: join(soakDir, SOAK_FILES.runs, c.name) }) });
+    }
+  const plan: SoakPlan = {
+    format: 1,
+    kind: "soak",
+    matrix: { name: o.matrix.name, source: o.matrix.source, hash: o.matrix.hash, configurations: o.configurations },
+    options: { test_count: o.testCount, time_limit_s: o.timeLimitS, time_budget_s: o.timeBudgetS, seed: o.seed, only: o.only },
+    started: new Date(started).toISOString(),
+    command: process.argv.slice(2),
+    runs: planned,
+  };
+  writePlan(soakDir, plan);
+  linkLatest(o.store, soakDir);
+  o.log(`fencecheck soak: matrix ${o.matrix.name} (${o.configurations.length} configuration${o.configurations.length === 1 ? "" : "s"} x ${o.testCount}), seed ${o.seed}, soak directory ${soakDir}`);
+
+  let interrupted: NodeJS.Signals | null = null;
+  let current: RunningRun | null = null;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    // A terminal's Ctrl-C reaches the run too (same process group); passing it on
+    // covers a signal sent to the soak alone. The run ignores the echo.
+    if (!interrupted) o.log(`\n${sig}: stopping after the current run is healed and torn down; the summary will cover what finished`);
+    interrupted ??= sig;
+    current?.signal(sig);
+  };
+  const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+  for (const s of signals) process.on(s, onSignal);
+
+  const records: RunRecord[] = [];
+  const notRun: Array<PlannedRun & { reason: string }> = [];
+  const estimate = estimator(o);
+  try {
+    for (let i = 0; i < planned.length; i++) {
+      const p = planned[i];
+      const elapsedS = (Date.now() - started) / 1000;
+      if (interrupted) {
+        notRun.push({ ...p, reason: `the soak was interrupted (${interrupted}) before it started` });
+        continue;
+      }
+      const needS = estimate.of(p.config);
+      if (o.timeBudgetS !== null && elapsedS + needS > o.timeBudgetS) {
+        notRun.push({ ...p, reason: `did not fit the time budget: ${Math.max(0, Math.round(o.timeBudgetS - elapsedS))} s of ${o.timeBudgetS} s left, about ${Math.round(needS)} s needed` });
+        continue;
+      }
+      current = startRun({ config: p.config, index: p.index, seed: p.seed, argv: p.argv, soakDir, outputFile: join(soakDir, SOAK_FILES.output, `${p.config}-${p.index}.log`) });
+      const record = await current.done;
+      current = null;
+      records.push(record);
+      appendRecord(soakDir, record);
+      estimate.saw(record);
+      const left = planned.slice(i + 1).reduce((s, r) => s + estimate.of(r.config), 0);
+      const eta = o.timeBudgetS === null ? left : Math.min(left, Math.max(0, o.timeBudgetS - (Date.now() - started) / 1000));
+      o.log(`[${records.length}/${planned.length} · ${duration((Date.now() - started) / 1000)} · ETA ${interrupted ? "-" : duration(eta)}] ${runLine(record)}`);
+    }
+  } finally {
+    for (const s of signals) process.off(s, onSignal);
+  }
+  const summary = await finishSoak({
+    soakDir,
+    store: o.store,
+    plan,
+    records,
+    notRun,
+    wallS: (Date.now() - started) / 1000,
+    interrupted: interrupted !== null,
+    compare: o.compare,
+    keepRuns: o.keepRuns,
+  });
+  return { soakDir, summary };
+}
+
+/** One finished run: configuration, seed, verdict, anomaly types, wall time. */
+export function runLine(r: RunRecord): string {
+  const what = r.anomaly_types.length ? ` ${r.anomaly_types.map((t) => `${t} ×${r.anomaly_counts[t] ?? "?"}`).join(", ")}` : "";
+  const err = r.error && (r.status === "crashed" || r.status === "interrupted") ? `: ${r.error}` : "";
+  return `${r.config} #${r.index} seed ${r.seed}: ${r.status.toUpperCase()}${what}${err} (${r.wall_s.toFixed(1)} s)${r.run_dir ? ` ${r.run_dir}` : ""}`;
+}
+
+/** How long a run of each configuration takes: its slowest so far, else its time limit plus the largest overhead seen. */
+function estimator(o: SoakOptions): { of(config: string): number; saw(r: RunRecord): void } {
+  const limitOf = new Map(o.configurations.map((c) => [c.name, o.timeLimitS ?? (typeof c.options["time-limit"] === "number" ? c.options["time-limit"] : Number(c.options["time-limit"] ?? DEFAULT_TIME_LIMIT_S))]));
+  const slowest = new Map<string, number>();
+  let overhead = DEFAULT_OVERHEAD_S;
+  let measured = false;
+  return {
+    of: (config) => slowest.get(config) ?? (limitOf.get(config) ?? DEFAULT_TIME_LIMIT_S) + overhead,
+    saw: (r) => {
+      if (r.status === "interrupted") return;
+      slowest.set(r.config, Math.max(slowest.get(r.config) ?? 0, r.wall_s));
+      const extra = r.wall_s - (limitOf.get(r.config) ?? DEFAULT_TIME_LIMIT_S);
+      overhead = measured ? Math.max(overhead, extra) : Math.max(1, extra);
+      measured = true;
+    },
+  };
+}

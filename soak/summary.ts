@@ -1,0 +1,199 @@
+// What a soak proves, per configuration, from its plan and the records of the runs
+// that finished: how many runs gave which verdict, whether the configuration met
+// its expectation, which anomalies showed and how often, and the soak's exit code
+// by Jepsen's test-all rule. Pure: the same records always give the same summary,
+// whether the soak is still live or `--summarize` rebuilds it from disk.
+import { describeExpectation, type Configuration, type Expectation } from "./matrix.ts";
+import type { PlannedRun, RunRecord, SoakPlan } from "./records.ts";
+import type { Change } from "./compare.ts";
+
+export type ExpectationStatus = "met" | "missed" | "not-judged";
+
+export interface Detection {
+  type: string;
+  found: number;
+  /** Runs checked (valid, invalid or unknown): the denominator of the rate. */
+  runs: number;
+  rate: number;
+  min: number;
+}
+
+export interface ConfigSummary {
+  name: string;
+  description: string;
+  expect: Expectation;
+  expect_text: string;
+  planned: number;
+  counts: { valid: number; invalid: number; unknown: number; crashed: number; interrupted: number; not_run: number };
+  expectation: ExpectationStatus;
+  /** One sentence: why the expectation was met, missed or not judged. */
+  why: string;
+  /** Runs in which each anomaly type was found. */
+  anomalies: Record<string, number>;
+  /** Witnesses of each type, over all runs. */
+  witnesses: Record<string, number>;
+  /** Unsafe configurations: each expected type's detection rate. */
+  detection: Detection[];
+  /** Median over its runs of each run's acquire p50 and p99, ms. */
+  acquire_ms: { p50: number; p99: number } | null;
+  faults: Record<string, number>;
+  runs: RunRecord[];
+  not_run: Array<PlannedRun & { reason: string }>;
+}
+
+export interface SoakSummary {
+  format: 1;
+  kind: "soak-summary";
+  matrix: { name: string; source: string; hash: string };
+  started: string;
+  finished: string;
+  wall_s: number;
+  seed: number;
+  test_count: number;
+  interrupted: boolean;
+  /** Bytes the soak directory takes on disk (runs included). */
+  disk_bytes: number | null;
+  /** Whether the run directories were removed by --keep-runs; the summary stays. */
+  runs_pruned: boolean;
+  exit_code: number;
+  /** One line for the whole soak. */
+  verdict: string;
+  compared_with: string | null;
+  changes: Change[];
+  configurations: ConfigSummary[];
+}
+
+export interface SummaryInput {
+  plan: SoakPlan;
+  records: RunRecord[];
+  /** Planned runs with no record, and why: the time budget, an interruption, a killed soak. */
+  notRun: Array<PlannedRun & { reason: string }>;
+  finished: Date;
+  wallS: number;
+  interrupted: boolean;
+  diskBytes: number | null;
+}
+
+export const EXIT_INTERRUPTED = 130;
+
+export function summarize(input: SummaryInput, changes: Change[] = [], comparedWith: string | null = null): SoakSummary {
+  const { plan } = input;
+  const configurations = plan.matrix.configurations.map((c) =>
+    configSummary(
+      c,
+      plan.runs.filter((r) => r.config === c.name).length,
+      input.records.filter((r) => r.config === c.name).sort((a, b) => a.index - b.index),
+      input.notRun.filter((r) => r.config === c.name),
+    ),
+  ).filter((c) => c.planned > 0);
+  const exit_code = input.interrupted ? EXIT_INTERRUPTED : exitCodeOf(configurations);
+  return {
+    format: 1,
+    kind: "soak-summary",
+    matrix: { name: plan.matrix.name, source: plan.matrix.source, hash: plan.matrix.hash },
+    started: plan.started,
+    finished: input.finished.toISOString(),
+    wall_s: Math.round(input.wallS * 10) / 10,
+    seed: plan.options.seed,
+    test_count: plan.options.test_count,
+    interrupted: input.interrupted,
+    disk_bytes: input.diskBytes,
+    runs_pruned: false,
+    exit_code,
+    verdict: verdictLine(configurations, exit_code),
+    compared_with: comparedWith,
+    changes,
+    configurations,
+  };
+}
+
+/** Jepsen's test-all: 255 if a run crashed, else 2 if one was unknown, else 1 if an expectation was missed, else 0. */
+export function exitCodeOf(configs: ConfigSummary[]): number {
+  if (configs.some((c) => c.counts.crashed > 0)) return 255;
+  if (configs.some((c) => c.counts.unknown > 0)) return 2;
+  if (configs.some((c) => c.expectation === "missed")) return 1;
+  return 0;
+}
+
+function configSummary(c: Configuration, planned: number, runs: RunRecord[], notRun: Array<PlannedRun & { reason: string }>): ConfigSummary {
+  const counts = { valid: 0, invalid: 0, unknown: 0, crashed: 0, interrupted: 0, not_run: notRun.length };
+  const anomalies: Record<string, number> = {};
+  const witnesses: Record<string, number> = {};
+  const faults: Record<string, number> = {};
+  for (const r of runs) {
+    counts[r.status]++;
+    for (const t of r.anomaly_types) anomalies[t] = (anomalies[t] ?? 0) + 1;
+    for (const [t, n] of Object.entries(r.anomaly_counts)) witnesses[t] = (witnesses[t] ?? 0) + n;
+    for (const [f, n] of Object.entries(r.faults)) faults[f] = (faults[f] ?? 0) + n;
+  }
+  const checked = counts.valid + counts.invalid + counts.unknown;
+  const detection: Detection[] =
+    c.expect.kind === "find"
+      ? Object.entries(c.expect.find).map(([type, min]) => {
+          const found = anomalies[type] ?? 0;
+          return { type, found, runs: checked, rate: checked ? found / checked : 0, min: min as number };
+        })
+      : [];
+  const { expectation, why } = judge(c.expect, checked, anomalies, detection);
+  const lat = runs.map((r) => r.acquire_ms).filter((l): l is { p50: number; p99: number } => l !== null);
+  return {
+    name: c.name,
+    description: c.description,
+    expect: c.expect,
+    expect_text: describeExpectation(c.expect),
+    planned,
+    counts,
+    expectation,
+    why,
+    anomalies,
+    witnesses,
+    detection,
+    acquire_ms: lat.length ? { p50: median(lat.map((l) => l.p50)), p99: median(lat.map((l) => l.p99)) } : null,
+    faults,
+    runs,
+    not_run: notRun,
+  };
+}
+
+function judge(expect: Expectation, checked: number, anomalies: Record<string, number>, detection: Detection[]): { expectation: ExpectationStatus; why: string } {
+  if (checked === 0) return { expectation: "not-judged", why: "no run was checked, so there is nothing to judge" };
+  if (expect.kind === "valid") {
+    const found = Object.entries(anomalies);
+    if (found.length === 0) return { expectation: "met", why: `no anomaly in ${checked} checked run${checked === 1 ? "" : "s"}` };
+    return {
+      expectation: "missed",
+      why: `expected valid, but ${found.map(([t, n]) => `${t} showed in ${n} of ${checked} runs`).join(", ")}: a regression of the lock or a false alarm of the checker`,
+    };
+  }
+  const short = detection.filter((d) => d.rate < d.min);
+  if (short.length === 0) return { expectation: "met", why: detection.map((d) => `${d.type} found in ${d.found} of ${d.runs} runs (at least ${pct(d.min)} expected)`).join("; ") };
+  return {
+    expectation: "missed",
+    why: short.map((d) => `${d.type} found in ${d.found} of ${d.runs} runs (${pct(d.rate)}), below the ${pct(d.min)} expected: the tool stopped catching what it must catch`).join("; "),
+  };
+}
+
+function verdictLine(configs: ConfigSummary[], exit: number): string {
+  const missed = configs.filter((c) => c.expectation === "missed").map((c) => c.name);
+  const crashed = configs.filter((c) => c.counts.crashed > 0).map((c) => c.name);
+  const unknown = configs.filter((c) => c.counts.unknown > 0).map((c) => c.name);
+  const parts: string[] = [];
+  if (exit === EXIT_INTERRUPTED) parts.push("INTERRUPTED: the summary covers the runs that finished");
+  if (crashed.length) parts.push(`CRASHED runs in ${crashed.join(", ")}`);
+  if (unknown.length) parts.push(`UNKNOWN runs in ${unknown.join(", ")}`);
+  if (missed.length) parts.push(`MISSED expectation: ${missed.join(", ")}`);
+  const notJudged = configs.filter((c) => c.expectation === "not-judged").map((c) => c.name);
+  if (notJudged.length) parts.push(`NOT JUDGED (no run checked): ${notJudged.join(", ")}`);
+  if (parts.length === 0) parts.push(`PASSED: every configuration met its expectation`);
+  return parts.join("; ");
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+export function pct(x: number): string {
+  return `${Math.round(x * 100)}%`;
+}

@@ -1,0 +1,85 @@
+// The matrix is data checked by test:jepsen's own parser: every shipped preset
+// loads, a configuration with an option or value test:jepsen refuses is refused
+// naming the configuration and the option, and seeds are a pure function of the
+// soak's seed, the configuration and the run.
+import { describe, it, expect } from "vitest";
+import { BadInput } from "../../lib/index.ts";
+import { argvOf, loadPreset, parseMatrix, presetNames, runSeed, selectConfigurations } from "../../soak/index.ts";
+
+const matrix = (configurations: unknown[]): string => JSON.stringify({ name: "m", configurations });
+const refused = (text: string): string => {
+  try {
+    parseMatrix(text, "m.json", "m");
+  } catch (err) {
+    expect(err).toBeInstanceOf(BadInput);
+    return (err as Error).message;
+  }
+  throw new Error("the matrix was accepted");
+};
+
+describe("matrix", () => {
+  it("every shipped preset loads, and each configuration says what it expects", () => {
+    for (const name of presetNames()) {
+      const m = loadPreset(name);
+      expect(m.name).toBe(name);
+      expect(m.configurations.length).toBeGreaterThan(1);
+      // Safe and unsafe both: a preset of one kind cannot tell a checker that always says valid from one that always says invalid.
+      expect(m.configurations.some((c) => c.expect.kind === "valid")).toBe(true);
+      expect(m.configurations.some((c) => c.expect.kind === "find")).toBe(true);
+    }
+  });
+
+  it("the nightly preset covers every backend and every client", () => {
+    const m = loadPreset("nightly");
+    const backends = new Set(m.configurations.map((c) => c.options.backend));
+    expect([...backends].sort()).toEqual(["etcd", "redis", "redlock"]);
+    const clients = new Set(m.configurations.map((c) => c.options.client ?? { redis: "redis", redlock: "node-redlock", etcd: "etcd-queue" }[c.options.backend as string]));
+    for (const c of ["redis", "redis-unsafe-release", "node-redlock", "node-redlock-4", "redlock", "etcd-queue", "etcd3-lock"]) expect(clients.has(c), c).toBe(true);
+  });
+
+  it("an unknown option is refused, naming the configuration and the option", () => {
+    const msg = refused(matrix([{ name: "ok", options: { backend: "redis" }, expect: "valid" }, { name: "typo", options: { backend: "redis", nemesiss: "pause" }, expect: "valid" }]));
+    expect(msg).toMatch(/configuration "typo"/);
+    expect(msg).toMatch(/nemesiss/);
+  });
+
+  it("a value test:jepsen refuses is refused the same way, with test:jepsen's reason", () => {
+    expect(refused(matrix([{ name: "bad-backend", options: { backend: "mysql" }, expect: "valid" }]))).toMatch(/configuration "bad-backend".*--backend: unknown value "mysql"/);
+    expect(refused(matrix([{ name: "bad-nemesis", options: { nemesis: "pause,flood" }, expect: "valid" }]))).toMatch(/configuration "bad-nemesis".*"flood"/);
+    // A combination only the test builder knows is wrong.
+    expect(refused(matrix([{ name: "bad-client", options: { backend: "etcd", client: "redis" }, expect: "valid" }]))).toMatch(/configuration "bad-client".*--client redis does not work with --backend etcd/);
+    expect(refused(matrix([{ name: "flag", options: { fence: 3 }, expect: "valid" }]))).toMatch(/configuration "flag".*--fence must be on or off/);
+  });
+
+  it("seed and store belong to the soak; expectations name known anomaly types with rates in (0, 1]", () => {
+    expect(refused(matrix([{ name: "seeded", options: { seed: 4 }, expect: "valid" }]))).toMatch(/configuration "seeded".*set by the soak/);
+    expect(refused(matrix([{ name: "e", options: {}, expect: { find: { "stale-write": 0.9 } } }]))).toMatch(/unknown anomaly type "stale-write"/);
+    expect(refused(matrix([{ name: "e", options: {}, expect: { find: { "stale-write-accepted": 1.5 } } }]))).toMatch(/at most 1/);
+    expect(refused(matrix([{ name: "e", options: {}, expect: "invalid" }]))).toMatch(/"expect" must be "valid" or/);
+    expect(refused(matrix([{ name: "e", options: {}, expect: "valid", extra: 1 }]))).toMatch(/unknown field "extra"/);
+    expect(refused(matrix([{ name: "Bad Name", options: {}, expect: "valid" }]))).toMatch(/names a directory/);
+    expect(refused(matrix([{ name: "a", options: {}, expect: "valid" }, { name: "a", options: {}, expect: "valid" }]))).toMatch(/"a" appears twice/);
+    expect(refused("{not json")).toMatch(/m.json: not JSON/);
+  });
+
+  it("options become test:jepsen's arguments: on-off as on/off, flags present or not, lists joined; --time-limit overrides", () => {
+    const m = parseMatrix(matrix([{ name: "c", options: { backend: "redis", fence: false, "fence-reads": true, workload: "counter", nemesis: ["pause", "partition"], "time-limit": 9 }, expect: "valid" }]), "m.json", "m");
+    const c = m.configurations[0];
+    expect(argvOf(c, {})).toEqual(["--backend", "redis", "--fence", "off", "--fence-reads", "--workload", "counter", "--nemesis", "pause,partition", "--time-limit", "9"]);
+    expect(argvOf(c, { timeLimitS: 3, seed: 7, store: "/s" })).toEqual(["--backend", "redis", "--fence", "off", "--fence-reads", "--workload", "counter", "--nemesis", "pause,partition", "--time-limit", "3", "--seed", "7", "--store", "/s"]);
+  });
+
+  it("--only selects by name and refuses a name the matrix lacks", () => {
+    const m = loadPreset("smoke");
+    const names = m.configurations.map((c) => c.name);
+    expect(selectConfigurations(m, [names[1]]).map((c) => c.name)).toEqual([names[1]]);
+    expect(() => selectConfigurations(m, ["nope"])).toThrow(/--only: .* has no configuration "nope"/);
+  });
+
+  it("a run's seed depends on the soak's seed, the configuration and the run, and on nothing else", () => {
+    expect(runSeed(1, "a", 0)).toBe(runSeed(1, "a", 0));
+    const seeds = new Set([runSeed(1, "a", 0), runSeed(1, "a", 1), runSeed(1, "b", 0), runSeed(2, "a", 0)]);
+    expect(seeds.size).toBe(4);
+    for (const s of seeds) expect(s >= 0 && s < 2 ** 31).toBe(true);
+  });
+});

@@ -1,0 +1,149 @@
+// The summary and the night-to-night comparison on hand-written run records (pure
+// logic, no runs): expectations judged, Jepsen's test-all exit codes, detection
+// rates, and changes that are real against changes within the noise.
+import { describe, it, expect } from "vitest";
+import { compareSummaries, exitCodeOf, noiseOf, parseMatrix, summarize, type RunRecord, type SoakPlan, type SoakSummary } from "../../soak/index.ts";
+
+const matrix = parseMatrix(
+  JSON.stringify({
+    name: "m",
+    configurations: [
+      { name: "safe", options: { fence: "on" }, expect: "valid" },
+      { name: "unsafe", options: { fence: "off" }, expect: { find: { "stale-write-accepted": 0.9 } } },
+    ],
+  }),
+  "m.json",
+  "m",
+);
+
+function plan(count: number): SoakPlan {
+  const runs = [];
+  for (let index = 0; index < count; index++) for (const c of matrix.configurations) runs.push({ config: c.name, index, seed: index, argv: [] });
+  return {
+    format: 1,
+    kind: "soak",
+    matrix: { name: matrix.name, source: matrix.source, hash: matrix.hash, configurations: matrix.configurations },
+    options: { test_count: count, time_limit_s: null, time_budget_s: null, seed: 1, only: null },
+    started: "2026-11-24T00:00:00.000Z",
+    command: [],
+    runs,
+  };
+}
+
+function rec(config: string, index: number, status: RunRecord["status"], anomalies: string[] = []): RunRecord {
+  return {
+    config,
+    index,
+    seed: index,
+    status,
+    exit_code: { valid: 0, invalid: 1, unknown: 2, crashed: 255, interrupted: 130 }[status],
+    run_dir: null,
+    output: "",
+    wall_s: 1,
+    anomaly_types: anomalies,
+    anomaly_counts: Object.fromEntries(anomalies.map((a) => [a, 2])),
+    acquire_ms: { p50: index + 1, p99: 10 * (index + 1) },
+    faults: { "start-pause": 3 },
+    argv: [],
+  };
+}
+
+const SWA = "stale-write-accepted";
+function soak(records: RunRecord[], count = 3, opts: { interrupted?: boolean } = {}): SoakSummary {
+  return summarize({ plan: plan(count), records, notRun: [], finished: new Date(0), wallS: 1, interrupted: opts.interrupted ?? false, diskBytes: 0 });
+}
+const good = (): RunRecord[] => [0, 1, 2].flatMap((i) => [rec("safe", i, "valid"), rec("unsafe", i, "invalid", [SWA])]);
+
+describe("soak summary", () => {
+  it("every expectation met: exit 0, detection 100%, medians and fault totals across runs", () => {
+    const s = soak(good());
+    expect(s.exit_code).toBe(0);
+    const [safe, unsafe] = s.configurations;
+    expect(safe.expectation).toBe("met");
+    expect(safe.counts).toMatchObject({ valid: 3, invalid: 0 });
+    expect(safe.acquire_ms).toEqual({ p50: 2, p99: 20 });
+    expect(safe.faults).toEqual({ "start-pause": 9 });
+    expect(unsafe.expectation).toBe("met");
+    expect(unsafe.detection).toEqual([{ type: SWA, found: 3, runs: 3, rate: 1, min: 0.9 }]);
+    expect(unsafe.anomalies).toEqual({ [SWA]: 3 });
+    expect(unsafe.witnesses).toEqual({ [SWA]: 6 });
+  });
+
+  it("an anomaly in a safe configuration, or a detection rate below its minimum, misses the expectation: exit 1", () => {
+    const r = good();
+    r[0] = rec("safe", 0, "invalid", ["mutex-violation"]);
+    let s = soak(r);
+    expect(s.exit_code).toBe(1);
+    expect(s.configurations[0].expectation).toBe("missed");
+    expect(s.configurations[0].why).toMatch(/mutex-violation showed in 1 of 3 runs/);
+    expect(s.verdict).toMatch(/MISSED expectation: safe/);
+
+    const r2 = good();
+    r2[1] = rec("unsafe", 0, "valid");
+    s = soak(r2);
+    expect(s.exit_code).toBe(1);
+    expect(s.configurations[1].expectation).toBe("missed");
+    expect(s.configurations[1].detection[0]).toMatchObject({ found: 2, runs: 3 });
+    expect(s.configurations[1].why).toMatch(/found in 2 of 3 runs \(67%\), below the 90% expected/);
+  });
+
+  it("Jepsen's test-all order: a crash beats an unknown, which beats a missed expectation", () => {
+    const missed = good();
+    missed[0] = rec("safe", 0, "invalid", [SWA]);
+    const unknown = [...missed.slice(0, 5), rec("unsafe", 2, "unknown")];
+    const crashed = [...unknown.slice(0, 4), rec("safe", 2, "crashed"), unknown[5]];
+    expect(soak(missed).exit_code).toBe(1);
+    expect(soak(unknown).exit_code).toBe(2);
+    expect(soak(crashed).exit_code).toBe(255);
+    expect(exitCodeOf(soak(crashed).configurations)).toBe(255);
+    // Interrupted: 130 whatever was found, and the runs that finished are still judged.
+    const s = soak(crashed, 3, { interrupted: true });
+    expect(s.exit_code).toBe(130);
+    expect(s.configurations[0].expectation).toBe("missed");
+  });
+
+  it("a configuration none of whose runs was checked is not judged, and not passed", () => {
+    const s = soak([rec("safe", 0, "crashed"), rec("unsafe", 0, "invalid", [SWA])], 1);
+    expect(s.configurations[0].expectation).toBe("not-judged");
+    expect(s.verdict).toMatch(/NOT JUDGED.*safe/);
+  });
+});
+
+describe("nights compared", () => {
+  it("newly failing and a new anomaly type are listed first; fixed afterwards", () => {
+    const before = soak(good());
+    const r = good();
+    r[0] = rec("safe", 0, "invalid", ["duplicate-fence"]);
+    const now = soak(r);
+    const changes = compareSummaries(now, before);
+    expect(changes.map((c) => [c.config, c.kind])).toEqual([
+      ["safe", "newly-failing"],
+      ["safe", "new-anomaly-type"],
+    ]);
+    expect(changes[1].sentence).toMatch(/duplicate-fence/);
+    expect(compareSummaries(before, now).map((c) => c.kind)).toEqual(["fixed", "anomaly-type-gone"]);
+    expect(compareSummaries(before, soak(good()))).toEqual([]);
+  });
+
+  it("a detection rate that fell is reported only beyond the noise of the run counts", () => {
+    const before = soak(good());
+    const r = good();
+    r[1] = rec("unsafe", 0, "valid");
+    // 3/3 then 2/3: within the noise of three runs (but the expectation is now missed).
+    expect(compareSummaries(soak(r), before).map((c) => c.kind)).toEqual(["newly-failing"]);
+    // 3/3 then 0/3: a real fall.
+    const none = [0, 1, 2].flatMap((i) => [rec("safe", i, "valid"), rec("unsafe", i, "valid")]);
+    const kinds = compareSummaries(soak(none), before).map((c) => c.kind);
+    expect(kinds).toContain("detection-fell");
+    expect(noiseOf(3, 3, 2, 3)).toBeGreaterThan(1 / 3);
+    expect(noiseOf(3, 3, 0, 3)).toBeLessThan(1);
+    expect(noiseOf(20, 20, 19, 20)).toBeGreaterThan(0.05);
+  });
+
+  it("configurations added and removed are named", () => {
+    const before = soak(good());
+    const onlySafe = { ...before, configurations: before.configurations.slice(0, 1) };
+    expect(compareSummaries(onlySafe, before).map((c) => [c.config, c.kind])).toEqual([["unsafe", "removed"]]);
+    expect(compareSummaries(before, onlySafe).map((c) => [c.config, c.kind])).toEqual([["unsafe", "added"]]);
+  });
+});
