@@ -1,7 +1,7 @@
 // The two pages of the store browser: the list of runs and one run's files. Every
 // value comes from files a run wrote (a test name, a key, an anomaly type may be
 // any string), so each one passes through esc() on its way into the page.
-import type { RunSummary } from "./store.ts";
+import type { RunSummary, SoakListing } from "./store.ts";
 import { runHref } from "./paths.ts";
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
@@ -24,7 +24,21 @@ function page(title: string, body: string): string {
 
 const verdict = (v: RunSummary["verdict"]): string => `<span class="v ${esc(v)}">${esc(v)}</span>`;
 
-export function listPage(store: string, runs: RunSummary[]): string {
+function soakTable(soaks: SoakListing[]): string {
+  if (soaks.length === 0) return "";
+  const rows = soaks.map((s) => {
+    const v = s.exitCode === null ? "NOT CHECKED" : s.exitCode === 0 ? "VALID" : s.exitCode === 1 ? "INVALID" : "UNKNOWN";
+    const link = s.exitCode === null ? esc(s.rel) : `<a href="${esc(runHref(s.rel, "summary.html"))}">${esc(s.rel)}</a>`;
+    return (
+      `<tr><td>${link}<br><span class="muted">matrix ${esc(s.matrix)}, ${s.configurations} configurations</span></td><td>${esc(s.started ?? "")}</td>` +
+      `<td><span class="v ${v}">exit ${s.exitCode ?? "-"}</span> ${esc(s.verdict)}</td>` +
+      `<td>${s.missed.map((m) => `<code>${esc(m)}</code>`).join(", ")}</td><td>${s.worse.map((w) => esc(w)).join("<br>")}</td></tr>`
+    );
+  });
+  return `<h2>Soaks</h2><table><thead><tr><th>soak</th><th>started</th><th>verdict</th><th>missed</th><th>worse since the soak before</th></tr></thead><tbody>${rows.join("")}</tbody></table><h2>Runs</h2>`;
+}
+
+export function listPage(store: string, runs: RunSummary[], soaks: SoakListing[] = []): string {
   const rows = runs.map(
     (r) =>
       `<tr><td><a href="${esc(runHref(r.rel))}">${esc(r.test)}</a><br><code class="muted">${esc(r.rel)}</code></td>` +
@@ -35,7 +49,7 @@ export function listPage(store: string, runs: RunSummary[]): string {
   const table = runs.length
     ? `<table><thead><tr><th>test</th><th>started</th><th>verdict</th><th>anomalies</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`
     : `<p class="muted">No runs yet: <code>npm run test:jepsen</code> records one.</p>`;
-  return page("fencecheck runs", `<h1>fencecheck runs</h1><p class="muted">${runs.length} runs in <code>${esc(store)}</code></p>${table}`);
+  return page("fencecheck runs", `<h1>fencecheck runs</h1><p class="muted">${runs.length} runs${soaks.length ? ` and ${soaks.length} soaks` : ""} in <code>${esc(store)}</code></p>${soakTable(soaks)}${table}`);
 }
 
 export function runPage(r: RunSummary): string {

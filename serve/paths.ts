@@ -6,7 +6,10 @@
 import { realpath, stat } from "node:fs/promises";
 import { join, sep } from "node:path";
 import { RUN_FILES } from "../store/index.ts";
-import { isRunDir, SERVED_FILES } from "./store.ts";
+import { SOAK_FILES } from "../soak/index.ts";
+import { isRunDir, isSoakDir, SERVED_FILES } from "./store.ts";
+
+const SOAK_SERVED: readonly string[] = [SOAK_FILES.page, SOAK_FILES.summary, SOAK_FILES.plan, SOAK_FILES.records];
 
 export type Target =
   | { kind: "list" }
@@ -31,9 +34,18 @@ export async function resolveTarget(root: string, rawUrl: string): Promise<Targe
 
   if (trailingSlash) {
     const dir = await inside(root, join(root, ...segs));
+    if (dir && (await isDir(dir)) && (await isSoakDir(dir))) return { kind: "redirect", location: `${RUNS_PREFIX}${raw.join("/")}/${SOAK_FILES.page}` };
     return dir && (await isDir(dir)) && (await isRunDir(dir)) ? { kind: "run", rel: segs.join("/"), dir } : null;
   }
   const name = segs[segs.length - 1];
+  // A soak's own files: its summary page and data, and its runs' terminal output.
+  const underOutput = segs.length >= 3 && segs[segs.length - 2] === SOAK_FILES.output;
+  if (underOutput || SOAK_SERVED.includes(name)) {
+    const dir = await inside(root, join(root, ...segs.slice(0, underOutput ? -2 : -1)));
+    if (!dir || !(await isSoakDir(dir))) return null;
+    const file = await inside(root, join(root, ...segs));
+    return file && (await isFile(file)) ? { kind: "file", path: file, name } : null;
+  }
   const underLogs = segs.length >= 3 && segs[segs.length - 2] === RUN_FILES.logs;
   const runSegs = underLogs ? segs.slice(0, -2) : segs.slice(0, -1);
   if (underLogs || SERVED_FILES.includes(name)) {

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { extname } from "node:path";
 import { listPage, runPage } from "./pages.ts";
 import { resolveTarget } from "./paths.ts";
-import { listRuns, summarize } from "./store.ts";
+import { listRuns, listSoakDirs, summarize } from "./store.ts";
 
 // Pages and files may not fetch anything: a report is self-contained by design, and
 // a log that a browser somehow took for HTML still runs nothing.
@@ -44,7 +44,7 @@ async function handle(root: string, shown: string, req: IncomingMessage, res: Se
   if (!target) return send(res, req, 404, "text/plain; charset=utf-8", "not found\n");
   switch (target.kind) {
     case "list":
-      return send(res, req, 200, "text/html; charset=utf-8", listPage(shown, await listRuns(root)), PAGE_CSP);
+      return send(res, req, 200, "text/html; charset=utf-8", listPage(shown, await listRuns(root), await listSoakDirs(root)), PAGE_CSP);
     case "run":
       return send(res, req, 200, "text/html; charset=utf-8", runPage(await summarize(root, target.rel)), PAGE_CSP);
     case "redirect":

@@ -4,6 +4,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { RUN_FILES } from "../store/index.ts";
+import { SOAK_FILES, SOAKS_DIR } from "../soak/index.ts";
 
 export interface RunSummary {
   /** Path under the store, '/'-separated, e.g. "redis-counter-pause-fence-on/20261122T030252.325Z". */
@@ -42,7 +43,8 @@ export async function listRuns(root: string): Promise<RunSummary[]> {
       return;
     }
     if (depth >= MAX_DEPTH) return;
-    for (const e of entries) if (e.isDirectory() && e.name !== RUN_FILES.logs) await walk([...rel, e.name], depth + 1);
+    // A soak's runs are listed on its summary page, not among the single runs.
+    for (const e of entries) if (e.isDirectory() && e.name !== RUN_FILES.logs && !(depth === 0 && e.name === SOAKS_DIR)) await walk([...rel, e.name], depth + 1);
   };
   await walk([], 0);
   const runs = await Promise.all(dirs.filter((d) => d !== "").map((rel) => summarize(root, rel)));
@@ -67,6 +69,56 @@ export async function summarize(root: string, rel: string): Promise<RunSummary> 
     files,
     logs: await logsOf(join(dir, RUN_FILES.logs)),
   };
+}
+
+export interface SoakListing {
+  /** Path under the store, e.g. "soaks/20261124T020000.000Z". */
+  rel: string;
+  matrix: string;
+  started: string | null;
+  /** null: no summary yet (running, or killed: npm run soak -- --summarize). */
+  exitCode: number | null;
+  verdict: string;
+  configurations: number;
+  missed: string[];
+  /** What got worse since the soak it was compared with. */
+  worse: string[];
+}
+
+/** Every soak under `<root>/soaks/`, newest first, with what its summary says. */
+export async function listSoakDirs(root: string): Promise<SoakListing[]> {
+  let names: string[];
+  try {
+    names = (await readdir(join(root, SOAKS_DIR), { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+  } catch {
+    return [];
+  }
+  const out: SoakListing[] = [];
+  for (const name of names.sort().reverse()) {
+    const dir = join(root, SOAKS_DIR, name);
+    if (!(await isSoakDir(dir))) continue;
+    const summary = await readJsonObject(join(dir, SOAK_FILES.summary));
+    const plan = await readJsonObject(join(dir, SOAK_FILES.plan));
+    const configs = Array.isArray(summary?.configurations) ? (summary.configurations as Array<Record<string, unknown>>) : [];
+    const changes = Array.isArray(summary?.changes) ? (summary.changes as Array<Record<string, unknown>>) : [];
+    const matrixOf = (o: Record<string, unknown> | null | undefined): unknown => (o?.matrix as Record<string, unknown> | undefined)?.name;
+    out.push({
+      rel: `${SOAKS_DIR}/${name}`,
+      matrix: String(matrixOf(summary) ?? matrixOf(plan) ?? "?"),
+      started: typeof plan?.started === "string" ? plan.started : startedOf(null, name),
+      exitCode: typeof summary?.exit_code === "number" ? summary.exit_code : null,
+      verdict: typeof summary?.verdict === "string" ? summary.verdict : "no summary yet: running, or killed (npm run soak -- --summarize)",
+      configurations: configs.length,
+      missed: configs.filter((c) => c.expectation === "missed").map((c) => String(c.name)),
+      worse: changes.filter((c) => ["newly-failing", "new-anomaly-type", "detection-fell", "new-crashes"].includes(String(c.kind))).map((c) => String(c.sentence)),
+    });
+  }
+  return out;
+}
+
+/** A soak directory: it has its plan (soak.json). */
+export async function isSoakDir(dir: string): Promise<boolean> {
+  return isFile(join(dir, SOAK_FILES.plan));
 }
 
 export async function isRunDir(dir: string): Promise<boolean> {

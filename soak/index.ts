@@ -8,6 +8,7 @@ export { runSoak, type SoakOptions } from "./soak.ts";
 export { summarizeSoak } from "./recover.ts";
 export { loadPreset, loadMatrixFile, parseMatrix, presetNames, selectConfigurations, runSeed, testOf, argvOf, describeExpectation, type Matrix, type Configuration, type Expectation } from "./matrix.ts";
 export { renderTable } from "./table.ts";
+export { renderSummaryHtml } from "./page.ts";
 export { readSummary } from "./finish.ts";
 export { SOAKS_DIR, SOAK_FILES, listSoaks, readPlan, readRecords, type RunRecord, type SoakPlan } from "./records.ts";
 export { compareSummaries, noiseOf, type Change } from "./compare.ts";

@@ -7,10 +7,13 @@ import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "nod
 import { request } from "node:http";
 import { join } from "node:path";
 import { REPO, runCli, tempRunDir, waitFor, type CliRun } from "./helpers.ts";
+import { renderSummaryHtml, summarize, type RunRecord, type SoakPlan } from "../soak/index.ts";
 
 const BAD = "redis-fenced-write-none-fence-off/20261122T025317.857Z";
 const GOOD = "redis-fenced-write-none-fence-on/20261122T025330.000Z";
 const HOSTILE = "hostile/20261122T030000.000Z";
+const SOAK = "soaks/20261124T020000.000Z";
+const SOAK_RUN = "runs/cfg/redis-fenced-write-none-fence-off/20261124T020001.000Z";
 
 let store: string;
 let outside: string;
@@ -54,6 +57,26 @@ beforeAll(async () => {
   symlinkSync(join(outside, "secret.txt"), join(store, BAD, "logs", "secret.log"));
   symlinkSync(join(store, BAD), join(store, "latest"));
 
+  // A soak: its plan, summary and page as `npm run soak` writes them, one stored run under it.
+  const plan: SoakPlan = {
+    format: 1,
+    kind: "soak",
+    matrix: { name: "nightly", source: "preset nightly", hash: "h", configurations: [{ name: "cfg", description: "", options: {}, expect: { kind: "valid" } }] },
+    options: { test_count: 1, time_limit_s: null, time_budget_s: null, seed: 1, only: null },
+    started: "2026-11-24T02:00:00.000Z",
+    command: [],
+    runs: [{ config: "cfg", index: 0, seed: 9, argv: [] }],
+  };
+  fixture("bad", "recorded-redis-k1-two-clients-fence-off", `${SOAK}/${SOAK_RUN}`);
+  await runCli("check", [join(store, SOAK, SOAK_RUN)]).exit;
+  mkdirSync(join(store, SOAK, "output"));
+  writeFileSync(join(store, SOAK, "output", "cfg-0.log"), "the run's terminal output\n");
+  const record: RunRecord = { config: "cfg", index: 0, seed: 9, status: "invalid", exit_code: 1, run_dir: SOAK_RUN, output: "output/cfg-0.log", wall_s: 3, anomaly_types: ["stale-write-accepted"], anomaly_counts: { "stale-write-accepted": 1 }, acquire_ms: null, faults: {}, argv: [] };
+  const summary = summarize({ plan, records: [record], notRun: [], finished: new Date(), wallS: 3, interrupted: false, diskBytes: null });
+  writeFileSync(join(store, SOAK, "soak.json"), JSON.stringify(plan));
+  writeFileSync(join(store, SOAK, "summary.json"), JSON.stringify(summary));
+  writeFileSync(join(store, SOAK, "summary.html"), renderSummaryHtml(summary));
+
   server = runCli("serve", ["--port", "0", "--store", store]);
   await waitFor(() => /serving http:\/\/127\.0\.0\.1:\d+\//.test(server.stdout()), 20_000);
   port = Number(/127\.0\.0\.1:(\d+)/.exec(server.stdout())?.[1]);
@@ -78,6 +101,26 @@ describe("npm run serve", () => {
     // The symlinks are not walked: the outside run is not listed, `latest` is not doubled.
     expect(r.body).not.toContain("linked-out");
     expect(r.body).not.toContain("/runs/latest/");
+  });
+
+  it("lists soaks beside the runs, serves a soak's summary page, and the runs and output it links", async () => {
+    const list = await get("/");
+    const soakRow = list.body.split("<tr>").find((tr) => tr.includes(`/runs/${SOAK}/summary.html`)) ?? "";
+    expect(soakRow).toContain("matrix nightly");
+    expect(soakRow).toContain("exit 1");
+    expect(soakRow).toContain("<code>cfg</code>");
+    // The soak's run is on the soak's page, not among the single runs.
+    expect(list.body).not.toContain(`/runs/${SOAK}/${SOAK_RUN}/`);
+    const page = await get(`/runs/${SOAK}/summary.html`);
+    expect(page.status).toBe(200);
+    expect(page.type).toContain("text/html");
+    const hrefs = [...page.body.matchAll(/href="([^"#]+)"/g)].map((m) => m[1]);
+    expect(hrefs).toContain(`${SOAK_RUN}/report.html`);
+    for (const href of hrefs) expect((await get(`/runs/${SOAK}/${href}`)).status, href).toBe(200);
+    expect((await get(`/runs/${SOAK}/output/cfg-0.log`)).body).toBe("the run's terminal output\n");
+    expect(JSON.parse((await get(`/runs/${SOAK}/summary.json`)).body).exit_code).toBe(1);
+    expect((await get(`/runs/${SOAK}/`)).status).toBe(301);
+    expect((await get(`/runs/${SOAK}/output/../../../../etc/passwd`)).status).toBe(404);
   });
 
   it("escapes what runs wrote", async () => {
