@@ -4,7 +4,7 @@
 // workflow both go through `soakRequest`, so the workflow cannot ask for what the
 // command would refuse.
 import { BadInput, parseArgs, noPositional, type OptionSpec, type ParsedOptions } from "../lib/index.ts";
-import { loadMatrixFile, loadPreset, presetNames, readSummary, selectConfigurations, testOf, type Configuration, type Matrix } from "../soak/index.ts";
+import { loadMatrixFile, loadPreset, presetNames, readSummary, selectConfigurations, testOf, type SoakOptions } from "../soak/index.ts";
 
 export const SOAK_OPTIONS: readonly OptionSpec[] = [
   { name: "preset", kind: "string", default: undefined, choices: presetNames(), help: "a shipped matrix (soak/presets/<name>.json)" },
@@ -35,19 +35,8 @@ missed its expectation, else 0; 130 when interrupted; 254 bad arguments.`;
 
 export type SoakRequest =
   | { kind: "summarize"; dir: string; compare: string | null; keepRuns: number | null }
-  | {
-      kind: "run" | "list";
-      matrix: Matrix;
-      configurations: Configuration[];
-      only: string[] | null;
-      testCount: number;
-      timeLimitS: number | null;
-      timeBudgetS: number | null;
-      seed: number;
-      store: string;
-      compare: string | null;
-      keepRuns: number | null;
-    };
+  /** `list` prints the configurations instead of running them. */
+  | ({ kind: "run" | "list" } & Omit<SoakOptions, "log">);
 
 /** A soak command's arguments (after `npm run soak --`) as a request; BadInput names what is wrong. */
 export function parseSoakArgs(argv: string[]): { request: SoakRequest; help: boolean } {

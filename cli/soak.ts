@@ -35,7 +35,7 @@ async function main(): Promise<number> {
 }
 
 function done(summary: SoakSummary, soakDir: string): number {
-  process.stdout.write(`\n${renderTable(summary)}\n`);
+  process.stdout.write(`${renderTable(summary)}\n`);
   process.stdout.write(`Summary: ${soakDir}/summary.html\n`);
   return summary.exit_code;
 }
