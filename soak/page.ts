@@ -13,7 +13,8 @@ const CSS = `${REPORT_CSS}
 .met { color: var(--ok); font-weight: 700; } .missed { color: var(--stale); font-weight: 700; } .not-judged { color: var(--muted); }
 .worse { color: var(--stale); font-weight: 700; } .better { color: var(--ok); } tr.missed-row td:first-child { border-left: 4px solid var(--stale); }
 .status-valid { color: var(--ok); } .status-invalid { color: var(--stale); } .status-unknown { color: #b8860b; } .status-crashed, .status-interrupted { color: var(--info); }
-ul.changes li { margin: 3px 0; } td.num { text-align: right; }`;
+ul.changes li { margin: 3px 0; } td.num { text-align: right; white-space: nowrap; }
+table.soak td { font: 13px/1.4 system-ui, sans-serif; } table.soak td code { word-break: normal; white-space: nowrap; } td.seed code, td.repeat code { white-space: nowrap; word-break: normal; }`;
 
 export function renderSummaryHtml(s: SoakSummary): string {
   const missed = s.configurations.filter((c) => c.expectation === "missed");
@@ -47,25 +48,25 @@ function changes(s: SoakSummary): string {
 }
 
 function table(configs: ConfigSummary[]): string {
-  const head = ["configuration", "expect", "runs", "valid", "invalid", "unknown", "crashed", "not run", "expectation", "anomalies (runs, witnesses)", "detection", "acquire p50 / p99 ms", "faults"];
+  const head = ["configuration", "expect", "runs", "valid", "invalid", "unknown", "crashed", "not run", "expectation", "anomalies", "detection", "acquire p50 / p99 ms", "faults"];
   const rows = configs.map((c) => {
     const n = c.counts;
     const ran = n.valid + n.invalid + n.unknown + n.crashed + n.interrupted;
     return `<tr id="c-${esc(c.name)}" class="${c.expectation === "missed" ? "missed-row" : ""}"><td><b>${esc(c.name)}</b>${c.description ? `<span class="pair">${esc(c.description)}</span>` : ""}</td>
 <td>${esc(c.expect_text)}</td><td class="num">${ran}/${c.planned}</td><td class="num">${n.valid}</td><td class="num">${n.invalid}</td><td class="num">${n.unknown}</td><td class="num">${n.crashed}</td><td class="num">${n.not_run + n.interrupted}</td>
 <td><span class="${c.expectation}" title="${esc(c.why)}">${c.expectation === "met" ? "met" : c.expectation === "missed" ? "MISSED" : "not judged"}</span><span class="pair">${esc(c.why)}</span></td>
-<td>${Object.entries(c.anomalies).map(([t, k]) => `<code>${esc(t)}</code> ${k} (${c.witnesses[t] ?? 0})`).join("<br>") || "none"}</td>
+<td>${Object.entries(c.anomalies).map(([t, k]) => `<code>${esc(t)}</code><span class="pair">in ${k} run${k === 1 ? "" : "s"}, ${c.witnesses[t] ?? 0} witnesses</span>`).join("") || "none"}</td>
 <td>${c.detection.map((d) => `${esc(d.type)}: ${pct(d.rate)} (${d.found}/${d.runs}, min ${pct(d.min)})`).join("<br>") || "-"}</td>
 <td class="num">${c.acquire_ms ? `${c.acquire_ms.p50.toFixed(1)} / ${c.acquire_ms.p99.toFixed(1)}` : "-"}</td>
-<td>${Object.entries(c.faults).map(([f, k]) => `${esc(f)} ×${k}`).join("<br>") || "-"}</td></tr>`;
+<td>${Object.entries(c.faults).map(([f, k]) => `${esc(f.replace(/^start-/, ""))}&nbsp;×${k}`).join("<br>") || "-"}</td></tr>`;
   });
-  return `<div class="scroll"><table><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.join("\n")}</tbody></table></div>`;
+  return `<div class="scroll"><table class="soak"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.join("\n")}</tbody></table></div>`;
 }
 
 function runs(c: ConfigSummary, pruned: boolean): string {
   const rows = c.runs.map((r) => runRow(r, pruned));
-  for (const r of c.not_run) rows.push(`<tr class="missing"><td>#${r.index}</td><td><code>${r.seed}</code></td><td>not run</td><td colspan="4">${esc(r.reason)}</td></tr>`);
-  return `<h3>${esc(c.name)}</h3><table><thead><tr><th>run</th><th>seed</th><th>verdict</th><th>anomalies</th><th>wall</th><th>links</th><th>repeat alone</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+  for (const r of c.not_run) rows.push(`<tr class="missing"><td>#${r.index}</td><td class="seed"><code>${r.seed}</code></td><td>not run</td><td colspan="4">${esc(r.reason)}</td></tr>`);
+  return `<h3>${esc(c.name)}</h3><table class="soak"><thead><tr><th>run</th><th>seed</th><th>verdict</th><th>anomalies</th><th>wall</th><th>links</th><th>repeat alone</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
 function runRow(r: RunRecord, pruned: boolean): string {
@@ -77,9 +78,9 @@ function runRow(r: RunRecord, pruned: boolean): string {
   ].filter(Boolean);
   const anomalies = r.anomaly_types.map((t) => `<code>${esc(t)}</code> ×${r.anomaly_counts[t] ?? "?"}`).join(", ");
   const verdict = `${r.status.toUpperCase()}${r.incomplete ? " (incomplete)" : ""}`;
-  return `<tr><td>#${r.index}</td><td><code>${r.seed}</code></td><td class="status-${esc(r.status)}">${esc(verdict)}</td>
+  return `<tr><td>#${r.index}</td><td class="seed"><code>${r.seed}</code></td><td class="status-${esc(r.status)}">${esc(verdict)}</td>
 <td>${anomalies || (r.error ? esc(r.error) : "none")}</td><td class="num">${r.wall_s.toFixed(1)} s</td><td>${links.join(" · ")}</td>
-<td><code>npm run test:jepsen -- ${esc(repeatArgs(r.argv).join(" "))}</code></td></tr>`;
+<td class="repeat"><code>npm run test:jepsen -- ${esc(repeatArgs(r.argv).join(" "))}</code></td></tr>`;
 }
 
 /** The run's arguments without the soak's --store, which would put the repeat inside this soak. */

@@ -65,13 +65,39 @@ describe("soak verdicts", () => {
       { name: "right", options: SHORT, expect: "valid" },
       { name: "wrong", options: SHORT, expect: "valid" },
     ]);
-    const second = runCli("soak", ["--matrix", fixed, "--store", store, "--seed", "5"]);
+    const second = runCli("soak", ["--matrix", fixed, "--store", store, "--seed", "5", "--keep-runs", "1"]);
     expect(await second.exit, second.stderr()).toBe(0);
     expect(second.stdout()).toMatch(new RegExp(`Changed since soaks/${dir.split("/").at(-1)!.replace(/\./g, "\\.")}:\\n.*fixed +wrong meets its expectation`));
     const later = soakDirs(store)[1];
     expect(summaryOf(later).changes.map((c) => [c.config, c.kind])).toEqual([["wrong", "fixed"]]);
     expect(readFileSync(join(later, "summary.html"), "utf8")).toMatch(/fixed<\/span> wrong meets its expectation/);
+    // --keep-runs 1: the first soak keeps its summary (still comparable) but not its runs; the newest keeps both.
+    expect(existsSync(join(dir, "runs"))).toBe(false);
+    expect(existsSync(join(dir, "output"))).toBe(false);
+    expect(summaryOf(dir).runs_pruned).toBe(true);
+    expect(readFileSync(join(dir, "summary.html"), "utf8")).toMatch(/removed by --keep-runs/);
+    expect(existsSync(join(later, summaryOf(later).configurations[0].runs[0].run_dir!, "history.ndjson"))).toBe(true);
     expect(processesMentioning(store)).toEqual([]);
+  });
+
+  it("--time-budget: runs go round-robin, and those that would not fit are reported as not run", async () => {
+    const store = tempRunDir("fc-soak-");
+    const matrix = writeMatrix(store, "budget.json", ["a", "b", "c"].map((name) => ({ name, options: SHORT, expect: "valid" })));
+    const started = Date.now();
+    const soak = runCli("soak", ["--matrix", matrix, "--store", store, "--test-count", "4", "--time-budget", "25"]);
+    expect(await soak.exit, soak.stderr()).toBe(0);
+    const s = summaryOf(soakDirs(store)[0]);
+    const ran = s.configurations.map((c) => c.runs.length);
+    const notRun = s.configurations.flatMap((c) => c.not_run);
+    expect(ran.reduce((x, y) => x + y, 0) + notRun.length).toBe(12);
+    expect(notRun.length).toBeGreaterThan(0);
+    for (const r of notRun) expect(r.reason).toMatch(/did not fit the time budget: \d+ s of 25 s left, about \d+ s needed/);
+    // Round-robin: the budget is shared, so no configuration has two runs more than another.
+    expect(Math.max(...ran) - Math.min(...ran)).toBeLessThanOrEqual(1);
+    expect(Math.min(...ran)).toBeGreaterThan(0);
+    expect(soak.stdout()).toMatch(/Not run \(\d+\):\n {2}\w #\d \(seed \d+\): did not fit the time budget/);
+    // A run is started only when its estimate fits, so the soak ends near its budget, not far past it.
+    expect((Date.now() - started) / 1000).toBeLessThan(25 + 15);
   });
 
   it("a run that crashes is recorded with its error, the soak goes on, and exits 255", async () => {
