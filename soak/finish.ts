@@ -2,7 +2,7 @@
 // previous soak of the same matrix (or the one --compare names), write
 // summary.json and summary.html, and with --keep-runs remove the run directories
 // of older soaks, keeping their summaries so later nights still compare.
-import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { writeJson } from "../store/index.ts";
@@ -39,7 +39,10 @@ export async function finishSoak(i: FinishInput): Promise<SoakSummary> {
 
 export function writeSummary(soakDir: string, summary: SoakSummary): void {
   writeJson(join(soakDir, SOAK_FILES.summary), summary);
-  writeFileSync(join(soakDir, SOAK_FILES.page), renderSummaryHtml(summary));
+  // Whole or not at all, as summary.json: a reader (npm run serve) never sees half a page.
+  const page = join(soakDir, SOAK_FILES.page);
+  writeFileSync(`${page}.${process.pid}.tmp`, renderSummaryHtml(summary));
+  renameSync(`${page}.${process.pid}.tmp`, page);
 }
 
 /** A soak's summary.json, given the soak directory or the file; bad input when it is neither. */

@@ -71,6 +71,7 @@ export async function runSoak(o: SoakOptions): Promise<{ soakDir: string; summar
   const records: RunRecord[] = [];
   const notRun: Array<PlannedRun & { reason: string }> = [];
   const estimate = estimator(o);
+  // The handlers stay until the summary is written: a second Ctrl-C must not cut it short.
   try {
     for (let i = 0; i < planned.length; i++) {
       const p = planned[i];
@@ -94,21 +95,21 @@ export async function runSoak(o: SoakOptions): Promise<{ soakDir: string; summar
       const eta = o.timeBudgetS === null ? left : Math.min(left, Math.max(0, o.timeBudgetS - (Date.now() - started) / 1000));
       o.log(`[${records.length}/${planned.length} · ${duration((Date.now() - started) / 1000)} · ETA ${interrupted ? "-" : duration(eta)}] ${runLine(record)}`);
     }
+    const summary = await finishSoak({
+      soakDir,
+      store: o.store,
+      plan,
+      records,
+      notRun,
+      wallS: (Date.now() - started) / 1000,
+      interrupted: interrupted !== null,
+      compare: o.compare,
+      keepRuns: o.keepRuns,
+    });
+    return { soakDir, summary };
   } finally {
     for (const s of signals) process.off(s, onSignal);
   }
-  const summary = await finishSoak({
-    soakDir,
-    store: o.store,
-    plan,
-    records,
-    notRun,
-    wallS: (Date.now() - started) / 1000,
-    interrupted: interrupted !== null,
-    compare: o.compare,
-    keepRuns: o.keepRuns,
-  });
-  return { soakDir, summary };
 }
 
 /** One finished run: configuration, seed, verdict, anomaly types, wall time. */
