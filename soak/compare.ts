@@ -4,15 +4,8 @@
 // noise of the two run counts (two standard errors of the difference of two
 // proportions, pooled): with three runs a night, 3/3 then 2/3 is noise, 3/3 then
 // 0/3 is not.
-import type { ConfigSummary, SoakSummary } from "./summary.ts";
+import type { Change, ChangeKind, ConfigSummary, SoakSummary } from "./summary.ts";
 
-export type ChangeKind = "newly-failing" | "fixed" | "new-anomaly-type" | "anomaly-type-gone" | "detection-fell" | "new-crashes" | "crashes-gone" | "added" | "removed";
-
-export interface Change {
-  config: string;
-  kind: ChangeKind;
-  sentence: string;
-}
 
 /** Kinds a person must look at first: something got worse. */
 export const WORSE: ReadonlySet<ChangeKind> = new Set(["newly-failing", "new-anomaly-type", "detection-fell", "new-crashes"]);

@@ -11,5 +11,5 @@ export { renderTable } from "./table.ts";
 export { renderSummaryHtml } from "./page.ts";
 export { readSummary } from "./finish.ts";
 export { SOAKS_DIR, SOAK_FILES, listSoaks, readPlan, readRecords, type RunRecord, type SoakPlan } from "./records.ts";
-export { compareSummaries, noiseOf, type Change } from "./compare.ts";
-export { summarize, exitCodeOf, type SoakSummary, type ConfigSummary } from "./summary.ts";
+export { compareSummaries, noiseOf } from "./compare.ts";
+export { summarize, exitCodeOf, type SoakSummary, type ConfigSummary, type Change } from "./summary.ts";

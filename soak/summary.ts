@@ -5,7 +5,15 @@
 // whether the soak is still live or `--summarize` rebuilds it from disk.
 import { describeExpectation, type Configuration, type Expectation } from "./matrix.ts";
 import type { PlannedRun, RunRecord, SoakPlan } from "./records.ts";
-import type { Change } from "./compare.ts";
+
+/** What moved since the soak compared with (compare.ts finds them). */
+export type ChangeKind = "newly-failing" | "fixed" | "new-anomaly-type" | "anomaly-type-gone" | "detection-fell" | "new-crashes" | "crashes-gone" | "added" | "removed";
+
+export interface Change {
+  config: string;
+  kind: ChangeKind;
+  sentence: string;
+}
 
 export type ExpectationStatus = "met" | "missed" | "not-judged";
 
