@@ -21,7 +21,7 @@ export const SOAK_OPTIONS: readonly OptionSpec[] = [
   { name: "list", kind: "flag", default: false, help: "print the matrix's configurations and what each expects, and run nothing" },
 ];
 
-export const SOAK_USAGE = `Usage: npm run soak -- (--preset nightly|smoke | --matrix FILE) [options]
+export const SOAK_USAGE = `Usage: npm run soak -- (--preset nightly|smoke|detection | --matrix FILE) [options]
        npm run soak -- --summarize <soak directory>
 
 Runs every configuration of a matrix --test-count times as test:jepsen runs,

@@ -7,7 +7,7 @@ import type { RedisPersistence } from "../cluster/redis.ts";
 import { CLIENTS, type ClientOptions } from "../clients/index.ts";
 import { FENCE_SOURCES, type FenceSource } from "../clients/redlock-fence.ts";
 import { WORKLOADS, type WorkloadOptions } from "../workloads/index.ts";
-import { NEMESES, GRUDGES, CLOCK_MODES, type ClockMode } from "../nemesis/index.ts";
+import { NEMESES, GRUDGES, CLOCK_MODES, AIMS, type Aim, type ClockMode } from "../nemesis/index.ts";
 
 export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "backend", kind: "string", default: "redis", choices: Object.keys(BACKENDS), help: "lock service to test" },
@@ -34,20 +34,21 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "renew", kind: "on-off", default: false, help: "renew the lease every ttl/3 while holding (the watchdog)" },
   { name: "stagger", kind: "int", default: 0, min: 0, help: "client i starts i*stagger ms after the run starts" },
   { name: "nemesis-interval", kind: "number", default: 2, min: 0.05, help: "seconds between faults (jittered +-50%)" },
-  { name: "pause-min", kind: "int", default: 500, min: 1, help: "shortest SIGSTOP in ms" },
-  { name: "pause-target", kind: "string", default: "holder", choices: ["holder", "random"], help: "the pause nemesis freezes, and the latency nemesis slows, a worker whose client holds a lock (and maybe others), or any worker" },
-  { name: "pause-max", kind: "int", default: 4000, min: 1, help: "longest SIGSTOP in ms" },
+  { name: "aim", kind: "string", default: undefined, defaultText: "holder", choices: AIMS, help: "where faults land: holder (a pause or latency on a worker whose client holds a lock, a kill, clock jump or server pause on a node that granted the hold, a partition that leaves the holder's worker without the lock service) or random" },
+  { name: "pause-target", kind: "string", default: undefined, defaultText: "holder", choices: AIMS, help: "the old name of --aim" },
+  { name: "pause-min", kind: "int", default: undefined, defaultText: "ttl / 2", min: 1, help: "shortest SIGSTOP in ms" },
+  { name: "pause-max", kind: "int", default: undefined, defaultText: "4 x ttl", min: 1, help: "longest SIGSTOP in ms" },
   { name: "grace", kind: "number", default: undefined, defaultText: "from ttl, pause and timeouts", min: 0, help: "seconds clients get to finish after the heal" },
   { name: "partition", kind: "list", default: [...GRUDGES], choices: GRUDGES, help: "grudges a partition picks from" },
   { name: "partition-mode", kind: "string", default: "timeout", choices: ["timeout", "reset"], help: "cut links drop data silently (timeout) or refuse connections (reset)" },
-  { name: "fault-min", kind: "int", default: 1000, min: 1, help: "shortest partition, latency or clock fault in ms" },
-  { name: "fault-max", kind: "int", default: 5000, min: 1, help: "longest partition, latency or clock fault in ms" },
+  { name: "fault-min", kind: "int", default: undefined, defaultText: "ttl", min: 1, help: "shortest partition, latency or clock fault in ms" },
+  { name: "fault-max", kind: "int", default: undefined, defaultText: "5 x ttl", min: 1, help: "longest partition, latency or clock fault in ms" },
   { name: "latency", kind: "int", default: undefined, defaultText: "1.2 x ttl", min: 1, help: "ms of latency the latency nemesis adds each way" },
   { name: "jitter", kind: "int", default: undefined, defaultText: "latency / 8", min: 0, help: "ms of jitter on that latency" },
   { name: "clock-offset", kind: "int", default: undefined, defaultText: "2 x ttl", min: 1, help: "ms a clock fault moves a server's wall clock, forward or back at random" },
   { name: "clock-modes", kind: "list", default: [...CLOCK_MODES], choices: CLOCK_MODES, help: "clock faults to pick from: bump (one jump) or strobe (flip back and forth)" },
   { name: "strobe-period", kind: "int", default: 100, min: 1, help: "ms between the flips of a strobing clock" },
-  { name: "restart-delay", kind: "int", default: 1000, min: 0, help: "ms a killed server stays down before it is started again" },
+  { name: "restart-delay", kind: "int", default: undefined, defaultText: "ttl", min: 0, help: "ms a killed server stays down before it is started again" },
   { name: "redis-persistence", kind: "string", default: "none", choices: ["none", "everysec", "always"], help: "Redis AOF fsync policy: what a killed node remembers (none: nothing)" },
   { name: "toxiproxy", kind: "string", default: undefined, defaultText: "our own fault proxy", help: "URL of a Toxiproxy to make the links in, e.g. http://127.0.0.1:8474" },
   { name: "command-timeout", kind: "int", default: undefined, defaultText: "3 x ttl, at least 1000", min: 1, help: "ms without an answer before an operation's outcome is unknown (info)" },
@@ -75,10 +76,8 @@ export function buildTest(o: ParsedOptions): Test {
     if (!Number.isInteger(n) || n < 0 || n >= concurrency) throw new BadInput(`--pause-clients: ${JSON.stringify(s)} is not a client id between 0 and ${concurrency - 1}`);
     return n;
   });
-  if ((o["fault-min"] as number) > (o["fault-max"] as number)) throw new BadInput(`--fault-min (${o["fault-min"]}) must not exceed --fault-max (${o["fault-max"]})`);
   const toxiproxy = o.toxiproxy as string | undefined;
   if (toxiproxy !== undefined && !/^https?:\/\/[^/]+/.test(toxiproxy)) throw new BadInput(`--toxiproxy must be an http:// URL, got ${JSON.stringify(toxiproxy)}`);
-  if ((o["pause-min"] as number) > (o["pause-max"] as number)) throw new BadInput(`--pause-min (${o["pause-min"]}) must not exceed --pause-max (${o["pause-max"]})`);
   const portBase = o["port-base"] as number;
   if (portBase !== 0 && portBase < 1024) throw new BadInput(`--port-base must be 0 (free ports) or at least 1024, got ${portBase}`);
   const workloadOptions: WorkloadOptions = {
@@ -95,6 +94,7 @@ export function buildTest(o: ParsedOptions): Test {
     pauseAt: o["pause-at"] as WorkloadOptions["pauseAt"],
     fenceReads: o["fence-reads"] as boolean,
   };
+  const faults = faultTimes(o, workloadOptions.ttlMs);
   const commandTimeoutMs = (o["command-timeout"] as number | undefined) ?? Math.max(1000, 3 * workloadOptions.ttlMs);
   // Enough for a client that was waiting for the lock, or frozen mid-hold, to finish
   // its hold once everything is healed.
@@ -141,11 +141,8 @@ export function buildTest(o: ParsedOptions): Test {
     toxiproxy: toxiproxy ?? null,
     nemesisOptions: {
       intervalS: o["nemesis-interval"] as number,
-      pauseMinMs: o["pause-min"] as number,
-      pauseMaxMs: o["pause-max"] as number,
-      pauseTarget: o["pause-target"] as "holder" | "random",
-      faultMinMs: o["fault-min"] as number,
-      faultMaxMs: o["fault-max"] as number,
+      ...faults,
+      aim: aimOf(o),
       grudges: o.partition as string[],
       partitionMode: o["partition-mode"] as "timeout" | "reset",
       latencyMs,
@@ -153,13 +150,47 @@ export function buildTest(o: ParsedOptions): Test {
       clockOffsetMs: (o["clock-offset"] as number | undefined) ?? 2 * workloadOptions.ttlMs,
       clockModes: o["clock-modes"] as ClockMode[],
       strobePeriodMs: o["strobe-period"] as number,
-      restartDelayMs: o["restart-delay"] as number,
     },
     serverOptions: {
       redisPersistence: o["redis-persistence"] as RedisPersistence,
       skewableClocks: nemeses.some((n) => NEMESES[n].needs === "clock"),
     },
   };
+}
+
+/**
+ * Where faults land: --aim, or its old name --pause-target (stored runs' options
+ * keep working); the two must not disagree.
+ */
+export function aimOf(o: ParsedOptions): Aim {
+  const aim = o.aim as Aim | undefined;
+  const old = o["pause-target"] as Aim | undefined;
+  if (aim !== undefined && old !== undefined && aim !== old) throw new BadInput(`--aim ${aim} and --pause-target ${old} disagree (--pause-target is the old name of --aim)`);
+  return aim ?? old ?? "holder";
+}
+
+/**
+ * How long faults last, by default in proportion to the lease, so a run with
+ * --ttl 5000 is as searching as one with the default 1000: a pause from half a TTL
+ * (shorter than a lease: the holder survives it, as most do) to four (it outlives
+ * the lease and a second holder gets in), a partition, latency or clock fault from
+ * one to five TTLs, a killed server down for one TTL (long enough for its keys to
+ * have expired everywhere else). The 1000 ms default TTL gives the figures these
+ * options had before they followed the TTL.
+ */
+function faultTimes(o: ParsedOptions, ttlMs: number) {
+  const ms = (name: string, times: number) => (o[name] as number | undefined) ?? Math.max(1, Math.round(times * ttlMs));
+  const t = {
+    pauseMinMs: ms("pause-min", 0.5),
+    pauseMaxMs: ms("pause-max", 4),
+    faultMinMs: ms("fault-min", 1),
+    faultMaxMs: ms("fault-max", 5),
+    restartDelayMs: (o["restart-delay"] as number | undefined) ?? ttlMs,
+  };
+  const shown = (name: string, v: number) => `--${name} (${v}${o[name] === undefined ? ", from --ttl" : ""})`;
+  if (t.faultMinMs > t.faultMaxMs) throw new BadInput(`${shown("fault-min", t.faultMinMs)} must not exceed ${shown("fault-max", t.faultMaxMs)}`);
+  if (t.pauseMinMs > t.pauseMaxMs) throw new BadInput(`${shown("pause-min", t.pauseMinMs)} must not exceed ${shown("pause-max", t.pauseMaxMs)}`);
+  return t;
 }
 
 /** Options only the Redlock clients read; refused where they would mean nothing. */

@@ -3,7 +3,7 @@
 // arguments with, and running services of our own (the resource, the fault proxy)
 // as child processes together with the lifeline by which such a child follows its
 // parent out.
-export { rng, type Rng } from "./random.ts";
+export { rng, shuffled, type Rng } from "./random.ts";
 export { sleep, nsToMs } from "./time.ts";
 export { EXIT, BadInput, exitCodeFor } from "./exit.ts";
 export { parseArgs, commandOptions, noPositional, helpText, type OptionSpec, type OptionKind, type OptionValue, type ParsedOptions } from "./args.ts";

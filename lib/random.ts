@@ -44,3 +44,13 @@ export function rng(seed: number, ...stream: Array<string | number>): Rng {
     exp: (mean) => -Math.log(1 - next()) * mean,
   };
 }
+
+/** The items in a random order (Fisher-Yates), drawn from `r`. */
+export function shuffled<T>(r: Rng, items: readonly T[]): T[] {
+  const a = [...items];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = r.int(0, i);
+    [a[i], a[j]] = [a[j], a[i]];
+  }
+  return a;
+}

@@ -6,6 +6,7 @@
 // lets two clients hold a majority at once (K3); one whose clock goes back keeps
 // them too long.
 import type { ClockMode, Fault, Nemesis, NemesisContext } from "./nemesis.ts";
+import { aimServers } from "./aim.ts";
 
 export const CLOCK_MODES: readonly ClockMode[] = ["bump", "strobe"];
 
@@ -55,7 +56,7 @@ export function clockNemesis(): Nemesis {
       const timer = durationMs === null ? undefined : setTimeout(() => void reset(ctx, target).catch(warn(target)), durationMs);
       const s: Skew = { mode, offsetMs, strobe: null, timer };
       skews.set(target, s);
-      const value: Record<string, unknown> = { mode, targets: [target], offset_ms: offsetMs };
+      const value: Record<string, unknown> = { mode, targets: [target], offset_ms: offsetMs, ...fault.aim };
       if (mode === "strobe") {
         const periodMs = fault.periodMs ?? ctx.options.strobePeriodMs;
         let skewed = true;
@@ -73,17 +74,20 @@ export function clockNemesis(): Nemesis {
 
   return {
     name: "clock",
-    describe: "bump a lock server's wall clock by +-clock-offset ms, or strobe it, for fault-min..fault-max ms, then reset it",
+    describe: "bump a lock server's wall clock by +-clock-offset ms, or strobe it, for fault-min..fault-max ms, then reset it (with --aim holder: forward, on enough nodes that granted a lock held now to leave it short of a majority)",
     async inject(ctx) {
       skew(ctx);
       if (healed) return;
-      const candidates = ctx.servers.filter((t) => !skews.has(t));
-      if (candidates.length === 0) return;
-      const target = ctx.rng.pick(candidates);
+      const aimed = aimServers(ctx.rng, ctx.options.aim, ctx.holds(), ctx.servers, ctx.servers.filter((t) => !skews.has(t)), true);
+      if (!aimed) return;
       const mode = ctx.rng.pick(ctx.options.clockModes);
-      const offsetMs = (ctx.rng.next() < 0.5 ? -1 : 1) * ctx.options.clockOffsetMs;
+      const sign = ctx.rng.next() < 0.5 ? -1 : 1;
+      // At a hold, forward: the granting nodes expire its key early while its holder
+      // still counts on it, and another client can take it there (K3). A clock set
+      // back only keeps a key longer, which no holder notices.
+      const offsetMs = (aimed.aim.aim === "holder" ? 1 : sign) * ctx.options.clockOffsetMs;
       const durationMs = Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs));
-      await perform(ctx, { targets: [target], mode, offsetMs, durationMs });
+      await perform(ctx, { targets: aimed.targets, mode, offsetMs, durationMs, aim: aimed.aim });
     },
     perform,
     async heal(ctx) {

@@ -4,7 +4,7 @@
 // is never partitioned: it is the judge, not a party. Where the servers talk to
 // each other (etcd members), the same components also say which servers are cut
 // off from each other (serverCuts).
-import type { Rng } from "../lib/index.ts";
+import { shuffled, type Rng } from "../lib/index.ts";
 
 export const GRUDGES = ["isolate-one", "isolate-leader", "majority-minority", "random-halves", "bridge"] as const;
 export type GrudgeKind = (typeof GRUDGES)[number];
@@ -15,16 +15,17 @@ export interface Grudge {
   components: string[][];
   /** [worker, server] pairs cut off from each other. */
   cut: Array<[string, string]>;
+  /**
+   * Given a holder's worker to aim at: whether it ended up on a side without a
+   * majority of the servers while another worker has one (it cannot renew or
+   * release, its lease runs out, and a worker on the other side takes the lock
+   * while it still believes it holds it).
+   */
+  exiled?: boolean;
 }
 
-function shuffled<T>(rng: Rng, items: readonly T[]): T[] {
-  const a = [...items];
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = rng.int(0, i);
-    [a[i], a[j]] = [a[j], a[i]];
-  }
-  return a;
-}
+/** The grudges that can leave one worker without the lock service while another keeps it. */
+export const EXILING: readonly GrudgeKind[] = ["majority-minority", "random-halves"];
 
 /** Split workers in two non-empty sides where there are two or more. */
 function splitWorkers(rng: Rng, workers: readonly string[]): [string[], string[]] {
@@ -69,13 +70,53 @@ function components(kind: GrudgeKind, rng: Rng, workers: readonly string[], serv
 /**
  * `leader`: the server that leads now, for isolate-leader (a consensus cluster's
  * leader; without one, isolate-leader isolates a random server like isolate-one).
+ * `holder`: a worker whose client holds a lock, to leave on the minority side
+ * where the grudge splits the workers (EXILING); the grudge is drawn as without
+ * it, then the holder changes sides with a worker of the minority side.
  */
-export function grudge(kind: GrudgeKind, rng: Rng, workers: readonly string[], servers: readonly string[], leader: string | null = null): Grudge {
-  const comps = components(kind, rng, workers, servers, leader);
+export function grudge(kind: GrudgeKind, rng: Rng, workers: readonly string[], servers: readonly string[], leader: string | null = null, holder: string | null = null): Grudge {
+  let comps = components(kind, rng, workers, servers, leader);
+  if (holder !== null && EXILING.includes(kind)) comps = exile(rng, comps, holder, workers, servers);
   const cut: Array<[string, string]> = [];
   for (const w of workers)
     for (const s of servers) if (!comps.some((c) => c.includes(w) && c.includes(s))) cut.push([w, s]);
-  return { kind, components: comps, cut };
+  const g: Grudge = { kind, components: comps, cut };
+  if (holder !== null) g.exiled = isExiled(comps, holder, workers, servers);
+  return g;
+}
+
+const majority = (servers: readonly string[]) => Math.floor(servers.length / 2) + 1;
+const serversIn = (c: readonly string[], servers: readonly string[]) => c.filter((x) => servers.includes(x)).length;
+
+/**
+ * Move the holder to a side without a majority of the servers (trading places
+ * with a worker there, if it has one), then make sure some other worker is on a
+ * side with a majority (moving one across if none is): the holder can neither
+ * renew nor release, and another worker can take the lock when its lease runs out.
+ */
+function exile(rng: Rng, comps: string[][], holder: string, workers: readonly string[], servers: readonly string[]): string[][] {
+  const out = comps.map((c) => [...c]);
+  const big = out.findIndex((c) => serversIn(c, servers) >= majority(servers));
+  const small = out.findIndex((c) => serversIn(c, servers) < majority(servers));
+  if (big < 0 || small < 0) return out;
+  const move = (x: string, from: number, to: number) => {
+    out[from].splice(out[from].indexOf(x), 1);
+    out[to].push(x);
+  };
+  if (out[big].includes(holder)) {
+    const theirs = out[small].filter((x) => workers.includes(x));
+    if (theirs.length) move(rng.pick(theirs), small, big);
+    move(holder, big, small);
+  }
+  const others = (i: number) => out[i].filter((x) => workers.includes(x) && x !== holder);
+  if (others(big).length === 0 && others(small).length > 0) move(rng.pick(others(small)), small, big);
+  return out;
+}
+
+function isExiled(comps: string[][], holder: string, workers: readonly string[], servers: readonly string[]): boolean {
+  const side = comps.filter((c) => c.includes(holder));
+  if (side.some((c) => serversIn(c, servers) >= majority(servers))) return false;
+  return comps.some((c) => serversIn(c, servers) >= majority(servers) && c.some((x) => x !== holder && workers.includes(x)));
 }
 
 /** Pairs of servers that share no component: the member-to-member cuts of a grudge. */

@@ -12,12 +12,13 @@ export { NemesisSchedule, type Schedule } from "./schedule.ts";
 export { ScriptSchedule, scriptNemeses, type ScriptStep } from "./script.ts";
 export { GRUDGES, grudge, type Grudge, type GrudgeKind } from "./grudges.ts";
 export { CLOCK_MODES } from "./clock.ts";
-export type { ClockMode } from "./nemesis.ts";
+export type { ClockMode, Aim, HeldLock } from "./nemesis.ts";
+export { AIMS } from "./aim.ts";
 
 /** Each call makes a fresh nemesis: they keep the faults they have in force. `aims` says what a fault's targets name. */
 export const NEMESES: Record<string, NemesisKind> = {
-  pause: { describe: "SIGSTOP worker processes past the lease", aims: "workers", create: () => pauseNemesis("pause", (ctx) => ctx.workers, true) },
-  "pause-server": { describe: "SIGSTOP lock servers", aims: "servers", create: () => pauseNemesis("pause-server", (ctx) => ctx.servers) },
+  pause: { describe: "SIGSTOP worker processes past the lease", aims: "workers", create: () => pauseNemesis("pause", "workers", (ctx) => ctx.workers, true) },
+  "pause-server": { describe: "SIGSTOP lock servers", aims: "servers", create: () => pauseNemesis("pause-server", "servers", (ctx) => ctx.servers) },
   partition: { describe: "cut worker-to-server links (Jepsen's grudges)", aims: "links", create: partitionNemesis },
   latency: { describe: "slow a random subset of links", aims: "links", create: latencyNemesis },
   clock: { describe: "bump or strobe a lock server's wall clock (libfaketime), then reset it", aims: "servers", create: clockNemesis, needs: "clock" },

@@ -4,6 +4,7 @@
 // that granted a lock comes back without it and grants it again (K4), and its
 // fence counter starts over (F1).
 import type { Fault, Nemesis, NemesisContext } from "./nemesis.ts";
+import { aimServers } from "./aim.ts";
 
 export function killNemesis(): Nemesis {
   /** Killed nodes until they answer again: the timer that restarts each (none: the final heal does), then the restart. */
@@ -55,21 +56,24 @@ export function killNemesis(): Nemesis {
               restart(ctx, target).catch((err) => process.stderr.write(`kill: could not restart ${target}: ${err instanceof Error ? err.message : String(err)}\n`));
             }, delayMs);
       down.set(target, { timer, restarting: null });
-      ctx.record("kill", delayMs === null ? { targets: [target] } : { targets: [target], restart_delay_ms: delayMs });
+      ctx.record("kill", { targets: [target], ...(delayMs === null ? {} : { restart_delay_ms: delayMs }), ...fault.aim });
       if (healed) await restart(ctx, target);
     }
   };
 
   return {
     name: "kill",
-    describe: "SIGKILL a random lock server and start it again after restart-delay ms",
+    describe: "SIGKILL a lock server (with --aim holder: enough nodes that granted a lock held now to leave it short of a majority) and start it again after restart-delay ms",
     async inject(ctx) {
       abilities(ctx);
       if (healed) return;
-      const candidates = ctx.servers.filter((t) => !down.has(t));
-      if (candidates.length === 0) return;
-      const target = ctx.rng.pick(candidates);
-      await perform(ctx, { targets: [target], durationMs: ctx.options.restartDelayMs });
+      // Nodes that granted a hold held now, as many as leave it short of a majority
+      // (one of a single Redis, three of a Redlock hold granted by all five: a rack
+      // losing power): with no persistence they come back without the key and grant
+      // it again while the holder still counts on it (K4).
+      const aimed = aimServers(ctx.rng, ctx.options.aim, ctx.holds(), ctx.servers, ctx.servers.filter((t) => !down.has(t)), true);
+      if (!aimed) return;
+      await perform(ctx, { targets: aimed.targets, durationMs: ctx.options.restartDelayMs, aim: aimed.aim });
     },
     perform,
     async heal(ctx) {

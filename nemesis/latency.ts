@@ -4,7 +4,7 @@
 // client has taken the lock and written: K2 of the catalogue.
 //
 // The subset includes a worker whose client holds the lock right now when there is
-// one (--pause-target holder, the default), as the pause nemesis aims at holders:
+// one (--aim holder, the default), as the pause nemesis aims at holders:
 // on a hot key the fast clients retry every few ms while a slow client's attempt
 // takes a whole slow round trip, so a slow worker that holds nothing rarely wins
 // the lock during the fault, and a fault that slows no holder proves nothing. A
@@ -12,7 +12,8 @@
 // default latency (1.2 x TTL each way) it lands after its lease has run out and
 // after the next holder, which took the lock at expiry, has written.
 import { linkFault, addToxics } from "./link-fault.ts";
-import { aimedWorkers, type Nemesis } from "./nemesis.ts";
+import type { Nemesis } from "./nemesis.ts";
+import { aimedWorkers, workerAim } from "./aim.ts";
 import type { Rng } from "../lib/index.ts";
 
 /**
@@ -33,9 +34,10 @@ export const latencyNemesis = (): Nemesis =>
     name: "latency",
     describe: "add latency with jitter to every link of some workers, a holder's first (writes land after their lease)",
     plan(ctx) {
-      const slow = slowWorkers(ctx.rng, ctx.workers, aimedWorkers(ctx));
+      const holders = aimedWorkers(ctx);
+      const slow = slowWorkers(ctx.rng, ctx.workers, holders);
       const { latencyMs, jitterMs } = ctx.options;
-      return { links: ctx.links!.all.filter((l) => slow.includes(l.worker)), value: { latency_ms: latencyMs, jitter_ms: jitterMs } };
+      return { links: ctx.links!.all.filter((l) => slow.includes(l.worker)), value: { latency_ms: latencyMs, jitter_ms: jitterMs, ...workerAim(ctx.options.aim, slow, holders) } };
     },
     chosen: (ctx, fault) => ({ latency_ms: fault.latencyMs ?? ctx.options.latencyMs, jitter_ms: fault.jitterMs ?? ctx.options.jitterMs }),
     apply: (ctx, links, plan) =>

@@ -7,6 +7,20 @@ import type { Links } from "../cluster/links.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import type { ClusterAbility } from "../cluster/cluster.ts";
 
+/** Where faults land: at the current holds (the default), or anywhere. */
+export type Aim = "holder" | "random";
+
+/**
+ * A lock held right now, by the history so far: the worker its client runs in,
+ * and the servers that granted it where the client says (a Redlock acquire names
+ * the nodes whose SET NX answered OK); null where one service granted it as a
+ * whole (a single Redis, an etcd cluster).
+ */
+export interface HeldLock {
+  worker: string;
+  granted: string[] | null;
+}
+
 /** How the clock nemesis moves a node's clock: one jump, or back and forth. */
 export type ClockMode = "bump" | "strobe";
 
@@ -14,8 +28,8 @@ export interface NemesisOptions {
   intervalS: number;
   pauseMinMs: number;
   pauseMaxMs: number;
-  /** The pause nemesis freezes a worker whose client holds a lock, or any worker. */
-  pauseTarget: "holder" | "random";
+  /** Faults land at the current holds (see nemesis/aim.ts), or anywhere. */
+  aim: Aim;
   /** How long a partition or a latency fault lasts: a random time in this range. */
   faultMinMs: number;
   faultMaxMs: number;
@@ -37,8 +51,8 @@ export interface NemesisContext {
   processes: ProcessGroup;
   /** Names of the worker processes ("worker-1", ...). */
   workers: string[];
-  /** Workers with a client holding a lock right now, by the history so far. */
-  holders(): string[];
+  /** The locks held right now, by the history so far. */
+  holds(): HeldLock[];
   /** Names of the lock service's server processes ("redis-1", ...). */
   servers: string[];
   /** The lock service, with whatever abilities its backend offers (kill, clocks, peers). */
@@ -68,6 +82,8 @@ export interface Fault {
   /** Latency: ms added each way, and jitter. */
   latencyMs?: number;
   jitterMs?: number;
+  /** Why it landed there (nemesis/aim.ts), recorded in its start event; a script's faults have none. */
+  aim?: Record<string, unknown>;
 }
 
 export interface Nemesis {
@@ -81,15 +97,6 @@ export interface Nemesis {
   heal(ctx: NemesisContext): Promise<void>;
   /** Names of the faults in force, for the status line. */
   active(): string[];
-}
-
-/**
- * Workers a fault on workers should hit first: those with a client holding a lock
- * right now, when --pause-target holder (the default) says so; none otherwise.
- * Freezing or slowing a worker that holds nothing proves nothing.
- */
-export function aimedWorkers(ctx: NemesisContext): string[] {
-  return ctx.options.pauseTarget === "holder" ? ctx.holders() : [];
 }
 
 /** A nemesis as the registry offers it. */

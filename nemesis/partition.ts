@@ -7,7 +7,8 @@
 // grudge's components, restricted to the servers, also cut the members apart, so a
 // member on the minority side really loses its quorum; healing heals both. The
 // start event names those cuts (`member_cuts`), and for isolate-leader the leader.
-import { grudge, serverCuts, type GrudgeKind } from "./grudges.ts";
+import { grudge, serverCuts, EXILING, type GrudgeKind } from "./grudges.ts";
+import { aimedWorkers } from "./aim.ts";
 import { linkFault, addToxics } from "./link-fault.ts";
 import type { Link } from "../cluster/links.ts";
 import type { Nemesis, NemesisContext } from "./nemesis.ts";
@@ -26,11 +27,28 @@ export const partitionNemesis = (): Nemesis =>
     name: "partition",
     describe: "cut worker-to-server links through the fault proxy, with Jepsen's grudges (and members from each other, where they talk)",
     async plan(ctx) {
-      const kind = ctx.rng.pick(ctx.options.grudges) as GrudgeKind;
+      // Aimed, two turns in three take a grudge that can leave a holder's worker
+      // without the lock service while another keeps it (its lease runs out, the
+      // other side takes the lock, and it still writes: the stale write fencing
+      // must refuse); the third keeps the others (isolating a leader, a bridge) in
+      // the schedule.
+      const holders = aimedWorkers(ctx);
+      const exiling = ctx.options.grudges.filter((k) => EXILING.includes(k as GrudgeKind));
+      const aimed = holders.length > 0 && exiling.length > 0 && ctx.rng.next() < 2 / 3;
+      const kind = ctx.rng.pick(aimed ? exiling : ctx.options.grudges) as GrudgeKind;
+      const holder = aimed ? ctx.rng.pick(holders) : null;
       const leader = kind === "isolate-leader" ? ((await ctx.cluster.leader?.()) ?? null) : null;
-      const g = grudge(kind, ctx.rng, ctx.workers, ctx.servers, leader);
+      const g = grudge(kind, ctx.rng, ctx.workers, ctx.servers, leader, holder);
       const links = g.cut.flatMap(([w, s]) => ctx.links!.between([w], [s]));
-      const value: Record<string, unknown> = { grudge: kind, mode: ctx.options.partitionMode, components: g.components };
+      const aim =
+        holder !== null
+          ? { aim: "holder", holder, exiled: g.exiled }
+          : holders.length > 0 && exiling.length > 0
+            ? { aim: "random", held: holders.length, why: "one partition in three draws from every grudge" }
+            : ctx.options.aim === "holder"
+              ? { aim: "random", held: holders.length }
+              : { aim: "random" };
+      const value: Record<string, unknown> = { grudge: kind, mode: ctx.options.partitionMode, components: g.components, ...aim };
       if (kind === "isolate-leader") value.leader = leader;
       if (ctx.cluster.peers) value.member_cuts = serverCuts(g.components, ctx.servers);
       return { links, value };

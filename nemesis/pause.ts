@@ -1,14 +1,15 @@
 // SIGSTOP for longer than the lease: the GC pause of Kleppmann's K1, for real. A
 // paused worker's clients (and their renew watchdogs) stop mid-hold; a paused
 // server stops answering while its keys' TTLs keep running.
-import { aimedWorkers, type Fault, type Nemesis, type NemesisContext } from "./nemesis.ts";
+import type { Fault, Nemesis, NemesisContext } from "./nemesis.ts";
+import { aimedWorkers, aimServers, workerAim } from "./aim.ts";
 
 /**
  * `keepOne`: never freeze the last running target. A K1 needs someone awake to
  * take the expired lease while the holder sleeps; with every worker frozen the
  * fault shows nothing.
  */
-export function pauseNemesis(name: string, pick: (ctx: NemesisContext) => string[], keepOne = false): Nemesis {
+export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (ctx: NemesisContext) => string[], keepOne = false): Nemesis {
   /** Paused targets, with the timer that resumes each (none: until the final heal). */
   const timers = new Map<string, NodeJS.Timeout | undefined>();
 
@@ -28,7 +29,7 @@ export function pauseNemesis(name: string, pick: (ctx: NemesisContext) => string
     for (const target of fault.targets) {
       if (!ctx.processes.pause(target)) throw new Error(`${name}: ${target} is not running`);
       const ms = fault.durationMs;
-      ctx.record("start-pause", ms === null ? { targets: [target] } : { targets: [target], duration_ms: ms });
+      ctx.record("start-pause", { targets: [target], ...(ms === null ? {} : { duration_ms: ms }), ...fault.aim });
       timers.set(target, ms === null ? undefined : setTimeout(() => resume(ctx, target), ms));
     }
   };
@@ -43,13 +44,11 @@ export function pauseNemesis(name: string, pick: (ctx: NemesisContext) => string
       const all = pick(ctx);
       const candidates = all.filter((t) => !timers.has(t));
       if (candidates.length === 0 || (keepOne && candidates.length === 1 && all.length > 1)) return;
-      // Aim at a holder when asked to and there is one: the fault that matters.
-      const holders = name === "pause" ? candidates.filter((t) => aimedWorkers(ctx).includes(t)) : [];
-      const target = ctx.rng.pick(holders.length ? holders : candidates);
+      const { target, aim } = pickTarget(ctx, aims, candidates);
       const ms = Math.round(ctx.rng.between(ctx.options.pauseMinMs, ctx.options.pauseMaxMs));
       // A process that has gone is no fault to draw; the turn passes quietly.
       if (!ctx.processes.get(target)?.alive) return;
-      await perform(ctx, { targets: [target], durationMs: ms });
+      await perform(ctx, { targets: [target], durationMs: ms, aim });
     },
     perform,
     async heal(ctx) {
@@ -57,4 +56,19 @@ export function pauseNemesis(name: string, pick: (ctx: NemesisContext) => string
     },
     active: () => [...timers.keys()].map((t) => `pause ${t}`),
   };
+}
+
+/**
+ * Whom to freeze: a worker whose client holds a lock (frozen mid-hold, it outlives
+ * its lease: K1), or a server that granted one (its keys' TTLs keep running while
+ * it cannot answer the holder's renew or release), when aiming at holders.
+ */
+export function pickTarget(ctx: Pick<NemesisContext, "rng" | "options" | "holds" | "servers">, aims: "workers" | "servers", candidates: readonly string[]): { target: string; aim: Record<string, unknown> } {
+  if (aims === "servers") {
+    const aimed = aimServers(ctx.rng, ctx.options.aim, ctx.holds(), ctx.servers, candidates)!;
+    return { target: aimed.targets[0], aim: aimed.aim };
+  }
+  const holders = candidates.filter((t) => aimedWorkers(ctx).includes(t));
+  const target = ctx.rng.pick(holders.length ? holders : candidates);
+  return { target, aim: workerAim(ctx.options.aim, [target], aimedWorkers(ctx)) };
 }

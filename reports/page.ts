@@ -2,7 +2,7 @@
 // witnesses, then the pictures that put them in context (timeline, acquire latency,
 // fault list). One self-contained HTML string; every value taken from the run's files
 // passes through `esc`.
-import { faultKind, type FaultWindow } from "./faults.ts";
+import { aimSentence, faultKind, type FaultWindow } from "./faults.ts";
 import type { Results } from "../store/events.ts";
 import { esc, json, millis, seconds } from "./format.ts";
 import { renderFairness } from "./fairness.ts";
@@ -112,11 +112,14 @@ function latencyLegend(): string {
 
 export function faultTable(windows: readonly FaultWindow[]): string {
   if (windows.length === 0) return `<p class="note">No nemesis events in this history.</p>`;
+  // Runs from before faults were aimed, and scripted faults, record no aim: no column for them.
+  const aimed = windows.some((w) => aimSentence(w.start?.value) !== null);
   const rows = windows.map((w) => `<tr><td>${esc(w.kind)}</td><td>${esc(w.targets.join(", "))}</td>` +
     `<td>${seconds(w.from)}${w.start ? ` (#${esc(w.start.index)})` : ""}</td>` +
     `<td>${w.from === w.to && w.start === w.stop ? "instant" : w.healed ? `${seconds(w.to)}${w.stop ? ` (#${esc(w.stop.index)})` : ""}` : "never healed"}</td>` +
+    (aimed ? `<td>${esc(aimSentence(w.start?.value) ?? "")}</td>` : "") +
     `<td><code>${esc(json(w.start?.value ?? w.stop?.value, 300))}</code></td></tr>`);
-  return `<table class="faults"><thead><tr><th>fault</th><th>targets</th><th>from</th><th>to</th><th>parameters</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+  return `<table class="faults"><thead><tr><th>fault</th><th>targets</th><th>from</th><th>to</th>${aimed ? "<th>why there</th>" : ""}<th>parameters</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
 function historyNotes(m: Model): string {

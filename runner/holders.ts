@@ -1,29 +1,37 @@
-// Which workers have a client holding a lock right now, as far as the history
-// says: from an acquire's ok until that process's next release invoke (or until
-// it is retired by an unknown outcome). The pause nemesis aims at them, as Jepsen
-// aims at primaries: freezing a process that holds nothing proves nothing.
+// Which locks are held right now, as far as the history says: from an acquire's
+// ok until that process's next release invoke (or until it is retired by an
+// unknown outcome), with the worker its client runs in and the servers that
+// granted it where the acquire's value names them (Redlock's `granted`). The
+// nemeses aim at them (nemesis/aim.ts), as Jepsen aims at primaries: freezing a
+// process that holds nothing, or killing a node that granted nothing, proves nothing.
 import type { UnindexedEvent } from "../store/index.ts";
+import type { HeldLock } from "../nemesis/index.ts";
 
 export class HoldTracker {
-  private readonly holding = new Set<number>();
+  /** Holding processes, with the servers that granted each hold (null: the service as a whole). */
+  private readonly holding = new Map<number, string[] | null>();
 
   constructor(private readonly workerOf: (process: number) => string | undefined) {}
 
   observe(events: readonly UnindexedEvent[]): void {
     for (const e of events) {
       if (typeof e.process !== "number") continue;
-      if (e.f === "acquire" && e.type === "ok") this.holding.add(e.process);
+      if (e.f === "acquire" && e.type === "ok") this.holding.set(e.process, grantedBy(e.value));
       else if ((e.f === "release" && e.type === "invoke") || e.type === "info") this.holding.delete(e.process);
     }
   }
 
-  /** Workers with at least one client holding a lock. */
-  workers(): string[] {
-    const names = new Set<string>();
-    for (const p of this.holding) {
-      const w = this.workerOf(p);
-      if (w) names.add(w);
+  holds(): HeldLock[] {
+    const out: HeldLock[] = [];
+    for (const [p, granted] of this.holding) {
+      const worker = this.workerOf(p);
+      if (worker) out.push({ worker, granted });
     }
-    return [...names];
+    return out;
   }
+}
+
+function grantedBy(value: unknown): string[] | null {
+  const g = (value as { granted?: unknown } | null)?.granted;
+  return Array.isArray(g) && g.every((s) => typeof s === "string") ? g : null;
 }

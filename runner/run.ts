@@ -90,7 +90,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
       rng: rng(test.seed, "nemesis"),
       processes: group,
       workers: workers.map((w) => w.name),
-      holders: () => holds.workers(),
+      holds: () => holds.holds(),
       servers: nodes.map((n) => n.name),
       links: system.links,
       cluster: system.cluster,

@@ -15,7 +15,13 @@ import { ANOMALY_TYPES, type AnomalyType } from "../store/events.ts";
  * a false alarm). `find`: an unsafe one the tool must keep catching, each listed
  * anomaly type in at least that share of the runs that were checked.
  */
-export type Expectation = { kind: "valid" } | { kind: "find"; find: Partial<Record<AnomalyType, number>> };
+/**
+ * `valid`: no anomaly in any run; `exercised`, where given, the share of runs
+ * that must also have had a stale write refused, so that "valid" means fencing
+ * worked, not that no fault ever made a stale holder. `find`: each anomaly type
+ * with the share of runs it must be found in.
+ */
+export type Expectation = { kind: "valid"; exercised?: number } | { kind: "find"; find: Partial<Record<AnomalyType, number>> };
 
 export interface Configuration {
   name: string;
@@ -105,9 +111,16 @@ function parseConfiguration(raw: unknown, where: string): Configuration {
 
 function parseExpectation(raw: unknown, at: string): Expectation {
   if (raw === "valid") return { kind: "valid" };
-  const hint = `"expect" must be "valid" or {"find": {"<anomaly type>": <minimum detection rate, 0-1>}}`;
+  const hint = `"expect" must be "valid", {"valid": {"exercised": <minimum share of runs with a stale write refused, 0-1>}} or {"find": {"<anomaly type>": <minimum detection rate, 0-1>}}`;
   if (!isObject(raw)) throw new BadInput(`${at}: ${hint}, got ${JSON.stringify(raw)}`);
-  unknownKeys(raw, ["find"], `${at}, "expect"`);
+  unknownKeys(raw, ["find", "valid"], `${at}, "expect"`);
+  if ("valid" in raw) {
+    if (Object.keys(raw).length > 1 || !isObject(raw.valid)) throw new BadInput(`${at}: ${hint}`);
+    unknownKeys(raw.valid, ["exercised"], `${at}, "expect", "valid"`);
+    const share = raw.valid.exercised;
+    if (typeof share !== "number" || !(share > 0 && share <= 1)) throw new BadInput(`${at}: "exercised" must be a number above 0 and at most 1, got ${JSON.stringify(share)}`);
+    return { kind: "valid", exercised: share };
+  }
   if (!isObject(raw.find) || Object.keys(raw.find).length === 0) throw new BadInput(`${at}: ${hint}`);
   const find: Partial<Record<AnomalyType, number>> = {};
   for (const [type, rate] of Object.entries(raw.find)) {
@@ -179,7 +192,7 @@ export function runSeed(soakSeed: number, name: string, index: number): number {
 }
 
 export function describeExpectation(e: Expectation): string {
-  if (e.kind === "valid") return "valid";
+  if (e.kind === "valid") return e.exercised === undefined ? "valid" : `valid, fencing used in ≥${Math.round(e.exercised * 100)}%`;
   return Object.entries(e.find)
     .map(([t, r]) => `${t} in ≥${Math.round((r as number) * 100)}%`)
     .join(", ");

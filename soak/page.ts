@@ -48,7 +48,7 @@ function changes(s: SoakSummary): string {
 }
 
 function table(configs: ConfigSummary[]): string {
-  const head = ["configuration", "expect", "runs", "valid", "invalid", "unknown", "crashed", "not run", "expectation", "anomalies", "detection", "acquire p50 / p99 ms", "faults"];
+  const head = ["configuration", "expect", "runs", "valid", "invalid", "unknown", "crashed", "not run", "expectation", "anomalies", "detection", "stale writes refused", "acquire p50 / p99 ms", "faults"];
   const rows = configs.map((c) => {
     const n = c.counts;
     const ran = n.valid + n.invalid + n.unknown + n.crashed + n.interrupted;
@@ -57,6 +57,7 @@ function table(configs: ConfigSummary[]): string {
 <td><span class="${c.expectation}" title="${esc(c.why)}">${c.expectation === "met" ? "met" : c.expectation === "missed" ? "MISSED" : "not judged"}</span><span class="pair">${esc(c.why)}</span></td>
 <td>${Object.entries(c.anomalies).map(([t, k]) => `<code>${esc(t)}</code><span class="pair">in ${k} run${k === 1 ? "" : "s"}, ${c.witnesses[t] ?? 0} witnesses</span>`).join("") || "none"}</td>
 <td>${c.detection.map((d) => `${esc(d.type)}: ${pct(d.rate)} (${d.found}/${d.runs}, min ${pct(d.min)})`).join("<br>") || "-"}</td>
+<td>${c.exercised ? `in ${c.exercised.refused} of ${c.exercised.runs} runs${c.exercised.min !== null ? ` (min ${pct(c.exercised.min)})` : ""}` : "-"}</td>
 <td class="num">${c.acquire_ms ? `${c.acquire_ms.p50.toFixed(1)} / ${c.acquire_ms.p99.toFixed(1)}` : "-"}</td>
 <td>${Object.entries(c.faults).map(([f, k]) => `${esc(f.replace(/^start-/, ""))}&nbsp;×${k}`).join("<br>") || "-"}</td></tr>`;
   });

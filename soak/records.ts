@@ -41,6 +41,8 @@ export interface RunRecord {
   /** Witnesses found per anomaly type. */
   anomaly_counts: Record<string, number>;
   acquire_ms: { p50: number; p99: number } | null;
+  /** Writes the resource refused for a stale fence (absent in records from before it was kept). */
+  stale_writes_refused?: number;
   /** Faults injected, by nemesis start event. */
   faults: Record<string, number>;
   /** The test:jepsen arguments of the run; with npm run test:jepsen -- they repeat it. */

@@ -107,7 +107,7 @@ export function recordOf(req: RunRequest, code: number | null, signal: NodeJS.Si
 }
 
 /** What a summary needs of results.json. */
-export function figuresOf(results: Results): Pick<RunRecord, "anomaly_types" | "anomaly_counts" | "acquire_ms" | "faults"> {
+export function figuresOf(results: Results): Pick<RunRecord, "anomaly_types" | "anomaly_counts" | "acquire_ms" | "faults" | "stale_writes_refused"> {
   const stats = results.stats ?? {};
   const lat = stats.acquire_latency_ms as { p50?: unknown; p99?: unknown } | null | undefined;
   const counts: Record<string, number> = {};
@@ -121,6 +121,7 @@ export function figuresOf(results: Results): Pick<RunRecord, "anomaly_types" | "
     anomaly_counts: counts,
     acquire_ms: lat && typeof lat.p50 === "number" && typeof lat.p99 === "number" ? { p50: lat.p50, p99: lat.p99 } : null,
     faults,
+    ...(typeof stats.stale_writes_refused === "number" ? { stale_writes_refused: stats.stale_writes_refused } : {}),
   };
 }
 

@@ -42,6 +42,12 @@ export interface ConfigSummary {
   witnesses: Record<string, number>;
   /** Unsafe configurations: each expected type's detection rate. */
   detection: Detection[];
+  /**
+   * Runs in which fencing refused at least one stale write, of the checked runs
+   * that say (null: none does): with fencing on, the share of runs where "valid"
+   * meant fencing worked rather than that no fault made a stale holder.
+   */
+  exercised: { runs: number; refused: number; rate: number; min: number | null } | null;
   /** Median over its runs of each run's acquire p50 and p99, ms. */
   acquire_ms: { p50: number; p99: number } | null;
   faults: Record<string, number>;
@@ -142,7 +148,11 @@ function configSummary(c: Configuration, planned: number, runs: RunRecord[], not
           return { type, found, runs: checked, rate: checked ? found / checked : 0, min: min as number };
         })
       : [];
-  const { expectation, why } = judge(c.expect, checked, anomalies, detection);
+  const told = runs.filter((r) => r.status !== "crashed" && r.status !== "interrupted" && typeof r.stale_writes_refused === "number");
+  const refused = told.filter((r) => r.stale_writes_refused! > 0).length;
+  const min = c.expect.kind === "valid" ? (c.expect.exercised ?? null) : null;
+  const exercised = told.length ? { runs: told.length, refused, rate: refused / told.length, min } : min === null ? null : { runs: 0, refused: 0, rate: 0, min };
+  const { expectation, why } = judge(c.expect, checked, anomalies, detection, exercised);
   const lat = runs.map((r) => r.acquire_ms).filter((l): l is { p50: number; p99: number } => l !== null);
   return {
     name: c.name,
@@ -156,6 +166,7 @@ function configSummary(c: Configuration, planned: number, runs: RunRecord[], not
     anomalies,
     witnesses,
     detection,
+    exercised,
     acquire_ms: lat.length ? { p50: median(lat.map((l) => l.p50)), p99: median(lat.map((l) => l.p99)) } : null,
     faults,
     runs,
@@ -163,11 +174,17 @@ function configSummary(c: Configuration, planned: number, runs: RunRecord[], not
   };
 }
 
-function judge(expect: Expectation, checked: number, anomalies: Record<string, number>, detection: Detection[]): { expectation: ExpectationStatus; why: string } {
+function judge(expect: Expectation, checked: number, anomalies: Record<string, number>, detection: Detection[], exercised: ConfigSummary["exercised"]): { expectation: ExpectationStatus; why: string } {
   if (checked === 0) return { expectation: "not-judged", why: "no run was checked, so there is nothing to judge" };
   if (expect.kind === "valid") {
     const found = Object.entries(anomalies);
-    if (found.length === 0) return { expectation: "met", why: `no anomaly in ${checked} checked run${checked === 1 ? "" : "s"}` };
+    const used = exercised && exercised.min !== null ? `, stale writes refused in ${exercised.refused} of ${exercised.runs}` : "";
+    if (found.length === 0 && exercised && exercised.min !== null && exercised.rate < exercised.min)
+      return {
+        expectation: "missed",
+        why: `no anomaly in ${checked} checked run${checked === 1 ? "" : "s"}, but fencing refused a stale write in only ${exercised.refused} of ${exercised.runs} (${pct(exercised.rate)}, at least ${pct(exercised.min)} expected): in the others no fault made a stale holder, so "valid" proved little`,
+      };
+    if (found.length === 0) return { expectation: "met", why: `no anomaly in ${checked} checked run${checked === 1 ? "" : "s"}${used}` };
     return {
       expectation: "missed",
       why: `expected valid, but ${found.map(([t, n]) => `${t} showed in ${n} of ${checked} runs`).join(", ")}: a regression of the lock or a false alarm of the checker`,

@@ -21,7 +21,7 @@ export function renderTable(s: SoakSummary): string {
     }
   } else out.push("", `No earlier soak of matrix ${plain(s.matrix.name)} to compare with.`);
   out.push("");
-  const header = ["configuration", "expect", "runs", "valid", "invalid", "unknown", "crashed", "not run", "expectation", "anomalies (runs)", "detection", "acquire p50/p99 ms", "faults"];
+  const header = ["configuration", "expect", "runs", "valid", "invalid", "unknown", "crashed", "not run", "expectation", "anomalies (runs)", "detection", "stale refused (runs)", "acquire p50/p99 ms", "faults"];
   const rows = s.configurations.map((c) => row(c));
   out.push(...grid([header, ...rows]));
   const notRun = s.configurations.flatMap((c) => c.not_run);
@@ -48,6 +48,7 @@ function row(c: ConfigSummary): string[] {
     c.expectation === "met" ? "met" : c.expectation === "missed" ? "MISSED" : "not judged",
     Object.entries(c.anomalies).map(([t, k]) => `${plain(t)} ×${k}`).join(", ") || "-",
     c.detection.map((d) => `${pct(d.rate)} (${d.found}/${d.runs})`).join(", ") || "-",
+    c.exercised ? `${c.exercised.refused}/${c.exercised.runs}` : "-",
     c.acquire_ms ? `${round(c.acquire_ms.p50)} / ${round(c.acquire_ms.p99)}` : "-",
     Object.entries(c.faults).map(([f, k]) => `${plain(f.replace(/^start-/, ""))} ×${k}`).join(", ") || "-",
   ];

@@ -55,7 +55,9 @@ describe("matrix", () => {
     expect(refused(matrix([{ name: "seeded", options: { seed: 4 }, expect: "valid" }]))).toMatch(/configuration "seeded".*set by the soak/);
     expect(refused(matrix([{ name: "e", options: {}, expect: { find: { "stale-write": 0.9 } } }]))).toMatch(/unknown anomaly type "stale-write"/);
     expect(refused(matrix([{ name: "e", options: {}, expect: { find: { "stale-write-accepted": 1.5 } } }]))).toMatch(/at most 1/);
-    expect(refused(matrix([{ name: "e", options: {}, expect: "invalid" }]))).toMatch(/"expect" must be "valid" or/);
+    expect(refused(matrix([{ name: "e", options: {}, expect: "invalid" }]))).toMatch(/"expect" must be "valid", \{"valid": \{"exercised"/);
+    expect(refused(matrix([{ name: "e", options: {}, expect: { valid: { exercised: 0 } } }]))).toMatch(/"exercised" must be a number above 0/);
+    expect(refused(matrix([{ name: "e", options: {}, expect: { valid: { used: 0.9 } } }]))).toMatch(/"valid": unknown field "used"/);
     expect(refused(matrix([{ name: "e", options: {}, expect: "valid", extra: 1 }]))).toMatch(/unknown field "extra"/);
     expect(refused(matrix([{ name: "Bad Name", options: {}, expect: "valid" }]))).toMatch(/names a directory/);
     expect(refused(matrix([{ name: "a", options: {}, expect: "valid" }, { name: "a", options: {}, expect: "valid" }]))).toMatch(/"a" appears twice/);

@@ -102,6 +102,26 @@ describe("soak summary", () => {
     expect(s.configurations[0].expectation).toBe("missed");
   });
 
+  it("valid with fencing exercised: met only when enough runs had a stale write refused", () => {
+    const m = parseMatrix(JSON.stringify({ name: "m", configurations: [{ name: "safe", options: { fence: "on" }, expect: { valid: { exercised: 0.9 } } }] }), "m.json", "m");
+    const p = { ...plan(3), matrix: { name: m.name, source: m.source, hash: m.hash, configurations: m.configurations } };
+    p.runs = p.runs.filter((r) => r.config === "safe");
+    const run = (refused: number[]) => summarize({ plan: p, records: refused.map((n, i) => ({ ...rec("safe", i, "valid"), stale_writes_refused: n })), notRun: [], finished: new Date(0), wallS: 1, interrupted: false, diskBytes: 0 });
+    const ok = run([2, 1, 5]);
+    expect(ok.exit_code).toBe(0);
+    expect(ok.configurations[0].exercised).toEqual({ runs: 3, refused: 3, rate: 1, min: 0.9 });
+    expect(ok.configurations[0].expect_text).toBe("valid, fencing used in ≥90%");
+    const idle = run([2, 0, 5]);
+    expect(idle.exit_code).toBe(1);
+    expect(idle.configurations[0].expectation).toBe("missed");
+    expect(idle.configurations[0].why).toMatch(/refused a stale write in only 2 of 3 \(67%, at least 90% expected\)/);
+    // Without the expectation the share is still shown, and judges nothing.
+    const plain = soak([0, 1, 2].flatMap((i) => [{ ...rec("safe", i, "valid"), stale_writes_refused: i }, rec("unsafe", i, "invalid", [SWA])]));
+    expect(plain.exit_code).toBe(0);
+    expect(plain.configurations[0].exercised).toEqual({ runs: 3, refused: 2, rate: 2 / 3, min: null });
+    expect(plain.configurations[1].exercised).toBeNull();
+  });
+
   it("a configuration none of whose runs was checked is not judged, and not passed", () => {
     const s = soak([rec("safe", 0, "crashed"), rec("unsafe", 0, "invalid", [SWA])], 1);
     expect(s.configurations[0].expectation).toBe("not-judged");

@@ -1,0 +1,73 @@
+// Aiming: where a fault lands so that it can matter. A fault on a worker that
+// holds nothing, or on a server that granted nothing, proves nothing; Jepsen aims
+// at primaries for the same reason. With --aim holder (the default) each nemesis
+// picks its target from the locks held right now (ctx.holds(), from the history
+// so far); with --aim random, or when nothing is held, anywhere. Either way the
+// start event's value says why (`aim`, and the hold it aimed at), so the report
+// can tell a chosen fault from a chance one.
+import { shuffled, type Rng } from "../lib/index.ts";
+import type { Aim, HeldLock, NemesisContext } from "./nemesis.ts";
+
+export const AIMS: readonly Aim[] = ["holder", "random"];
+
+/** What a start event records of its aim: `aim`, and for a hold the worker and the servers that granted it. */
+export type AimValue = Record<string, unknown>;
+
+/** Workers with a client holding a lock, when faults aim at holders; none otherwise. */
+export function aimedWorkers(ctx: Pick<NemesisContext, "options" | "holds">): string[] {
+  return ctx.options.aim === "holder" ? [...new Set(ctx.holds().map((h) => h.worker))] : [];
+}
+
+/**
+ * The value for a fault on these workers: at a holder when one of them is among
+ * `holders` (aimedWorkers); otherwise at random, saying how many holders there
+ * were when it was meant to aim (none, or all of them already under a fault).
+ */
+export function workerAim(aim: Aim, targets: readonly string[], holders: readonly string[]): AimValue {
+  const held = targets.find((w) => holders.includes(w));
+  if (held !== undefined) return { aim: "holder", holder: held };
+  return aim === "holder" ? { aim: "random", held: holders.length } : { aim: "random" };
+}
+
+export interface ServerAim {
+  targets: string[];
+  aim: AimValue;
+}
+
+/**
+ * Servers for a fault on servers (kill, clock, pause-server), among `candidates`
+ * (those not already under a fault of this nemesis): a node that granted a hold
+ * now, or for a hold granted by the whole service (a single Redis, etcd) any
+ * server while it is held. `breakMajority`: take as many of the hold's granting
+ * nodes as it takes to leave it short of a majority (one, where it was granted by
+ * a bare majority): a clock that jumps forward on one node of a hold granted by
+ * all five frees the key there alone, and no second client can win three (K3
+ * needs the others' keys gone too). Null when there is nothing to hit.
+ */
+export function aimServers(
+  rng: Rng,
+  aim: Aim,
+  holds: readonly HeldLock[],
+  servers: readonly string[],
+  candidates: readonly string[],
+  breakMajority = false,
+): ServerAim | null {
+  if (candidates.length === 0) return null;
+  if (aim === "holder") {
+    const within = (h: HeldLock) => (h.granted ?? servers).filter((s) => candidates.includes(s));
+    const aimed = holds.filter((h) => within(h).length > 0);
+    if (aimed.length) {
+      const hold = rng.pick(aimed);
+      const granted = within(hold);
+      const quorum = Math.floor(servers.length / 2) + 1;
+      const grantedBy = hold.granted ?? servers;
+      const count = breakMajority && hold.granted ? Math.min(granted.length, Math.max(1, grantedBy.length - quorum + 1)) : 1;
+      const value: AimValue = { aim: "holder", holder: hold.worker };
+      if (hold.granted) value.granted = hold.granted;
+      return { targets: shuffled(rng, granted).slice(0, count), aim: value };
+    }
+  }
+  const value: AimValue = { aim: "random" };
+  if (aim === "holder") value.held = holds.length;
+  return { targets: [rng.pick(candidates)], aim: value };
+}

@@ -1,0 +1,225 @@
+// Aiming is pure choice: from a known state of holds, each nemesis must pick a
+// target that can matter. The kill and clock nemeses are driven through `inject`
+// with a cluster that only notes what it was asked to do (what is under test is
+// the choice, not the servers: the catalogue's K3/K4 tests do that for real).
+import { describe, it, expect } from "vitest";
+import { aimServers, aimedWorkers, workerAim } from "../../nemesis/aim.ts";
+import { pickTarget } from "../../nemesis/pause.ts";
+import { killNemesis } from "../../nemesis/kill.ts";
+import { clockNemesis } from "../../nemesis/clock.ts";
+import { grudge, EXILING } from "../../nemesis/grudges.ts";
+import { slowWorkers } from "../../nemesis/latency.ts";
+import { aimSentence } from "../../reports/faults.ts";
+import { HoldTracker } from "../../runner/holders.ts";
+import { parseArgs, rng, BadInput } from "../../lib/index.ts";
+import { buildTest, TEST_OPTIONS } from "../../cli/test-options.ts";
+import type { Aim, HeldLock, NemesisContext, NemesisOptions } from "../../nemesis/index.ts";
+
+const five = ["redis-1", "redis-2", "redis-3", "redis-4", "redis-5"];
+const workers = ["worker-1", "worker-2", "worker-3"];
+const bare: HeldLock = { worker: "worker-2", granted: ["redis-2", "redis-4", "redis-5"] };
+const all: HeldLock = { worker: "worker-3", granted: [...five] };
+
+const options = (aim: Aim): NemesisOptions => ({
+  intervalS: 1, pauseMinMs: 500, pauseMaxMs: 4000, aim, faultMinMs: 1000, faultMaxMs: 5000, grudges: [...EXILING],
+  partitionMode: "timeout", latencyMs: 1200, jitterMs: 150, clockOffsetMs: 2000, clockModes: ["bump"], strobePeriodMs: 100, restartDelayMs: 1000,
+});
+
+/** A context whose cluster notes the kills, restarts and clock moves asked of it. */
+function context(seed: number, aim: Aim, holds: HeldLock[], servers = five) {
+  const done: string[] = [];
+  const events: Array<{ f: string; value: Record<string, unknown> }> = [];
+  const ctx = {
+    rng: rng(seed),
+    workers,
+    servers,
+    holds: () => holds,
+    options: options(aim),
+    cluster: {
+      kill: async (s: string) => void done.push(`kill ${s}`),
+      restart: async (s: string) => void done.push(`restart ${s}`),
+      skewClock: async (s: string, ms: number) => void done.push(`clock ${s} ${ms}`),
+    },
+    record: (f: string, value: Record<string, unknown>) => void events.push({ f, value }),
+  } as unknown as NemesisContext;
+  return { ctx, done, events };
+}
+
+describe("aimServers: a node that granted a hold held now", () => {
+  it("picks only among the granting nodes, and over seeds every one of them", () => {
+    const seen = new Set<string>();
+    for (let seed = 0; seed < 100; seed++) {
+      const a = aimServers(rng(seed), "holder", [bare], five, five)!;
+      expect(a.targets).toHaveLength(1);
+      expect(bare.granted).toContain(a.targets[0]);
+      expect(a.aim).toEqual({ aim: "holder", holder: "worker-2", granted: bare.granted });
+      seen.add(a.targets[0]);
+    }
+    expect([...seen].sort()).toEqual(bare.granted);
+  });
+
+  it("breaking the majority takes enough granting nodes: one of a bare majority, three of all five", () => {
+    for (let seed = 0; seed < 50; seed++) {
+      expect(aimServers(rng(seed), "holder", [bare], five, five, true)!.targets).toHaveLength(1);
+      const t = aimServers(rng(seed), "holder", [all], five, five, true)!.targets;
+      expect(new Set(t).size).toBe(3);
+    }
+  });
+
+  it("skips granting nodes already under a fault, and a hold none of whose nodes is free", () => {
+    for (let seed = 0; seed < 50; seed++) {
+      const a = aimServers(rng(seed), "holder", [bare, { worker: "worker-1", granted: ["redis-1"] }], five, ["redis-3", "redis-4"])!;
+      expect(a.targets).toEqual(["redis-4"]);
+      expect(a.aim.holder).toBe("worker-2");
+    }
+  });
+
+  it("a hold granted by the service as a whole (a single Redis) aims at its server", () => {
+    const a = aimServers(rng(1), "holder", [{ worker: "worker-1", granted: null }], ["redis-1"], ["redis-1"])!;
+    expect(a).toEqual({ targets: ["redis-1"], aim: { aim: "holder", holder: "worker-1" } });
+  });
+
+  it("with nothing held, or --aim random, any server, and the value says which", () => {
+    const seen = new Set<string>();
+    for (let seed = 0; seed < 100; seed++) {
+      const none = aimServers(rng(seed), "holder", [], five, five)!;
+      expect(none.aim).toEqual({ aim: "random", held: 0 });
+      const random = aimServers(rng(seed), "random", [bare], five, five)!;
+      expect(random.aim).toEqual({ aim: "random" });
+      seen.add(random.targets[0]);
+    }
+    expect(seen.size).toBe(5);
+    expect(aimServers(rng(1), "holder", [bare], five, [])).toBeNull();
+  });
+});
+
+describe("each aimed nemesis, from a known state of holds", () => {
+  it("kill: SIGKILLs a node that granted the hold (three of a hold granted by all five), and records why", async () => {
+    for (let seed = 0; seed < 20; seed++) {
+      const { ctx, done, events } = context(seed, "holder", [bare]);
+      const kill = killNemesis();
+      await kill.inject(ctx);
+      expect(done).toHaveLength(1);
+      expect(bare.granted!.map((s) => `kill ${s}`)).toContain(done[0]);
+      expect(events[0].f).toBe("kill");
+      expect(events[0].value).toMatchObject({ aim: "holder", holder: "worker-2", granted: bare.granted, restart_delay_ms: 1000 });
+      await kill.heal(ctx);
+      const wide = context(seed, "holder", [all]);
+      const again = killNemesis();
+      await again.inject(wide.ctx);
+      expect(new Set(wide.done).size).toBe(3);
+      await again.heal(wide.ctx);
+      expect(wide.done.filter((d) => d.startsWith("restart"))).toHaveLength(3);
+    }
+  });
+
+  it("clock: jumps forward on the granting nodes it takes to leave the hold short of a majority", async () => {
+    for (let seed = 0; seed < 20; seed++) {
+      const { ctx, done, events } = context(seed, "holder", [all]);
+      const clock = clockNemesis();
+      await clock.inject(ctx);
+      expect(done).toHaveLength(3);
+      for (const d of done) expect(d).toMatch(/^clock redis-\d 2000$/);
+      expect(events.map((e) => e.value.offset_ms)).toEqual([2000, 2000, 2000]);
+      expect(events[0].value).toMatchObject({ aim: "holder", holder: "worker-3" });
+      await clock.heal(ctx);
+    }
+  });
+
+  it("clock with --aim random: one node, either way", async () => {
+    const signs = new Set<number>();
+    for (let seed = 0; seed < 40; seed++) {
+      const { ctx, done, events } = context(seed, "random", [all]);
+      const clock = clockNemesis();
+      await clock.inject(ctx);
+      expect(done).toHaveLength(1);
+      signs.add(Math.sign(events[0].value.offset_ms as number));
+      await clock.heal(ctx);
+    }
+    expect([...signs].sort()).toEqual([-1, 1]);
+  });
+
+  it("pause: freezes a holder's worker; pause-server a node that granted", () => {
+    for (let seed = 0; seed < 50; seed++) {
+      const { ctx } = context(seed, "holder", [bare]);
+      expect(pickTarget(ctx, "workers", workers)).toEqual({ target: "worker-2", aim: { aim: "holder", holder: "worker-2" } });
+      const server = pickTarget(ctx, "servers", five);
+      expect(bare.granted).toContain(server.target);
+      // The holder already frozen: another worker, and the value says the holders were taken.
+      expect(pickTarget(ctx, "workers", ["worker-1", "worker-3"]).aim).toEqual({ aim: "random", held: 1 });
+    }
+  });
+
+  it("latency: slows a holder's worker, and says so", () => {
+    for (let seed = 0; seed < 50; seed++) {
+      const { ctx } = context(seed, "holder", [bare]);
+      const holders = aimedWorkers(ctx);
+      const slow = slowWorkers(rng(seed), workers, holders);
+      expect(slow).toContain("worker-2");
+      expect(workerAim("holder", slow, holders)).toEqual({ aim: "holder", holder: "worker-2" });
+    }
+    expect(aimedWorkers(context(1, "random", [bare]).ctx)).toEqual([]);
+  });
+
+  it("partition: the holder's worker ends on a side without a majority while another worker keeps one", () => {
+    const reach = (g: ReturnType<typeof grudge>, w: string, servers: string[]) => servers.filter((s) => !g.cut.some(([cw, cs]) => cw === w && cs === s)).length;
+    for (const kind of EXILING)
+      for (const servers of [five, ["redis-1"], ["etcd-1", "etcd-2", "etcd-3"]])
+        for (let seed = 0; seed < 100; seed++) {
+          const g = grudge(kind, rng(seed), workers, servers, null, "worker-2");
+          const majority = Math.floor(servers.length / 2) + 1;
+          expect(g.exiled, `${kind} seed ${seed} on ${servers.length}`).toBe(true);
+          expect(reach(g, "worker-2", servers)).toBeLessThan(majority);
+          expect(workers.some((w) => w !== "worker-2" && reach(g, w, servers) >= majority)).toBe(true);
+        }
+  });
+
+  it("partition: a bridge cannot exile anyone, and says so", () => {
+    const g = grudge("bridge", rng(3), workers, five, null, "worker-2");
+    expect(g.exiled).toBe(false);
+    expect(aimSentence({ aim: "holder", holder: "worker-2", exiled: false })).toMatch(/could not leave it without the lock service/);
+  });
+});
+
+describe("the holds the nemeses aim at", () => {
+  it("come from the history: acquire ok until the release invoke or an info, with Redlock's granting nodes", () => {
+    const t = new HoldTracker((p) => `worker-${(p % 2) + 1}`);
+    t.observe([
+      { process: 0, type: "ok", f: "acquire", value: { owner: "a", fence: 1, ttl_ms: 1000, granted: ["redis-1", "redis-2", "redis-3"] } },
+      { process: 1, type: "ok", f: "acquire", value: { owner: "b", fence: 2, ttl_ms: 1000 } },
+    ] as never);
+    expect(t.holds()).toEqual([
+      { worker: "worker-1", granted: ["redis-1", "redis-2", "redis-3"] },
+      { worker: "worker-2", granted: null },
+    ]);
+    t.observe([{ process: 0, type: "invoke", f: "release", value: {} }, { process: 1, type: "info", f: "write", value: {} }] as never);
+    expect(t.holds()).toEqual([]);
+  });
+
+  it("the report says why a fault landed where it did", () => {
+    expect(aimSentence({ aim: "holder", holder: "worker-2", granted: ["redis-2", "redis-4"] })).toBe("worker-2 held a lock granted by redis-2, redis-4");
+    expect(aimSentence({ aim: "random", held: 0 })).toBe("nothing was held, so anywhere");
+    expect(aimSentence({ aim: "random" })).toBe("at random (--aim random)");
+    expect(aimSentence({ targets: ["redis-1"] })).toBeNull();
+  });
+});
+
+describe("--aim and faults scaled to the TTL", () => {
+  const build = (...args: string[]) => buildTest(parseArgs(args, TEST_OPTIONS).options);
+
+  it("defaults follow --ttl; the default TTL gives the old fixed figures", () => {
+    const d = build().nemesisOptions;
+    expect([d.pauseMinMs, d.pauseMaxMs, d.faultMinMs, d.faultMaxMs, d.restartDelayMs, d.latencyMs, d.clockOffsetMs]).toEqual([500, 4000, 1000, 5000, 1000, 1200, 2000]);
+    const t = build("--ttl", "5000").nemesisOptions;
+    expect([t.pauseMinMs, t.pauseMaxMs, t.faultMinMs, t.faultMaxMs, t.restartDelayMs, t.latencyMs, t.clockOffsetMs]).toEqual([2500, 20000, 5000, 25000, 5000, 6000, 10000]);
+    expect(build("--ttl", "5000", "--pause-max", "3000").nemesisOptions.pauseMaxMs).toBe(3000);
+  });
+
+  it("--aim, and its old name --pause-target, which must not disagree", () => {
+    expect(build().nemesisOptions.aim).toBe("holder");
+    expect(build("--aim", "random").nemesisOptions.aim).toBe("random");
+    expect(build("--pause-target", "random").nemesisOptions.aim).toBe("random");
+    expect(() => build("--aim", "holder", "--pause-target", "random")).toThrow(BadInput);
+    expect(() => build("--ttl", "5000", "--fault-max", "2000")).toThrow(/--fault-min \(5000, from --ttl\) must not exceed --fault-max \(2000\)/);
+  });
+});
