@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BadInput, EXIT, helpText, noPositional, parseArgs, type OptionSpec } from "../lib/index.ts";
-import { BACKENDS } from "../runner/backends.ts";
+import { BACKENDS } from "../runner/index.ts";
 import { CLIENTS } from "../clients/index.ts";
 import { fairnessOf, loadRun, waitersOfHistory, type FairnessStats } from "../checker/index.ts";
 

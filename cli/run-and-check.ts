@@ -2,8 +2,7 @@
 // history, write the report, print the verdict, and exit with HISTORY.md's code.
 // test:jepsen and scenario share it, so a scenario's run is a test:jepsen run.
 import { EXIT, exitCodeFor } from "../lib/index.ts";
-import { runTest } from "../runner/run.ts";
-import type { Test } from "../runner/test.ts";
+import { runTest, type Test } from "../runner/index.ts";
 import type { Results } from "../store/events.ts";
 import { checkAndReport } from "./check.ts";
 

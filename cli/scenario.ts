@@ -6,7 +6,7 @@ import { BadInput, EXIT } from "../lib/index.ts";
 import type { ScriptStep } from "../nemesis/index.ts";
 import { SCENARIOS, FREE_OPTIONS, buildScenario, commandLine, listing, matches, type Scenario, type ScenarioRun } from "../scenarios/index.ts";
 import { runAndCheck, exitWith } from "./run-and-check.ts";
-import { preflight } from "../runner/preflight.ts";
+import { preflight } from "../runner/index.ts";
 
 const USAGE = `Usage: npm run scenario -- <id> [options]
        npm run scenario -- <id> --help     what it runs, and the options it takes

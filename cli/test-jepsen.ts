@@ -1,9 +1,8 @@
 // npm run test:jepsen -- [options]: run one test against real servers, check the
 // history, write the report, and exit with the verdict.
 import { BadInput, EXIT, commandOptions, onParentGone } from "../lib/index.ts";
-import { TEST_OPTIONS, buildTest } from "./test-options.ts";
+import { TEST_OPTIONS, buildTest, preflight } from "../runner/index.ts";
 import { runAndCheck, exitWith } from "./run-and-check.ts";
-import { preflight } from "../runner/preflight.ts";
 
 const USAGE = `Usage: npm run test:jepsen -- [options]
 

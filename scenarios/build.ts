@@ -4,9 +4,8 @@
 // (the store, the seed, ...) and what the scenario lists as its variations;
 // anything else would make it a different experiment, and is refused.
 import { BadInput, parseArgs, type ParsedOptions } from "../lib/index.ts";
-import { TEST_OPTIONS, buildTest } from "../cli/test-options.ts";
+import { TEST_OPTIONS, buildTest, type Test } from "../runner/index.ts";
 import { scriptNemeses } from "../nemesis/index.ts";
-import type { Test } from "../runner/test.ts";
 import { FREE_OPTIONS, type Prediction, type Scenario } from "./scenario.ts";
 
 export interface ScenarioRun {

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { basename, extname } from "node:path";
 import { BadInput, parseArgs, noPositional, type OptionValue } from "../lib/index.ts";
-import { TEST_OPTIONS, buildTest } from "../cli/test-options.ts";
+import { TEST_OPTIONS, buildTest } from "../runner/index.ts";
 import { ANOMALY_TYPES, type AnomalyType } from "../store/events.ts";
 
 /**

@@ -4,7 +4,7 @@ import { describe, it, expect } from "vitest";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { runCli, tempRunDir } from "../helpers.ts";
-import { TEST_OPTIONS } from "../../cli/test-options.ts";
+import { TEST_OPTIONS } from "../../runner/options.ts";
 
 describe("test:jepsen options", () => {
   it("--help lists every option", async () => {

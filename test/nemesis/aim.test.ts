@@ -12,7 +12,7 @@ import { slowWorkers } from "../../nemesis/latency.ts";
 import { aimSentence } from "../../reports/faults.ts";
 import { HoldTracker } from "../../runner/holders.ts";
 import { parseArgs, rng, BadInput } from "../../lib/index.ts";
-import { buildTest, TEST_OPTIONS } from "../../cli/test-options.ts";
+import { buildTest, TEST_OPTIONS } from "../../runner/options.ts";
 import type { Aim, HeldLock, NemesisContext, NemesisOptions } from "../../nemesis/index.ts";
 
 const five = ["redis-1", "redis-2", "redis-3", "redis-4", "redis-5"];

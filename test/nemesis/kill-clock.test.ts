@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { parseArgs, BadInput } from "../../lib/index.ts";
-import { TEST_OPTIONS, buildTest } from "../../cli/test-options.ts";
+import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
 import { BACKENDS, type Backend } from "../../runner/backends.ts";
 import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning, REPO } from "../helpers.ts";
 

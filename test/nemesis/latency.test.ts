@@ -3,7 +3,7 @@
 import { describe, it, expect } from "vitest";
 import { slowWorkers } from "../../nemesis/latency.ts";
 import { parseArgs, rng } from "../../lib/index.ts";
-import { buildTest, TEST_OPTIONS } from "../../cli/test-options.ts";
+import { buildTest, TEST_OPTIONS } from "../../runner/options.ts";
 
 const three = ["worker-1", "worker-2", "worker-3"];
 

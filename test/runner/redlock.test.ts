@@ -5,7 +5,7 @@ import { describe, it, expect } from "vitest";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../helpers.ts";
-import { TEST_OPTIONS, buildTest } from "../../cli/test-options.ts";
+import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
 import { parseArgs } from "../../lib/index.ts";
 
 const build = (...argv: string[]) => buildTest(parseArgs(argv, TEST_OPTIONS).options);

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { SCENARIOS, buildScenario } from "../../scenarios/index.ts";
 import { ScriptSchedule, type Fault, type Nemesis, type NemesisContext, type NemesisKind } from "../../nemesis/index.ts";
 import { BadInput, parseArgs } from "../../lib/index.ts";
-import { TEST_OPTIONS, buildTest } from "../../cli/test-options.ts";
+import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
 import { tempRunDir, runCli, latestRun } from "../helpers.ts";
 
 describe("the scenarios", () => {

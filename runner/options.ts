@@ -1,8 +1,8 @@
 // The options of `npm run test:jepsen`, and how they become a Test: the one
 // description of each option, from which --help, defaults and messages come.
 import { BadInput, type OptionSpec, type ParsedOptions } from "../lib/index.ts";
-import { BACKENDS } from "../runner/backends.ts";
-import type { Test } from "../runner/test.ts";
+import { BACKENDS } from "./backends.ts";
+import type { Test } from "./test.ts";
 import type { RedisPersistence } from "../cluster/redis.ts";
 import { CLIENTS, type ClientOptions } from "../clients/index.ts";
 import { FENCE_SOURCES, type FenceSource } from "../clients/redlock-fence.ts";
