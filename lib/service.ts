@@ -121,10 +121,13 @@ export async function spawnService(opts: ServiceOptions): Promise<ServiceHandle>
   };
 }
 
-// Resolved here rather than left to `--import tsx`, which would look for tsx from
-// the caller's cwd; and resolved per spawn, so that importing lib never fails
-// where tsx is missing.
-function tsxUrl(): string {
+/**
+ * The URL of tsx for `node --import` in a child: resolved here rather than left to
+ * `--import tsx`, which would look for tsx from the caller's cwd; resolved per
+ * spawn, so that importing lib never fails where tsx is missing; and through
+ * createRequire, since import.meta.resolve is missing under vitest.
+ */
+export function tsxUrl(): string {
   return pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 }
 

@@ -1,13 +1,12 @@
 // Starting worker processes and talking to them.
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { tsxUrl } from "../lib/index.ts";
 import type { ProcessGroup, Supervised } from "../cluster/processes.ts";
 import type { FromWorker, ToWorker, WorkerConfig } from "./protocol.ts";
 import type { UnindexedEvent } from "../store/events.ts";
 
 const WORKER_MAIN = fileURLToPath(new URL("./worker.ts", import.meta.url));
-// Absolute, so a worker starts the same whatever the current directory is.
-const TSX = import.meta.resolve("tsx");
 
 export class WorkerHandle {
   readonly done: Promise<void>;
@@ -55,7 +54,7 @@ export async function spawnWorker(group: ProcessGroup, name: string, runDir: str
     name,
     command: process.execPath,
     // The run directory in the arguments lets anyone find a run's processes with pgrep -f.
-    args: ["--import", TSX, WORKER_MAIN, runDir],
+    args: ["--import", tsxUrl(), WORKER_MAIN, runDir],
     logFile: join(runDir, "logs", `${name}.log`),
     ipc: true,
   });

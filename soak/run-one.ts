@@ -7,13 +7,12 @@
 // own files.
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { relative } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+import { tsxUrl } from "../lib/index.ts";
 import { RUN_FILES, type Results } from "../store/events.ts";
 import type { RunRecord, RunStatus } from "./records.ts";
 
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 /** test:jepsen's first line names the run directory: "fencecheck: <test>, seed N, run directory DIR". */
 const RUN_DIR_LINE = /^fencecheck: .*, run directory (.+)$/m;
 
@@ -45,7 +44,7 @@ export function spawnCommand(command: "test-jepsen" | "check", argv: string[], o
   const main = fileURLToPath(new URL(`../cli/${command}.ts`, import.meta.url));
   const out = openSync(outputFile, "a");
   try {
-    const child = spawn(process.execPath, ["--import", TSX, main, ...argv], {
+    const child = spawn(process.execPath, ["--import", tsxUrl(), main, ...argv], {
       stdio: ["pipe", out, out],
       env: { ...process.env, FENCECHECK_LIFELINE: "stdin" },
     });
