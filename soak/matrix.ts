@@ -4,7 +4,7 @@
 // command's own parser and test builder before anything runs, so a matrix cannot
 // hold an option or a value that `test:jepsen` would refuse.
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { basename, extname } from "node:path";
 import { BadInput, parseArgs, noPositional, type OptionValue } from "../lib/index.ts";
 import { TEST_OPTIONS, buildTest } from "../runner/index.ts";
@@ -46,8 +46,12 @@ const SOAK_OWNED = new Set(["seed", "store"]);
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 const PRESETS_DIR = new URL("./presets/", import.meta.url);
 
+/** The shipped presets: the JSON files in soak/presets/. */
 export function presetNames(): string[] {
-  return ["nightly", "smoke"];
+  return readdirSync(PRESETS_DIR)
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => f.slice(0, -".json".length))
+    .sort();
 }
 
 export function loadPreset(name: string): Matrix {

@@ -19,6 +19,8 @@ const refused = (text: string): string => {
 
 describe("matrix", () => {
   it("every shipped preset loads, and each configuration says what it expects", () => {
+    // Every file in soak/presets/ is a preset, the detection matrix of issue 11 among them.
+    expect(presetNames()).toEqual(["detection", "nightly", "smoke"]);
     for (const name of presetNames()) {
       const m = loadPreset(name);
       expect(m.name).toBe(name);
@@ -27,6 +29,16 @@ describe("matrix", () => {
       expect(m.configurations.some((c) => c.expect.kind === "valid")).toBe(true);
       expect(m.configurations.some((c) => c.expect.kind === "find")).toBe(true);
     }
+  });
+
+  it("the detection preset: unsafe configurations with fencing off or a broken lock, safe ones with fencing on and used in 95% of runs where faults make stale holders", () => {
+    const m = loadPreset("detection");
+    const unsafe = m.configurations.filter((c) => c.expect.kind === "find");
+    const safe = m.configurations.filter((c) => c.expect.kind === "valid");
+    expect(unsafe.length).toBeGreaterThanOrEqual(20);
+    for (const c of unsafe) for (const rate of Object.values((c.expect as { find: Record<string, number> }).find)) expect(rate).toBe(0.95);
+    for (const c of safe) expect(c.options.fence === "on" || c.options["fence-reads"] === true, c.name).toBe(true);
+    expect(safe.filter((c) => c.expect.kind === "valid" && c.expect.exercised === 0.95).length).toBeGreaterThanOrEqual(10);
   });
 
   it("the nightly preset covers every backend and every client", () => {
