@@ -56,3 +56,9 @@ if [ ! -f "$shim_lib" ] || [ "$shim_src" -nt "$shim_lib" ]; then
     echo "fencecheck: built $shim_lib" >&2
   fi
 fi
+
+# A container engine for the optional docker mode (--deploy docker, the compose
+# lab): Podman where no Docker answers. Never fails this set-up: everything but
+# docker mode runs without it. FENCECHECK_NO_DOCKER=1 skips it.
+bash "$root/scripts/setup-docker.sh" ||
+  echo "fencecheck: docker mode set-up failed (see above); everything else works. Retry with: bash $root/scripts/setup-docker.sh" >&2
