@@ -11,6 +11,7 @@ export const SOAK_OPTIONS: readonly OptionSpec[] = [
   { name: "matrix", kind: "string", default: undefined, help: "a matrix file of your own (JSON; see the README)" },
   { name: "test-count", kind: "int", default: 1, min: 1, max: 1000, help: "runs of each configuration" },
   { name: "time-limit", kind: "number", default: undefined, min: 1, defaultText: "each configuration's own, else 30", help: "seconds of operations in each run" },
+  { name: "deploy", kind: "string", default: undefined, choices: ["local", "docker"], defaultText: "each configuration's own, else local", help: "where every run's servers run: local processes, or containers (see test:jepsen --deploy)" },
   { name: "time-budget", kind: "number", default: undefined, min: 1, defaultText: "none", help: "seconds for the whole soak; runs that would not fit are reported as not run" },
   { name: "seed", kind: "int", default: undefined, min: 0, max: 2 ** 31 - 1, defaultText: "random, printed", help: "run i of configuration c gets a seed derived from this, c and i" },
   { name: "store", kind: "string", default: "histories", help: "the run store; the soak goes to <store>/soaks/<time>/" },
@@ -52,7 +53,7 @@ export function soakRequest(o: ParsedOptions): SoakRequest {
   if (compare !== null) readSummary(compare);
   const keepRuns = (o["keep-runs"] as number | undefined) ?? null;
   if (o.summarize !== undefined) {
-    for (const n of ["preset", "matrix", "only", "seed", "time-limit", "time-budget", "list"])
+    for (const n of ["preset", "matrix", "only", "seed", "time-limit", "deploy", "time-budget", "list"])
       if (o[n] !== undefined && o[n] !== false) throw new BadInput(`--summarize runs nothing, so --${n} means nothing with it`);
     return { kind: "summarize", dir: o.summarize as string, compare, keepRuns };
   }
@@ -61,8 +62,9 @@ export function soakRequest(o: ParsedOptions): SoakRequest {
   const only = (o.only as string[] | undefined) ?? null;
   const configurations = selectConfigurations(matrix, only ?? undefined);
   const timeLimitS = (o["time-limit"] as number | undefined) ?? null;
-  // With --time-limit every run takes it; test:jepsen's parser judges it once per configuration.
-  if (timeLimitS !== null) for (const c of configurations) testOf(c, { timeLimitS });
+  const deploy = (o.deploy as "local" | "docker" | undefined) ?? null;
+  // With --time-limit or --deploy every run takes it; test:jepsen's parser judges it once per configuration.
+  if (timeLimitS !== null || deploy !== null) for (const c of configurations) testOf(c, { timeLimitS: timeLimitS ?? undefined, deploy: deploy ?? undefined });
   return {
     kind: o.list ? "list" : "run",
     matrix,
@@ -70,6 +72,7 @@ export function soakRequest(o: ParsedOptions): SoakRequest {
     only,
     testCount: o["test-count"] as number,
     timeLimitS,
+    deploy,
     timeBudgetS: (o["time-budget"] as number | undefined) ?? null,
     seed: (o.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 31),
     store: o.store as string,

@@ -25,13 +25,13 @@ const GATE = "member-partition";
 export class NoBlockFrom extends Error {}
 
 /** One proxy per member, `upstream` its real peer port; each gets an open gate. */
-export async function createPeerProxies(toxiproxyUrl: string, prefix: string, members: Array<{ name: string; peerPort: number }>): Promise<PeerProxies> {
+export async function createPeerProxies(toxiproxyUrl: string, prefix: string, members: Array<{ name: string; peerPort: number }>, listenHost = "127.0.0.1"): Promise<PeerProxies> {
   const toxiproxy = new Toxiproxy(toxiproxyUrl);
   const made: PeerProxy[] = [];
   const created: Proxy[] = [];
   try {
     for (const m of members) {
-      const proxy = await toxiproxy.createProxy({ name: `${prefix}${m.name}-peers`, listen: "127.0.0.1:0", upstream: `127.0.0.1:${m.peerPort}` });
+      const proxy = await toxiproxy.createProxy({ name: `${prefix}${m.name}-peers`, listen: `${listenHost}:0`, upstream: `127.0.0.1:${m.peerPort}` });
       created.push(proxy);
       const gate = await proxy
         .addToxic<{ from: string[] }>({ name: GATE, type: "block_from", stream: "upstream", toxicity: 1, attributes: { from: [] } } as never)
@@ -43,7 +43,7 @@ export async function createPeerProxies(toxiproxyUrl: string, prefix: string, me
             );
           throw err;
         });
-      made.push({ member: m.name, proxy, host: "127.0.0.1", port: Number(proxy.listen.slice(proxy.listen.lastIndexOf(":") + 1)), gate });
+      made.push({ member: m.name, proxy, host: listenHost, port: Number(proxy.listen.slice(proxy.listen.lastIndexOf(":") + 1)), gate });
     }
   } catch (err) {
     await Promise.all(created.map((p) => p.remove().catch(() => {})));

@@ -12,13 +12,14 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { sleep } from "../lib/index.ts";
 import { logTail, type ProcessGroup } from "./processes.ts";
+import { localDeployment, type Deployment } from "./deployment.ts";
 import type { PortPlan } from "./ports.ts";
 import type { Cluster } from "./cluster.ts";
 import type { ServerNode } from "./redis.ts";
 import { createPeerProxies } from "./etcd-peers.ts";
 import { EtcdAdmin } from "./etcd-admin.ts";
 
-export const etcdBinary = (): string => process.env.FENCECHECK_ETCD ?? "etcd";
+export { etcdBinary } from "./deployment.ts";
 
 export interface EtcdMember extends ServerNode {
   /** The member's real peer port; the others reach it through `peerProxyPort`. */
@@ -37,6 +38,14 @@ export interface EtcdClusterOptions {
   size?: number;
   /** How long start and restart may take before they fail. */
   startTimeoutMs?: number;
+  /** Where the members run (default: child processes of the group). */
+  deployment?: Deployment;
+  /**
+   * Members talk to each other directly over their network, and a partition cuts
+   * members off it (--partition-mode network, containers only), instead of through
+   * the fault proxy's peer proxies.
+   */
+  directPeers?: boolean;
 }
 
 export interface EtcdCluster extends Cluster {
@@ -54,15 +63,23 @@ const ELECTION = ["--heartbeat-interval", "50", "--election-timeout", "500", "--
 export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCluster> {
   const { group, ports, runDir } = opts;
   const size = opts.size ?? 3;
+  const deployment = opts.deployment ?? localDeployment(group);
+  const direct = opts.directPeers ?? false;
+  if (direct && !deployment.network) throw new Error(`etcd members cannot be cut off their network in ${deployment.name} deployment`);
   const startTimeoutMs = opts.startTimeoutMs ?? 20_000;
   const planned: Array<{ name: string; port: number; peerPort: number }> = [];
   for (let i = 1; i <= size; i++) planned.push({ name: `etcd-${i}`, port: await ports.take(), peerPort: await ports.take() });
 
   // Named after the runner's pid, so two runs can share one fault proxy (--toxiproxy).
-  const peers = await createPeerProxies(opts.toxiproxyUrl, `fc-${process.pid}-`, planned);
+  // The peer proxies listen where the members can reach this machine; a member is
+  // reached by them on its peer port here (published on loopback, for a container).
+  const hostAddress = direct ? "127.0.0.1" : await deployment.hostAddress("etcd");
+  const peers = await createPeerProxies(opts.toxiproxyUrl, `fc-${process.pid}-`, planned, hostAddress);
   group.onStop(() => peers.remove());
   const nodes: EtcdMember[] = planned.map((m) => ({ ...m, host: "127.0.0.1", peerProxyPort: peers.of(m.name).port, id: "" }));
-  const initialCluster = nodes.map((m) => `${m.name}=http://127.0.0.1:${m.peerProxyPort}`).join(",");
+  const peerUrl = (m: EtcdMember): string =>
+    direct ? `http://${deployment.memberHost(m.name)}:${m.peerPort}` : `http://${hostAddress}:${m.peerProxyPort}`;
+  const initialCluster = nodes.map((m) => `${m.name}=${peerUrl(m)}`).join(",");
   // A token of this run: member ids derive from it, so no member of another run can join.
   const token = `fencecheck-${process.pid}-${Date.now()}`;
   const admins = new Map(nodes.map((m) => [m.name, new EtcdAdmin(m.name, m.port)]));
@@ -74,10 +91,10 @@ export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCl
     const args = [
       "--name", m.name,
       "--data-dir", dataDir,
-      "--listen-client-urls", `http://127.0.0.1:${m.port}`,
+      "--listen-client-urls", `http://${deployment.bindHost}:${m.port}`,
       "--advertise-client-urls", `http://127.0.0.1:${m.port}`,
-      "--listen-peer-urls", `http://127.0.0.1:${m.peerPort}`,
-      "--initial-advertise-peer-urls", `http://127.0.0.1:${m.peerProxyPort}`,
+      "--listen-peer-urls", `http://${deployment.bindHost}:${m.peerPort}`,
+      "--initial-advertise-peer-urls", peerUrl(m),
       // Ignored once the data directory holds a member (a restart), as etcd does.
       "--initial-cluster", initialCluster,
       "--initial-cluster-token", token,
@@ -86,7 +103,7 @@ export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCl
       "--logger", "zap",
       "--log-outputs", "stderr",
     ];
-    await group.spawn({ name: m.name, command: etcdBinary(), args, logFile: join(runDir, "logs", `${m.name}.log`) });
+    await deployment.start({ name: m.name, kind: "etcd", args, dataDir, logFile: join(runDir, "logs", `${m.name}.log`), ports: [m.port, m.peerPort] });
   };
 
   /** Wait until `ready` says yes for every named member, or fail naming the laggards. */
@@ -94,7 +111,7 @@ export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCl
     const deadline = Date.now() + startTimeoutMs;
     let pending = names;
     for (;;) {
-      const dead = pending.filter((n) => !group.get(n)?.alive);
+      const dead = pending.filter((n) => !deployment.running(n));
       if (dead.length) throw new Error(`${dead[0]} exited at start:\n${logTail(join(runDir, "logs", `${dead[0]}.log`))}`);
       const answers = await Promise.all(pending.map(ready));
       pending = pending.filter((_, i) => !answers[i]);
@@ -121,15 +138,37 @@ export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCl
     return m;
   };
 
+  // Cut off the network: every member outside the largest component leaves it (a
+  // member's network is all or nothing, so a minority of two loses its own link too,
+  // and a bridge cannot be drawn: its members stay).
+  const cutOff = new Set<string>();
+  const networkPeers = {
+    async partition(components: string[][]) {
+      const largest = [...components].sort((a, b) => b.length - a.length)[0] ?? [];
+      const out = nodes.map((m) => m.name).filter((n) => !largest.includes(n) && !cutOff.has(n));
+      for (const n of out) cutOff.add(n);
+      await Promise.all(out.map((n) => deployment.network!.disconnect(n)));
+    },
+    async heal() {
+      const back = [...cutOff];
+      cutOff.clear();
+      await Promise.all(back.map((n) => deployment.network!.connect(n)));
+    },
+  };
+
   return {
     nodes,
+    pause: (name) => deployment.pause(member(name).name),
+    resume: (name) => deployment.resume(member(name).name),
+    running: (name) => deployment.running(name),
     async kill(name) {
       member(name);
-      await group.kill(name);
+      await deployment.kill(name);
     },
     async restart(name) {
       const m = member(name);
-      if (group.get(name)?.alive) return;
+      if (deployment.running(name)) return;
+      await deployment.kill(name);
       await spawnMember(m);
       // Answering at all is enough: a linearizable read would also wait for a
       // quorum, which a nemesis may be withholding on purpose.
@@ -143,10 +182,12 @@ export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCl
       const id = views[0]?.leader;
       return nodes.find((m) => m.id === id)?.name ?? null;
     },
-    peers: {
-      partition: (components) => peers.partition(components),
-      heal: () => peers.heal(),
-    },
+    peers: direct
+      ? networkPeers
+      : {
+          partition: (components) => peers.partition(components),
+          heal: () => peers.heal(),
+        },
     healthy: (name) => admins.get(member(name).name)!.healthy(),
   };
 }

@@ -49,9 +49,13 @@ export function faketimeEnv(offsetFile: string, base: NodeJS.ProcessEnv = proces
   const env: NodeJS.ProcessEnv = { ...base };
   // A FAKETIME of the caller's would override the file.
   delete env.FAKETIME;
+  return { ...env, ...faketimeVars(offsetFile, faketimePreload()) };
+}
+
+/** The variables that put a process under libfaketime (`preload`: shim first) with its offset in a file. */
+export function faketimeVars(offsetFile: string, preload: string[]): Record<string, string> {
   return {
-    ...env,
-    LD_PRELOAD: faketimePreload().join(":"),
+    LD_PRELOAD: preload.join(":"),
     FAKETIME_TIMESTAMP_FILE: offsetFile,
     FAKETIME_NO_CACHE: "1",
     DONT_FAKE_MONOTONIC: "1",

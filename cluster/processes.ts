@@ -93,6 +93,15 @@ export class ProcessGroup {
     return this.procs.get(name);
   }
 
+  running(name: string): boolean {
+    return this.procs.get(name)?.alive ?? false;
+  }
+
+  /** Forget a process `watch` was told of (it has gone by other means). */
+  unwatch(pid: number): void {
+    this.reaper.remove(pid);
+  }
+
   names(prefix = ""): string[] {
     return [...this.procs.keys()].filter((n) => n.startsWith(prefix) && this.procs.get(n)!.alive);
   }

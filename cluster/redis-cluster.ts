@@ -6,10 +6,14 @@ import type { ProcessGroup } from "./processes.ts";
 import type { PortPlan } from "./ports.ts";
 import { faketimePreload, writeOffset } from "./faketime.ts";
 import { startRedisNode, startRedisNodes, clockOffsetFile, type RedisNodeOptions } from "./redis.ts";
+import { localDeployment } from "./deployment.ts";
 
-export async function startRedisCluster(group: ProcessGroup, ports: PortPlan, count: number, opts: RedisNodeOptions): Promise<Cluster> {
-  // Before any node starts: a missing library is one clear message, not one per node.
-  if (opts.skewableClock) faketimePreload();
+export async function startRedisCluster(group: ProcessGroup, ports: PortPlan, count: number, options: RedisNodeOptions): Promise<Cluster> {
+  const deployment = options.deployment ?? localDeployment(group);
+  const opts = { ...options, deployment };
+  // Before any node starts: a missing library is one clear message, not one per node
+  // (a container brings its own).
+  if (opts.skewableClock && deployment.name === "local") faketimePreload();
   const nodes = await startRedisNodes(group, ports, count, opts);
   const node = (name: string) => {
     const n = nodes.find((x) => x.name === name);
@@ -20,15 +24,18 @@ export async function startRedisCluster(group: ProcessGroup, ports: PortPlan, co
     nodes,
     kill: async (name) => {
       node(name);
-      await group.kill(name);
+      await deployment.kill(name);
     },
     restart: async (name) => {
       const n = node(name);
-      if (group.get(name)?.alive) return;
-      // A node that died on its own (or failed to restart) is still on the group's books.
-      await group.kill(name);
+      if (deployment.running(name)) return;
+      // A node that died on its own (or failed to restart) is still on the deployment's books.
+      await deployment.kill(name);
       await startRedisNode(group, n, opts);
     },
+    pause: (name) => deployment.pause(node(name).name),
+    resume: (name) => deployment.resume(node(name).name),
+    running: (name) => deployment.running(name),
   };
   if (opts.skewableClock)
     cluster.skewClock = async (name, offsetMs) => {

@@ -7,7 +7,8 @@ import { connect } from "node:net";
 import { sleep } from "../lib/index.ts";
 import { logTail, type ProcessGroup } from "./processes.ts";
 import type { PortPlan } from "./ports.ts";
-import { faketimeEnv, writeOffset } from "./faketime.ts";
+import { writeOffset } from "./faketime.ts";
+import { localDeployment, type Deployment } from "./deployment.ts";
 
 export interface ServerNode {
   /** "redis-1": the name in nemesis events, logs and run.json. */
@@ -16,13 +17,15 @@ export interface ServerNode {
   port: number;
 }
 
-export const redisBinary = (): string => process.env.FENCECHECK_REDIS_SERVER ?? "redis-server";
+export { redisBinary } from "./deployment.ts";
 
 export interface RedisNodeOptions {
   runDir: string;
   persistence?: RedisPersistence;
   /** Run each node under libfaketime so its wall clock can be moved (cluster/faketime.ts). */
   skewableClock?: boolean;
+  /** Where the nodes run (default: child processes of the group). */
+  deployment?: Deployment;
 }
 
 export type RedisPersistence = "none" | "everysec" | "always";
@@ -30,10 +33,14 @@ export type RedisPersistence = "none" | "everysec" | "always";
 /** The file a skewable node reads its clock offset from. */
 export const clockOffsetFile = (runDir: string, name: string): string => join(runDir, "data", name, "faketime");
 
-function config(node: ServerNode, dir: string, persistence: RedisNodeOptions["persistence"]): string {
+function config(node: ServerNode, dir: string, persistence: RedisNodeOptions["persistence"], bindHost: string): string {
   const aof = persistence && persistence !== "none";
   return [
-    `bind 127.0.0.1`,
+    `bind ${bindHost}`,
+    // Inside a container it binds every interface of the container's own network
+    // (its port is published on the host's loopback only): protected mode would
+    // refuse those connections for want of a password.
+    `protected-mode no`,
     `port ${node.port}`,
     `dir ${dir}`,
     `daemonize no`,
@@ -46,22 +53,22 @@ function config(node: ServerNode, dir: string, persistence: RedisNodeOptions["pe
 
 /** Start one node (again, after a kill: same port, same data directory). */
 export async function startRedisNode(group: ProcessGroup, node: ServerNode, opts: RedisNodeOptions): Promise<void> {
+  const deployment = opts.deployment ?? localDeployment(group);
   const dir = join(opts.runDir, "data", node.name);
   mkdirSync(dir, { recursive: true });
   const conf = join(dir, "redis.conf");
-  writeFileSync(conf, config(node, dir, opts.persistence));
+  writeFileSync(conf, config(node, dir, opts.persistence, deployment.bindHost));
   const logFile = join(opts.runDir, "logs", `${node.name}.log`);
-  let env: NodeJS.ProcessEnv | undefined;
+  let clockFile: string | undefined;
   if (opts.skewableClock) {
-    const offsetFile = clockOffsetFile(opts.runDir, node.name);
+    clockFile = clockOffsetFile(opts.runDir, node.name);
     // A restarted node keeps the offset it had: its machine's clock did not heal by itself.
-    if (!existsSync(offsetFile)) writeOffset(offsetFile, 0);
-    env = faketimeEnv(offsetFile);
+    if (!existsSync(clockFile)) writeOffset(clockFile, 0);
   }
-  const proc = await group.spawn({ name: node.name, command: redisBinary(), args: [conf], logFile, env });
+  await deployment.start({ name: node.name, kind: "redis", args: [conf], dataDir: dir, logFile, ports: [node.port], clockFile });
   const deadline = Date.now() + 10_000;
   for (;;) {
-    if (!proc.alive) throw new Error(`${node.name} exited at start (port ${node.port}):\n${logTail(logFile)}`);
+    if (!deployment.running(node.name)) throw new Error(`${node.name} exited at start (port ${node.port}):\n${logTail(logFile)}`);
     if (await pingOnce(node)) return;
     if (Date.now() > deadline) throw new Error(`${node.name} did not answer PING on port ${node.port} within 10 s:\n${logTail(logFile)}`);
     await sleep(20);

@@ -35,7 +35,8 @@ export interface NemesisOptions {
   faultMaxMs: number;
   /** Grudges a partition picks from. */
   grudges: string[];
-  partitionMode: "timeout" | "reset";
+  /** How a cut link fails (timeout, reset); network: as timeout, and etcd members cut off their container network. */
+  partitionMode: "timeout" | "reset" | "network";
   latencyMs: number;
   jitterMs: number;
   /** Clock nemesis: how far a clock jumps (either way), and how a strobe flips. */

@@ -14,7 +14,8 @@ import type { Link } from "../cluster/links.ts";
 import type { Nemesis, NemesisContext } from "./nemesis.ts";
 
 async function cutLinks(ctx: NemesisContext, links: Link[]): Promise<() => Promise<void>> {
-  if (ctx.options.partitionMode === "timeout")
+  // With --partition-mode network the members are cut off their network, and the links as with timeout.
+  if (ctx.options.partitionMode !== "reset")
     return addToxics(ctx, links, (stream) => ({ name: `partition-${stream}`, type: "timeout", stream, toxicity: 1, attributes: { timeout: 0 } }));
   const net = ctx.links!;
   const enable = (enabled: boolean) => Promise.all(links.map((l) => net.proxy(l).update({ enabled } as never)));

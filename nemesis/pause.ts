@@ -2,6 +2,15 @@
 // paused worker's clients (and their renew watchdogs) stop mid-hold; a paused
 // server stops answering while its keys' TTLs keep running.
 import type { Fault, Nemesis, NemesisContext } from "./nemesis.ts";
+
+/** What freezes a target: the run's process group for workers, the servers' deployment (through the cluster) for servers. */
+interface Freezer {
+  pause(name: string): boolean | Promise<boolean>;
+  resume(name: string): unknown;
+  running(name: string): boolean;
+}
+
+const freezerOf = (ctx: NemesisContext, aims: "workers" | "servers"): Freezer => (aims === "servers" ? ctx.cluster : ctx.processes);
 import { aimedWorkers, aimServers, workerAim } from "./aim.ts";
 
 /**
@@ -13,10 +22,10 @@ export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (c
   /** Paused targets, with the timer that resumes each (none: until the final heal). */
   const timers = new Map<string, NodeJS.Timeout | undefined>();
 
-  const resume = (ctx: NemesisContext, target: string): void => {
+  const resume = async (ctx: NemesisContext, target: string): Promise<void> => {
     clearTimeout(timers.get(target));
     timers.delete(target);
-    ctx.processes.resume(target);
+    await freezerOf(ctx, aims).resume(target);
     ctx.record("stop-pause", { targets: [target] });
   };
 
@@ -27,10 +36,10 @@ export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (c
       if (timers.has(target)) throw new Error(`${name}: ${target} is already paused`);
     }
     for (const target of fault.targets) {
-      if (!ctx.processes.pause(target)) throw new Error(`${name}: ${target} is not running`);
+      if (!(await freezerOf(ctx, aims).pause(target))) throw new Error(`${name}: ${target} is not running`);
       const ms = fault.durationMs;
       ctx.record("start-pause", { targets: [target], ...(ms === null ? {} : { duration_ms: ms }), ...fault.aim });
-      timers.set(target, ms === null ? undefined : setTimeout(() => resume(ctx, target), ms));
+      timers.set(target, ms === null ? undefined : setTimeout(() => void resume(ctx, target).catch(() => {}), ms));
     }
   };
 
@@ -47,12 +56,12 @@ export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (c
       const { target, aim } = pickTarget(ctx, aims, candidates);
       const ms = Math.round(ctx.rng.between(ctx.options.pauseMinMs, ctx.options.pauseMaxMs));
       // A process that has gone is no fault to draw; the turn passes quietly.
-      if (!ctx.processes.get(target)?.alive) return;
+      if (!freezerOf(ctx, aims).running(target)) return;
       await perform(ctx, { targets: [target], durationMs: ms, aim });
     },
     perform,
     async heal(ctx) {
-      for (const target of [...timers.keys()]) resume(ctx, target);
+      await Promise.all([...timers.keys()].map((target) => resume(ctx, target)));
     },
     active: () => [...timers.keys()].map((t) => `pause ${t}`),
   };

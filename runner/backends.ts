@@ -6,6 +6,7 @@ import { startRedisCluster } from "../cluster/redis-cluster.ts";
 import type { RedisPersistence, RedisNodeOptions } from "../cluster/redis.ts";
 import type { Cluster, ClusterAbility } from "../cluster/cluster.ts";
 import { startEtcdCluster } from "../cluster/etcd.ts";
+import type { Deployment, PauseMode } from "../cluster/deployment.ts";
 
 /** How servers are started, from the options; each backend applies what concerns it. */
 export interface ServerOptions {
@@ -13,10 +14,18 @@ export interface ServerOptions {
   redisPersistence: RedisPersistence;
   /** Start servers whose wall clocks the clock nemesis can move (costs a libfaketime preload). */
   skewableClocks: boolean;
+  /** Where the servers run: child processes, or containers (docker/). */
+  deploy: "local" | "docker";
+  /** How pause-server holds a server (the freezer: containers only). */
+  pauseMode: PauseMode;
+  /** etcd members cut off from each other through the fault proxy, or off their container network. */
+  memberPartitions: "proxy" | "network";
 }
 
 export interface BackendContext {
   group: ProcessGroup;
+  /** Where the servers run. */
+  deployment: Deployment;
   ports: PortPlan;
   runDir: string;
   /** The run's Toxiproxy API, for backends whose members talk to each other. */
@@ -63,10 +72,18 @@ export const BACKENDS: Record<string, Backend> = {
     abilities: ["kill"],
     lacks: { clock: "libfaketime cannot move etcd's clock (Go reads time without libc)" },
     needsToxics: { block_from: "member-to-member partitions: it refuses a connection whose first request comes from a blocked member" },
-    start: (ctx) => startEtcdCluster({ group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: ctx.toxiproxyUrl }),
+    start: (ctx) =>
+      startEtcdCluster({
+        group: ctx.group,
+        ports: ctx.ports,
+        runDir: ctx.runDir,
+        toxiproxyUrl: ctx.toxiproxyUrl,
+        deployment: ctx.deployment,
+        directPeers: ctx.serverOptions.memberPartitions === "network",
+      }),
   },
 };
 
 function redisNodeOptions(ctx: BackendContext): RedisNodeOptions {
-  return { runDir: ctx.runDir, persistence: ctx.serverOptions.redisPersistence, skewableClock: ctx.serverOptions.skewableClocks };
+  return { runDir: ctx.runDir, persistence: ctx.serverOptions.redisPersistence, skewableClock: ctx.serverOptions.skewableClocks, deployment: ctx.deployment };
 }

@@ -40,7 +40,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "pause-max", kind: "int", default: undefined, defaultText: "4 x ttl", min: 1, help: "longest SIGSTOP in ms" },
   { name: "grace", kind: "number", default: undefined, defaultText: "from ttl, pause and timeouts", min: 0, help: "seconds clients get to finish after the heal" },
   { name: "partition", kind: "list", default: [...GRUDGES], choices: GRUDGES, help: "grudges a partition picks from" },
-  { name: "partition-mode", kind: "string", default: "timeout", choices: ["timeout", "reset"], help: "cut links drop data silently (timeout) or refuse connections (reset)" },
+  { name: "partition-mode", kind: "string", default: "timeout", choices: ["timeout", "reset", "network"], help: "cut links drop data silently (timeout) or refuse connections (reset); network (--deploy docker, etcd): links as timeout, and the members cut off the run's container network instead of through the fault proxy" },
   { name: "fault-min", kind: "int", default: undefined, defaultText: "ttl", min: 1, help: "shortest partition, latency or clock fault in ms" },
   { name: "fault-max", kind: "int", default: undefined, defaultText: "5 x ttl", min: 1, help: "longest partition, latency or clock fault in ms" },
   { name: "latency", kind: "int", default: undefined, defaultText: "1.2 x ttl", min: 1, help: "ms of latency the latency nemesis adds each way" },
@@ -50,6 +50,8 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "strobe-period", kind: "int", default: 100, min: 1, help: "ms between the flips of a strobing clock" },
   { name: "restart-delay", kind: "int", default: undefined, defaultText: "ttl", min: 0, help: "ms a killed server stays down before it is started again" },
   { name: "redis-persistence", kind: "string", default: "none", choices: ["none", "everysec", "always"], help: "Redis AOF fsync policy: what a killed node remembers (none: nothing)" },
+  { name: "deploy", kind: "string", default: "local", choices: ["local", "docker"], help: "where the lock servers run: local child processes, or containers of a Docker API engine (DOCKER_HOST, /var/run/docker.sock, Podman's socket)" },
+  { name: "pause-mode", kind: "string", default: "signal", choices: ["signal", "freeze"], help: "how pause-server holds a server: SIGSTOP to its process, or (--deploy docker) the cgroup freezer (docker pause)" },
   { name: "toxiproxy", kind: "string", default: undefined, defaultText: "our own fault proxy", help: "URL of a Toxiproxy to make the links in, e.g. http://127.0.0.1:8474" },
   { name: "command-timeout", kind: "int", default: undefined, defaultText: "3 x ttl, at least 1000", min: 1, help: "ms without an answer before an operation's outcome is unknown (info)" },
   { name: "seed", kind: "int", default: undefined, defaultText: "random, printed", min: 0, max: 2 ** 31 - 1, help: "the same seed gives the same schedule of operations and faults" },
@@ -80,6 +82,14 @@ export function buildTest(o: ParsedOptions): Test {
   if (toxiproxy !== undefined && !/^https?:\/\/[^/]+/.test(toxiproxy)) throw new BadInput(`--toxiproxy must be an http:// URL, got ${JSON.stringify(toxiproxy)}`);
   const portBase = o["port-base"] as number;
   if (portBase !== 0 && portBase < 1024) throw new BadInput(`--port-base must be 0 (free ports) or at least 1024, got ${portBase}`);
+  const deploy = o.deploy as "local" | "docker";
+  const pauseMode = o["pause-mode"] as "signal" | "freeze";
+  const partitionMode = o["partition-mode"] as "timeout" | "reset" | "network";
+  if (pauseMode === "freeze" && deploy !== "docker") throw new BadInput(`--pause-mode freeze needs --deploy docker (the freezer is a container's cgroup); local servers are paused with SIGSTOP`);
+  if (partitionMode === "network") {
+    if (deploy !== "docker") throw new BadInput(`--partition-mode network needs --deploy docker: it cuts etcd members off the run's container network`);
+    if (backend.name !== "etcd") throw new BadInput(`--partition-mode network cuts etcd members off each other; --backend ${backend.name} has no member-to-member traffic (use timeout or reset)`);
+  }
   const workloadOptions: WorkloadOptions = {
     ttlMs: o.ttl as number,
     acquireTimeoutMs: o["acquire-timeout"] as number,
@@ -144,7 +154,7 @@ export function buildTest(o: ParsedOptions): Test {
       ...faults,
       aim: aimOf(o),
       grudges: o.partition as string[],
-      partitionMode: o["partition-mode"] as "timeout" | "reset",
+      partitionMode,
       latencyMs,
       jitterMs: (o.jitter as number | undefined) ?? Math.round(latencyMs / 8),
       clockOffsetMs: (o["clock-offset"] as number | undefined) ?? 2 * workloadOptions.ttlMs,
@@ -154,6 +164,9 @@ export function buildTest(o: ParsedOptions): Test {
     serverOptions: {
       redisPersistence: o["redis-persistence"] as RedisPersistence,
       skewableClocks: nemeses.some((n) => NEMESES[n].needs === "clock"),
+      deploy,
+      pauseMode,
+      memberPartitions: partitionMode === "network" ? "network" : "proxy",
     },
   };
 }

@@ -1,12 +1,20 @@
-// Before a run with --toxiproxy starts anything: is there a Toxiproxy at that URL,
+// Before a run starts anything: with --deploy docker, does a container engine
+// answer? With --toxiproxy, is there a Toxiproxy at that URL,
 // and does it have the toxics the backend needs? Both are facts about the user's
 // options, so a no is bad input (254) with nothing started or stored, instead of
 // a failure half-way through starting a cluster.
 import { Toxiproxy, ToxiproxyError } from "toxiproxy-node-client";
 import { BadInput } from "../lib/index.ts";
 import type { Test } from "./test.ts";
+import { findEngine, NoEngine } from "../docker/index.ts";
 
 export async function preflight(test: Test): Promise<void> {
+  if (test.serverOptions.deploy === "docker") {
+    // No engine is a fact about this machine and --deploy docker: said before anything starts.
+    await findEngine().catch((err: unknown) => {
+      throw err instanceof NoEngine ? new BadInput(err.message) : err;
+    });
+  }
   const url = test.toxiproxy;
   if (!url) return;
   const toxiproxy = new Toxiproxy(url);

@@ -14,6 +14,8 @@ import { RUN_FILES, type UnindexedEvent } from "../store/index.ts";
 import type { Endpoint } from "../clients/index.ts";
 import { spawnWorker, type WorkerHandle } from "./workers.ts";
 import type { Test } from "./test.ts";
+import { localDeployment, type Deployment } from "../cluster/deployment.ts";
+import { dockerDeployment, findEngine } from "../docker/index.ts";
 
 export interface System {
   resource: ResourceHandle;
@@ -68,7 +70,8 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     ctx.started("proxy", { url: proxy.url, pid: proxy.pid });
   }
 
-  const cluster = await test.backend.start({ group, ports, runDir, toxiproxyUrl, serverOptions: test.serverOptions });
+  const deployment = await deploy(ctx);
+  const cluster = await test.backend.start({ group, ports, runDir, toxiproxyUrl, serverOptions: test.serverOptions, deployment });
   const nodes = cluster.nodes;
   ctx.started("servers", nodes);
 
@@ -113,6 +116,24 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     assignment,
     close: async () => {
       if (test.toxiproxy) await links.remove();
+    },
+  };
+}
+
+/** Where the lock servers run: the group's child processes, or containers whose removal the group's teardown awaits. */
+async function deploy(ctx: SystemContext): Promise<Deployment> {
+  const { test, group, runDir } = ctx;
+  if (test.serverOptions.deploy === "local") return localDeployment(group);
+  const engine = await findEngine();
+  const deployment = await dockerDeployment({ engine, runDir, group, pauseMode: test.serverOptions.pauseMode, log: (line) => process.stderr.write(line + "\n") });
+  group.onStop(() => deployment.stop());
+  ctx.started("deployment", deployment.describe());
+  return {
+    ...deployment,
+    // run.json's record follows the containers as they come up.
+    start: async (spec) => {
+      await deployment.start(spec);
+      ctx.started("deployment", deployment.describe());
     },
   };
 }

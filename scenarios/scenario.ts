@@ -37,6 +37,7 @@ export const FREE_OPTIONS: Record<string, string> = {
   seed: "the seed of the clients' retry delays (the scenario's moments do not depend on it)",
   "port-base": "the ports its servers take",
   toxiproxy: "a Toxiproxy of your own for the links",
+  deploy: "where its servers run: local processes or containers",
 };
 
 /**

@@ -137,6 +137,8 @@ function parseExpectation(raw: unknown, at: string): Expectation {
 
 export interface RunOverrides {
   timeLimitS?: number;
+  /** npm run soak --deploy: where every configuration's servers run. */
+  deploy?: "local" | "docker";
   seed?: number;
   store?: string;
 }
@@ -147,6 +149,7 @@ export function argvOf(config: Configuration, overrides: RunOverrides): string[]
   for (const [name, value] of Object.entries(config.options)) {
     if (SOAK_OWNED.has(name)) throw new BadInput(`configuration "${config.name}": option "${name}" is set by the soak for each run (--seed, --store of npm run soak)`);
     if (name === "time-limit" && overrides.timeLimitS !== undefined) continue;
+    if (name === "deploy" && overrides.deploy !== undefined) continue;
     const spec = TEST_OPTIONS.find((s) => s.name === name);
     if (!spec) throw new BadInput(`configuration "${config.name}": unknown option "${name}" (npm run test:jepsen -- --help lists them)`);
     if (typeof value === "boolean") {
@@ -159,6 +162,7 @@ export function argvOf(config: Configuration, overrides: RunOverrides): string[]
     } else argv.push(`--${name}`, Array.isArray(value) ? value.join(",") : String(value));
   }
   if (overrides.timeLimitS !== undefined) argv.push("--time-limit", String(overrides.timeLimitS));
+  if (overrides.deploy !== undefined) argv.push("--deploy", overrides.deploy);
   if (overrides.seed !== undefined) argv.push("--seed", String(overrides.seed));
   if (overrides.store !== undefined) argv.push("--store", overrides.store);
   return argv;

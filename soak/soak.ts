@@ -19,6 +19,8 @@ export interface SoakOptions {
   only: string[] | null;
   testCount: number;
   timeLimitS: number | null;
+  /** --deploy: where every configuration's servers run (null: each configuration's own). */
+  deploy: "local" | "docker" | null;
   timeBudgetS: number | null;
   seed: number;
   store: string;
@@ -41,13 +43,13 @@ export async function runSoak(o: SoakOptions): Promise<{ soakDir: string; summar
   for (let index = 0; index < o.testCount; index++)
     for (const c of o.configurations) {
       const seed = runSeed(o.seed, c.name, index);
-      planned.push({ config: c.name, index, seed, argv: argvOf(c, { timeLimitS: o.timeLimitS ?? undefined, seed, store: join(soakDir, SOAK_FILES.runs, c.name) }) });
+      planned.push({ config: c.name, index, seed, argv: argvOf(c, { timeLimitS: o.timeLimitS ?? undefined, deploy: o.deploy ?? undefined, seed, store: join(soakDir, SOAK_FILES.runs, c.name) }) });
     }
   const plan: SoakPlan = {
     format: 1,
     kind: "soak",
     matrix: { name: o.matrix.name, source: o.matrix.source, hash: o.matrix.hash, configurations: o.configurations },
-    options: { test_count: o.testCount, time_limit_s: o.timeLimitS, time_budget_s: o.timeBudgetS, seed: o.seed, only: o.only },
+    options: { test_count: o.testCount, time_limit_s: o.timeLimitS, deploy: o.deploy, time_budget_s: o.timeBudgetS, seed: o.seed, only: o.only },
     started: new Date(started).toISOString(),
     command: process.argv.slice(2),
     runs: planned,

@@ -154,8 +154,8 @@ describe("backends without an ability", () => {
       BACKENDS["no-clock"] = { ...lacking, abilities: [] };
       expect(() => build(["--nemesis", "kill"], "no-clock")).toThrow(/^--nemesis kill does not work with --backend no-clock: its servers cannot be killed/);
       // Only a run that may skew clocks pays for libfaketime.
-      expect(build(["--nemesis", "clock,pause"]).serverOptions).toEqual({ redisPersistence: "none", skewableClocks: true });
-      expect(build(["--redis-persistence", "everysec"]).serverOptions).toEqual({ redisPersistence: "everysec", skewableClocks: false });
+      expect(build(["--nemesis", "clock,pause"]).serverOptions).toMatchObject({ redisPersistence: "none", skewableClocks: true, deploy: "local" });
+      expect(build(["--redis-persistence", "everysec"]).serverOptions).toMatchObject({ redisPersistence: "everysec", skewableClocks: false, deploy: "local" });
     } finally {
       delete BACKENDS["no-clock"];
     }

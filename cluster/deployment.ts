@@ -1,0 +1,75 @@
+// Where a run's lock servers run: the one seam between what a backend's servers
+// are (cluster/redis.ts, cluster/etcd.ts say it once, as a ServerSpec) and how they
+// are started, signalled, killed and removed. Local child processes are the
+// default; containers (docker/) are the other way (Jepsen's DB protocol against
+// its `control` layer). Adding a deployment touches no backend.
+import type { ProcessGroup } from "./processes.ts";
+import { faketimeEnv } from "./faketime.ts";
+
+/** The server programs a backend runs; a deployment knows how to start each. */
+export type ServerKind = "redis" | "etcd";
+
+export interface ServerSpec {
+  /** "redis-1", "etcd-2": unique in the run. */
+  name: string;
+  kind: ServerKind;
+  /** The program's arguments (after its name). Paths in them lie under dataDir. */
+  args: string[];
+  /** Its own directory on this machine (a container sees it at the same path). */
+  dataDir: string;
+  /** Where its stdout and stderr go on this machine. */
+  logFile: string;
+  /** The ports it listens on: on 127.0.0.1 here, whatever runs it. */
+  ports: number[];
+  /** Run it under libfaketime, reading its wall-clock offset from this file. */
+  clockFile?: string;
+}
+
+/** How a paused server is held: SIGSTOP to its process, or the cgroup freezer (containers). */
+export type PauseMode = "signal" | "freeze";
+
+export interface Deployment {
+  name: "local" | "docker";
+  /** The address a server binds inside wherever it runs (loopback here; every interface inside a container, published on loopback only). */
+  bindHost: string;
+  /** Where members reach a member's peer port directly (members talking to each other without our fault proxy). */
+  memberHost(name: string): string;
+  /**
+   * Where servers of this kind can reach a listener of this machine's (a peer proxy
+   * of our fault proxy), and so where such a listener must bind; it answers once
+   * that address exists (a container network's bridge comes up with its first container).
+   */
+  hostAddress(kind: ServerKind): Promise<string>;
+  /** Start a server (again, after a kill: the same data directory). */
+  start(spec: ServerSpec): Promise<void>;
+  /** Whether it is running now (started and not killed or dead). */
+  running(name: string): boolean;
+  /** SIGKILL it; it stays down until started again. */
+  kill(name: string): Promise<void>;
+  pause(name: string): Promise<boolean>;
+  resume(name: string): Promise<boolean>;
+  /** Cut a server off the network its peers reach it on, or join it again (containers only). */
+  network?: { disconnect(name: string): Promise<void>; connect(name: string): Promise<void> };
+}
+
+export const redisBinary = (): string => process.env.FENCECHECK_REDIS_SERVER ?? "redis-server";
+export const etcdBinary = (): string => process.env.FENCECHECK_ETCD ?? "etcd";
+const LOCAL_PROGRAMS: Record<ServerKind, () => string> = { redis: redisBinary, etcd: etcdBinary };
+
+/** Local child processes, in the run's process group (its teardown and reaper stop them). */
+export function localDeployment(group: ProcessGroup): Deployment {
+  return {
+    name: "local",
+    bindHost: "127.0.0.1",
+    memberHost: () => "127.0.0.1",
+    hostAddress: async () => "127.0.0.1",
+    async start(spec) {
+      const env = spec.clockFile ? faketimeEnv(spec.clockFile) : undefined;
+      await group.spawn({ name: spec.name, command: LOCAL_PROGRAMS[spec.kind](), args: spec.args, logFile: spec.logFile, env });
+    },
+    running: (name) => group.get(name)?.alive ?? false,
+    kill: (name) => group.kill(name),
+    pause: async (name) => group.pause(name),
+    resume: async (name) => group.resume(name),
+  };
+}

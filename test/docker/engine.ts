@@ -1,0 +1,26 @@
+// The container engine the docker tests run on: the same search as --deploy docker.
+// Where none answers, each docker test file says so in one visible line and its
+// tests count as skipped, never as passed.
+import { findEngine, type Engine } from "../../docker/index.ts";
+
+export async function engineOrSkip(file: string): Promise<Engine | null> {
+  try {
+    return await findEngine();
+  } catch (err) {
+    console.warn(`SKIPPED ${file}: ${(err as Error).message}`);
+    return null;
+  }
+}
+
+/** Containers and networks of fencecheck runs the engine holds now (any state). */
+export async function fencecheckObjects(engine: Engine, run?: string): Promise<{ containers: string[]; running: string[]; networks: string[] }> {
+  const label = run ? [`fencecheck.run=${run}`] : ["fencecheck.owner"];
+  const filters = JSON.stringify({ label });
+  const containers = await engine.docker.listContainers({ all: true, filters });
+  const networks = await engine.docker.listNetworks({ filters });
+  return {
+    containers: containers.map((c) => c.Names[0]),
+    running: containers.filter((c) => c.State === "running" || c.State === "paused").map((c) => c.Names[0]),
+    networks: networks.map((n) => n.Name),
+  };
+}
