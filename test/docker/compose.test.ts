@@ -1,0 +1,148 @@
+// The compose lab (docker/compose.yml, docker/toxiproxy.json) read as files: no
+// engine, no network. What `up` would get wrong without a word: a Dockerfile that
+// isn't there, a port on every interface or on a server's default, a proxy to a
+// port nothing listens on, an etcd cluster naming a member it doesn't have, and a
+// README table that says other ports than the lab has.
+import { describe, it, expect } from "vitest";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const DOCKER = join(ROOT, "docker");
+const DEFAULTS = [6379, 2379, 2380, 8474];
+
+interface Service {
+  image?: string;
+  build?: { context: string; dockerfile: string };
+  command?: string[];
+  ports?: Array<string | { host_ip?: string; published?: string | number; target: number }>;
+  volumes?: string[];
+  network_mode?: string;
+}
+interface ToxiproxyConfig {
+  name: string;
+  listen: string;
+  upstream: string;
+  enabled: boolean;
+}
+
+// merge: the file shares each server kind's build and image with YAML's "<<", as Compose reads it.
+const compose = parse(readFileSync(join(DOCKER, "compose.yml"), "utf8"), { merge: true }) as { services: Record<string, Service> };
+const services = Object.entries(compose.services ?? {});
+const proxies = JSON.parse(readFileSync(join(DOCKER, "toxiproxy.json"), "utf8")) as ToxiproxyConfig[];
+
+const command = (s: Service): string[] => (Array.isArray(s.command) ? s.command.map(String) : []);
+/** The values of `--flag v`, `--flag=v` or `-flag v` in a command. */
+function flag(s: Service, name: string): string[] {
+  const c = command(s);
+  return c.flatMap((a, i) => (a === name ? [c[i + 1] ?? ""] : a.startsWith(`${name}=`) ? [a.slice(name.length + 1)] : []));
+}
+const portOf = (hostPort: string): number => Number(hostPort.slice(hostPort.lastIndexOf(":") + 1));
+const program = (s: Service): string => command(s)[0] ?? "";
+const etcds = services.filter(([, s]) => program(s) === "etcd");
+const configured = services.filter(([, s]) => flag(s, "-config").length > 0);
+
+/** The ports a server's command makes it listen on. */
+function listening(s: Service): number[] {
+  if (program(s) === "redis-server") return flag(s, "--port").map(Number);
+  if (program(s) === "etcd") return [...flag(s, "--listen-client-urls"), ...flag(s, "--listen-peer-urls")].flatMap((u) => u.split(",")).map((u) => Number(new URL(u).port));
+  return [];
+}
+/** Published ports: host address, host port, container port. */
+function published(s: Service): Array<{ ip: string; host: number; container: number }> {
+  return (s.ports ?? []).map((p) => {
+    if (typeof p !== "string") return { ip: p.host_ip ?? "", host: Number(p.published), container: Number(p.target) };
+    const parts = p.replace(/\/tcp$/, "").split(":");
+    return parts.length === 3 ? { ip: parts[0]!, host: Number(parts[1]), container: Number(parts[2]) } : { ip: "", host: Number(parts.at(-2)), container: Number(parts.at(-1)) };
+  });
+}
+/** What the host finds on each 127.0.0.1 port: the image behind it (a proxy's upstream for a proxy port). */
+function hostEndpoints(): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const [, s] of services) {
+    for (const p of published(s)) {
+      const proxy = flag(s, "-config").length > 0 ? proxies.find((x) => portOf(x.listen) === p.container) : undefined;
+      out.set(p.host, proxy ? (compose.services[proxy.upstream.split(":")[0]!]?.image ?? "?") : (s.image ?? "?"));
+    }
+    if (s.network_mode === "host") for (const port of flag(s, "-port")) out.set(Number(port), s.image ?? "?");
+  }
+  return out;
+}
+
+describe("docker/compose.yml", () => {
+  it("parses, and every built service names a Dockerfile of the repository", () => {
+    const built = services.filter(([, s]) => s.build);
+    expect(built.length).toBeGreaterThan(0);
+    for (const [name, s] of built) {
+      const dockerfile = resolve(DOCKER, s.build!.context, s.build!.dockerfile);
+      expect(existsSync(dockerfile), `${name}: ${dockerfile} does not exist`).toBe(true);
+      expect(s.image, `${name}: an image name, so it is built once and reused`).toMatch(/^fencecheck-lab-/);
+    }
+  });
+
+  it("binds 127.0.0.1 only, and never a default port on the host nor inside", () => {
+    for (const [name, s] of services) {
+      for (const p of published(s)) {
+        expect(p.ip, `${name} publishes ${p.host} beyond loopback`).toBe("127.0.0.1");
+        expect(DEFAULTS, `${name} publishes a default port`).not.toContain(p.host);
+      }
+      // A service on the host's network listens on the host itself: its API address is what binds.
+      if (s.network_mode === "host") {
+        expect(s.ports ?? [], `${name}: ports mean nothing on the host network`).toEqual([]);
+        expect(flag(s, "-host"), name).toEqual(["127.0.0.1"]);
+        expect(flag(s, "-port").map(Number).filter((p) => p > 0 && !DEFAULTS.includes(p)), `${name}: an API port of our own`).toHaveLength(1);
+      }
+      for (const p of listening(s)) expect(DEFAULTS, `${name} listens on a default port`).not.toContain(p);
+    }
+    for (const p of proxies) expect(DEFAULTS, `proxy ${p.name} listens on a default port`).not.toContain(portOf(p.listen));
+  });
+
+  it("has one proxy per server, each to a port its server listens on, each published by the Toxiproxy", () => {
+    expect(configured.map(([n]) => n), "one Toxiproxy reads docker/toxiproxy.json").toHaveLength(1);
+    const [tname, toxiproxy] = configured[0]!;
+    expect(toxiproxy.volumes ?? [], `${tname} mounts the config it reads`).toContainEqual(expect.stringMatching(/^\.\/toxiproxy\.json:\/config\/toxiproxy\.json(:ro)?$/));
+    expect(flag(toxiproxy, "-config")).toEqual(["/config/toxiproxy.json"]);
+    const publishedHere = published(toxiproxy).map((p) => p.container);
+    for (const p of proxies) {
+      const [service, port] = p.upstream.split(":");
+      expect(compose.services[service!], `proxy ${p.name}: no service ${service}`).toBeDefined();
+      expect(listening(compose.services[service!]!), `proxy ${p.name}: ${service} does not listen on ${port}`).toContain(Number(port));
+      expect(publishedHere, `proxy ${p.name}: ${tname} does not publish ${p.listen}`).toContain(portOf(p.listen));
+    }
+    const servers = services.filter(([, s]) => s.build).map(([n]) => n).sort();
+    expect(proxies.map((p) => p.upstream.split(":")[0]).sort()).toEqual(servers);
+  });
+
+  it("forms one etcd cluster of exactly the etcd services", () => {
+    const names = etcds.map(([n]) => n).sort();
+    expect(names.length).toBe(3);
+    for (const [name, s] of etcds) {
+      expect(flag(s, "--name"), name).toEqual([name]);
+      const cluster = flag(s, "--initial-cluster")[0]?.split(",").map((m) => m.split("=")) ?? [];
+      expect(cluster.map(([member]) => member).sort(), `${name}: --initial-cluster`).toEqual(names);
+      for (const [member, url] of cluster) {
+        const u = new URL(url!);
+        expect(u.hostname, `${name}: ${member} is reached by its service name`).toBe(member);
+        expect(flag(compose.services[member!]!, "--listen-peer-urls").map((l) => new URL(l).port), `${name}: ${member}'s peer port`).toContain(u.port);
+      }
+    }
+  });
+
+  it("is what README.md's table of the lab says", () => {
+    const lines = readFileSync(join(ROOT, "README.md"), "utf8").split("\n");
+    const start = lines.findIndex((l) => /^#+\s+The compose lab/.test(l));
+    expect(start, "README.md has no section 'The compose lab'").toBeGreaterThanOrEqual(0);
+    const end = lines.findIndex((l, i) => i > start && /^#+\s/.test(l));
+    const rows = lines.slice(start, end < 0 ? undefined : end).filter((l) => l.trim().startsWith("|")).map((l) => l.trim().replace(/^\||\|$/g, "").split("|").map((c) => c.trim().replace(/`/g, "")));
+    const [head, , ...body] = rows;
+    expect(head, "the table's columns").toEqual(["what", "image", "on 127.0.0.1"]);
+    const table = new Map<number, string>();
+    for (const [, image, ports] of body)
+      for (const m of ports!.matchAll(/(\d+)(?:\s*[-–]\s*(\d+))?/g))
+        for (let p = Number(m[1]); p <= Number(m[2] ?? m[1]); p++) table.set(p, image!);
+    const sorted = (m: Map<number, string>) => [...m].sort(([a], [b]) => a - b);
+    expect(sorted(table)).toEqual(sorted(hostEndpoints()));
+  });
+});
