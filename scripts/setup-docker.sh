@@ -119,11 +119,15 @@ apt_install() {
     say "docker mode (optional; everything else works) needs Docker or Podman, and this machine has no apt-get to install Podman"
     exit 0
   fi
-  say "installing $* with apt-get"
-  # Wait for a dpkg lock rather than fail: another apt may be running.
-  if [ -z "$apt_updated" ]; then as_root apt-get -o DPkg::Lock::Timeout=300 update -qq >&2; fi
+  say "installing $* with apt-get (its output: /tmp/fencecheck-apt.log)"
+  # Wait for a dpkg lock rather than fail: another apt may be running. dpkg's
+  # chatter goes to a file: it would bury the test suite's first lines.
+  if [ -z "$apt_updated" ]; then as_root apt-get -o DPkg::Lock::Timeout=300 update -qq >>/tmp/fencecheck-apt.log 2>&1; fi
   apt_updated=1
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >&2
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >>/tmp/fencecheck-apt.log 2>&1; then
+    tail -5 /tmp/fencecheck-apt.log >&2
+    return 1
+  fi
 }
 
 if [ -z "$engine" ]; then
