@@ -4,7 +4,7 @@
 // soak's seed, the configuration and the run.
 import { describe, it, expect } from "vitest";
 import { BadInput } from "../../lib/index.ts";
-import { argvOf, loadPreset, parseMatrix, presetNames, runSeed, selectConfigurations } from "../../soak/index.ts";
+import { argvOf, loadPreset, parseMatrix, presetNames, runSeed, selectConfigurations, testOf } from "../../soak/index.ts";
 
 const matrix = (configurations: unknown[]): string => JSON.stringify({ name: "m", configurations });
 const refused = (text: string): string => {
@@ -81,6 +81,16 @@ describe("matrix", () => {
     const c = m.configurations[0];
     expect(argvOf(c, {})).toEqual(["--backend", "redis", "--fence", "off", "--fence-reads", "--workload", "counter", "--nemesis", "pause,partition", "--time-limit", "9"]);
     expect(argvOf(c, { timeLimitS: 3, seed: 7, store: "/s" })).toEqual(["--backend", "redis", "--fence", "off", "--fence-reads", "--workload", "counter", "--nemesis", "pause,partition", "--time-limit", "3", "--seed", "7", "--store", "/s"]);
+  });
+
+  it("the soak's --deploy sets every run's, over a configuration's own, through test:jepsen's parser", () => {
+    const m = parseMatrix(matrix([{ name: "c", options: { backend: "etcd", deploy: "docker", "partition-mode": "network" }, expect: "valid" }]), "m.json", "m");
+    const c = m.configurations[0];
+    expect(argvOf(c, { deploy: "local", seed: 1 })).toEqual(["--backend", "etcd", "--partition-mode", "network", "--deploy", "local", "--seed", "1"]);
+    expect(testOf(c, {}).serverOptions).toMatchObject({ deploy: "docker", memberPartitions: "network" });
+    expect(() => testOf(c, { deploy: "local" })).toThrow(/configuration "c": --partition-mode network needs --deploy docker/);
+    const smoke = loadPreset("smoke").configurations[0];
+    expect(testOf(smoke, { deploy: "docker" }).serverOptions.deploy).toBe("docker");
   });
 
   it("--only selects by name and refuses a name the matrix lacks", () => {
