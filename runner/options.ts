@@ -4,14 +4,14 @@ import { BadInput, type OptionSpec, type ParsedOptions } from "../lib/index.ts";
 import { BACKENDS } from "./backends.ts";
 import type { Test } from "./test.ts";
 import type { RedisPersistence } from "../cluster/redis.ts";
-import { CLIENTS, type ClientOptions } from "../clients/index.ts";
+import { CLIENTS, adapterPath, isAdapterPath, type ClientOptions } from "../clients/index.ts";
 import { FENCE_SOURCES, type FenceSource } from "../clients/redlock-fence.ts";
 import { WORKLOADS, type WorkloadOptions } from "../workloads/index.ts";
 import { NEMESES, GRUDGES, CLOCK_MODES, AIMS, type Aim, type ClockMode } from "../nemesis/index.ts";
 
 export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "backend", kind: "string", default: "redis", choices: Object.keys(BACKENDS), help: "lock service to test" },
-  { name: "client", kind: "string", default: undefined, defaultText: "the backend's own", choices: Object.keys(CLIENTS), help: "lock client" },
+  { name: "client", kind: "string", default: undefined, defaultText: "the backend's own", help: `lock client: ${Object.keys(CLIENTS).join(", ")}, or the path of an adapter module of your own (./my-lock.ts; see examples/redis-lock-adapter.ts)` },
   { name: "workload", kind: "string", default: "fenced-write", choices: Object.keys(WORKLOADS), help: "what clients do" },
   { name: "nemesis", kind: "list", default: ["pause"], choices: [...Object.keys(NEMESES), "none"], help: "faults to inject, comma-separated, or none" },
   { name: "fence", kind: "on-off", default: true, help: "the resource refuses writes with a stale fencing token" },
@@ -63,9 +63,14 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
 
 export function buildTest(o: ParsedOptions): Test {
   const backend = BACKENDS[o.backend as string];
-  const client = (o.client as string | undefined) ?? backend.defaultClient;
-  if (!backend.clients.includes(client))
-    throw new BadInput(`--client ${client} does not work with --backend ${backend.name}; choose from ${backend.clients.join(", ")}`);
+  const named = (o.client as string | undefined) ?? backend.defaultClient;
+  // An adapter's backends are known once its module is loaded (preflight).
+  const client = isAdapterPath(named) ? adapterPath(named) : named;
+  if (!isAdapterPath(named)) {
+    if (!CLIENTS[named]) throw new BadInput(`--client: unknown value ${JSON.stringify(named)}; choose from ${Object.keys(CLIENTS).join(", ")}, or give the path of an adapter module (./my-lock.ts)`);
+    if (!backend.clients.includes(named))
+      throw new BadInput(`--client ${named} does not work with --backend ${backend.name}; choose from ${backend.clients.join(", ")}`);
+  }
   let nemeses = o.nemesis as string[];
   if (nemeses.includes("none")) {
     if (nemeses.length > 1) throw new BadInput(`--nemesis none cannot be combined with other nemeses`);

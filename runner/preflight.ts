@@ -1,5 +1,5 @@
-// Before a run starts anything: with --deploy docker, does a container engine
-// answer? With --toxiproxy, is there a Toxiproxy at that URL,
+// Before a run starts anything: is a --client module a lock client adapter that
+// fits the backend? With --deploy docker, does a container engine answer? With --toxiproxy, is there a Toxiproxy at that URL,
 // and does it have the toxics the backend needs? Both are facts about the user's
 // options, so a no is bad input (254) with nothing started or stored, instead of
 // a failure half-way through starting a cluster.
@@ -7,8 +7,23 @@ import { Toxiproxy, ToxiproxyError } from "toxiproxy-node-client";
 import { BadInput } from "../lib/index.ts";
 import type { Test } from "./test.ts";
 import { findEngine, NoEngine } from "../docker/index.ts";
+import { isAdapterPath, loadAdapter, checkAdapterClient } from "../clients/index.ts";
+
+/** The servers each backend gives a client (ctx.endpoints), for the adapter's probe. */
+const ENDPOINTS: Record<string, number> = { redis: 1, redlock: 5, etcd: 3 };
+
+/** A client adapter of the user's: its exports, its backends, its fences, one client made and closed. */
+async function checkAdapter(test: Test): Promise<void> {
+  const adapter = await loadAdapter(test.client);
+  if (!adapter.backends.includes(test.backend.name))
+    throw new BadInput(`--client ${test.client} works with --backend ${adapter.backends.join(", ")} (its "backends"), not --backend ${test.backend.name}`);
+  if (test.fencing && !adapter.fences)
+    throw new BadInput(`--client ${test.client} issues no fencing tokens (its "fences" is false), so with --fence on the resource would refuse every write as unfenced; use --fence off`);
+  await checkAdapterClient(adapter, test.client, ENDPOINTS[test.backend.name] ?? 1);
+}
 
 export async function preflight(test: Test): Promise<void> {
+  if (isAdapterPath(test.client)) await checkAdapter(test);
   if (test.serverOptions.deploy === "docker") {
     // No engine is a fact about this machine and --deploy docker: said before anything starts.
     await findEngine().catch((err: unknown) => {
