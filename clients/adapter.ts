@@ -7,7 +7,9 @@ import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BadInput, rng } from "../lib/index.ts";
-import type { ClientContext, LockClient } from "./lock.ts";
+import type { ClientContext, Hold, LockClient, Outcome } from "./lock.ts";
+import { RedlockNodes } from "./redlock-nodes.ts";
+import { redlockFence } from "./redlock-fence.ts";
 
 export interface LockAdapter {
   /** One line: what the lock is and how it works. */
@@ -18,6 +20,56 @@ export interface LockAdapter {
   fences: boolean;
   /** One client for one logical client; it may connect lazily (the first acquire) or at once. */
   create(ctx: ClientContext): LockClient;
+}
+
+/**
+ * The adapter as the worker makes its clients: a lock that issues no fences gets
+ * them from Redis counters on the backend's nodes when --fence-source says so
+ * (single: INCR on the first node; max-incr: on every node, the largest), as the
+ * Redlock clients do, taken right after each acquire.
+ */
+export function adapterClients(adapter: LockAdapter): { create(ctx: ClientContext): LockClient } {
+  return {
+    create(ctx) {
+      const client = adapter.create(ctx);
+      const source = ctx.options.fenceSource ?? "none";
+      return adapter.fences || source === "none" ? client : new CounterFenced(client, ctx, source);
+    },
+  };
+}
+
+class CounterFenced implements LockClient {
+  private readonly nodes: RedlockNodes;
+  constructor(
+    private readonly inner: LockClient,
+    private readonly ctx: ClientContext,
+    private readonly source: "single" | "max-incr",
+  ) {
+    this.nodes = new RedlockNodes(ctx.endpoints, ctx.commandTimeoutMs);
+  }
+
+  async acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
+    const got = await this.inner.acquire(key, ttlMs, timeoutMs);
+    if (got.type !== "ok" || got.value.fence !== null) return got;
+    await this.nodes.ready();
+    // Held by now: a fence that cannot be had is an unknown outcome (it throws).
+    const all = this.ctx.endpoints.map((_, i) => i);
+    const fence = await redlockFence(this.nodes, this.source, key, got.value.owner, all, this.ctx.commandTimeoutMs);
+    return { type: "ok", value: { ...got.value, fence, extra: { ...got.value.extra, fence_source: this.source } } };
+  }
+
+  renew(key: string, hold: Hold, ttlMs: number) {
+    return this.inner.renew(key, hold, ttlMs);
+  }
+
+  release(key: string, hold: Hold) {
+    return this.inner.release(key, hold);
+  }
+
+  async close(): Promise<void> {
+    await this.inner.close();
+    this.nodes.close();
+  }
 }
 
 /** Whether a --client value names a module rather than a shipped client. */

@@ -12,7 +12,7 @@ import type { LockClient, ClientContext, ClientOptions } from "./lock.ts";
 
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
-export { isAdapterPath, adapterPath, loadAdapter, checkAdapterClient, type LockAdapter } from "./adapter.ts";
+export { isAdapterPath, adapterPath, loadAdapter, checkAdapterClient, adapterClients, type LockAdapter } from "./adapter.ts";
 
 export interface ClientKind {
   describe: string;

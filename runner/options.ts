@@ -220,10 +220,15 @@ function clientOptions(o: ParsedOptions, backend: string, client: string, fencin
     throw new BadInput(`--pause-at replies applies to --client redlock only (the npm redlock packages cannot be paused inside an acquire), not --client ${client}`);
   const fenceSource = o["fence-source"] as FenceSource | undefined;
   const checkValidity = o["redlock-check-validity"] as boolean | undefined;
-  if (fenceSource !== undefined && backend !== "redlock")
+  const adapter = isAdapterPath(client);
+  // An adapter whose lock issues no fences may take them from Redis counters (preflight checks it issues none).
+  if (adapter && fenceSource !== undefined && backend !== "redis" && backend !== "redlock")
+    throw new BadInput(`--fence-source takes fences from Redis counters: with --client ${client} it needs --backend redis or redlock, not ${backend}`);
+  if (!adapter && fenceSource !== undefined && backend !== "redlock")
     throw new BadInput(`--fence-source applies to --backend redlock only; --backend ${backend} issues its own fences`);
   if (checkValidity !== undefined && client !== "redlock")
     throw new BadInput(`--redlock-check-validity applies to --client redlock only (node-redlock never checks validity, node-redlock-4 always does), not --client ${client}`);
+  if (adapter) return fenceSource === undefined ? {} : { fenceSource };
   if (backend !== "redlock") return releaseGapMs === undefined ? {} : { releaseGapMs };
   const options: ClientOptions = { fenceSource: fenceSource ?? "max-incr", checkValidity: checkValidity ?? true };
   if (w.pauseAt === "replies" && w.pauseMs > 0) options.pauseAfterReplies = { ms: w.pauseMs, clients: w.pauseClients };

@@ -17,8 +17,14 @@ async function checkAdapter(test: Test): Promise<void> {
   const adapter = await loadAdapter(test.client);
   if (!adapter.backends.includes(test.backend.name))
     throw new BadInput(`--client ${test.client} works with --backend ${adapter.backends.join(", ")} (its "backends"), not --backend ${test.backend.name}`);
-  if (test.fencing && !adapter.fences)
-    throw new BadInput(`--client ${test.client} issues no fencing tokens (its "fences" is false), so with --fence on the resource would refuse every write as unfenced; use --fence off`);
+  const source = test.clientOptions.fenceSource;
+  if (adapter.fences && source !== undefined)
+    throw new BadInput(`--client ${test.client} issues its own fencing tokens (its "fences" is true), so --fence-source ${source} would mean nothing`);
+  if (test.fencing && !adapter.fences && (source === undefined || source === "none"))
+    throw new BadInput(
+      `--client ${test.client} issues no fencing tokens (its "fences" is false), so with --fence on the resource would refuse every write as unfenced; ` +
+        `use --fence off, or take fences from Redis counters with --fence-source single (or max-incr)`,
+    );
   await checkAdapterClient(adapter, test.client, ENDPOINTS[test.backend.name] ?? 1);
 }
 

@@ -1,7 +1,7 @@
 // A worker process: runs some of the run's logical clients. Clients live in
 // several processes so that the pause nemesis' SIGSTOP freezes a client for real,
 // its renew watchdog and its buffered sockets included.
-import { CLIENTS, ResourceClient, loadAdapter, type LockClient } from "../clients/index.ts";
+import { CLIENTS, ResourceClient, loadAdapter, adapterClients, type LockClient } from "../clients/index.ts";
 import { WORKLOADS, LogicalClient, Arrivals, keyName, type ClientEnv } from "../workloads/index.ts";
 import { runClock } from "../store/clock.ts";
 import { rng, sleep } from "../lib/index.ts";
@@ -36,7 +36,7 @@ async function setup(c: WorkerConfig): Promise<void> {
   config = c;
   clock = runClock(BigInt(c.t0));
   // A shipped client by name, or the user's adapter module by its absolute path.
-  const kind = CLIENTS[c.client] ?? (await loadAdapter(c.client));
+  const kind = CLIENTS[c.client] ?? adapterClients(await loadAdapter(c.client));
   locks = c.clients.map((id) =>
     kind.create({ id, endpoints: c.endpoints[id], ownerPrefix: `c${id}`, commandTimeoutMs: c.commandTimeoutMs, rng: rng(c.seed, "lock", id), options: c.clientOptions }),
   );

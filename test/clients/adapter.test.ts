@@ -4,7 +4,7 @@
 import { describe, it, expect } from "vitest";
 import { join } from "node:path";
 import { readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { tempRunDir, runCli, latestRun } from "../helpers.ts";
+import { tempRunDir, runCli, latestRun, REPO } from "../helpers.ts";
 
 const run = ["--concurrency", "4", "--workers", "2", "--nemesis", "pause", "--nemesis-interval", "1", "--time-limit", "6", "--seed", "3"];
 
@@ -30,6 +30,28 @@ describe("--client with an adapter module", () => {
     expect(results(store).results.anomaly_types).toContain("mutex-violation");
   });
 
+  it("an adapter whose lock issues no fences takes them from a Redis counter with --fence-source single", async () => {
+    const store = tempRunDir("fc-adapter-");
+    const unfenced = join(tempRunDir("fc-adapter-mods-"), "unfenced.ts");
+    writeFileSync(
+      unfenced,
+      `import example from ${JSON.stringify(join(REPO, "examples/redis-lock-adapter.ts"))};\n` +
+        `export default { ...example, fences: false, create: (ctx) => { const c = example.create(ctx); const acquire = c.acquire.bind(c);\n` +
+        `  c.acquire = async (...a) => { const r = await acquire(...a); return r.type === "ok" ? { ...r, value: { ...r.value, fence: null } } : r; }; return c; } };\n`,
+    );
+    const refused = runCli("test-jepsen", [...run, "--client", unfenced, "--store", store]);
+    expect(await refused.exit).toBe(254);
+    expect(refused.stderr()).toMatch(/issues no fencing tokens .*--fence-source single/);
+    const cli = runCli("test-jepsen", [...run, "--client", unfenced, "--fence-source", "single", "--store", store]);
+    expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
+    const events = readFileSync(join(realpathSync(latestRun(store)), "history.ndjson"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const fences = events.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => e.value.fence);
+    expect(fences.length).toBeGreaterThan(0);
+    expect(fences.every((f) => typeof f === "number")).toBe(true);
+    // One counter: every hold a new fence.
+    expect(new Set(fences).size).toBe(fences.length);
+  });
+
   const dir = tempRunDir("fc-adapter-mods-");
   const module = (name: string, text: string) => {
     const path = join(dir, name);
@@ -41,6 +63,7 @@ describe("--client with an adapter module", () => {
     ["a module without the exports", ["--client", module("empty.ts", "export const x = 1;\n")], /is not a lock client adapter: its default export lacks "describe".*"backends".*"fences".*"create"/],
     ["a client without release()", ["--client", module("norelease.ts", `export default { describe: "d", backends: ["redis"], fences: true, create: () => ({ acquire() {}, renew() {}, close() {} }) };\n`)], /has no release\(\)/],
     ["an adapter for another backend", ["--client", module("etcd.ts", `export default { describe: "d", backends: ["etcd"], fences: true, create: () => (${client}) };\n`)], /works with --backend etcd \(its "backends"\), not --backend redis/],
+    ["--fence-source for an adapter that issues its own fences", ["--client", "./examples/redis-lock-adapter.ts", "--fence-source", "single"], /issues its own fencing tokens .* --fence-source single would mean nothing/],
     ["no fences with --fence on", ["--client", module("nofence.ts", `export default { describe: "d", backends: ["redis"], fences: false, create: () => (${client}) };\n`)], /issues no fencing tokens .* use --fence off/],
     ["a module that fails to load", ["--client", module("throws.ts", `throw new Error("boom at import");\n`)], /the module does not load: boom at import/],
     ["a path with no file", ["--client", "./no/such-lock.ts"], /--client \.\/no\/such-lock\.ts: no such file/],
