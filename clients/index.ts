@@ -5,13 +5,16 @@ import { RedisLock } from "./redis.ts";
 import { RedlockLock } from "./redlock.ts";
 import { NodeRedlock } from "./node-redlock.ts";
 import { NodeRedlock4 } from "./node-redlock-4.ts";
-import { EtcdQueueLock } from "./etcd-queue.ts";
-import { Etcd3Lock } from "./etcd3-lock.ts";
+import { EtcdQueueLock, QUEUE_PREFIX } from "./etcd-queue.ts";
+import { Etcd3Lock, LOCK_PREFIX } from "./etcd3-lock.ts";
 import type { RedlockClientOptions } from "./redlock-nodes.ts";
 import type { LockClient, ClientContext, ClientOptions } from "./lock.ts";
 
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
+
+/** Where the etcd clients keep a key's lock: what a run with keys under `keyPrefix` leaves, if anything. */
+export const etcdKeyRanges = (keyPrefix: string): string[] => [`${QUEUE_PREFIX}/${keyPrefix}`, `${LOCK_PREFIX}/${keyPrefix}`];
 export { isAdapterPath, adapterPath, loadAdapter, checkAdapterClient, adapterClients, type LockAdapter } from "./adapter.ts";
 
 export interface ClientKind {

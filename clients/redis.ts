@@ -51,6 +51,7 @@ export interface RedisLockOptions {
   releaseGapMs?: number;
 }
 
+// removeKeysUnder below matches this layout.
 export const fenceKey = (key: string): string => `fence:{${key}}`;
 
 /** A Redis connection that never retries or queues behind our back: a history must be honest. */
@@ -122,5 +123,30 @@ export class RedisLock implements LockClient {
 
   async close(): Promise<void> {
     this.redis.disconnect();
+  }
+}
+
+/**
+ * Delete a run's keys on a Redis it shares (--deploy external): its locks and
+ * their fence counters, all named under `prefix`. The number deleted.
+ */
+export async function removeKeysUnder(endpoint: RedisEndpoint, prefix: string, timeoutMs: number): Promise<number> {
+  if (prefix === "") throw new Error("refusing to delete every key: the run has no key prefix");
+  const redis = honestRedis(endpoint, timeoutMs);
+  redis.on("error", () => {});
+  try {
+    await redis.connect();
+    let deleted = 0;
+    for (const pattern of [`${prefix}*`, `fence:{${prefix}*`]) {
+      let cursor = "0";
+      do {
+        const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 500);
+        cursor = next;
+        if (keys.length) deleted += await redis.del(...keys);
+      } while (cursor !== "0");
+    }
+    return deleted;
+  } finally {
+    redis.disconnect();
   }
 }

@@ -3,6 +3,7 @@
 // leads. These are the test's own questions, not operations of the system under
 // test, so they are not recorded in the history.
 import { Etcd3, type IOptions } from "etcd3";
+import { prefixEnd } from "../clients/etcd-connection.ts";
 
 type Policy = NonNullable<NonNullable<IOptions["faultHandling"]>["global"]>;
 
@@ -16,9 +17,9 @@ export const hexId = (decimal: string): string => BigInt(decimal).toString(16);
 export class EtcdAdmin {
   private readonly client: Etcd3;
 
-  constructor(readonly member: string, port: number, timeoutMs = 1000) {
+  constructor(readonly member: string, port: number, timeoutMs = 1000, host = "127.0.0.1") {
     this.client = new Etcd3({
-      hosts: [`http://127.0.0.1:${port}`],
+      hosts: [`http://${host}:${port}`],
       faultHandling: { global: callOnce },
       defaultCallOptions: () => ({ deadline: new Date(Date.now() + timeoutMs) }),
       grpcOptions: { "grpc.use_local_subchannel_pool": 1, "grpc.initial_reconnect_backoff_ms": 50, "grpc.max_reconnect_backoff_ms": 500 },
@@ -49,6 +50,12 @@ export class EtcdAdmin {
   async memberIds(): Promise<Map<string, string>> {
     const res = await this.client.cluster.memberList({});
     return new Map(res.members.map((m) => [m.name, hexId(m.ID)]));
+  }
+
+  /** Delete every key under `prefix`: a run's keys on a cluster it shares (--deploy external). The number deleted. */
+  async deleteUnder(prefix: string): Promise<number> {
+    const res = await this.client.kv.deleteRange({ key: Buffer.from(prefix), range_end: prefixEnd(prefix) });
+    return Number(res.deleted);
   }
 
   close(): void {

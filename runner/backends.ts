@@ -7,6 +7,11 @@ import type { RedisPersistence, RedisNodeOptions } from "../cluster/redis.ts";
 import type { Cluster, ClusterAbility } from "../cluster/cluster.ts";
 import { startEtcdCluster } from "../cluster/etcd.ts";
 import type { Deployment, PauseMode } from "../cluster/deployment.ts";
+import type { ExternalServer } from "../cluster/external.ts";
+import type { ServerNode } from "../cluster/redis.ts";
+import { EtcdAdmin } from "../cluster/etcd-admin.ts";
+import { removeKeysUnder } from "../clients/redis.ts";
+import { etcdKeyRanges } from "../clients/index.ts";
 
 /** How servers are started, from the options; each backend applies what concerns it. */
 export interface ServerOptions {
@@ -14,8 +19,10 @@ export interface ServerOptions {
   redisPersistence: RedisPersistence;
   /** Start servers whose wall clocks the clock nemesis can move (costs a libfaketime preload). */
   skewableClocks: boolean;
-  /** Where the servers run: child processes, or containers (docker/). */
-  deploy: "local" | "docker";
+  /** Where the servers run: child processes, containers (docker/), or someone else's (cluster/external.ts). */
+  deploy: "local" | "docker" | "external";
+  /** --deploy external: the servers given, with their control commands. */
+  external: ExternalServer[] | null;
   /** How pause-server holds a server (the freezer: containers only). */
   pauseMode: PauseMode;
   /** etcd members cut off from each other through the fault proxy, or off their container network. */
@@ -45,6 +52,35 @@ export interface Backend {
   /** Toxics of our fault proxy it needs beyond Toxiproxy's, and what for (a --toxiproxy must have them). */
   needsToxics?: Record<string, string>;
   start(ctx: BackendContext): Promise<Cluster>;
+  /** Its servers' names, which an external cluster's endpoints take (--deploy external). */
+  serverNames: readonly string[];
+  /** Delete the run's keys (its lock keys all start with `prefix`) from a cluster it shares; the number deleted. */
+  removeKeys(nodes: readonly ServerNode[], prefix: string): Promise<number>;
+}
+
+const redisNames = (n: number): string[] => Array.from({ length: n }, (_, i) => `redis-${i + 1}`);
+
+async function removeRedisKeys(nodes: readonly ServerNode[], prefix: string): Promise<number> {
+  const counts = await Promise.all(nodes.map((n) => removeKeysUnder(n, prefix, 5000)));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/** On the first member that answers: a delete is replicated to the others. */
+async function removeEtcdKeys(nodes: readonly ServerNode[], prefix: string): Promise<number> {
+  let last: unknown = null;
+  for (const n of nodes) {
+    const admin = new EtcdAdmin(n.name, n.port, 5000, n.host);
+    try {
+      let deleted = 0;
+      for (const range of etcdKeyRanges(prefix)) deleted += await admin.deleteUnder(range);
+      return deleted;
+    } catch (err) {
+      last = err;
+    } finally {
+      admin.close();
+    }
+  }
+  throw new Error(`no etcd member deleted the keys under ${prefix}: ${(last as Error)?.message}`);
 }
 
 export const BACKENDS: Record<string, Backend> = {
@@ -55,6 +91,8 @@ export const BACKENDS: Record<string, Backend> = {
     defaultClient: "redis",
     abilities: ["kill", "clock"],
     start: (ctx) => startRedisCluster(ctx.group, ctx.ports, 1, redisNodeOptions(ctx)),
+    serverNames: redisNames(1),
+    removeKeys: removeRedisKeys,
   },
   redlock: {
     name: "redlock",
@@ -63,6 +101,8 @@ export const BACKENDS: Record<string, Backend> = {
     defaultClient: "node-redlock",
     abilities: ["kill", "clock"],
     start: (ctx) => startRedisCluster(ctx.group, ctx.ports, 5, redisNodeOptions(ctx)),
+    serverNames: redisNames(5),
+    removeKeys: removeRedisKeys,
   },
   etcd: {
     name: "etcd",
@@ -81,6 +121,8 @@ export const BACKENDS: Record<string, Backend> = {
         deployment: ctx.deployment,
         directPeers: ctx.serverOptions.memberPartitions === "network",
       }),
+    serverNames: ["etcd-1", "etcd-2", "etcd-3"],
+    removeKeys: removeEtcdKeys,
   },
 };
 

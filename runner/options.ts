@@ -1,6 +1,8 @@
 // The options of `npm run test:jepsen`, and how they become a Test: the one
 // description of each option, from which --help, defaults and messages come.
+import { readFileSync } from "node:fs";
 import { BadInput, type OptionSpec, type ParsedOptions } from "../lib/index.ts";
+import { parseEndpoints, CONTROLS_NEEDED } from "../cluster/external.ts";
 import { BACKENDS } from "./backends.ts";
 import type { Test } from "./test.ts";
 import type { RedisPersistence } from "../cluster/redis.ts";
@@ -50,7 +52,9 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "strobe-period", kind: "int", default: 100, min: 1, help: "ms between the flips of a strobing clock" },
   { name: "restart-delay", kind: "int", default: undefined, defaultText: "ttl", min: 0, help: "ms a killed server stays down before it is started again" },
   { name: "redis-persistence", kind: "string", default: "none", choices: ["none", "everysec", "always"], help: "Redis AOF fsync policy: what a killed node remembers (none: nothing)" },
-  { name: "deploy", kind: "string", default: "local", choices: ["local", "docker"], help: "where the lock servers run: local child processes, or containers of a Docker API engine (DOCKER_HOST, /var/run/docker.sock, Podman's socket)" },
+  { name: "deploy", kind: "string", default: "local", choices: ["local", "docker", "external"], help: "where the lock servers run: local child processes, containers of a Docker API engine (DOCKER_HOST, /var/run/docker.sock, Podman's socket), or a cluster of yours (--endpoints)" },
+  { name: "endpoints", kind: "string", default: undefined, help: "--deploy external: the servers, host:port or name=host:port comma-separated, or a JSON file with control commands (see the README)" },
+  { name: "key-prefix", kind: "string", default: undefined, defaultText: "fencecheck:<run>: with --deploy external, else none", help: "every lock key's name starts with this; a run's keys are deleted at the end with --deploy external" },
   { name: "pause-mode", kind: "string", default: "signal", choices: ["signal", "freeze"], help: "how pause-server holds a server: SIGSTOP to its process, or (--deploy docker) the cgroup freezer (docker pause)" },
   { name: "toxiproxy", kind: "string", default: undefined, defaultText: "our own fault proxy", help: "URL of a Toxiproxy to make the links in, e.g. http://127.0.0.1:8474" },
   { name: "command-timeout", kind: "int", default: undefined, defaultText: "3 x ttl, at least 1000", min: 1, help: "ms without an answer before an operation's outcome is unknown (info)" },
@@ -87,7 +91,20 @@ export function buildTest(o: ParsedOptions): Test {
   if (toxiproxy !== undefined && !/^https?:\/\/[^/]+/.test(toxiproxy)) throw new BadInput(`--toxiproxy must be an http:// URL, got ${JSON.stringify(toxiproxy)}`);
   const portBase = o["port-base"] as number;
   if (portBase !== 0 && portBase < 1024) throw new BadInput(`--port-base must be 0 (free ports) or at least 1024, got ${portBase}`);
-  const deploy = o.deploy as "local" | "docker";
+  const deploy = o.deploy as "local" | "docker" | "external";
+  const endpoints = o.endpoints as string | undefined;
+  if (deploy === "external" && endpoints === undefined) throw new BadInput(`--deploy external needs --endpoints: the servers of your ${backend.name} (${backend.serverNames.join(", ")})`);
+  if (deploy !== "external" && endpoints !== undefined) throw new BadInput(`--endpoints names servers of your own, for --deploy external; with --deploy ${deploy} fencecheck starts its own`);
+  const external = endpoints === undefined ? null : parseEndpoints(endpoints, backend.serverNames, (p) => readFileSync(p, "utf8"));
+  if (external) {
+    for (const n of nemeses) {
+      if (n === "clock") throw new BadInput(`--nemesis clock cannot move the clocks of an external cluster's servers`);
+      for (const verb of CONTROLS_NEEDED[n] ?? []) {
+        const without = external.find((s) => !s.control?.[verb]);
+        if (without) throw new BadInput(`--nemesis ${n} needs a "${verb}" control command for every server, and ${without.name} has none (give them in the --endpoints JSON file)`);
+      }
+    }
+  }
   const pauseMode = o["pause-mode"] as "signal" | "freeze";
   const partitionMode = o["partition-mode"] as "timeout" | "reset" | "network";
   if (pauseMode === "freeze" && deploy !== "docker") throw new BadInput(`--pause-mode freeze needs --deploy docker (the freezer is a container's cgroup); local servers are paused with SIGSTOP`);
@@ -108,6 +125,7 @@ export function buildTest(o: ParsedOptions): Test {
     renew: o.renew as boolean,
     pauseAt: o["pause-at"] as WorkloadOptions["pauseAt"],
     fenceReads: o["fence-reads"] as boolean,
+    ...(o["key-prefix"] !== undefined ? { keyPrefix: o["key-prefix"] as string } : {}),
   };
   const faults = faultTimes(o, workloadOptions.ttlMs);
   const commandTimeoutMs = (o["command-timeout"] as number | undefined) ?? Math.max(1000, 3 * workloadOptions.ttlMs);
@@ -170,6 +188,7 @@ export function buildTest(o: ParsedOptions): Test {
       redisPersistence: o["redis-persistence"] as RedisPersistence,
       skewableClocks: nemeses.some((n) => NEMESES[n].needs === "clock"),
       deploy,
+      external,
       pauseMode,
       memberPartitions: partitionMode === "network" ? "network" : "proxy",
     },

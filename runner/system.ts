@@ -2,7 +2,8 @@
 // servers, one proxied link per worker and server, and the workers with their
 // clients. Everything started is known to the process group, so the runner's
 // teardown (or the reaper) stops it whatever happens here.
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { externalCluster } from "../cluster/external.ts";
 import type { ProcessGroup } from "../cluster/processes.ts";
 import type { PortPlan } from "../cluster/ports.ts";
 import type { ServerNode } from "../cluster/redis.ts";
@@ -70,8 +71,14 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     ctx.started("proxy", { url: proxy.url, pid: proxy.pid });
   }
 
-  const deployment = await deploy(ctx);
-  const cluster = await test.backend.start({ group, ports, runDir, toxiproxyUrl, serverOptions: test.serverOptions, deployment });
+  const external = test.serverOptions.external;
+  const cluster = external
+    ? externalCluster(external)
+    : await test.backend.start({ group, ports, runDir, toxiproxyUrl, serverOptions: test.serverOptions, deployment: await deploy(ctx) });
+  // On a cluster the run shares, its keys are its own: named under a prefix of the
+  // run's, and deleted at the end.
+  const keyPrefix = test.workloadOptions.keyPrefix ?? (external ? `fencecheck:${basename(runDir)}:` : "");
+  if (keyPrefix) ctx.started("key_prefix", keyPrefix);
   const nodes = cluster.nodes;
   ctx.started("servers", nodes);
 
@@ -100,7 +107,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
         client: test.client,
         clientOptions: test.clientOptions,
         workload: test.workload.name,
-        opts: test.workloadOptions,
+        opts: { ...test.workloadOptions, keyPrefix },
         resourceUrl: `http://${toResource.host}:${toResource.port}`,
         commandTimeoutMs: test.commandTimeoutMs,
       });
@@ -116,6 +123,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     assignment,
     close: async () => {
       if (test.toxiproxy) await links.remove();
+      if (external) ctx.started("keys_removed", await test.backend.removeKeys(nodes, keyPrefix));
     },
   };
 }

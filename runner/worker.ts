@@ -65,7 +65,7 @@ async function go(startAt: number, end: number): Promise<void> {
           await sleep((next - clock()) / 1e6);
           return clock() < endAt;
         },
-        pickKey: () => keyName(o.keys === 1 ? 0 : r.int(0, o.keys - 1)),
+        pickKey: () => (o.keyPrefix ?? "") + keyName(o.keys === 1 ? 0 : r.int(0, o.keys - 1)),
       };
       try {
         await workload.run(env);

@@ -27,6 +27,8 @@ export interface WorkloadOptions {
   renew: boolean;
   /** Reads carry the hold's fence, and the resource advances the key's fence on them (closes C1). */
   fenceReads: boolean;
+  /** Every key's name starts with this (--key-prefix; a run's own on a shared cluster). */
+  keyPrefix?: string;
 }
 
 export const keyName = (i: number): string => `k${i}`;
