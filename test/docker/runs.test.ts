@@ -4,7 +4,12 @@
 // removes what it left; and the options that need containers are refused without.
 import { describe, it, expect } from "vitest";
 import { join } from "node:path";
-import { readFileSync, readdirSync, realpathSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, realpathSync } from "node:fs";
+import { Redis } from "ioredis";
+import { ProcessGroup } from "../../cluster/processes.ts";
+import { PortPlan } from "../../cluster/ports.ts";
+import { startRedisNodes } from "../../cluster/redis.ts";
+import { dockerDeployment } from "../../docker/index.ts";
 import { tempRunDir, runCli, latestRun, readNdjson, waitFor } from "../helpers.ts";
 import { engineOrSkip, fencecheckObjects } from "./engine.ts";
 
@@ -82,6 +87,30 @@ describe.skipIf(!engine)("--deploy docker", () => {
     expect(await reap.exit).toBe(0);
     expect(reap.stdout()).toMatch(/^Removed [5-9]\d* container\(s\) and [1-9]\d* network\(s\)/);
     expect(await fencecheckObjects(engine!, dir)).toEqual({ containers: [], running: [], networks: [] });
+  });
+});
+
+describe.skipIf(!engine)("--deploy external against a Redis in a container", () => {
+  it("partitions through the fault proxy, and no key of the run is left in it", async () => {
+    const dir = tempRunDir("fc-docker-ext-");
+    mkdirSync(join(dir, "data"), { recursive: true });
+    const group = new ProcessGroup(dir);
+    const deployment = await dockerDeployment({ engine: engine!, runDir: dir, group, pauseMode: "signal", log: () => {} });
+    group.onStop(() => deployment.stop());
+    try {
+      const [node] = await startRedisNodes(group, new PortPlan(0), 1, { runDir: dir, deployment });
+      const store = tempRunDir("fc-docker-ext-");
+      const cli = runCli("test-jepsen", ["--deploy", "external", "--endpoints", `${node.host}:${node.port}`, "--nemesis", "partition", "--nemesis-interval", "1", "--time-limit", "5", "--seed", "2", "--store", store]);
+      expect([0, 1], cli.stdout() + cli.stderr()).toContain(await cli.exit);
+      const { run, events } = load(store);
+      expect(events.some((e) => e.f === "start-partition")).toBe(true);
+      expect(run.keys_removed).toBeGreaterThan(0);
+      const r = new Redis({ host: node.host, port: node.port });
+      expect(await r.dbsize()).toBe(0);
+      r.disconnect();
+    } finally {
+      await group.stopAll();
+    }
   });
 });
 
