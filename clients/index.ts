@@ -9,6 +9,8 @@ import { EtcdQueueLock, QUEUE_PREFIX } from "./etcd-queue.ts";
 import { Etcd3Lock, LOCK_PREFIX } from "./etcd3-lock.ts";
 import type { RedlockClientOptions } from "./redlock-nodes.ts";
 import type { LockClient, ClientContext, ClientOptions } from "./lock.ts";
+import { adapterClients } from "./adapter.ts";
+import { redisSemaphore } from "./redis-semaphore.ts";
 
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
@@ -20,6 +22,8 @@ export { isAdapterPath, adapterPath, loadAdapter, checkAdapterClient, adapterCli
 export interface ClientKind {
   describe: string;
   create(ctx: ClientContext): LockClient;
+  /** False for a lock that issues no fencing tokens: with --fence on it takes them from --fence-source. */
+  fences?: boolean;
 }
 
 export const CLIENTS: Record<string, ClientKind> = {
@@ -43,6 +47,7 @@ export const CLIENTS: Record<string, ClientKind> = {
     describe: "the Redis documentation's Redlock: parallel SET NX PX, majority, validity check, unlock all on failure",
     create: (ctx) => new RedlockLock(redlockOptions(ctx)),
   },
+  "redis-semaphore": { ...adapterClients(redisSemaphore), describe: redisSemaphore.describe, fences: false },
   "etcd-queue": {
     describe: "etcd lease + FIFO queue of keys by create revision (Go's concurrency.Mutex); fence = its key's create revision",
     create: (ctx) => new EtcdQueueLock(ctx),

@@ -239,8 +239,11 @@ function clientOptions(o: ParsedOptions, backend: string, client: string, fencin
     throw new BadInput(`--pause-at replies applies to --client redlock only (the npm redlock packages cannot be paused inside an acquire), not --client ${client}`);
   const fenceSource = o["fence-source"] as FenceSource | undefined;
   const checkValidity = o["redlock-check-validity"] as boolean | undefined;
-  const adapter = isAdapterPath(client);
+  // An adapter, or a shipped client whose lock issues no fences, may take them from Redis counters.
+  const adapter = isAdapterPath(client) || CLIENTS[client]?.fences === false;
   // An adapter whose lock issues no fences may take them from Redis counters (preflight checks it issues none).
+  if (CLIENTS[client]?.fences === false && fencing && (fenceSource === undefined || fenceSource === "none"))
+    throw new BadInput(`--client ${client} issues no fencing tokens, so with --fence on the resource would refuse every write as unfenced; use --fence off, or take fences from Redis counters with --fence-source single (or max-incr)`);
   if (adapter && fenceSource !== undefined && backend !== "redis" && backend !== "redlock")
     throw new BadInput(`--fence-source takes fences from Redis counters: with --client ${client} it needs --backend redis or redlock, not ${backend}`);
   if (!adapter && fenceSource !== undefined && backend !== "redlock")
