@@ -9,9 +9,6 @@ import type { Test } from "./test.ts";
 import { findEngine, NoEngine } from "../docker/index.ts";
 import { isAdapterPath, loadAdapter, checkAdapterClient } from "../clients/index.ts";
 
-/** The servers each backend gives a client (ctx.endpoints), for the adapter's probe. */
-const ENDPOINTS: Record<string, number> = { redis: 1, redlock: 5, etcd: 3 };
-
 /** A client adapter of the user's: its exports, its backends, its fences, one client made and closed. */
 async function checkAdapter(test: Test): Promise<void> {
   const adapter = await loadAdapter(test.client);
@@ -25,7 +22,7 @@ async function checkAdapter(test: Test): Promise<void> {
       `--client ${test.client} issues no fencing tokens (its "fences" is false), so with --fence on the resource would refuse every write as unfenced; ` +
         `use --fence off, or take fences from Redis counters with --fence-source single (or max-incr)`,
     );
-  await checkAdapterClient(adapter, test.client, ENDPOINTS[test.backend.name] ?? 1);
+  await checkAdapterClient(adapter, test.client, test.backend.serverNames.length);
 }
 
 export async function preflight(test: Test): Promise<void> {
