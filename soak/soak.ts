@@ -73,6 +73,9 @@ export async function runSoak(o: SoakOptions): Promise<{ soakDir: string; summar
   const records: RunRecord[] = [];
   const notRun: Array<PlannedRun & { reason: string }> = [];
   const estimate = estimator(o);
+  // Round-robin holds only if, once a run does not fit, no later round starts:
+  // a shorter configuration could still fit and would pull two runs ahead.
+  let lastRound = Infinity;
   // The handlers stay until the summary is written: a second Ctrl-C must not cut it short.
   try {
     for (let i = 0; i < planned.length; i++) {
@@ -83,7 +86,12 @@ export async function runSoak(o: SoakOptions): Promise<{ soakDir: string; summar
         continue;
       }
       const needS = estimate.of(p.config);
+      if (p.index > lastRound) {
+        notRun.push({ ...p, reason: `did not fit the time budget: ${Math.max(0, Math.round(o.timeBudgetS! - elapsedS))} s of ${o.timeBudgetS} s left after a run of round ${lastRound + 1} did not fit (later rounds are not started, so configurations share the budget evenly)` });
+        continue;
+      }
       if (o.timeBudgetS !== null && elapsedS + needS > o.timeBudgetS) {
+        lastRound = Math.min(lastRound, p.index);
         notRun.push({ ...p, reason: `did not fit the time budget: ${Math.max(0, Math.round(o.timeBudgetS - elapsedS))} s of ${o.timeBudgetS} s left, about ${Math.round(needS)} s needed` });
         continue;
       }
