@@ -7,6 +7,8 @@ import { fairnessStats } from "./fairness.ts";
 import { falseRejections } from "./false-rejection.ts";
 import { readStats } from "./fenced-reads.ts";
 import { fenceRegressions } from "./fence-regression.ts";
+import { expiredOnArrival } from "./expired-on-arrival.ts";
+import { lostLocksUnnoticed } from "./lost-lock.ts";
 import { interleavedWriters } from "./interleaved.ts";
 import { lostUpdates } from "./lost-update.ts";
 import { buildModel, type Model, type RunInput } from "./model.ts";
@@ -60,6 +62,8 @@ export function verdict(m: Model, options: CheckOptions = {}): { results: Result
     "fence-regression": fenceRegressions,
     "lost-update": m.header.workload === "counter" ? lostUpdates : null,
     "mutex-violation": () => holds.violations,
+    "expired-on-arrival": expiredOnArrival,
+    "lost-lock-unnoticed": lostLocksUnnoticed,
   };
 
   const anomalies: Record<string, Witness[]> = {};

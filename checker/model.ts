@@ -28,6 +28,8 @@ export interface Model {
   writesByKey: Map<string, IntList>;
   /** null when the run has no resource log. */
   decisions: Decisions | null;
+  /** Acquires that completed ok with a `validity_ms` from their client: the operation and that figure (few clients report it). */
+  validity: Map<number, number>;
   /** Events, and the first and last time, of the history. */
   events: number;
   firstTime: number;
@@ -75,7 +77,7 @@ export class ModelBuilder {
     for (const f of ["acquire", "renew", "release", "write", "read"]) fs.id(f);
     this.m = {
       header, keys: new Interner(), owners: new Interner(expectedOps >> 2), fs, errors: new Interner(),
-      ops: new Ops(expectedOps), holds: new Holds(expectedOps >> 2), holdsByKey: new Map(), writesByKey: new Map(), decisions: null,
+      ops: new Ops(expectedOps), holds: new Holds(expectedOps >> 2), holdsByKey: new Map(), writesByKey: new Map(), decisions: null, validity: new Map(),
       events: 0, firstTime: 0, lastTime: 0, nemesis: new Map(), unknown: [], warnings: [],
     };
   }
@@ -202,6 +204,7 @@ export class ModelBuilder {
       ops.fence[i] = e.fence;
       ops.ttl[i] = lease(ops.ttl[i], e.ttl);
       ops.queued[i] = e.queued;
+      if (!Number.isNaN(e.validity)) m.validity.set(i, e.validity);
     } else if (f === RENEW) ops.ttl[i] = lease(ops.ttl[i], e.ttl);
     else if (f === RELEASE && e.notReleased) ops.notReleased[i] = 1;
   };

@@ -35,6 +35,10 @@ export const CLIENTS: Record<string, ClientKind> = {
     describe: "as redis, but releases with GET then DEL (the T1 bug, kept on purpose)",
     create: (ctx) => new RedisLock({ ...ctx, endpoint: ctx.endpoints[0], unsafeRelease: true, releaseGapMs: ctx.options.releaseGapMs }),
   },
+  "redis-blind-renew": {
+    describe: "as redis, but renews with SET PX without checking the owner: re-takes a lost lock silently (L1, kept on purpose)",
+    create: (ctx) => new RedisLock({ ...ctx, endpoint: ctx.endpoints[0], blindRenew: true }),
+  },
   "node-redlock": {
     describe: "npm redlock 5.0.0-beta.2 over every node: decides at the first quorum, never checks validity (K5)",
     create: (ctx) => new NodeRedlock(redlockOptions(ctx)),

@@ -67,6 +67,10 @@ export class NpmRedlock<L extends LibraryLock> implements LockClient {
         await sleep(retryDelay(opts.rng, deadline));
         continue;
       }
+      // What was left of the lease when the package handed the lock over: a pause
+      // while this client fetches the fence is the caller's bad luck (K1), not the
+      // package returning a spent lease (K5, node-redlock #296).
+      const validityMs = lock.expiration - Date.now();
       // 5 decides on the first quorum; the nodes that grant a moment later granted
       // too, and max-incr counts on every node that granted. A node that has not
       // answered within the short per-node wait is left out, as it would be anywhere.
@@ -78,7 +82,7 @@ export class NpmRedlock<L extends LibraryLock> implements LockClient {
       const fence = await redlockFence(nodes, opts.fenceSource, key, lock.value, granted, wait);
       const owner = `${opts.ownerPrefix}-h${++this.holds}`;
       this.locks.set(owner, lock);
-      return { type: "ok", value: { owner, fence, ttlMs, extra: { validity_ms: lock.expiration - Date.now(), granted: granted.map((i) => nodes.name(i)) } } };
+      return { type: "ok", value: { owner, fence, ttlMs, extra: { validity_ms: validityMs, granted: granted.map((i) => nodes.name(i)) } } };
     }
   }
 

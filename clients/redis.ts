@@ -49,6 +49,13 @@ export interface RedisLockOptions {
   unsafeRelease?: boolean;
   /** With unsafeRelease: ms between the GET and the DEL (a slow client), to land T1 on demand. */
   releaseGapMs?: number;
+  /**
+   * The blind refresh: renew with SET key owner PX ttl, without asking whether the
+   * key is still ours. A lapsed lock is re-taken silently, a lock another client
+   * now holds is taken from it, and the renew says ok either way: the lost lock
+   * goes unnoticed (redis-semaphore #175, etcd3 #110; L1 in the catalogue). Kept on purpose.
+   */
+  blindRenew?: boolean;
 }
 
 // removeKeysUnder below matches this layout.
@@ -104,6 +111,10 @@ export class RedisLock implements LockClient {
 
   async renew(key: string, hold: Hold, ttlMs: number): Promise<Outcome<{ ttlMs: number }>> {
     await this.ready();
+    if (this.opts.blindRenew) {
+      await this.redis.set(key, hold.owner, "PX", ttlMs);
+      return { type: "ok", value: { ttlMs } };
+    }
     const ok = (await this.redis.eval(RENEW, 1, key, hold.owner, ttlMs)) as number;
     return ok === 1 ? { type: "ok", value: { ttlMs } } : { type: "fail", error: "not-owner" };
   }

@@ -64,8 +64,9 @@ export class RedlockLock implements LockClient {
       const validity = ttlMs - (performance.now() - start) - drift;
       if (granted.length >= nodes.quorum && (validity > 0 || !opts.checkValidity)) {
         const fence = await redlockFence(nodes, opts.fenceSource, key, owner, granted, wait);
-        const validityMs = Math.floor(ttlMs - (performance.now() - start) - drift);
-        return { type: "ok", value: { owner, fence, ttlMs, extra: { validity_ms: validityMs, granted: granted.map((i) => nodes.name(i)) } } };
+        // The validity it decided on: a pause while it fetches the fence is the
+        // caller's bad luck (K1), not the lock handing over a spent lease.
+        return { type: "ok", value: { owner, fence, ttlMs, extra: { validity_ms: Math.floor(validity), granted: granted.map((i) => nodes.name(i)) } } };
       }
       this.unlockAll(key, owner);
       if (await mayStillHold(calls, nodes.size, nodes.quorum, ["grant"]))

@@ -56,8 +56,10 @@ export class ScriptSchedule implements Schedule {
     const later = this.steps.filter((s) => s.atMs > 0);
     void (async () => {
       for (const step of later) {
-        const waitMs = (startAt + step.atMs * 1e6 - this.clock()) / 1e6;
-        if (waitMs > 0) await sleep(waitMs);
+        // A timer may fire a little early by the run's clock (Node's is the loop's
+        // cached time, in whole ms): wait again until the moment has truly come.
+        for (let waitMs = (startAt + step.atMs * 1e6 - this.clock()) / 1e6; waitMs > 0; waitMs = (startAt + step.atMs * 1e6 - this.clock()) / 1e6)
+          await sleep(Math.max(1, Math.ceil(waitMs)));
         if (this.stopped) return;
         this.current = this.perform(step);
         await this.current;

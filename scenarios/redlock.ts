@@ -140,5 +140,5 @@ export const K5: Scenario = {
   predict: (o) =>
     o["redlock-check-validity"]
       ? { anomalies: [], why: "client 0 finds its validity negative and refuses the lock (acquire fails, expired): only client 1 holds it" }
-      : { anomalies: ["lost-update"], why: "client 0 trusts the stale OKs and reads the counter while client 1 holds the lock: both write 1" },
+      : { anomalies: ["lost-update", "expired-on-arrival"], why: "client 0 trusts the stale OKs (its own validity is negative: expired-on-arrival) and reads the counter while client 1 holds the lock: both write 1" },
 };

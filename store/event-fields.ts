@@ -31,12 +31,14 @@ export interface EventFields {
   notReleased: boolean;
   /** An acquire's `queued_ms`: when its client says its place in the lock's queue was taken (NaN: none). */
   queued: number;
+  /** An acquire's `validity_ms`: what its client says was left of the lease when it returned (NaN: none; may be negative). */
+  validity: number;
 }
 
 export const typeName = (type: number): string => TYPE_NAMES[type];
 
 export function emptyFields(): EventFields {
-  return { index: 0, time: 0, process: 0, nemesis: false, type: 0, f: "", key: undefined, error: undefined, owner: undefined, fence: NaN, ttl: NaN, data: undefined, notReleased: false, queued: NaN };
+  return { index: 0, time: 0, process: 0, nemesis: false, type: 0, f: "", key: undefined, error: undefined, owner: undefined, fence: NaN, ttl: NaN, data: undefined, notReleased: false, queued: NaN, validity: NaN };
 }
 
 type Obj = Record<string, unknown>;
@@ -44,6 +46,7 @@ const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !
 const isNat = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 const isFence = (v: unknown): boolean => v === null || Number.isSafeInteger(v);
 const fenceOf = (v: unknown): number => (typeof v === "number" && Number.isSafeInteger(v) ? v : NaN);
+const finiteOf = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : NaN);
 const ttlOf = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : NaN);
 
 export function typeCode(t: unknown): number {
@@ -115,6 +118,7 @@ function readValue(f: string, type: number, v: Obj, out: EventFields): string | 
       if (type === INVOKE_TYPE) return readLease(v, out);
       if (type !== OK_TYPE) return null;
       out.queued = ttlOf(v.queued_ms);
+      out.validity = finiteOf(v.validity_ms);
       return readHold(v, out, "acquire ok");
     case "renew":
       if (type === OK_TYPE) return readLease(v, out);
@@ -159,6 +163,7 @@ function clearValue(out: EventFields): void {
   out.data = undefined;
   out.notReleased = false;
   out.queued = NaN;
+  out.validity = NaN;
 }
 
 const ownerProblem = (owner: unknown, what: string): string | null =>
@@ -185,5 +190,6 @@ export function fieldsOf(e: HistoryEvent, out: EventFields): EventFields {
   out.data = v?.data;
   out.notReleased = e.f === "release" && v?.released === false;
   out.queued = ttlOf(v?.queued_ms);
+  out.validity = e.f === "acquire" ? finiteOf(v?.validity_ms) : NaN;
   return out;
 }

@@ -70,6 +70,8 @@ export const ANOMALY_TYPES = [
   "fence-regression",
   "lost-update",
   "mutex-violation",
+  "expired-on-arrival",
+  "lost-lock-unnoticed",
 ] as const;
 export type AnomalyType = (typeof ANOMALY_TYPES)[number];
 

@@ -23,6 +23,19 @@ describe("fixtures", () => {
     });
   }
 
+  // Recorded runs of the two anomalies lock libraries' users report (issue 13), each
+  // next to a clean run of the same scenario in good/.
+  const expected: Record<string, string> = {
+    "recorded-redis-l1-blind-renew-lost-lock-unnoticed": "lost-lock-unnoticed",
+    "recorded-redlock-k5-expired-on-arrival": "expired-on-arrival",
+  };
+  for (const [name, type] of Object.entries(expected)) {
+    it(`bad/${name} shows ${type}, from the history alone too`, async () => {
+      const run = await loadRun(join(ROOT, "bad", name));
+      for (const input of [run, { ...run, decisions: null }]) expect(analyze(input).results.anomaly_types).toContain(type);
+    });
+  }
+
   for (const name of runs("bad")) {
     it(`bad/${name} is invalid`, async () => {
       const run = await loadRun(join(ROOT, "bad", name));

@@ -142,6 +142,48 @@ describe("planted anomalies", () => {
   });
 });
 
+// The anomalies lock libraries' users report (issue 13): a lock handed over already
+// spent by its client's own count, and a hold that went on after it was lost.
+describe("planted library anomalies", () => {
+  // The client itself says nothing was left of the lease when the acquire returned.
+  planting("expired-on-arrival", fc.tuple(fence, fc.integer({ min: -5000, max: 0 })), (p, [f, validity], res) => {
+    const a = p.newProcess();
+    const [ai, ao] = p.acquire(a, "A", f, 1000, { validity_ms: validity });
+    p.release(a, "A", f);
+    return { input: p.run(res), events: [ai, ao], seqs: [] };
+  });
+
+  // A's 1 ms lease is over; B is granted the key; A's renew then says ok.
+  planting("lost-lock-unnoticed", fc.tuple(fence, step), (p, [f, d], res) => {
+    const [a, b] = [p.newProcess(), p.newProcess()];
+    const [ai, ao] = p.acquire(a, "A", f, 1);
+    p.wait(d + 1);
+    const [bi, bo] = p.acquire(b, "B", f + d, 1000);
+    const [ri, ro] = p.renew(a, "A", f, 1000);
+    return { input: p.run(res), events: [ai, ao, bi, bo, ri, ro], seqs: [] };
+  });
+
+  it("a client that reports time left, and renews before anyone else is granted the key, is clean", () => {
+    fc.assert(
+      fc.property(simOptions, fence, fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 1, max: 4 }), fc.boolean(), (o, f, validity, renews, withResource) => {
+        const p = new Planter(simulated(o));
+        const [a, b] = [p.newProcess(), p.newProcess()];
+        p.acquire(a, "A", f, 1000, { validity_ms: validity });
+        for (let i = 0; i < renews; i++) p.renew(a, "A", f, 1000);
+        p.write(a, "A", f, "a", true, null);
+        p.release(a, "A", f);
+        // B's grant comes after A let go; A's renews all came before it.
+        p.acquire(b, "B", f + 1, 1000, { validity_ms: validity });
+        p.renew(b, "B", f + 1, 1000);
+        p.release(b, "B", f + 1);
+        const { results } = analyze(p.run(withResource));
+        expect(results.anomaly_types).toEqual([]);
+      }),
+      RUNS,
+    );
+  });
+});
+
 // Fenced reads are judged by the resource's rule (resource/fences.ts) and counted in
 // stats, not as anomaly types: holds that each read and then write with their own
 // fence are valid, and a stale holder's fenced read is counted whether the resource

@@ -75,8 +75,15 @@ export class Planter {
     return [invoke, completion];
   }
 
-  acquire(process: number, owner: string, fence: number | null, ttlMs: number): number[] {
-    return this.op(process, "acquire", { ttl_ms: ttlMs }, "ok", { owner, fence, ttl_ms: ttlMs });
+  /** `extra` goes into the ok value, as a client's own facts do (e.g. `validity_ms`). */
+  acquire(process: number, owner: string, fence: number | null, ttlMs: number, extra: Record<string, unknown> = {}): number[] {
+    return this.op(process, "acquire", { ttl_ms: ttlMs }, "ok", { owner, fence, ttl_ms: ttlMs, ...extra });
+  }
+
+  renew(process: number, owner: string, fence: number | null, ttlMs: number, ok = true): number[] {
+    return ok
+      ? this.op(process, "renew", { owner, fence, ttl_ms: ttlMs }, "ok", { ttl_ms: ttlMs })
+      : this.op(process, "renew", { owner, fence, ttl_ms: ttlMs }, "fail", undefined, 1, "not-owner");
   }
 
   release(process: number, owner: string, fence: number | null, released = true): number[] {

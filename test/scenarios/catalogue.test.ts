@@ -12,8 +12,8 @@ import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
 import { tempRunDir, runCli, latestRun } from "../helpers.ts";
 
 describe("the scenarios", () => {
-  it("are the catalogue's nine, each building into a test with its script and a firm prediction", () => {
-    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2", "C1"]);
+  it("are the catalogue's ten, each building into a test with its script and a firm prediction", () => {
+    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2", "C1", "L1"]);
     for (const s of Object.values(SCENARIOS)) {
       const run = buildScenario(s, []);
       expect(run.test.name.startsWith(`${s.id.toLowerCase()}-`)).toBe(true);
@@ -34,7 +34,7 @@ describe("the scenarios", () => {
     expect(p("T1")).toEqual(["mutex-violation"]);
     expect(p("F1")).toEqual(expect.arrayContaining(["duplicate-fence", "fence-regression"]));
     expect(p("F2")).toEqual(expect.arrayContaining(["fence-regression", "duplicate-fence"]));
-    expect(p("K5")).toEqual(["lost-update"]);
+    expect(p("K5")).toEqual(["lost-update", "expired-on-arrival"]);
     expect(p("K5", "--redlock-check-validity", "on")).toEqual([]);
     expect(p("K4", "--redis-persistence", "always", "--restart-delay", "3500")).toEqual([]);
     expect(p("K4", "--fence-source", "max-incr")).toEqual(["mutex-violation", "duplicate-fence"]);
@@ -43,6 +43,8 @@ describe("the scenarios", () => {
     expect(p("T1", "--client", "redis")).toEqual([]);
     expect(p("C1")).toEqual(["lost-update"]);
     expect(p("C1", "--fence-reads")).toEqual([]);
+    expect(p("L1")).toEqual(["lost-lock-unnoticed"]);
+    expect(p("L1", "--client", "redis")).toEqual([]);
   });
 
   it("take the user's free options and variations, fit the rest around them, and refuse what would move a fault", () => {

@@ -74,10 +74,10 @@ describe("K4: the shared node restarts", () => {
 });
 
 describe("K5: a client stalls between the node replies and its decision", () => {
-  it("without the validity check it believes it holds the lock (negative validity) while client 1 does: lost-update", async () => {
+  it("without the validity check it believes it holds the lock (negative validity: expired-on-arrival) while client 1 does: lost-update", async () => {
     const r = await scenario("K5");
     expect(r.code, r.out).toBe(1);
-    expect(r.results.anomaly_types).toEqual(["lost-update"]);
+    expect(r.results.anomaly_types.sort()).toEqual(["expired-on-arrival", "lost-update"]);
     const a = completion(r, 0, "acquire");
     const b = completion(r, 1, "acquire");
     expect(a).toMatchObject({ type: "ok", value: { granted: ["redis-1", "redis-2", "redis-3", "redis-4", "redis-5"] } });
@@ -85,6 +85,9 @@ describe("K5: a client stalls between the node replies and its decision", () => 
     expect(b).toMatchObject({ type: "ok", value: { granted: ["redis-1", "redis-2", "redis-3", "redis-4", "redis-5"] } });
     // Client 1 took all five while client 0 stalled.
     expect(b.time).toBeLessThan(a.time);
+    const [expired] = r.results.anomalies["expired-on-arrival"];
+    expect(expired.events).toContain(a.index);
+    expect(expired.explanation).toContain(`validity_ms ${a.value!.validity_ms}`);
     const [w] = r.results.anomalies["lost-update"];
     expect(w.seqs).toEqual(expect.arrayContaining([r.writesOf(0)[0].seq, r.writesOf(1)[0].seq]));
     expect(r.writesOf(0)).toMatchObject([{ data: 1, accepted: true }]);

@@ -1,0 +1,76 @@
+// lost-lock-unnoticed: a hold whose client went on as its holder after it had
+// certainly lost the lock, without a new acquire (redis-semaphore #175, etcd3 #110):
+//
+// a renew of it returned ok although another hold's whole acquire, from invoke to
+// ok, lay between this hold's last successful acquire or renew returning and the
+// renew being sent. That other grant certainly came after this hold's and before
+// the renew, and a correct lock grants the key only once the previous lease is
+// gone: the renew cannot have extended anything, it re-took the lock silently,
+// under the old owner and fence. (An acquire merely completed in between is not
+// enough: its grant may have come before this hold's, its reply late.)
+//
+// A write sent after a renew had failed is not this: its client was told, and a
+// stale holder's write is what fencing is for (stale-write-accepted judges it).
+//
+// Time alone is not used as proof that a lease ran out: a client may keep its
+// lease alive in the background without recording it (redis-semaphore's refresh
+// timer, etcd3's keep-alive), and an etcd leader change extends every lease. A
+// later grant to someone else is proof whatever the client did in between.
+import type { Witness } from "../store/events.ts";
+import { ms, quoteAcquire, quoteOp } from "./explain.ts";
+import { eventsOf, holdsByAcquireEnd, RENEW, type Model } from "./model.ts";
+import { OK } from "./table.ts";
+
+export function lostLocksUnnoticed(m: Model): Witness[] {
+  const out: Witness[] = [];
+  const { ops, holds } = m;
+  for (const key of m.holdsByKey.keys()) {
+    const order = holdsByAcquireEnd(m, key);
+    const ends = Float64Array.from(order, (h) => ops.end[holds.acquire[h]]);
+    for (const h of order) {
+      const acquire = holds.acquire[h];
+      // When this hold was last certainly granted (or extended) the lock.
+      let granted = ops.end[acquire];
+      let grantedBy = acquire;
+      for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
+        if (ops.f[r] === RENEW && ops.outcome[r] === OK) {
+          const other = grantedBetween(m, order, ends, granted, ops.start[r]);
+          if (other >= 0) {
+            out.push(retaken(m, key, h, grantedBy, other, r));
+            break;
+          }
+          granted = ops.end[r];
+          grantedBy = r;
+        }
+        // A failed or unknown renew proves nothing here: the next grant decides.
+      }
+    }
+  }
+  return out;
+}
+
+/** A hold whose acquire was invoked after `from` and returned ok before `to` (-1: none); `ends` are `order`'s acquire completions. */
+function grantedBetween(m: Model, order: number[], ends: Float64Array, from: number, to: number): number {
+  let lo = 0;
+  let hi = ends.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ends[mid] <= from) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let i = lo; i < order.length && ends[i] < to; i++) if (m.ops.start[m.holds.acquire[order[i]]] > from) return order[i];
+  return -1;
+}
+
+function retaken(m: Model, key: string, h: number, grantedBy: number, other: number, renew: number): Witness {
+  const o = m.ops;
+  const last = grantedBy === m.holds.acquire[h] ? `its ${quoteAcquire(m, h)}` : `its last successful ${quoteOp(m, grantedBy)}`;
+  return {
+    key,
+    events: eventsOf(m, m.holds.acquire[h], grantedBy, m.holds.acquire[other], renew),
+    explanation:
+      `On key ${JSON.stringify(key)}, after ${last}, the lock was granted to another hold: ${quoteAcquire(m, other)}, ` +
+      `so this hold's lease had run out by ${ms(o.end[m.holds.acquire[other]])}. Yet ${quoteOp(m, renew)} returned ok under the old owner: ` +
+      `the client re-took the lock silently instead of learning it was lost, and goes on as its holder without a new acquire or fence.`,
+  };
+}
