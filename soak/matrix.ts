@@ -16,12 +16,14 @@ import { ANOMALY_TYPES, type AnomalyType } from "../store/events.ts";
  * anomaly type in at least that share of the runs that were checked.
  */
 /**
+ * `observe`: no claim either way, the runs are reported as they come (the library
+ * table: what a library does is the finding, not a pass or a fail).
  * `valid`: no anomaly in any run; `exercised`, where given, the share of runs
  * that must also have had a stale write refused, so that "valid" means fencing
  * worked, not that no fault ever made a stale holder. `find`: each anomaly type
  * with the share of runs it must be found in.
  */
-export type Expectation = { kind: "valid"; exercised?: number } | { kind: "find"; find: Partial<Record<AnomalyType, number>> };
+export type Expectation = { kind: "valid"; exercised?: number } | { kind: "find"; find: Partial<Record<AnomalyType, number>> } | { kind: "observe" };
 
 export interface Configuration {
   name: string;
@@ -115,7 +117,8 @@ function parseConfiguration(raw: unknown, where: string): Configuration {
 
 function parseExpectation(raw: unknown, at: string): Expectation {
   if (raw === "valid") return { kind: "valid" };
-  const hint = `"expect" must be "valid", {"valid": {"exercised": <minimum share of runs with a stale write refused, 0-1>}} or {"find": {"<anomaly type>": <minimum detection rate, 0-1>}}`;
+  if (raw === "observe") return { kind: "observe" };
+  const hint = `"expect" must be "valid", "observe", {"valid": {"exercised": <minimum share of runs with a stale write refused, 0-1>}} or {"find": {"<anomaly type>": <minimum detection rate, 0-1>}}`;
   if (!isObject(raw)) throw new BadInput(`${at}: ${hint}, got ${JSON.stringify(raw)}`);
   unknownKeys(raw, ["find", "valid"], `${at}, "expect"`);
   if ("valid" in raw) {
@@ -201,6 +204,7 @@ export function runSeed(soakSeed: number, name: string, index: number): number {
 
 export function describeExpectation(e: Expectation): string {
   if (e.kind === "valid") return e.exercised === undefined ? "valid" : `valid, fencing used in ≥${Math.round(e.exercised * 100)}%`;
+  if (e.kind === "observe") return "nothing (observed)";
   return Object.entries(e.find)
     .map(([t, r]) => `${t} in ≥${Math.round((r as number) * 100)}%`)
     .join(", ");

@@ -5,6 +5,7 @@
 // through `npm run serve` alike. Every value from the files passes through esc().
 import { esc, REPORT_CSS } from "../reports/index.ts";
 import { WORSE } from "./compare.ts";
+import { fencingText, libraryRows } from "./libraries.ts";
 import { duration, megabytes } from "./table.ts";
 import { pct, type ConfigSummary, type SoakSummary } from "./summary.ts";
 import type { RunRecord } from "./records.ts";
@@ -33,10 +34,20 @@ ${changes(s)}
 ${missed.length ? `<h2 id="missed">Missed expectations</h2><ul>${missed.map((c) => `<li><a href="#c-${esc(c.name)}">${esc(c.name)}</a>: ${esc(c.why)}</li>`).join("")}</ul>` : ""}
 <h2 id="configurations">Configurations</h2>
 ${table(s.configurations)}
+${libraries(s.configurations)}
 <h2 id="runs">Runs</h2>
 ${s.configurations.map((c) => runs(c, s.runs_pruned)).join("\n")}
 </main></body></html>
 `;
+}
+
+function libraries(configs: ConfigSummary[]): string {
+  const rows = libraryRows(configs);
+  if (rows.length === 0) return "";
+  const found = (f: Record<string, string[]>): string => Object.entries(f).map(([t, w]) => `<b>${esc(t)}</b> (${esc(w.join(", "))})`).join("<br>") || "none";
+  return `<h2 id="libraries">By lock client</h2><table class="soak"><tr><th>client</th><th>faults</th><th>fencing off: anomalies (fault found/runs)</th><th>fencing on</th></tr>${rows
+    .map((r) => `<tr><td><code>${esc(r.client)}</code></td><td>${esc(r.faults.join(", "))}</td><td>${found(r.unfenced)}</td><td class="${r.fencedValid === r.fencedRuns ? "status-valid" : "status-invalid"}">${esc(fencingText(r))}</td></tr>`)
+    .join("")}</table>`;
 }
 
 function changes(s: SoakSummary): string {
@@ -54,7 +65,7 @@ function table(configs: ConfigSummary[]): string {
     const ran = n.valid + n.invalid + n.unknown + n.crashed + n.interrupted;
     return `<tr id="c-${esc(c.name)}" class="${c.expectation === "missed" ? "missed-row" : ""}"><td><b>${esc(c.name)}</b>${c.description ? `<span class="pair">${esc(c.description)}</span>` : ""}</td>
 <td>${esc(c.expect_text)}</td><td class="num">${ran}/${c.planned}</td><td class="num">${n.valid}</td><td class="num">${n.invalid}</td><td class="num">${n.unknown}</td><td class="num">${n.crashed}</td><td class="num">${n.not_run + n.interrupted}</td>
-<td><span class="${c.expectation}" title="${esc(c.why)}">${c.expectation === "met" ? "met" : c.expectation === "missed" ? "MISSED" : "not judged"}</span><span class="pair">${esc(c.why)}</span></td>
+<td><span class="${c.expectation}" title="${esc(c.why)}">${c.expectation === "met" ? "met" : c.expectation === "missed" ? "MISSED" : c.expectation === "observed" ? "observed" : "not judged"}</span><span class="pair">${esc(c.why)}</span></td>
 <td>${Object.entries(c.anomalies).map(([t, k]) => `<code>${esc(t)}</code><span class="pair">in ${k} run${k === 1 ? "" : "s"}, ${c.witnesses[t] ?? 0} witnesses</span>`).join("") || "none"}</td>
 <td>${c.detection.map((d) => `${esc(d.type)}: ${pct(d.rate)} (${d.found}/${d.runs}, min ${pct(d.min)})`).join("<br>") || "-"}</td>
 <td>${c.exercised ? `in ${c.exercised.refused} of ${c.exercised.runs} runs${c.exercised.min !== null ? ` (min ${pct(c.exercised.min)})` : ""}` : "-"}</td>

@@ -5,6 +5,7 @@
 // whether the soak is still live or `--summarize` rebuilds it from disk.
 import { describeExpectation, type Configuration, type Expectation } from "./matrix.ts";
 import type { PlannedRun, RunRecord, SoakPlan } from "./records.ts";
+import type { OptionValue } from "../lib/index.ts";
 
 /** What moved since the soak compared with (compare.ts finds them). */
 export type ChangeKind = "newly-failing" | "fixed" | "new-anomaly-type" | "anomaly-type-gone" | "detection-fell" | "new-crashes" | "crashes-gone" | "added" | "removed";
@@ -15,7 +16,7 @@ export interface Change {
   sentence: string;
 }
 
-export type ExpectationStatus = "met" | "missed" | "not-judged";
+export type ExpectationStatus = "met" | "missed" | "not-judged" | "observed";
 
 export interface Detection {
   type: string;
@@ -29,6 +30,8 @@ export interface Detection {
 export interface ConfigSummary {
   name: string;
   description: string;
+  /** The configuration's test:jepsen options, as the matrix gave them (absent in summaries written before they were kept). */
+  options?: Record<string, OptionValue>;
   expect: Expectation;
   expect_text: string;
   planned: number;
@@ -157,6 +160,7 @@ function configSummary(c: Configuration, planned: number, runs: RunRecord[], not
   return {
     name: c.name,
     description: c.description,
+    options: c.options,
     expect: c.expect,
     expect_text: describeExpectation(c.expect),
     planned,
@@ -176,6 +180,10 @@ function configSummary(c: Configuration, planned: number, runs: RunRecord[], not
 
 function judge(expect: Expectation, checked: number, anomalies: Record<string, number>, detection: Detection[], exercised: ConfigSummary["exercised"]): { expectation: ExpectationStatus; why: string } {
   if (checked === 0) return { expectation: "not-judged", why: "no run was checked, so there is nothing to judge" };
+  if (expect.kind === "observe") {
+    const found = Object.entries(anomalies);
+    return { expectation: "observed", why: found.length ? found.map(([t, n]) => `${t} in ${n} of ${checked} runs`).join(", ") : `no anomaly in ${checked} checked run${checked === 1 ? "" : "s"}` };
+  }
   if (expect.kind === "valid") {
     const found = Object.entries(anomalies);
     const used = exercised && exercised.min !== null ? `, stale writes refused in ${exercised.refused} of ${exercised.runs}` : "";

@@ -4,6 +4,7 @@
 import { plain } from "../reports/index.ts";
 import { WORSE } from "./compare.ts";
 import { pct, type ConfigSummary, type SoakSummary } from "./summary.ts";
+import { renderLibraryTable } from "./libraries.ts";
 
 export function renderTable(s: SoakSummary): string {
   const out: string[] = [];
@@ -24,6 +25,7 @@ export function renderTable(s: SoakSummary): string {
   const header = ["configuration", "expect", "runs", "valid", "invalid", "unknown", "crashed", "not run", "expectation", "anomalies (runs)", "detection", "stale refused (runs)", "acquire p50/p99 ms", "faults"];
   const rows = s.configurations.map((c) => row(c));
   out.push(...grid([header, ...rows]));
+  out.push(...renderLibraryTable(s.configurations));
   const notRun = s.configurations.flatMap((c) => c.not_run);
   if (notRun.length) {
     out.push("", `Not run (${notRun.length}):`);
@@ -45,7 +47,7 @@ function row(c: ConfigSummary): string[] {
     String(n.unknown),
     String(n.crashed),
     String(n.not_run + n.interrupted),
-    c.expectation === "met" ? "met" : c.expectation === "missed" ? "MISSED" : "not judged",
+    c.expectation === "met" ? "met" : c.expectation === "missed" ? "MISSED" : c.expectation === "observed" ? "observed" : "not judged",
     Object.entries(c.anomalies).map(([t, k]) => `${plain(t)} ×${k}`).join(", ") || "-",
     c.detection.map((d) => `${pct(d.rate)} (${d.found}/${d.runs})`).join(", ") || "-",
     c.exercised ? `${c.exercised.refused}/${c.exercised.runs}` : "-",

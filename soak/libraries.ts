@@ -1,0 +1,87 @@
+// The library table: a soak's configurations grouped by lock client, one row per
+// client, saying which anomalies showed with fencing off and whether fencing on
+// made every run valid. It is printed below the per-configuration table whenever a
+// client was run both ways (the `libraries` preset does it for every client).
+import { plain } from "../reports/index.ts";
+import type { ConfigSummary } from "./summary.ts";
+
+const fenced = (c: ConfigSummary): boolean => {
+  const f = c.options?.fence;
+  return f === undefined || f === true || f === "on";
+};
+
+const clientOf = (c: ConfigSummary): string => String(c.options?.client ?? `${c.options?.backend ?? "redis"} (default client)`);
+const faultOf = (c: ConfigSummary): string => String(c.options?.nemesis ?? "pause");
+const checked = (c: ConfigSummary): number => c.counts.valid + c.counts.invalid + c.counts.unknown;
+
+export interface LibraryRow {
+  client: string;
+  faults: string[];
+  /** Anomaly type -> the faults under which it showed, with runs found/checked. */
+  unfenced: Record<string, string[]>;
+  unfencedRuns: number;
+  /** Fencing on: runs checked, valid, with a stale write refused; anomalies by type as above. */
+  fencedRuns: number;
+  fencedValid: number;
+  refused: number;
+  fencedAnomalies: Record<string, string[]>;
+}
+
+export function libraryRows(configs: ConfigSummary[]): LibraryRow[] {
+  const byClient = new Map<string, ConfigSummary[]>();
+  for (const c of configs) byClient.set(clientOf(c), [...(byClient.get(clientOf(c)) ?? []), c]);
+  const rows: LibraryRow[] = [];
+  for (const [client, cs] of byClient) {
+    const on = cs.filter(fenced);
+    const off = cs.filter((c) => !fenced(c));
+    if (on.length === 0 || off.length === 0) continue;
+    const found = (list: ConfigSummary[]): Record<string, string[]> => {
+      const out: Record<string, string[]> = {};
+      for (const c of list) for (const [t, n] of Object.entries(c.anomalies)) (out[t] ??= []).push(`${faultOf(c)} ${n}/${checked(c)}`);
+      return out;
+    };
+    rows.push({
+      client,
+      faults: [...new Set(cs.map(faultOf))],
+      unfenced: found(off),
+      unfencedRuns: off.reduce((s, c) => s + checked(c), 0),
+      fencedRuns: on.reduce((s, c) => s + checked(c), 0),
+      fencedValid: on.reduce((s, c) => s + c.counts.valid, 0),
+      refused: on.reduce((s, c) => s + (c.exercised?.refused ?? 0), 0),
+      fencedAnomalies: found(on),
+    });
+  }
+  return rows;
+}
+
+const anomalyText = (found: Record<string, string[]>): string =>
+  Object.entries(found).map(([t, where]) => `${t} (${where.join(", ")})`).join("; ") || "none";
+
+export function fencingText(r: LibraryRow): string {
+  if (r.fencedRuns === 0) return "not run";
+  if (r.fencedValid === r.fencedRuns) return `safe: ${r.fencedValid}/${r.fencedRuns} runs valid, a stale write refused in ${r.refused}`;
+  return `NOT safe: ${anomalyText(r.fencedAnomalies)}; ${r.fencedValid}/${r.fencedRuns} runs valid`;
+}
+
+/** The table for the terminal, or nothing when no client ran both with and without fencing. */
+export function renderLibraryTable(configs: ConfigSummary[]): string[] {
+  const rows = libraryRows(configs);
+  if (rows.length === 0) return [];
+  const lines = ["", "By lock client (fencing off: anomalies, under which fault in how many runs; fencing on: whether every run was valid):"];
+  for (const r of rows) {
+    lines.push(`  ${plain(r.client)}  [${r.faults.map(plain).join(", ")}]`);
+    lines.push(`    fencing off: ${plain(anomalyText(r.unfenced))} (${r.unfencedRuns} runs)`);
+    lines.push(`    fencing on:  ${plain(fencingText(r))}`);
+  }
+  return lines;
+}
+
+/** The same as a Markdown table, for the README. */
+export function libraryMarkdown(configs: ConfigSummary[]): string[] {
+  const rows = libraryRows(configs);
+  return [
+    "| client | faults | fencing off: anomalies (fault found/runs) | fencing on |",
+    "| --- | --- | --- | --- |",
+    ...rows.map((r) => `| ${r.client} | ${r.faults.join(", ")} | ${anomalyText(r.unfenced)} | ${fencingText(r)} |`),
+  ];
+}
