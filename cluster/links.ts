@@ -14,6 +14,8 @@ export interface Link {
   host: string;
   port: number;
   upstream: string;
+  /** A proxy of the user's that every worker's link to this server shares. */
+  shared?: true;
 }
 
 /** Name of a link in nemesis events and reports: worker-1->redis-1. */
@@ -23,29 +25,33 @@ export interface Upstream {
   name: string;
   host: string;
   port: number;
+  /** A proxy of the user's already in front of it, to use instead of making one per worker. */
+  proxy?: string;
 }
 
 export class Links {
   private readonly proxies = new Map<string, Proxy>();
 
-  private constructor(readonly toxiproxy: Toxiproxy, readonly all: Link[]) {}
+  /** `prefix` starts the name of every proxy and toxic the run makes. */
+  private constructor(readonly toxiproxy: Toxiproxy, readonly all: Link[], readonly prefix: string) {}
 
-  /** Create a proxy for each (worker, server) pair, all at once. */
+  /** Create a proxy for each (worker, server) pair, all at once; a server behind a proxy of the user's gets none. */
   static async create(url: string, prefix: string, workers: string[], servers: Upstream[]): Promise<Links> {
+    // Without a prefix the run's toxics could not be told from the user's on their proxy.
+    if (prefix === "" && servers.some((s) => s.proxy)) throw new Error("proxies of the user's need a run prefix for the toxics added to them");
     const toxiproxy = new Toxiproxy(url);
     const bodies = workers.flatMap((w) =>
-      servers.map((s) => ({ name: `${prefix}${w}--${s.name}`, listen: "127.0.0.1:0", upstream: `${s.host}:${s.port}`, enabled: true })),
+      servers.filter((s) => !s.proxy).map((s) => ({ name: `${prefix}${w}--${s.name}`, listen: "127.0.0.1:0", upstream: `${s.host}:${s.port}`, enabled: true })),
     );
-    const made = await toxiproxy.populate(bodies);
+    const made = bodies.length ? await toxiproxy.populate(bodies) : {};
     const links: Link[] = [];
-    const result = new Links(toxiproxy, links);
+    const result = new Links(toxiproxy, links, prefix);
     for (const w of workers)
       for (const s of servers) {
-        const name = `${prefix}${w}--${s.name}`;
-        const p = made[name] ?? (await toxiproxy.get(name));
+        const name = s.proxy ?? `${prefix}${w}--${s.name}`;
+        const p = result.proxies.get(name) ?? made[name] ?? (await toxiproxy.get(name));
         result.proxies.set(name, p);
-        const [host, port] = splitHostPort(p.listen);
-        links.push({ proxy: name, worker: w, server: s.name, host, port, upstream: p.upstream });
+        links.push({ proxy: name, worker: w, server: s.name, ...listenAddress(p.listen), upstream: p.upstream, ...(s.proxy ? { shared: true as const } : {}) });
       }
     return result;
   }
@@ -67,15 +73,44 @@ export class Links {
     return this.all.map((l) => ({ name: linkName(l), ...l }));
   }
 
-  /** Delete this run's proxies (a shared Toxiproxy keeps everyone else's). */
-  async remove(): Promise<void> {
-    await Promise.all([...this.proxies.values()].map((p) => p.remove().catch(() => {})));
+  /** The proxies of the user's among these links: a fault on any of them reaches every worker. */
+  shared(links: readonly Link[]): string[] {
+    return [...new Set(links.filter((l) => l.shared).map((l) => l.proxy))];
+  }
+
+  /**
+   * Delete this run's proxies (a shared Toxiproxy keeps everyone else's), and from
+   * the user's proxies the toxics named under the run's prefix (a fault the heal
+   * did not get to end). Returns what could not be removed, for run.json: the
+   * user must hear of a toxic of ours left on their proxy.
+   */
+  async remove(): Promise<string[]> {
+    const left = await Promise.all(
+      [...this.proxies.values()].map(async (p): Promise<string[]> => {
+        const shared = this.all.some((l) => l.proxy === p.name && l.shared);
+        if (!shared) return p.remove().then(() => [], () => []);
+        try {
+          const ours = (await toxicsOf(p)).filter((t) => t.name.startsWith(this.prefix));
+          const failed = await Promise.all(ours.map((t) => p.api.delete(`${p.getPath()}/toxics/${encodeURIComponent(t.name)}`).then(() => [], () => [`${p.name}: toxic ${t.name}`])));
+          return failed.flat();
+        } catch (err) {
+          return [`${p.name}: ${err instanceof Error ? err.message : String(err)}`];
+        }
+      }),
+    );
+    return left.flat();
   }
 }
 
-function splitHostPort(listen: string): [string, number] {
+/** The toxics on a proxy now (the npm client's Proxy does not keep them). */
+export async function toxicsOf(p: Proxy): Promise<Array<{ name: string }>> {
+  return (await p.api.get<Array<{ name: string }>>(`${p.getPath()}/toxics`)).data ?? [];
+}
+
+/** Where to connect to a proxy that listens on `listen` (host:port as Toxiproxy reports it). */
+export function listenAddress(listen: string): { host: string; port: number } {
   const i = listen.lastIndexOf(":");
   const host = listen.slice(0, i).replace(/^\[|\]$/g, "") || "127.0.0.1";
   // Toxiproxy may report 0.0.0.0 or [::]; connect on loopback then.
-  return [host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host, Number(listen.slice(i + 1))];
+  return { host: host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host, port: Number(listen.slice(i + 1)) };
 }

@@ -24,6 +24,12 @@ export interface Grudge {
   exiled?: boolean;
 }
 
+/**
+ * The grudges that cut a server off from every worker or from none, whatever the
+ * draw: the only partitions a proxy all workers share (a proxy of the user's) can make.
+ */
+export const WHOLE_SERVER: readonly GrudgeKind[] = ["isolate-one", "isolate-leader"];
+
 /** The grudges that can leave one worker without the lock service while another keeps it. */
 export const EXILING: readonly GrudgeKind[] = ["majority-minority", "random-halves"];
 

@@ -10,7 +10,7 @@ import type { NemesisKind } from "./nemesis.ts";
 export type { Nemesis, NemesisContext, NemesisOptions, NemesisKind, Fault } from "./nemesis.ts";
 export { NemesisSchedule, type Schedule } from "./schedule.ts";
 export { ScriptSchedule, scriptNemeses, type ScriptStep } from "./script.ts";
-export { GRUDGES, grudge, type Grudge, type GrudgeKind } from "./grudges.ts";
+export { GRUDGES, WHOLE_SERVER, grudge, type Grudge, type GrudgeKind } from "./grudges.ts";
 export { CLOCK_MODES } from "./clock.ts";
 export type { ClockMode, Aim, HeldLock } from "./nemesis.ts";
 export { AIMS } from "./aim.ts";

@@ -41,6 +41,9 @@ export function linkFault(spec: LinkFaultSpec): Nemesis {
     const undo = await spec.apply(ctx, plan.links, plan);
     active = { links: plan.links, undo, timer: ms === null ? undefined : setTimeout(() => void end(ctx), ms) };
     const value: Record<string, unknown> = { ...plan.value, targets: plan.links.map(linkName) };
+    // The history must say when a fault reached more than its targets: every worker behind a proxy of the user's.
+    const shared = ctx.links!.shared(plan.links);
+    if (shared.length) value.shared_proxies = shared;
     if (ms !== null) value.duration_ms = ms;
     ctx.record(`start-${spec.name}`, value);
   };
@@ -74,12 +77,19 @@ export function linkFault(spec: LinkFaultSpec): Nemesis {
 /**
  * Add one toxic per stream to each link, all at once: a fault lands on every link
  * within one round trip to the proxy rather than one link after another (a holder's
- * write must not slip through while its link waits its turn). The undo removes them
- * all; if any could not be added, those that were are removed before the error goes on.
+ * write must not slip through while its link waits its turn). Links that share a
+ * proxy of the user's get it once, named under the run's prefix so it can be told
+ * from the user's own. The undo removes them all; if any could not be added, those
+ * that were are removed before the error goes on.
  */
-export async function addToxics(ctx: NemesisContext, links: Link[], toxic: (stream: "upstream" | "downstream") => object): Promise<() => Promise<void>> {
+export async function addToxics(ctx: NemesisContext, links: Link[], toxic: (stream: "upstream" | "downstream") => { name: string }): Promise<() => Promise<void>> {
   const net = ctx.links!;
-  const settled = await Promise.allSettled(links.flatMap((l) => (["upstream", "downstream"] as const).map((stream) => net.proxy(l).addToxic(toxic(stream) as never))));
+  const proxies = [...new Map(links.map((l) => [l.proxy, net.proxy(l)])).values()];
+  const named = (stream: "upstream" | "downstream") => {
+    const t = toxic(stream);
+    return { ...t, name: `${net.prefix}${t.name}` };
+  };
+  const settled = await Promise.allSettled(proxies.flatMap((p) => (["upstream", "downstream"] as const).map((stream) => p.addToxic(named(stream) as never))));
   const added: Array<Toxic<unknown>> = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
   const undo = async (): Promise<void> => {
     await Promise.all(added.map((t) => t.remove().catch(() => {})));

@@ -18,9 +18,21 @@ async function cutLinks(ctx: NemesisContext, links: Link[]): Promise<() => Promi
   if (ctx.options.partitionMode !== "reset")
     return addToxics(ctx, links, (stream) => ({ name: `partition-${stream}`, type: "timeout", stream, toxicity: 1, attributes: { timeout: 0 } }));
   const net = ctx.links!;
-  const enable = (enabled: boolean) => Promise.all(links.map((l) => net.proxy(l).update({ enabled } as never)));
-  await enable(false);
-  return async () => void (await enable(true));
+  // A proxy of the user's is never disabled: a run that died mid-fault would leave
+  // it so. A reset_peer toxic resets its connections instead, and goes with the run's other toxics.
+  const theirs = links.filter((l) => l.shared);
+  const ours = links.filter((l) => !l.shared);
+  const undoTheirs = theirs.length
+    ? await addToxics(ctx, theirs, (stream) => ({ name: `partition-${stream}`, type: "reset_peer", stream, toxicity: 1, attributes: { timeout: 0 } }))
+    : async () => {};
+  const enable = (enabled: boolean) => Promise.all(ours.map((l) => net.proxy(l).update({ enabled } as never)));
+  try {
+    await enable(false);
+  } catch (err) {
+    await Promise.all([undoTheirs(), enable(true).catch(() => {})]);
+    throw err;
+  }
+  return async () => void (await Promise.all([undoTheirs(), enable(true)]));
 }
 
 export const partitionNemesis = (): Nemesis =>

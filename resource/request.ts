@@ -47,7 +47,15 @@ export function route(method: string | undefined, url: string | undefined): Rout
   if (method !== "GET" && method !== "PUT") {
     return { status: 405, message: `method ${method} not allowed on /r/{key}`, allow: "GET, PUT" };
   }
-  const key = path.slice("/r/".length);
+  // The client escapes the key (encodeURIComponent: a ':' arrives as %3A, and
+  // --deploy external's keys are named fencecheck:<run>:k0), so it is unescaped
+  // before the check; an escaped '/' or space still fails it.
+  let key: string;
+  try {
+    key = decodeURIComponent(path.slice("/r/".length));
+  } catch {
+    key = path.slice("/r/".length);
+  }
   if (!KEY.test(key)) {
     return { status: 400, message: `bad key ${JSON.stringify(key)}: want 1 to 200 characters of A-Z a-z 0-9 . _ : -` };
   }

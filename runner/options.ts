@@ -2,14 +2,14 @@
 // description of each option, from which --help, defaults and messages come.
 import { readFileSync } from "node:fs";
 import { BadInput, type OptionSpec, type ParsedOptions } from "../lib/index.ts";
-import { parseEndpoints, CONTROLS_NEEDED } from "../cluster/external.ts";
+import { parseEndpoints, toxiproxyUrl, CONTROLS_NEEDED } from "../cluster/external.ts";
 import { BACKENDS } from "./backends.ts";
 import type { Test } from "./test.ts";
 import type { RedisPersistence } from "../cluster/redis.ts";
 import { CLIENTS, adapterPath, isAdapterPath, type ClientOptions } from "../clients/index.ts";
 import { FENCE_SOURCES, type FenceSource } from "../clients/redlock-fence.ts";
 import { WORKLOADS, type WorkloadOptions } from "../workloads/index.ts";
-import { NEMESES, GRUDGES, CLOCK_MODES, AIMS, type Aim, type ClockMode } from "../nemesis/index.ts";
+import { NEMESES, GRUDGES, WHOLE_SERVER, CLOCK_MODES, AIMS, type Aim, type ClockMode } from "../nemesis/index.ts";
 
 export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "backend", kind: "string", default: "redis", choices: Object.keys(BACKENDS), help: "lock service to test" },
@@ -41,7 +41,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "pause-min", kind: "int", default: undefined, defaultText: "ttl / 2", min: 1, help: "shortest SIGSTOP in ms" },
   { name: "pause-max", kind: "int", default: undefined, defaultText: "4 x ttl", min: 1, help: "longest SIGSTOP in ms" },
   { name: "grace", kind: "number", default: undefined, defaultText: "from ttl, pause and timeouts", min: 0, help: "seconds clients get to finish after the heal" },
-  { name: "partition", kind: "list", default: [...GRUDGES], choices: GRUDGES, help: "grudges a partition picks from" },
+  { name: "partition", kind: "list", default: undefined, defaultText: `${GRUDGES.join(",")} (behind proxies of yours: ${WHOLE_SERVER.join(",")})`, choices: GRUDGES, help: "grudges a partition picks from" },
   { name: "partition-mode", kind: "string", default: "timeout", choices: ["timeout", "reset", "network"], help: "cut links drop data silently (timeout) or refuse connections (reset); network (--deploy docker, etcd): links as timeout, and the members cut off the run's container network instead of through the fault proxy" },
   { name: "fault-min", kind: "int", default: undefined, defaultText: "ttl", min: 1, help: "shortest partition, latency or clock fault in ms" },
   { name: "fault-max", kind: "int", default: undefined, defaultText: "5 x ttl", min: 1, help: "longest partition, latency or clock fault in ms" },
@@ -53,7 +53,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "restart-delay", kind: "int", default: undefined, defaultText: "ttl", min: 0, help: "ms a killed server stays down before it is started again" },
   { name: "redis-persistence", kind: "string", default: "none", choices: ["none", "everysec", "always"], help: "Redis AOF fsync policy: what a killed node remembers (none: nothing)" },
   { name: "deploy", kind: "string", default: "local", choices: ["local", "docker", "external"], help: "where the lock servers run: local child processes, containers of a Docker API engine (DOCKER_HOST, /var/run/docker.sock, Podman's socket), or a cluster of yours (--endpoints)" },
-  { name: "endpoints", kind: "string", default: undefined, help: "--deploy external: the servers, host:port or name=host:port comma-separated, or a JSON file with control commands (see the README)" },
+  { name: "endpoints", kind: "string", default: undefined, help: "--deploy external: the servers, host:port or name=host:port comma-separated, or a JSON file with control commands, a Toxiproxy and proxies of yours (see the README)" },
   { name: "key-prefix", kind: "string", default: undefined, defaultText: "fencecheck:<run>: with --deploy external, else none", help: "every lock key's name starts with this; a run's keys are deleted at the end with --deploy external" },
   { name: "pause-mode", kind: "string", default: "signal", choices: ["signal", "freeze"], help: "how pause-server holds a server: SIGSTOP to its process, or (--deploy docker) the cgroup freezer (docker pause)" },
   { name: "toxiproxy", kind: "string", default: undefined, defaultText: "our own fault proxy", help: "URL of a Toxiproxy to make the links in, e.g. http://127.0.0.1:8474" },
@@ -87,15 +87,23 @@ export function buildTest(o: ParsedOptions): Test {
     if (!Number.isInteger(n) || n < 0 || n >= concurrency) throw new BadInput(`--pause-clients: ${JSON.stringify(s)} is not a client id between 0 and ${concurrency - 1}`);
     return n;
   });
-  const toxiproxy = o.toxiproxy as string | undefined;
-  if (toxiproxy !== undefined && !/^https?:\/\/[^/]+/.test(toxiproxy)) throw new BadInput(`--toxiproxy must be an http:// URL, got ${JSON.stringify(toxiproxy)}`);
+  const given = o.toxiproxy === undefined ? null : toxiproxyUrl(o.toxiproxy, "--toxiproxy");
   const portBase = o["port-base"] as number;
   if (portBase !== 0 && portBase < 1024) throw new BadInput(`--port-base must be 0 (free ports) or at least 1024, got ${portBase}`);
   const deploy = o.deploy as "local" | "docker" | "external";
   const endpoints = o.endpoints as string | undefined;
   if (deploy === "external" && endpoints === undefined) throw new BadInput(`--deploy external needs --endpoints: the servers of your ${backend.name} (${backend.serverNames.join(", ")})`);
   if (deploy !== "external" && endpoints !== undefined) throw new BadInput(`--endpoints names servers of your own, for --deploy external; with --deploy ${deploy} fencecheck starts its own`);
-  const external = endpoints === undefined ? null : parseEndpoints(endpoints, backend.serverNames, (p) => readFileSync(p, "utf8"));
+  const parsed = endpoints === undefined ? null : parseEndpoints(endpoints, backend.serverNames, (p) => readFileSync(p, "utf8"));
+  const external = parsed?.servers ?? null;
+  if (given && parsed?.toxiproxy && given !== parsed.toxiproxy)
+    throw new BadInput(`--toxiproxy ${given} and the Toxiproxy of --endpoints ${endpoints} ("toxiproxy": ${parsed.toxiproxy}) differ; give one, or the same in both`);
+  const toxiproxy = given ?? parsed?.toxiproxy ?? null;
+  const behindTheirs = external?.filter((s) => s.proxy) ?? [];
+  if (behindTheirs.length && !toxiproxy)
+    throw new BadInput(`--endpoints ${endpoints}: ${behindTheirs[0].name} is behind your proxy ${JSON.stringify(behindTheirs[0].proxy)}, and no Toxiproxy is given to find it on ("toxiproxy" in the file, or --toxiproxy URL)`);
+  const grudges = (o.partition as string[] | undefined) ?? [...(behindTheirs.length ? WHOLE_SERVER : GRUDGES)];
+  if (behindTheirs.length) sharedProxyNemeses(nemeses, grudges, behindTheirs.map((s) => `${s.name} (${s.proxy})`));
   if (external) {
     for (const n of nemeses) {
       if (n === "clock") throw new BadInput(`--nemesis clock cannot move the clocks of an external cluster's servers`);
@@ -171,12 +179,13 @@ export function buildTest(o: ParsedOptions): Test {
     graceMs,
     commandTimeoutMs,
     workloadOptions,
-    toxiproxy: toxiproxy ?? null,
+    toxiproxy,
+    ...(given === null && toxiproxy ? { toxiproxyFrom: `--endpoints ${endpoints}` } : {}),
     nemesisOptions: {
       intervalS: o["nemesis-interval"] as number,
       ...faults,
       aim: aimOf(o),
-      grudges: o.partition as string[],
+      grudges,
       partitionMode,
       latencyMs,
       jitterMs: (o.jitter as number | undefined) ?? Math.round(latencyMs / 8),
@@ -193,6 +202,23 @@ export function buildTest(o: ParsedOptions): Test {
       memberPartitions: partitionMode === "network" ? "network" : "proxy",
     },
   };
+}
+
+/**
+ * Behind a proxy of the user's every worker reaches the server through that one
+ * proxy, so a fault there reaches all of them: a partition can cut the server off
+ * from every worker (isolate-one, isolate-leader) but not from some, and latency
+ * slows every worker's requests to it (the history's events say so). Pauses, kills
+ * and server pauses do not go through links.
+ */
+function sharedProxyNemeses(nemeses: readonly string[], grudges: readonly string[], behind: readonly string[]): void {
+  if (!nemeses.includes("partition")) return;
+  const split = grudges.filter((g) => !(WHOLE_SERVER as readonly string[]).includes(g));
+  if (split.length)
+    throw new BadInput(
+      `--partition ${split.join(",")} cuts some workers off from a server and not others, and ${behind.join(", ")} ${behind.length === 1 ? "is" : "are"} behind a proxy of yours that every worker shares; ` +
+        `give --partition ${WHOLE_SERVER.join(",")} (a server cut off from every worker), or leave "proxy" out so that fencecheck makes a proxy per worker`,
+    );
 }
 
 /**

@@ -1,13 +1,15 @@
 // Before a run starts anything: is a --client module a lock client adapter that
 // fits the backend? With --deploy docker, does a container engine answer? With --toxiproxy, is there a Toxiproxy at that URL,
-// and does it have the toxics the backend needs? Both are facts about the user's
-// options, so a no is bad input (254) with nothing started or stored, instead of
-// a failure half-way through starting a cluster.
+// does it have the toxics the backend needs, and the proxies of the user's that
+// --endpoints names? All are facts about the user's options, so a no is bad input
+// (254) with nothing started or stored, instead of a failure half-way through
+// starting a cluster.
 import { Toxiproxy, ToxiproxyError } from "toxiproxy-node-client";
 import { BadInput } from "../lib/index.ts";
 import type { Test } from "./test.ts";
 import { findEngine, NoEngine } from "../docker/index.ts";
 import { isAdapterPath, loadAdapter, checkAdapterClient } from "../clients/index.ts";
+import { checkUserProxies } from "../cluster/external-proxies.ts";
 
 /** A client adapter of the user's: its exports, its backends, its fences, one client made and closed. */
 async function checkAdapter(test: Test): Promise<void> {
@@ -25,7 +27,8 @@ async function checkAdapter(test: Test): Promise<void> {
   await checkAdapterClient(adapter, test.client, test.backend.serverNames.length);
 }
 
-export async function preflight(test: Test): Promise<void> {
+/** Warnings go to stderr: the run goes ahead. */
+export async function preflight(test: Test, warn: (line: string) => void = (l) => process.stderr.write(`fencecheck: warning: ${l}\n`)): Promise<void> {
   if (isAdapterPath(test.client)) await checkAdapter(test);
   if (test.serverOptions.deploy === "docker") {
     // No engine is a fact about this machine and --deploy docker: said before anything starts.
@@ -36,12 +39,16 @@ export async function preflight(test: Test): Promise<void> {
   const url = test.toxiproxy;
   if (!url) return;
   const toxiproxy = new Toxiproxy(url);
+  const named = test.toxiproxyFrom ? `${test.toxiproxyFrom}: "toxiproxy" ${url}` : `--toxiproxy ${url}`;
   try {
     await toxiproxy.getVersion();
   } catch (err) {
-    throw new BadInput(`--toxiproxy ${url}: no Toxiproxy answers there (${err instanceof Error ? err.message : String(err)})`);
+    throw new BadInput(`${named}: no Toxiproxy answers there (${err instanceof Error ? err.message : String(err)})`);
   }
-  const needs = Object.entries(test.backend.needsToxics ?? {});
+  const external = test.serverOptions.external;
+  if (external) for (const line of await checkUserProxies(url, external)) warn(line);
+  // An external cluster's members talk to each other directly: nothing of theirs goes through a toxic of ours.
+  const needs = external ? [] : Object.entries(test.backend.needsToxics ?? {});
   if (needs.length === 0) return;
   // A proxy of our own for the question, removed whatever the answer.
   const probe = await toxiproxy.createProxy({ name: `fc-${process.pid}-preflight`, listen: "127.0.0.1:0", upstream: "127.0.0.1:9" });

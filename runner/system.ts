@@ -1,9 +1,11 @@
 // Bringing up what a run tests, in order: the resource, the fault proxy, the lock
-// servers, one proxied link per worker and server, and the workers with their
-// clients. Everything started is known to the process group, so the runner's
-// teardown (or the reaper) stops it whatever happens here.
+// servers, one proxied link per worker and server (or a proxy of the user's that
+// every worker shares, cluster/links.ts), and the workers with their clients.
+// Everything started is known to the process group, so the runner's teardown (or
+// the reaper) stops it whatever happens here.
 import { basename, join } from "node:path";
 import { externalCluster } from "../cluster/external.ts";
+import { placeServers } from "../cluster/external-proxies.ts";
 import type { ProcessGroup } from "../cluster/processes.ts";
 import type { PortPlan } from "../cluster/ports.ts";
 import type { ServerNode } from "../cluster/redis.ts";
@@ -71,7 +73,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     ctx.started("proxy", { url: proxy.url, pid: proxy.pid });
   }
 
-  const external = test.serverOptions.external;
+  const external = test.serverOptions.external && (await placeServers(test.toxiproxy, test.serverOptions.external));
   const cluster = external
     ? externalCluster(external)
     : await test.backend.start({ group, ports, runDir, toxiproxyUrl, serverOptions: test.serverOptions, deployment: await deploy(ctx) });
@@ -85,7 +87,9 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   const workerNames = Array.from({ length: test.workers }, (_, i) => `worker-${i + 1}`);
   // A run's proxies are named after it, so two runs can share one Toxiproxy.
   const prefix = test.toxiproxy ? `fc-${process.pid}-` : "";
-  const links = await Links.create(toxiproxyUrl, prefix, workerNames, [...nodes, { name: "resource", host: "127.0.0.1", port: resource.port }]);
+  const behind = (name: string) => external?.find((s) => s.name === name)?.proxy;
+  const upstreams = nodes.map((n) => ({ ...n, proxy: behind(n.name) }));
+  const links = await Links.create(toxiproxyUrl, prefix, workerNames, [...upstreams, { name: "resource", host: "127.0.0.1", port: resource.port }]);
   ctx.started("links", links.describe());
 
   const workers: WorkerHandle[] = [];
@@ -122,7 +126,14 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     workers,
     assignment,
     close: async () => {
-      if (test.toxiproxy) await links.remove();
+      // Toxics off the user's proxies first: with no address of its own, a server's keys are deleted through its proxy.
+      if (test.toxiproxy) {
+        const left = await links.remove();
+        if (left.length) {
+          ctx.started("toxics_left", left);
+          process.stderr.write(`fencecheck: could not remove from your Toxiproxy: ${left.join("; ")}\n`);
+        }
+      }
       if (external) ctx.started("keys_removed", await test.backend.removeKeys(nodes, keyPrefix));
     },
   };

@@ -33,6 +33,8 @@ export interface Test {
   commandTimeoutMs: number;
   /** A Toxiproxy to make the links in; null: start our own fault proxy. */
   toxiproxy: string | null;
+  /** Where that Toxiproxy was given, for messages: "--toxiproxy" (absent) or "--endpoints FILE". */
+  toxiproxyFrom?: string;
   workloadOptions: WorkloadOptions;
   nemesisOptions: NemesisOptions;
   serverOptions: ServerOptions;

@@ -52,6 +52,8 @@ describe("--deploy external", () => {
     expect(run.keys_removed).toBeGreaterThan(0);
     expect(events.some((e) => e.f === "start-partition")).toBe(true);
     expect(events.find((e) => e.f === "acquire" && e.type === "invoke")?.key).toBe(`${run.key_prefix}k0`);
+    // The resource takes keys with the prefix's colons.
+    expect(events.some((e) => e.f === "write" && e.type === "ok")).toBe(true);
     expect(await r.keys("*")).toEqual(["theirs"]);
     r.disconnect();
   });

@@ -38,6 +38,7 @@ const cases: Case[] = [
   { name: "key with a slash", method: "PUT", path: "/r/a/b", headers: good, body: "1", status: 400, says: /bad key/ },
   { name: "key with an escaped slash", method: "PUT", path: "/r/a%2Fb", headers: good, body: "1", status: 400, says: /bad key/ },
   { name: "key with a space", method: "GET", path: "/r/a%20b", headers: good, status: 400, says: /bad key/ },
+  { name: "key with a bad escape", method: "GET", path: "/r/a%zz", headers: good, status: 400, says: /bad key/ },
   { name: "key too long", method: "PUT", path: `/r/${"k".repeat(201)}`, headers: good, body: "1", status: 400, says: /bad key/ },
   { name: "read with a bad token", method: "GET", path: "/r/k", headers: { ...good, "X-Fence-Token": "x" }, status: 400, says: /X-Fence-Token/ },
   { name: "fenced read without process", method: "GET", path: "/r/k", headers: without("X-Process"), status: 400, says: /X-Process/ },

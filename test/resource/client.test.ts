@@ -26,6 +26,18 @@ describe("ResourceClient", () => {
     }
   });
 
+  it("writes and reads a key with colons (--deploy external's fencecheck:<run>:k0), logged under the key as given", async () => {
+    const client = new ResourceClient(r.handle.url);
+    try {
+      const key = "fencecheck:20261125T091923.332Z:k0";
+      expect(await client.write(key, { owner: "a", fence: 1, process: 0, data: "v" })).toMatchObject({ type: "ok", fence: 1 });
+      expect(await client.read(key, { process: 0 })).toMatchObject({ type: "ok", data: "v", fence: 1 });
+      expect(r.decisions().filter((d) => d.key === key).map((d) => d.op)).toEqual(["write", "read"]);
+    } finally {
+      client.close();
+    }
+  });
+
   it("times out on a paused resource with code timeout, per request or by default", async () => {
     const client = new ResourceClient(r.handle.url, { timeoutMs: 200 });
     try {
