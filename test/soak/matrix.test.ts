@@ -20,14 +20,28 @@ const refused = (text: string): string => {
 describe("matrix", () => {
   it("every shipped preset loads, and each configuration says what it expects", () => {
     // Every file in soak/presets/ is a preset, the detection matrix of issue 11 among them.
-    expect(presetNames()).toEqual(["detection", "nightly", "smoke"]);
-    for (const name of presetNames()) {
+    expect(presetNames()).toEqual(["detection", "libraries", "nightly", "smoke"]);
+    for (const name of presetNames().filter((n) => n !== "libraries")) {
       const m = loadPreset(name);
       expect(m.name).toBe(name);
       expect(m.configurations.length).toBeGreaterThan(1);
       // Safe and unsafe both: a preset of one kind cannot tell a checker that always says valid from one that always says invalid.
       expect(m.configurations.some((c) => c.expect.kind === "valid")).toBe(true);
       expect(m.configurations.some((c) => c.expect.kind === "find")).toBe(true);
+    }
+  });
+
+  it("the libraries preset: every client under the same faults with fencing off and on, renewing, and no claim made for any", () => {
+    const m = loadPreset("libraries");
+    expect(m.configurations.every((c) => c.expect.kind === "observe")).toBe(true);
+    const clients = new Set(m.configurations.map((c) => c.options.client));
+    expect(clients.size).toBeGreaterThanOrEqual(7);
+    for (const client of clients) {
+      const of = m.configurations.filter((c) => c.options.client === client);
+      const faults = (fence: string) => of.filter((c) => c.options.fence === fence).map((c) => c.options.nemesis).sort();
+      expect(faults("off"), String(client)).toEqual(faults("on"));
+      expect(faults("off"), String(client)).toEqual(["latency", "partition,pause", "pause"]);
+      expect(of.every((c) => c.options.renew === "on")).toBe(true);
     }
   });
 
@@ -67,7 +81,7 @@ describe("matrix", () => {
     expect(refused(matrix([{ name: "seeded", options: { seed: 4 }, expect: "valid" }]))).toMatch(/configuration "seeded".*set by the soak/);
     expect(refused(matrix([{ name: "e", options: {}, expect: { find: { "stale-write": 0.9 } } }]))).toMatch(/unknown anomaly type "stale-write"/);
     expect(refused(matrix([{ name: "e", options: {}, expect: { find: { "stale-write-accepted": 1.5 } } }]))).toMatch(/at most 1/);
-    expect(refused(matrix([{ name: "e", options: {}, expect: "invalid" }]))).toMatch(/"expect" must be "valid", \{"valid": \{"exercised"/);
+    expect(refused(matrix([{ name: "e", options: {}, expect: "invalid" }]))).toMatch(/"expect" must be "valid", "observe", \{"valid": \{"exercised"/);
     expect(refused(matrix([{ name: "e", options: {}, expect: { valid: { exercised: 0 } } }]))).toMatch(/"exercised" must be a number above 0/);
     expect(refused(matrix([{ name: "e", options: {}, expect: { valid: { used: 0.9 } } }]))).toMatch(/"valid": unknown field "used"/);
     expect(refused(matrix([{ name: "e", options: {}, expect: "valid", extra: 1 }]))).toMatch(/unknown field "extra"/);

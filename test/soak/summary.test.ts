@@ -3,6 +3,7 @@
 // rates, and changes that are real against changes within the noise.
 import { describe, it, expect } from "vitest";
 import { compareSummaries, exitCodeOf, noiseOf, parseMatrix, summarize, type RunRecord, type SoakPlan, type SoakSummary } from "../../soak/index.ts";
+import { fencingText, libraryRows } from "../../soak/libraries.ts";
 
 const matrix = parseMatrix(
   JSON.stringify({
@@ -165,5 +166,38 @@ describe("nights compared", () => {
     const onlySafe = { ...before, configurations: before.configurations.slice(0, 1) };
     expect(compareSummaries(onlySafe, before).map((c) => [c.config, c.kind])).toEqual([["unsafe", "removed"]]);
     expect(compareSummaries(before, onlySafe).map((c) => [c.config, c.kind])).toEqual([["unsafe", "added"]]);
+  });
+});
+
+describe("observed configurations and the table by lock client", () => {
+  const observed = parseMatrix(
+    JSON.stringify({
+      name: "libs",
+      configurations: ["pause", "latency"].flatMap((nemesis) =>
+        ["on", "off"].map((fence) => ({ name: `lib-${nemesis}-${fence}`, options: { client: "redis", nemesis, fence }, expect: "observe" })),
+      ),
+    }),
+    "libs.json",
+    "libs",
+  );
+  const planOf = (): SoakPlan => ({ ...plan(1), matrix: { name: "libs", source: "libs.json", hash: observed.hash, configurations: observed.configurations }, runs: observed.configurations.map((c) => ({ config: c.name, index: 0, seed: 0, argv: [] })) });
+  const summaryOf = (records: RunRecord[]) => summarize({ plan: planOf(), records, notRun: [], finished: new Date(0), wallS: 1, interrupted: false, diskBytes: 0 });
+
+  it("an observed configuration is neither met nor missed, says what showed, and does not fail the soak", () => {
+    const s = summaryOf([rec("lib-pause-on", 0, "valid"), rec("lib-pause-off", 0, "invalid", [SWA]), rec("lib-latency-on", 0, "valid"), rec("lib-latency-off", 0, "valid")]);
+    expect(s.exit_code).toBe(0);
+    expect(s.configurations.map((c) => c.expectation)).toEqual(["observed", "observed", "observed", "observed"]);
+    expect(s.configurations[1].why).toBe(`${SWA} in 1 of 1 runs`);
+    expect(s.configurations[0].options).toEqual({ client: "redis", nemesis: "pause", fence: "on" });
+  });
+
+  it("groups by client: fencing off lists each anomaly with its fault, fencing on is safe only when every run was valid", () => {
+    const safe = libraryRows(summaryOf([rec("lib-pause-on", 0, "valid"), rec("lib-pause-off", 0, "invalid", [SWA]), rec("lib-latency-on", 0, "valid"), rec("lib-latency-off", 0, "invalid", [SWA])]).configurations);
+    expect(safe).toHaveLength(1);
+    expect(safe[0].unfenced).toEqual({ [SWA]: ["pause 1/1", "latency 1/1"] });
+    expect(fencingText(safe[0])).toMatch(/^safe: 2\/2 runs valid/);
+    const unsafe = libraryRows(summaryOf([rec("lib-pause-on", 0, "invalid", ["mutex-violation"]), rec("lib-pause-off", 0, "valid"), rec("lib-latency-on", 0, "valid"), rec("lib-latency-off", 0, "valid")]).configurations);
+    expect(unsafe[0].unfenced).toEqual({});
+    expect(fencingText(unsafe[0])).toBe("NOT safe: mutex-violation (pause 1/1); 1/2 runs valid");
   });
 });
