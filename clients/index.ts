@@ -5,6 +5,7 @@ import { RedisLock } from "./redis.ts";
 import { RedlockLock } from "./redlock.ts";
 import { NodeRedlock } from "./node-redlock.ts";
 import { NodeRedlock4 } from "./node-redlock-4.ts";
+import { SesameRedlock } from "./sesame-redlock.ts";
 import { EtcdQueueLock, QUEUE_PREFIX } from "./etcd-queue.ts";
 import { Etcd3Lock, LOCK_PREFIX } from "./etcd3-lock.ts";
 import type { RedlockClientOptions } from "./redlock-nodes.ts";
@@ -42,6 +43,12 @@ export const CLIENTS: Record<string, ClientKind> = {
   "node-redlock-4": {
     describe: "npm redlock 4.2.0 over every node: waits for all, checks validity",
     create: (ctx) => new NodeRedlock4(redlockOptions(ctx)),
+  },
+  "sesame-redlock": {
+    describe: "npm @sesamecare-oss/redlock 1.4.0 (node-redlock's maintained fork) over every node, its own retries on; no fence (use --fence-source)",
+    // Its holds carry none: a fence only from --fence-source, never the max-incr the other Redlock clients default to.
+    create: (ctx) => new SesameRedlock({ ...redlockOptions(ctx), fenceSource: ctx.options.fenceSource ?? "none" }),
+    fences: false,
   },
   redlock: {
     describe: "the Redis documentation's Redlock: parallel SET NX PX, majority, validity check, unlock all on failure",

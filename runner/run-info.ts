@@ -58,6 +58,8 @@ export function describeRun(test: Test, runDir: string): RunInfo {
       etcd3: packageVersion("etcd3"),
       redlock: packageVersion("redlock"),
       redlock4: packageVersion("redlock4"),
+      "@sesamecare-oss/redlock": packageVersion("@sesamecare-oss/redlock"),
+      "redis-semaphore": packageVersion("redis-semaphore"),
       "toxiproxy-node-client": packageVersion("toxiproxy-node-client"),
       "prom-client": packageVersion("prom-client"),
     },
