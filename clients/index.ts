@@ -12,6 +12,7 @@ import type { RedlockClientOptions } from "./redlock-nodes.ts";
 import type { LockClient, ClientContext, ClientOptions } from "./lock.ts";
 import { adapterClients } from "./adapter.ts";
 import { redisSemaphore } from "./redis-semaphore.ts";
+import { simpleRedisMutex } from "./simple-redis-mutex.ts";
 
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
@@ -55,6 +56,8 @@ export const CLIENTS: Record<string, ClientKind> = {
     create: (ctx) => new RedlockLock(redlockOptions(ctx)),
   },
   "redis-semaphore": { ...adapterClients(redisSemaphore), describe: redisSemaphore.describe, fences: false },
+  // Its holds carry its own fence, so it is made as it is, with no counter fences.
+  "simple-redis-mutex": { describe: simpleRedisMutex.describe, create: simpleRedisMutex.create },
   "etcd-queue": {
     describe: "etcd lease + FIFO queue of keys by create revision (Go's concurrency.Mutex); fence = its key's create revision",
     create: (ctx) => new EtcdQueueLock(ctx),

@@ -87,7 +87,7 @@ export const BACKENDS: Record<string, Backend> = {
   redis: {
     name: "redis",
     describe: "one redis-server",
-    clients: ["redis", "redis-unsafe-release", "redis-semaphore"],
+    clients: ["redis", "redis-unsafe-release", "redis-semaphore", "simple-redis-mutex"],
     defaultClient: "redis",
     abilities: ["kill", "clock"],
     start: (ctx) => startRedisCluster(ctx.group, ctx.ports, 1, redisNodeOptions(ctx)),

@@ -60,6 +60,8 @@ export function describeRun(test: Test, runDir: string): RunInfo {
       redlock4: packageVersion("redlock4"),
       "@sesamecare-oss/redlock": packageVersion("@sesamecare-oss/redlock"),
       "redis-semaphore": packageVersion("redis-semaphore"),
+      "simple-redis-mutex": packageVersion("simple-redis-mutex"),
+      redis: packageVersion("redis"),
       "toxiproxy-node-client": packageVersion("toxiproxy-node-client"),
       "prom-client": packageVersion("prom-client"),
     },
