@@ -5,12 +5,14 @@ import { RedisLock } from "./redis.ts";
 import { RedlockLock } from "./redlock.ts";
 import { NodeRedlock } from "./node-redlock.ts";
 import { NodeRedlock4 } from "./node-redlock-4.ts";
+import { SesameRedlock } from "./sesame-redlock.ts";
 import { EtcdQueueLock, QUEUE_PREFIX } from "./etcd-queue.ts";
 import { Etcd3Lock, LOCK_PREFIX } from "./etcd3-lock.ts";
 import type { RedlockClientOptions } from "./redlock-nodes.ts";
 import type { LockClient, ClientContext, ClientOptions } from "./lock.ts";
 import { adapterClients } from "./adapter.ts";
 import { redisSemaphore } from "./redis-semaphore.ts";
+import { simpleRedisMutex } from "./simple-redis-mutex.ts";
 
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
@@ -47,11 +49,19 @@ export const CLIENTS: Record<string, ClientKind> = {
     describe: "npm redlock 4.2.0 over every node: waits for all, checks validity",
     create: (ctx) => new NodeRedlock4(redlockOptions(ctx)),
   },
+  "sesame-redlock": {
+    describe: "npm @sesamecare-oss/redlock 1.4.0 (node-redlock's maintained fork) over every node, its own retries on; no fence (use --fence-source)",
+    // Its holds carry none: a fence only from --fence-source, never the max-incr the other Redlock clients default to.
+    create: (ctx) => new SesameRedlock({ ...redlockOptions(ctx), fenceSource: ctx.options.fenceSource ?? "none" }),
+    fences: false,
+  },
   redlock: {
     describe: "the Redis documentation's Redlock: parallel SET NX PX, majority, validity check, unlock all on failure",
     create: (ctx) => new RedlockLock(redlockOptions(ctx)),
   },
   "redis-semaphore": { ...adapterClients(redisSemaphore), describe: redisSemaphore.describe, fences: false },
+  // Its holds carry its own fence, so it is made as it is, with no counter fences.
+  "simple-redis-mutex": { describe: simpleRedisMutex.describe, create: simpleRedisMutex.create },
   "etcd-queue": {
     describe: "etcd lease + FIFO queue of keys by create revision (Go's concurrency.Mutex); fence = its key's create revision",
     create: (ctx) => new EtcdQueueLock(ctx),

@@ -1,28 +1,36 @@
 // How fencecheck drives an npm redlock package (5.0.0-beta.2 as `redlock`, 4.2.0
-// as `redlock4`): one library attempt at a time, every call it makes recorded on
-// the RedlockNodes, and what a failed attempt may have left on the nodes judged
-// from that record (redlock-proof.ts), never from the library's word. The
-// packages differ only in their calls and their error; each one's file says what
-// it does differently.
+// as `redlock4`, the sesame fork): every call it makes recorded on the
+// RedlockNodes, and what a failed attempt may have left on the nodes judged from
+// that record (redlock-proof.ts), never from the library's word. The packages
+// differ only in their calls, their error and who retries; each one's file says
+// what it does differently.
 import type { Hold, LockClient, Outcome } from "./lock.ts";
 import { RedlockNodes, script, waitFor, perNodeWait, retryDelay, type LibraryClient, type RedlockClientOptions, type Script } from "./redlock-nodes.ts";
 import { mayStillHold, failReason, releaseOutcome, RedlockUnknown } from "./redlock-proof.ts";
 import { redlockFence } from "./redlock-fence.ts";
 import { sleep } from "../lib/index.ts";
 
-/** What both packages' locks carry: the owner value set on the nodes, and the Date.now() ms it stops being valid. */
+/** What every package's lock carries: the owner value set on the nodes, and the Date.now() ms it stops being valid. */
 export interface LibraryLock {
   value: string;
   expiration: number;
 }
 
-/** One package over our recorded nodes, its own retries off: each call is one attempt. */
+/** One package over our recorded nodes. */
 export interface RedlockLibrary<L extends LibraryLock> {
   /** How messages name it ("redlock 4"). */
   name: string;
   /** Its Lua scripts' text: a recorded call is known by the script it runs. */
   scripts: { grant: string; extend: string; release: string };
-  lock(key: string, ttlMs: number): Promise<L>;
+  /** Which ARGV of its scripts is the lock's value (default 0). */
+  ownerArg?: number;
+  /**
+   * True: `lock` retries by itself (its own defaults) within the acquire timeout,
+   * and one call is the whole acquire. Otherwise its retries are off, each call is
+   * one attempt, and this client retries until the timeout.
+   */
+  retriesItself?: boolean;
+  lock(key: string, ttlMs: number, timeoutMs: number): Promise<L>;
   /** The lock as extended: 5 returns a new one, 4 the same one updated. */
   extend(lock: L, ttlMs: number): Promise<L>;
   unlock(lock: L): Promise<void>;
@@ -45,7 +53,8 @@ export class NpmRedlock<L extends LibraryLock> implements LockClient {
     this.nodes = new RedlockNodes(opts.endpoints, opts.commandTimeoutMs);
     this.lib = library(opts.endpoints.map((_, i) => this.nodes.libraryClient(i, () => this.scripts)));
     const s = this.lib.scripts;
-    this.scripts = [script("grant", s.grant), script("extend", s.extend), script("release", s.release)];
+    const at = this.lib.ownerArg ?? 0;
+    this.scripts = [script("grant", s.grant, at), script("extend", s.extend, at), script("release", s.release, at)];
   }
 
   async acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
@@ -56,14 +65,14 @@ export class NpmRedlock<L extends LibraryLock> implements LockClient {
       const calls = nodes.begin();
       let lock: L;
       try {
-        lock = await lib.lock(key, ttlMs);
+        lock = await lib.lock(key, ttlMs, timeoutMs);
       } catch (e) {
         if (!lib.isLockError(e)) throw e;
-        // Both packages have sent their unlock to every node before they give up.
+        // Every package has sent its unlock to every node before it gives up.
         if (await mayStillHold(calls, nodes.size, nodes.quorum, ["grant"]))
           throw new RedlockUnknown("maybe-held", `acquire ${key}: ${lib.name} gave up with nodes unanswered; a majority may hold its value`);
         const reason = failReason(calls, nodes.quorum, "grant", "busy");
-        if (Date.now() >= deadline) return { type: "fail", error: reason };
+        if (lib.retriesItself || Date.now() >= deadline) return { type: "fail", error: reason };
         await sleep(retryDelay(opts.rng, deadline));
         continue;
       }
@@ -78,7 +87,8 @@ export class NpmRedlock<L extends LibraryLock> implements LockClient {
       const wait = perNodeWait(opts, ttlMs);
       const grants = calls.filter((c) => c.kind === "grant");
       if (opts.fenceSource === "max-incr") await waitFor(grants, wait);
-      const granted = grants.filter((c) => c.vote === "yes").map((c) => c.node);
+      // A library that retries by itself may have granted on a node in an earlier round.
+      const granted = [...new Set(grants.filter((c) => c.vote === "yes").map((c) => c.node))];
       const fence = await redlockFence(nodes, opts.fenceSource, key, lock.value, granted, wait);
       const owner = `${opts.ownerPrefix}-h${++this.holds}`;
       this.locks.set(owner, lock);
@@ -97,7 +107,7 @@ export class NpmRedlock<L extends LibraryLock> implements LockClient {
       return { type: "ok", value: { ttlMs } };
     } catch (e) {
       if (!lib.isLockError(e)) throw e;
-      // Both refuse, without sending anything, a lock past its own expiration.
+      // Each refuses, without sending anything, a lock past its own expiration.
       if (calls.length === 0) return { type: "fail", error: "expired" };
       if (await mayStillHold(calls, nodes.size, nodes.quorum, ["extend"]))
         throw new RedlockUnknown("timeout", `renew ${key}: too few answers to tell whether a majority still holds the lock`);

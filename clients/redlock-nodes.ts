@@ -46,16 +46,23 @@ export interface Script {
   kind: CallKind;
   text: string;
   sha: string;
+  /** Which ARGV is the owner's value: 0, but the sesame fork passes its db index first. */
+  ownerArg: number;
 }
 
-export const script = (kind: CallKind, text: string): Script => ({ kind, text, sha: createHash("sha1").update(text).digest("hex") });
+export const script = (kind: CallKind, text: string, ownerArg = 0): Script => ({ kind, text, sha: createHash("sha1").update(text).digest("hex"), ownerArg });
 
 type Callback = (err: Error | null, reply?: unknown) => void;
 
-/** The shape both npm redlock packages call: ioredis' evalsha/eval, promise or callback style. */
+/**
+ * The shape the npm redlock packages call: ioredis' evalsha/eval, promise or
+ * callback style, or (the sesame fork) ioredis' defineCommand and then the
+ * command it defined, `client.acquireLock(n, ...keys, ...args)`.
+ */
 export interface LibraryClient {
   evalsha(...args: unknown[]): Promise<unknown> | undefined;
   eval(...args: unknown[]): Promise<unknown> | undefined;
+  defineCommand(name: string, definition: { lua: string }): void;
   quit(): Promise<unknown>;
 }
 
@@ -124,7 +131,7 @@ export class RedlockNodes {
 
   /** Runs a Lua script by its hash, sending the text only if the node does not know it (a restarted node forgets). */
   eval(node: number, s: Script, keys: readonly string[], args: ReadonlyArray<string | number>): Call {
-    const owner = String(args[0]);
+    const owner = String(args[s.ownerArg]);
     return this.send(
       node,
       s.kind,
@@ -145,12 +152,14 @@ export class RedlockNodes {
    * The node as an npm redlock package sees it: its evalsha and eval calls go
    * through `eval` above, so they are recorded. The NOSCRIPT fallback happens
    * here, exactly as the packages would do it themselves, so one library call is
-   * one recorded call. `scripts` are the library's own, by hash and by text.
+   * one recorded call, as ioredis does for a defined command. `scripts` are the
+   * library's own, by hash and by text: a defined command is known by its Lua.
    */
   libraryClient(node: number, scripts: () => readonly Script[]): LibraryClient {
     const call = (...args: unknown[]): Promise<unknown> | undefined => {
       const cb = typeof args[args.length - 1] === "function" ? (args.pop() as Callback) : undefined;
-      // redlock 5 passes (sha, n, [keys..., args...]); redlock 4 passes (sha, [n, keys..., args...], cb).
+      // redlock 5 passes (sha, n, [keys..., args...]); redlock 4 passes (sha, [n, keys..., args...], cb);
+      // a defined command comes here as (lua, n, keys..., args...).
       const [head, n, ...rest] = args.flat() as Array<string | number>;
       const s = scripts().find((x) => x.sha === head || x.text === head);
       const reply = s
@@ -165,7 +174,13 @@ export class RedlockNodes {
       );
       return undefined;
     };
-    return { evalsha: call, eval: call, quit: async () => this.redis[node].quit() };
+    const client: LibraryClient & Record<string, unknown> = {
+      evalsha: call,
+      eval: call,
+      defineCommand: (name, { lua }) => void (client[name] = (...args: unknown[]) => call(lua, ...args)),
+      quit: async () => this.redis[node].quit(),
+    };
+    return client;
   }
 
   close(): void {

@@ -7,17 +7,21 @@ import type { Call, CallKind } from "./redlock-nodes.ts";
 import { count } from "./redlock-nodes.ts";
 
 /**
- * Certainly not holding our owner afterwards: the node refused, the call never
- * left, or a release sent after it on the same connection was answered. Redis
- * answers one connection's commands in order, so that release ran after the
- * grant and removed whatever the grant had set.
+ * Certainly not holding our owner afterwards: every `kinds` call on the node was
+ * refused, never left, or was followed by a release on the same connection that
+ * was answered. Redis answers one connection's commands in order, so that release
+ * ran after the call and removed whatever it had set. A library that retries by
+ * itself (the sesame fork) makes several such calls per node in one attempt.
  */
 async function clean(calls: readonly Call[], node: number, kinds: readonly CallKind[]): Promise<boolean> {
-  const i = calls.findIndex((c) => c.node === node && kinds.includes(c.kind));
-  if (i < 0) return true;
+  const each = calls.map((a, i) => (a.node === node && kinds.includes(a.kind) ? undone(calls, i) : true));
+  return (await Promise.all(each)).every(Boolean);
+}
+
+async function undone(calls: readonly Call[], i: number): Promise<boolean> {
   const a = calls[i];
   if (a.vote === "no" || a.vote === "unsent") return true;
-  const r = calls.slice(i + 1).find((c) => c.node === node && c.kind === "release" && c.owner === a.owner);
+  const r = calls.slice(i + 1).find((c) => c.node === a.node && c.kind === "release" && c.owner === a.owner);
   if (r && r.conn === a.conn) {
     const rv = await r.done;
     if (rv === "yes" || rv === "no") return true;
@@ -52,9 +56,15 @@ export async function mayStillHold(calls: readonly Call[], size: number, quorum:
   return !(await atLeast(checks, size - quorum + 1));
 }
 
-/** Why an attempt failed, from the answers in: `refused` (busy, not-owner) when a majority said no. */
+/**
+ * Why an attempt failed, from the answers in: `refused` (busy, not-owner) when a
+ * majority said no. Each node's last call of `kind` speaks for it: the last round
+ * of a library that retries by itself.
+ */
 export function failReason(calls: readonly Call[], quorum: number, kind: CallKind, refused: string): string {
-  const mine = calls.filter((c) => c.kind === kind);
+  const last = new Map<number, Call>();
+  for (const c of calls) if (c.kind === kind) last.set(c.node, c);
+  const mine = [...last.values()];
   if (count(mine, "yes") >= quorum) return "expired";
   return count(mine, "no") >= quorum ? refused : "no-quorum";
 }

@@ -87,7 +87,7 @@ export const BACKENDS: Record<string, Backend> = {
   redis: {
     name: "redis",
     describe: "one redis-server",
-    clients: ["redis", "redis-unsafe-release", "redis-blind-renew", "redis-semaphore"],
+    clients: ["redis", "redis-unsafe-release", "redis-blind-renew", "redis-semaphore", "simple-redis-mutex"],
     defaultClient: "redis",
     abilities: ["kill", "clock"],
     start: (ctx) => startRedisCluster(ctx.group, ctx.ports, 1, redisNodeOptions(ctx)),
@@ -97,7 +97,7 @@ export const BACKENDS: Record<string, Backend> = {
   redlock: {
     name: "redlock",
     describe: "five independent redis-servers, locked by majority (Redlock)",
-    clients: ["node-redlock", "node-redlock-4", "redlock"],
+    clients: ["node-redlock", "node-redlock-4", "redlock", "sesame-redlock"],
     defaultClient: "node-redlock",
     abilities: ["kill", "clock"],
     start: (ctx) => startRedisCluster(ctx.group, ctx.ports, 5, redisNodeOptions(ctx)),

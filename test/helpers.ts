@@ -56,7 +56,7 @@ export function pidAlive(pid: number): boolean {
 
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { readFileSync, existsSync } from "node:fs";
+import { readFileSync, existsSync, realpathSync } from "node:fs";
 
 export const REPO = fileURLToPath(new URL("..", import.meta.url));
 
@@ -90,4 +90,30 @@ export function latestRun(store: string): string {
 export function readNdjson(path: string): Array<Record<string, unknown>> {
   if (!existsSync(path)) return [];
   return readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/** What a whole `test-jepsen` run in a store of its own said, and what it stored. */
+export interface StoredRun {
+  exit: number | null;
+  /** stdout and stderr, for a failed expectation to show. */
+  output: string;
+  stderr: string;
+  /** results.json, or null when no run was stored (refused options). */
+  results: { valid: boolean | "unknown"; anomaly_types: string[] } | null;
+  history: Array<Record<string, unknown>>;
+}
+
+export async function jepsenRun(args: string[], prefix = "fc-run-"): Promise<StoredRun> {
+  const store = tempRunDir(prefix);
+  const cli = runCli("test-jepsen", [...args, "--store", store]);
+  const exit = await cli.exit;
+  const run = latestRun(store);
+  const stored = existsSync(run) ? realpathSync(run) : null;
+  return {
+    exit,
+    output: cli.stdout() + cli.stderr(),
+    stderr: cli.stderr(),
+    results: stored && existsSync(join(stored, "results.json")) ? JSON.parse(readFileSync(join(stored, "results.json"), "utf8")) : null,
+    history: stored ? readNdjson(join(stored, "history.ndjson")) : [],
+  };
 }

@@ -1,32 +1,17 @@
 // The Redis lock client against a real redis-server.
-import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { describe, it, expect } from "vitest";
 import { Redis } from "ioredis";
-import { ProcessGroup } from "../../cluster/processes.ts";
-import { PortPlan } from "../../cluster/ports.ts";
-import { startRedisNodes, type ServerNode } from "../../cluster/redis.ts";
 import { RedisLock, fenceKey } from "../../clients/redis.ts";
-import { rng } from "../../lib/index.ts";
-import { tempRunDir } from "../helpers.ts";
+import { rng, sleep } from "../../lib/index.ts";
+import { useRedisServer } from "../redis-server.ts";
 
-let group: ProcessGroup;
-let node: ServerNode;
 const clients: RedisLock[] = [];
+const server = useRedisServer(() => Promise.all(clients.map((c) => c.close())));
 const lock = (prefix: string, unsafeRelease = false): RedisLock => {
-  const c = new RedisLock({ endpoint: node, ownerPrefix: prefix, commandTimeoutMs: 1000, rng: rng(7, prefix), unsafeRelease });
+  const c = new RedisLock({ endpoint: server(), ownerPrefix: prefix, commandTimeoutMs: 1000, rng: rng(7, prefix), unsafeRelease });
   clients.push(c);
   return c;
 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-beforeAll(async () => {
-  const dir = tempRunDir();
-  group = new ProcessGroup(dir);
-  [node] = await startRedisNodes(group, new PortPlan(0), 1, { runDir: dir });
-});
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await group.stopAll();
-});
 
 describe("redis lock client", () => {
   it("grants one holder at a time with increasing fences and unique owners", async () => {
@@ -46,7 +31,7 @@ describe("redis lock client", () => {
   it("moves the fence counter only when the lock is granted", async () => {
     const a = lock("c"), b = lock("d");
     const h = await a.acquire("k2", 5000, 0);
-    const r = new Redis({ host: node.host, port: node.port });
+    const r = new Redis({ host: server().host, port: server().port });
     const before = await r.get(fenceKey("k2"));
     await b.acquire("k2", 5000, 0);
     await b.acquire("k2", 5000, 0);
@@ -83,7 +68,7 @@ describe("redis lock client", () => {
   });
 
   it("GET-then-DEL release deletes the next holder's lock when the lease expires in between (T1)", async () => {
-    const a = new RedisLock({ endpoint: node, ownerPrefix: "j", commandTimeoutMs: 1000, rng: rng(1), unsafeRelease: true, releaseGapMs: 3000 });
+    const a = new RedisLock({ endpoint: server(), ownerPrefix: "j", commandTimeoutMs: 1000, rng: rng(1), unsafeRelease: true, releaseGapMs: 3000 });
     clients.push(a);
     const b = lock("k"), c = lock("l");
     const ha = await a.acquire("k5", 1200, 0);

@@ -1,4 +1,4 @@
-// The three Redlock clients against five real redis-server nodes: one holder at a
+// The Redlock clients against five real redis-server nodes: one holder at a
 // time, validity reported, renew and release, no lock without a majority (nodes
 // frozen with SIGSTOP, or killed), and where fences come from.
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
@@ -12,7 +12,7 @@ import { fenceKey } from "../../clients/redis.ts";
 import { rng } from "../../lib/index.ts";
 import { tempRunDir } from "../helpers.ts";
 
-const NAMES = ["node-redlock", "node-redlock-4", "redlock"] as const;
+const NAMES = ["node-redlock", "node-redlock-4", "redlock", "sesame-redlock"] as const;
 const COMMAND_TIMEOUT_MS = 500;
 
 let group: ProcessGroup;
@@ -159,11 +159,43 @@ describe.each(NAMES)("%s over five nodes", (name) => {
   });
 });
 
+describe("the sesame fork's own retries", () => {
+  it("several rounds against three frozen nodes: judged on every round's calls, the outcome is unknown, and nothing is left behind", async () => {
+    const a = make("sesame-redlock", "sesame-r1"), b = make("sesame-redlock", "sesame-r2");
+    await a.acquire("sesame-warm", 1000, 0);
+    const frozen = ["redis-3", "redis-4", "redis-5"];
+    for (const n of frozen) expect(group.pause(n)).toBe(true);
+    try {
+      // 600 ms: three rounds of its own, each waiting out the frozen nodes' command timeout.
+      await expect(a.acquire("sesame-retried", 5000, 600)).rejects.toMatchObject({ code: "maybe-held" });
+    } finally {
+      for (const n of frozen) group.resume(n);
+    }
+    const hb = held(await b.acquire("sesame-retried", 5000, 1500));
+    await b.release("sesame-retried", hb);
+  });
+
+  it("a busy lock: every round refused, so certainly not acquired", async () => {
+    const a = make("sesame-redlock", "sesame-r3"), b = make("sesame-redlock", "sesame-r4");
+    const h = held(await a.acquire("sesame-busy", 5000, 0));
+    const t0 = Date.now();
+    expect(await b.acquire("sesame-busy", 5000, 600)).toEqual({ type: "fail", error: "busy" });
+    // Its own 3 rounds, 200 +- 100 ms apart: not one round and not our deadline loop.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(3 * 100);
+    await a.release("sesame-busy", h);
+  });
+});
+
 describe("a quorum that answers after the lease's validity (a 2 ms TTL: validity = 2 - elapsed - 2.02 < 0)", () => {
   // The K5 line between the clients, on real nodes: node-redlock 5 returns such a
   // lock as held; redlock 4 and the project's client refuse it, unless told not to check.
   it("node-redlock 5 takes it, with a validity already over", async () => {
     const h = held(await make("node-redlock", "v5").acquire("late-5", 2, 0));
+    expect(h.extra?.validity_ms as number).toBeLessThanOrEqual(0);
+  });
+
+  it("the sesame fork takes it too: it checks no validity either", async () => {
+    const h = held(await make("sesame-redlock", "sesame").acquire("late-sesame", 2, 0));
     expect(h.extra?.validity_ms as number).toBeLessThanOrEqual(0);
   });
 
