@@ -217,7 +217,9 @@ function verdictLine(configs: ConfigSummary[], exit: number): string {
   if (missed.length) parts.push(`MISSED expectation: ${missed.join(", ")}`);
   const notJudged = configs.filter((c) => c.expectation === "not-judged").map((c) => c.name);
   if (notJudged.length) parts.push(`NOT JUDGED (no run checked): ${notJudged.join(", ")}`);
-  if (parts.length === 0) parts.push(`PASSED: every configuration met its expectation`);
+  const observed = configs.filter((c) => c.expectation === "observed").length;
+  if (parts.length === 0)
+    parts.push(observed === 0 ? `PASSED: every configuration met its expectation` : observed === configs.length ? `OBSERVED: ${observed} configurations run, no claim made for any` : `PASSED: every configuration met its expectation, ${observed} more observed`);
   return parts.join("; ");
 }
 

@@ -188,6 +188,7 @@ describe("observed configurations and the table by lock client", () => {
     expect(s.exit_code).toBe(0);
     expect(s.configurations.map((c) => c.expectation)).toEqual(["observed", "observed", "observed", "observed"]);
     expect(s.configurations[1].why).toBe(`${SWA} in 1 of 1 runs`);
+    expect(s.verdict).toBe("OBSERVED: 4 configurations run, no claim made for any");
     expect(s.configurations[0].options).toEqual({ client: "redis", nemesis: "pause", fence: "on" });
   });
 
