@@ -57,9 +57,20 @@ export function libraryRows(configs: ConfigSummary[]): LibraryRow[] {
 const anomalyText = (found: Record<string, string[]>): string =>
   Object.entries(found).map(([t, where]) => `${t} (${where.join(", ")})`).join("; ") || "none";
 
+/** What the resource sees: with fencing on, these are what fencing is there to stop. */
+const RESOURCE_ANOMALIES = new Set(["stale-write-accepted", "interleaved-writers", "lost-update", "false-rejection"]);
+
+/**
+ * Fencing on: safe when every run was valid; "resource safe" when the only
+ * anomalies left are the lock's own (a spent lease handed over, a lost lock
+ * renewed): fencing kept the data right, the lock still broke its promise.
+ */
 export function fencingText(r: LibraryRow): string {
   if (r.fencedRuns === 0) return "not run";
   if (r.fencedValid === r.fencedRuns) return `safe: ${r.fencedValid}/${r.fencedRuns} runs valid, a stale write refused in ${r.refused}`;
+  const types = Object.keys(r.fencedAnomalies);
+  if (types.every((t) => !RESOURCE_ANOMALIES.has(t)))
+    return `resource safe (no write anomaly in ${r.fencedRuns} runs, a stale write refused in ${r.refused}), but the lock still shows ${anomalyText(r.fencedAnomalies)}`;
   return `NOT safe: ${anomalyText(r.fencedAnomalies)}; ${r.fencedValid}/${r.fencedRuns} runs valid`;
 }
 

@@ -46,7 +46,7 @@ function libraries(configs: ConfigSummary[]): string {
   if (rows.length === 0) return "";
   const found = (f: Record<string, string[]>): string => Object.entries(f).map(([t, w]) => `<b>${esc(t)}</b> (${esc(w.join(", "))})`).join("<br>") || "none";
   return `<h2 id="libraries">By lock client</h2><table class="soak"><tr><th>client</th><th>faults</th><th>fencing off: anomalies (fault found/runs)</th><th>fencing on</th></tr>${rows
-    .map((r) => `<tr><td><code>${esc(r.client)}</code></td><td>${esc(r.faults.join(", "))}</td><td>${found(r.unfenced)}</td><td class="${r.fencedValid === r.fencedRuns ? "status-valid" : "status-invalid"}">${esc(fencingText(r))}</td></tr>`)
+    .map((r) => `<tr><td><code>${esc(r.client)}</code></td><td>${esc(r.faults.join(", "))}</td><td>${found(r.unfenced)}</td><td class="${r.fencedValid === r.fencedRuns ? "status-valid" : fencingText(r).startsWith("NOT") ? "status-invalid" : "status-unknown"}">${esc(fencingText(r))}</td></tr>`)
     .join("")}</table>`;
 }
 
