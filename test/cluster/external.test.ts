@@ -73,7 +73,7 @@ describe("--deploy external", () => {
     expect(events.filter((e) => e.f === "stop-pause").length).toBe(events.filter((e) => e.f === "start-pause").length);
   });
 
-  it("an etcd cluster of the user's: no key of the run is left on it", async () => {
+  it("an etcd cluster of the user's: partitions through the fault proxy, and no key of the run is left on it", async () => {
     const store = tempRunDir("fc-external-");
     const endpoints = etcd.nodes.map((m) => `${m.name}=${m.host}:${m.port}`).join(",");
     // A queue key without a lease under the run's prefix (on a key the run does not use: it would jam the queue), as a run killed mid-hold could leave.
@@ -88,6 +88,9 @@ describe("--deploy external", () => {
     // Its keys die with their leases as the holds end; what is left (here the
     // planted key) is deleted at the end.
     expect(events.some((e) => e.f === "acquire" && e.type === "ok" && String(e.key).startsWith(run.key_prefix))).toBe(true);
+    // The partitions went through the run's fault proxy in front of the user's members.
+    expect(events.some((e) => e.f === "start-partition")).toBe(true);
+    expect(events.some((e) => e.f === "stop-partition")).toBe(true);
     expect(run.key_prefix).toBe("fc-ext-test:");
     expect(run.keys_removed).toBeGreaterThanOrEqual(1);
     const all = await kv.getAll().keys();
