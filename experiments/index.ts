@@ -1,0 +1,15 @@
+// The lab's experiments as commands (issue 14): each one a file, run by name with
+// `npm run experiment -- <name>`, stored under histories/experiments/.
+import type { Experiment } from "./experiment.ts";
+import { fairness } from "./fairness.ts";
+import { renew } from "./renew.ts";
+
+export type { Experiment, ExperimentContext, Findings, Plot, Series, Table } from "./experiment.ts";
+export { createExperimentDir, writeExperiment, EXPERIMENT_FILES } from "./store.ts";
+
+export const EXPERIMENTS: Record<string, Experiment> = Object.fromEntries([fairness, renew].map((e) => [e.name, e]));
+
+export function listing(): string {
+  const width = Math.max(...Object.keys(EXPERIMENTS).map((n) => n.length));
+  return Object.values(EXPERIMENTS).map((e) => `${e.name.padEnd(width)}  ${e.describe}`).join("\n");
+}

@@ -1,0 +1,43 @@
+// A test:jepsen run from an experiment: a child process like any user's run,
+// stored under the experiment's directory, with its results and history read back.
+import { spawn } from "node:child_process";
+import { readFileSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { EXIT } from "../lib/index.ts";
+import { BACKENDS } from "../runner/index.ts";
+import { BadInput } from "../lib/index.ts";
+import type { Results } from "../store/events.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+export interface JepsenRun {
+  code: number;
+  runDir: string;
+  results: Results;
+}
+
+/** The backend that runs a shipped client. */
+export function backendOf(client: string): string {
+  const b = Object.values(BACKENDS).find((x) => x.clients.includes(client));
+  if (!b) throw new BadInput(`no backend runs --client ${client}`);
+  return b.name;
+}
+
+/** One test:jepsen run; resolves once it is stored and checked. */
+export function jepsen(args: string[]): Promise<JepsenRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "cli/test-jepsen.ts"), ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      const dir = /^Run directory: (.+)$/m.exec(out)?.[1];
+      if (!dir) return reject(new Error(`test:jepsen ${args.join(" ")} exited ${code} without a run directory:\n${out}${err.slice(-2000)}`));
+      const runDir = realpathSync(dir.trim());
+      resolve({ code: code ?? EXIT.crash, runDir, results: JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")) as Results });
+    });
+  });
+}

@@ -1,0 +1,67 @@
+// Each experiment from its CLI with --quick, as the tests of issue 14 ask: stored
+// under <store>/experiments/<name>/<timestamp>/ with results.json, a report.html
+// that needs nothing from the network, and the runs it made; and the CLI's
+// refusals (exit 254, nothing stored).
+import { describe, it, expect } from "vitest";
+import { existsSync, readFileSync, readdirSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { tempRunDir, runCli, processesMentioning } from "../helpers.ts";
+
+function stored(store: string, name: string) {
+  const dir = realpathSync(join(store, "experiments", name, "latest"));
+  const results = JSON.parse(readFileSync(join(dir, "results.json"), "utf8"));
+  const page = readFileSync(join(dir, "report.html"), "utf8");
+  return { dir, results, page };
+}
+
+describe("npm run experiment", () => {
+  it("--list names every experiment; an unknown one or a bad option is refused with 254 and nothing stored", async () => {
+    const list = runCli("experiment", ["--list"]);
+    expect(await list.exit).toBe(0);
+    expect(list.stdout()).toMatch(/^fairness +many clients/m);
+    expect(list.stdout()).toMatch(/^renew +the same SIGSTOP pauses/m);
+    const store = tempRunDir("fc-exp-");
+    const unknown = runCli("experiment", ["nope", "--store", store]);
+    expect(await unknown.exit).toBe(254);
+    expect(unknown.stderr()).toMatch(/no experiment named "nope"; choose from fairness, renew/);
+    const bad = runCli("experiment", ["renew", "--ttl", "soon", "--store", store]);
+    expect(await bad.exit).toBe(254);
+    expect(bad.stderr()).toMatch(/--ttl/);
+    expect(existsSync(join(store, "experiments"))).toBe(false);
+  });
+
+  it("renew --quick: both arms at each pause length, the watchdog's renews only in the renew arm, stored with its plot", async () => {
+    const store = tempRunDir("fc-exp-");
+    const cli = runCli("experiment", ["renew", "--quick", "--store", store]);
+    expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
+    const { dir, results, page } = stored(store, "renew");
+    expect(results).toMatchObject({ format: 1, kind: "experiment", name: "renew", quick: true });
+    const points = results.data.points as Array<{ pause_x_ttl: number; renew: boolean; holds: number; renews: { ok: number; fail: number }; run: string }>;
+    expect(points.map((p) => [p.pause_x_ttl, p.renew])).toEqual([[0.5, false], [0.5, true], [2, false], [2, true]]);
+    for (const p of points) {
+      expect(p.holds).toBeGreaterThan(0);
+      expect(existsSync(join(dir, p.run, "history.ndjson"))).toBe(true);
+      // The watchdog renews only where it runs.
+      if (p.renew) expect(p.renews.ok + p.renews.fail).toBeGreaterThan(0);
+      else expect(p.renews.ok + p.renews.fail).toBe(0);
+    }
+    expect(page).toMatch(/<svg class="plot"/);
+    expect(page).not.toMatch(/<script src=|<link [^>]*href="http/);
+    expect(cli.stdout()).toMatch(/Stale writes per pause length/);
+    expect(processesMentioning(store)).toEqual([]);
+  });
+
+  it("fairness --quick: one run per client on one key, overtakes and waits counted from its history", async () => {
+    const store = tempRunDir("fc-exp-");
+    const cli = runCli("experiment", ["fairness", "--quick", "--store", store]);
+    expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
+    const { dir, results } = stored(store, "fairness");
+    const rows = results.data.rows as Array<{ client: string; fairness: { acquires_granted: number }; run: string }>;
+    expect(rows.map((r) => r.client)).toEqual(["etcd-queue", "redis"]);
+    for (const r of rows) {
+      expect(r.fairness.acquires_granted).toBeGreaterThan(0);
+      expect(existsSync(join(dir, r.run, "results.json"))).toBe(true);
+    }
+    expect(readdirSync(join(dir, "runs")).length).toBeGreaterThan(0);
+  });
+});
