@@ -57,6 +57,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "key-prefix", kind: "string", default: undefined, defaultText: "fencecheck:<run>: with --deploy external, else none", help: "every lock key's name starts with this; a run's keys are deleted at the end with --deploy external" },
   { name: "pause-mode", kind: "string", default: "signal", choices: ["signal", "freeze"], help: "how pause-server holds a server: SIGSTOP to its process, or (--deploy docker) the cgroup freezer (docker pause)" },
   { name: "toxiproxy", kind: "string", default: undefined, defaultText: "our own fault proxy", help: "URL of a Toxiproxy to make the links in, e.g. http://127.0.0.1:8474" },
+  { name: "links", kind: "string", default: "proxy", choices: ["proxy", "direct"], help: "how workers reach the servers and the resource: through the fault proxy (partitions and latency need it), or directly, for measurements without the proxy's cost" },
   { name: "command-timeout", kind: "int", default: undefined, defaultText: "3 x ttl, at least 1000", min: 1, help: "ms without an answer before an operation's outcome is unknown (info)" },
   { name: "seed", kind: "int", default: undefined, defaultText: "random, printed", min: 0, max: 2 ** 31 - 1, help: "the same seed gives the same schedule of operations and faults" },
   { name: "store", kind: "string", default: "histories", help: "directory of the run store" },
@@ -112,6 +113,12 @@ export function buildTest(o: ParsedOptions): Test {
         if (without) throw new BadInput(`--nemesis ${n} needs a "${verb}" control command for every server, and ${without.name} has none (give them in the --endpoints JSON file)`);
       }
     }
+  }
+  const direct = o.links === "direct";
+  if (direct) {
+    const needs = nemeses.filter((n) => NEMESES[n].aims === "links");
+    if (needs.length) throw new BadInput(`--links direct: --nemesis ${needs.join(",")} works on the proxied links, and direct links have none (drop it, or use --links proxy)`);
+    if (toxiproxy) throw new BadInput(`--links direct makes no links, so a Toxiproxy (${given ? "--toxiproxy" : `--endpoints ${endpoints}`}) has nothing to do; give one or the other`);
   }
   const pauseMode = o["pause-mode"] as "signal" | "freeze";
   const partitionMode = o["partition-mode"] as "timeout" | "reset" | "network";
@@ -180,6 +187,7 @@ export function buildTest(o: ParsedOptions): Test {
     commandTimeoutMs,
     workloadOptions,
     toxiproxy,
+    directLinks: direct,
     ...(given === null && toxiproxy ? { toxiproxyFrom: `--endpoints ${endpoints}` } : {}),
     nemesisOptions: {
       intervalS: o["nemesis-interval"] as number,

@@ -24,7 +24,8 @@ export interface System {
   resource: ResourceHandle;
   cluster: Cluster;
   nodes: ServerNode[];
-  links: Links;
+  /** null with --links direct. */
+  links: Links | null;
   workers: WorkerHandle[];
   /** Client ids per worker, in worker order. */
   assignment: number[][];
@@ -89,8 +90,10 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   const prefix = test.toxiproxy ? `fc-${process.pid}-` : "";
   const behind = (name: string) => external?.find((s) => s.name === name)?.proxy;
   const upstreams = nodes.map((n) => ({ ...n, proxy: behind(n.name) }));
-  const links = await Links.create(toxiproxyUrl, prefix, workerNames, [...upstreams, { name: "resource", host: "127.0.0.1", port: resource.port }]);
-  ctx.started("links", links.describe());
+  // --links direct: no proxy between a worker and what it talks to, so a
+  // measurement does not pay the proxy's hop (etcd's members still meet through it).
+  const links = test.directLinks ? null : await Links.create(toxiproxyUrl, prefix, workerNames, [...upstreams, { name: "resource", host: "127.0.0.1", port: resource.port }]);
+  ctx.started("links", links ? links.describe() : "direct");
 
   const workers: WorkerHandle[] = [];
   for (const name of workerNames) workers.push(await spawnWorker(group, name, runDir, ctx.record));
@@ -98,9 +101,9 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   for (let c = 0; c < test.concurrency; c++) assignment[workerNames.indexOf(workerOfClient(c, test.workers))].push(c);
   await Promise.all(
     workers.map((w, i) => {
-      const mine = links.of(w.name);
-      const lockEndpoints = nodes.map((n) => endpoint(mine.find((l) => l.server === n.name)!));
-      const toResource = mine.find((l) => l.server === "resource")!;
+      const mine = links?.of(w.name);
+      const lockEndpoints = mine ? nodes.map((n) => endpoint(mine.find((l) => l.server === n.name)!)) : nodes.map(({ name, host, port }) => ({ name, host, port }));
+      const toResource = mine?.find((l) => l.server === "resource") ?? { host: "127.0.0.1", port: resource.port };
       return w.setup({
         worker: w.name,
         clients: assignment[i],
@@ -127,7 +130,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     assignment,
     close: async () => {
       // Toxics off the user's proxies first: with no address of its own, a server's keys are deleted through its proxy.
-      if (test.toxiproxy) {
+      if (test.toxiproxy && links) {
         const left = await links.remove();
         if (left.length) {
           ctx.started("toxics_left", left);

@@ -33,6 +33,8 @@ export interface Test {
   commandTimeoutMs: number;
   /** A Toxiproxy to make the links in; null: start our own fault proxy. */
   toxiproxy: string | null;
+  /** --links direct: workers reach the servers and the resource with no proxy between (no link faults then). */
+  directLinks?: boolean;
   /** Where that Toxiproxy was given, for messages: "--toxiproxy" (absent) or "--endpoints FILE". */
   toxiproxyFrom?: string;
   workloadOptions: WorkloadOptions;
