@@ -24,10 +24,11 @@ export function backendOf(client: string): string {
   return b.name;
 }
 
-/** One test:jepsen run; resolves once it is stored and checked. */
-export function jepsen(args: string[]): Promise<JepsenRun> {
+/** One test:jepsen run; resolves once it is stored and checked. `started` hears of its pid (to watch its processes). */
+export function jepsen(args: string[], started?: (pid: number) => void): Promise<JepsenRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "cli/test-jepsen.ts"), ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    if (child.pid !== undefined) started?.(child.pid);
     let out = "";
     let err = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));

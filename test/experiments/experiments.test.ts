@@ -20,10 +20,11 @@ describe("npm run experiment", () => {
     expect(await list.exit).toBe(0);
     expect(list.stdout()).toMatch(/^fairness +many clients/m);
     expect(list.stdout()).toMatch(/^renew +the same SIGSTOP pauses/m);
+    expect(list.stdout()).toMatch(/^contention +one hot key/m);
     const store = tempRunDir("fc-exp-");
     const unknown = runCli("experiment", ["nope", "--store", store]);
     expect(await unknown.exit).toBe(254);
-    expect(unknown.stderr()).toMatch(/no experiment named "nope"; choose from fairness, renew/);
+    expect(unknown.stderr()).toMatch(/no experiment named "nope"; choose from fairness, renew, contention/);
     const bad = runCli("experiment", ["renew", "--ttl", "soon", "--store", store]);
     expect(await bad.exit).toBe(254);
     expect(bad.stderr()).toMatch(/--ttl/);
@@ -63,5 +64,30 @@ describe("npm run experiment", () => {
       expect(existsSync(join(dir, r.run, "results.json"))).toBe(true);
     }
     expect(readdirSync(join(dir, "runs")).length).toBeGreaterThan(0);
+  });
+
+  it("contention --quick: a run per contender count with no proxy, throughput against a ceiling from one contender's parts, corrected latencies, the harness's CPU", async () => {
+    const store = tempRunDir("fc-exp-");
+    const cli = runCli("experiment", ["contention", "--quick", "--store", store]);
+    expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
+    const { dir, results, page } = stored(store, "contention");
+    expect(results.data.links).toBe("direct");
+    const rows = results.data.rows as Array<{ contenders: number; grants: number; grants_per_s: number; ceiling_per_s: number; acquire_ms: { p50: number; p99: number }; acquire_corrected_ms: { p99: number; samples: number }; harness_cpu: { samples: number } | null; parts_ms: Record<string, number>; run: string }>;
+    expect(rows.map((r) => r.contenders)).toEqual([5, 20]);
+    for (const r of rows) {
+      expect(r.grants).toBeGreaterThan(1);
+      expect(r.grants_per_s).toBeGreaterThan(0);
+      // The ceiling comes from measured parts: every one a real, positive time.
+      for (const v of Object.values(r.parts_ms)) expect(v).toBeGreaterThanOrEqual(0);
+      expect(r.ceiling_per_s).toBeGreaterThan(0);
+      expect(r.acquire_ms.p99).toBeGreaterThanOrEqual(r.acquire_ms.p50);
+      // The correction only ever adds samples, and none above the measured maximum.
+      expect(r.acquire_corrected_ms.samples).toBeGreaterThanOrEqual(r.grants);
+      expect(r.harness_cpu?.samples).toBeGreaterThan(0);
+      const run = JSON.parse(readFileSync(join(dir, r.run, "run.json"), "utf8"));
+      expect(run.links).toBe("direct");
+    }
+    expect(page.match(/<svg class="plot"/g)?.length).toBe(3);
+    expect(processesMentioning(store)).toEqual([]);
   });
 });
