@@ -4,7 +4,9 @@
 // 1,000 holds against the pause's length. A watchdog keeps the lease alive only
 // while its process runs; a pause longer than what is left of the lease still
 // lets the next holder in, and the paused one writes when it wakes. The window
-// narrows (short pauses no longer hurt) and never closes.
+// narrows (short pauses no longer hurt) and never closes. Holds do --work ms
+// (default half the TTL) before writing: a hold much shorter than TTL/3 never
+// reaches its first renew, and the two arms would not differ.
 import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { OptionSpec } from "../lib/index.ts";
@@ -15,6 +17,7 @@ const OPTIONS: readonly OptionSpec[] = [
   { name: "client", kind: "string", default: "redis", help: "the lock client (its backend is the one that runs it)" },
   { name: "ttl", kind: "int", default: 1000, min: 50, help: "lease TTL in ms" },
   { name: "pauses", kind: "list", default: ["0.25", "0.5", "0.8", "1", "1.5", "2", "4"], help: "pause lengths, as multiples of the TTL" },
+  { name: "work", kind: "int", default: 500, min: 0, help: "ms of work while holding (half the default TTL: long enough that a renew falls due in most holds)" },
   { name: "time-limit", kind: "number", default: 20, min: 1, help: "seconds of operations per run" },
   { name: "concurrency", kind: "int", default: 6, min: 2, max: 200, help: "logical clients" },
   { name: "seed", kind: "int", default: 1, min: 0, help: "the same for every run, so both arms get the same fault schedule" },
@@ -66,7 +69,7 @@ export const renew: Experiment = {
         const r = await jepsen([
           "--backend", backend, "--client", client, "--nemesis", "pause", "--fence", "off", "--ttl", String(ttl),
           "--pause-min", String(pauseMs), "--pause-max", String(pauseMs), "--renew", renewOn ? "on" : "off",
-          "--concurrency", String(o.concurrency), "--time-limit", String(o["time-limit"]), "--seed", String(o.seed), "--store", ctx.runStore,
+          "--work", String(o.work), "--concurrency", String(o.concurrency), "--time-limit", String(o["time-limit"]), "--seed", String(o.seed), "--store", ctx.runStore,
         ]);
         const stats = r.results.stats as { ops?: Record<string, { ok: number; fail: number }>; lease_overlaps?: number };
         const holds = stats.ops?.acquire?.ok ?? 0;
