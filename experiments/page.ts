@@ -36,18 +36,18 @@ export function plotSvg(p: Plot): string {
   const py = (y: number): number => H - M.bottom - ((y - y0) / (y1 - y0)) * (H - M.top - M.bottom);
   const xTicks = p.logX ? [...new Set(pts.map(([x]) => x))].sort((a, b) => a - b) : ticks(x0, x1);
   const parts: string[] = [];
-  for (const t of ticks(y0, y1)) parts.push(`<line class="grid" x1="${M.left}" x2="${W - M.right}" y1="${py(t)}" y2="${py(t)}"/><text class="tick" x="${M.left - 6}" y="${py(t) + 4}" text-anchor="end">${label(t)}</text>`);
-  for (const t of xTicks) parts.push(`<text class="tick" x="${px(t)}" y="${H - M.bottom + 16}" text-anchor="middle">${label(t)}</text>`);
+  for (const t of ticks(y0, y1)) parts.push(`<line class="grid" x1="${M.left}" x2="${W - M.right}" y1="${py(t)}" y2="${py(t)}"/><text class="ax" x="${M.left - 6}" y="${py(t) + 4}" text-anchor="end">${label(t)}</text>`);
+  for (const t of xTicks) parts.push(`<text class="ax" x="${px(t)}" y="${H - M.bottom + 16}" text-anchor="middle">${label(t)}</text>`);
   p.series.forEach((s, i) => {
     const c = COLORS[i % COLORS.length];
     const sorted = [...s.points].sort((a, b) => a[0] - b[0]);
     parts.push(`<polyline fill="none" stroke="${c}" stroke-width="2" points="${sorted.map(([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`).join(" ")}"/>`);
     for (const [x, y] of sorted) parts.push(`<circle cx="${px(x).toFixed(1)}" cy="${py(y).toFixed(1)}" r="3" fill="${c}"><title>${esc(s.name)}: ${label(x)}, ${label(y)}</title></circle>`);
-    parts.push(`<text x="${W - M.right + 10}" y="${M.top + 14 * i + 8}" fill="${c}" class="tick">${esc(s.name)}</text>`);
+    parts.push(`<text x="${W - M.right + 10}" y="${M.top + 14 * i + 8}" class="ax" style="fill:${c}">${esc(s.name)}</text>`);
   });
-  parts.push(`<text class="tick" x="${(M.left + W - M.right) / 2}" y="${H - 8}" text-anchor="middle">${esc(p.x)}</text>`);
-  parts.push(`<text class="tick" transform="translate(14 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">${esc(p.y)}</text>`);
-  return `<figure><figcaption><b>${esc(p.title)}</b></figcaption><svg class="plot" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(p.title)}">${parts.join("")}</svg></figure>`;
+  parts.push(`<text class="ax" x="${(M.left + W - M.right) / 2}" y="${H - 8}" text-anchor="middle">${esc(p.x)}</text>`);
+  parts.push(`<text class="ax" transform="translate(14 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">${esc(p.y)}</text>`);
+  return `<figure><figcaption><b>${esc(p.title)}</b></figcaption><svg class="xplot" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(p.title)}">${parts.join("")}</svg></figure>`;
 }
 
 export function renderExperimentHtml(e: { name: string; title: string; started: string; command: string; quick: boolean }, f: Findings): string {
@@ -60,7 +60,7 @@ export function renderExperimentHtml(e: { name: string; title: string; started: 
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>experiment ${esc(e.name)} · ${esc(e.started)}</title>
 <style>${REPORT_CSS}
-td.num { text-align: right; } svg.plot { background: #fff; } svg.plot .grid { stroke: #ddd; } svg.plot .tick { font: 11px system-ui, sans-serif; fill: #444; }</style></head>
+td.num { text-align: right; } svg.xplot { background: #fff; } svg.xplot .grid { stroke: #ddd; } svg.xplot .ax { font: 12px system-ui, sans-serif; fill: #333; }</style></head>
 <body><main>
 <h1>${esc(e.title)}</h1>
 <div class="run">experiment <code>${esc(e.name)}</code> · started <code>${esc(e.started)}</code>${e.quick ? " · <b>--quick</b>: a short version, not a measurement" : ""} · <code>${esc(e.command)}</code></div>

@@ -46,7 +46,7 @@ describe("npm run experiment", () => {
       if (p.renew) expect(p.renews.ok + p.renews.fail).toBeGreaterThan(0);
       else expect(p.renews.ok + p.renews.fail).toBe(0);
     }
-    expect(page).toMatch(/<svg class="plot"/);
+    expect(page).toMatch(/<svg class="xplot"/);
     expect(page).not.toMatch(/<script src=|<link [^>]*href="http/);
     expect(cli.stdout()).toMatch(/Stale writes per pause length/);
     expect(processesMentioning(store)).toEqual([]);
@@ -87,7 +87,7 @@ describe("npm run experiment", () => {
       const run = JSON.parse(readFileSync(join(dir, r.run, "run.json"), "utf8"));
       expect(run.links).toBe("direct");
     }
-    expect(page.match(/<svg class="plot"/g)?.length).toBe(3);
+    expect(page.match(/<svg class="xplot"/g)?.length).toBe(3);
     expect(processesMentioning(store)).toEqual([]);
   });
 });
