@@ -5,9 +5,12 @@
 // while its process runs; a pause longer than what is left of the lease still
 // lets the next holder in, and the paused one writes when it wakes. The window
 // narrows (short pauses no longer hurt) and never closes. Holds do --work ms
-// (default half the TTL) before writing: a hold much shorter than TTL/3 never
-// reaches its first renew, and the two arms would not differ.
+// (default 1.5 x TTL) before writing: the long holds a watchdog is for. Without
+// it such a hold outlives its lease even unpaused (re-acquiring would be the
+// alternative); with it only a pause longer than what is left of the lease does.
 import { readFileSync } from "node:fs";
+import { loadRun } from "../checker/index.ts";
+import type { HistoryEvent } from "../store/events.ts";
 import { join, relative } from "node:path";
 import type { OptionSpec } from "../lib/index.ts";
 import type { Experiment, Findings } from "./experiment.ts";
@@ -17,7 +20,8 @@ const OPTIONS: readonly OptionSpec[] = [
   { name: "client", kind: "string", default: "redis", help: "the lock client (its backend is the one that runs it)" },
   { name: "ttl", kind: "int", default: 1000, min: 50, help: "lease TTL in ms" },
   { name: "pauses", kind: "list", default: ["0.25", "0.5", "0.8", "1", "1.5", "2", "4"], help: "pause lengths, as multiples of the TTL" },
-  { name: "work", kind: "int", default: 500, min: 0, help: "ms of work while holding (half the default TTL: long enough that a renew falls due in most holds)" },
+  { name: "work", kind: "int", default: 1500, min: 0, help: "ms of work while holding: longer than the default TTL, the holds a watchdog is for (without one such a hold outlives its lease even unpaused)" },
+  { name: "keys", kind: "int", default: 6, min: 1, help: "keys the clients spread over (as many as clients by default, so holds run side by side rather than queue on one key)" },
   { name: "time-limit", kind: "number", default: 20, min: 1, help: "seconds of operations per run" },
   { name: "concurrency", kind: "int", default: 6, min: 2, max: 200, help: "logical clients" },
   { name: "seed", kind: "int", default: 1, min: 0, help: "the same for every run, so both arms get the same fault schedule" },
@@ -28,12 +32,46 @@ interface Point {
   renew: boolean;
   holds: number;
   writes: number;
+  /** Writes sent after their hold's lease had certainly run out (its last grant's ok + TTL): the window. */
+  stale_attempts: number;
+  attempts_per_1000_holds: number;
   /** Writes the resource took with a fence below one it had already taken (fencing off: all accepted). */
   stale_writes: number;
   per_1000_holds: number;
   lease_overlaps: number;
   renews: { ok: number; fail: number };
   run: string;
+}
+
+/**
+ * Writes sent after their hold's lease had certainly run out: later than the last
+ * acquire or renew of that hold that returned ok, plus its TTL (the server set
+ * the lease before it answered, so it ended by then). Each is a stale holder
+ * acting, whether or not another holder's write beat it to the resource.
+ */
+function staleAttempts(events: HistoryEvent[]): number {
+  const invokes = new Map<number, HistoryEvent>();
+  const granted = new Map<string, number>();
+  let stale = 0;
+  for (const e of events) {
+    if (e.process === "nemesis") continue;
+    if (e.type === "invoke") {
+      invokes.set(e.process, e);
+      if (e.f === "write") {
+        const owner = e.value?.owner as string | undefined;
+        const until = owner === undefined ? undefined : granted.get(owner);
+        if (until !== undefined && e.time > until) stale++;
+      }
+      continue;
+    }
+    const inv = invokes.get(e.process);
+    if (e.type !== "ok" || !inv || inv.f !== e.f) continue;
+    const ttl = Number(e.value?.ttl_ms ?? inv.value?.ttl_ms);
+    if (!Number.isFinite(ttl)) continue;
+    const owner = (e.f === "acquire" ? e.value?.owner : inv.value?.owner) as string | undefined;
+    if (owner !== undefined && (e.f === "acquire" || e.f === "renew")) granted.set(owner, e.time + ttl * 1e6);
+  }
+  return stale;
 }
 
 function staleWrites(runDir: string): { writes: number; stale: number } {
@@ -69,35 +107,43 @@ export const renew: Experiment = {
         const r = await jepsen([
           "--backend", backend, "--client", client, "--nemesis", "pause", "--fence", "off", "--ttl", String(ttl),
           "--pause-min", String(pauseMs), "--pause-max", String(pauseMs), "--renew", renewOn ? "on" : "off",
-          "--work", String(o.work), "--concurrency", String(o.concurrency), "--time-limit", String(o["time-limit"]), "--seed", String(o.seed), "--store", ctx.runStore,
+          "--work", String(o.work), "--keys", String(o.keys), "--concurrency", String(o.concurrency), "--time-limit", String(o["time-limit"]), "--seed", String(o.seed), "--store", ctx.runStore,
         ]);
         const stats = r.results.stats as { ops?: Record<string, { ok: number; fail: number }>; lease_overlaps?: number };
         const holds = stats.ops?.acquire?.ok ?? 0;
         const { writes, stale } = staleWrites(r.runDir);
+        const attempts = staleAttempts((await loadRun(r.runDir)).events);
+        const per1000 = (n: number) => (holds ? Math.round((n / holds) * 10000) / 10 : 0);
         points.push({
-          pause_x_ttl: k, renew: renewOn, holds, writes, stale_writes: stale, per_1000_holds: holds ? Math.round((stale / holds) * 10000) / 10 : 0,
+          pause_x_ttl: k, renew: renewOn, holds, writes, stale_attempts: attempts, attempts_per_1000_holds: per1000(attempts), stale_writes: stale, per_1000_holds: per1000(stale),
           lease_overlaps: stats.lease_overlaps ?? 0, renews: { ok: stats.ops?.renew?.ok ?? 0, fail: stats.ops?.renew?.fail ?? 0 }, run: relative(ctx.dir, r.runDir),
         });
       }
     }
     const arm = (on: boolean) => points.filter((p) => p.renew === on);
-    const total = (on: boolean) => arm(on).reduce((s, p) => s + p.stale_writes, 0);
+    const total = (on: boolean, f: (p: Point) => number) => arm(on).reduce((s, p) => s + f(p), 0);
+    const clean = (on: boolean) => arm(on).filter((p) => p.stale_attempts === 0).map((p) => `${p.pause_x_ttl}`).join(", ") || "no length";
     return {
       summary: [
-        `${client} on ${backend}, TTL ${ttl} ms, fencing off: ${total(false)} stale writes without the watchdog, ${total(true)} with it, over the same pauses.`,
-        `With the watchdog, pauses of ${arm(true).filter((p) => p.stale_writes === 0).map((p) => `${p.pause_x_ttl}`).join(", ") || "no length"} x TTL left no stale write; ${arm(true).filter((p) => p.stale_writes > 0).map((p) => `${p.pause_x_ttl}`).join(", ") || "none"} x TTL still did: a renew cannot run while its process is stopped.`,
+        `${client} on ${backend}, TTL ${ttl} ms, ${o.work} ms of work per hold, fencing off, the same pauses in both arms: ` +
+          `${total(false, (p) => p.stale_attempts)} writes sent after their lease had run out without the watchdog, ${total(true, (p) => p.stale_attempts)} with it; ` +
+          `${total(false, (p) => p.stale_writes)} and ${total(true, (p) => p.stale_writes)} of them landed after a later holder's write.`,
+        `Pauses that left no stale attempt: ${clean(false)} x TTL without the watchdog, ${clean(true)} x TTL with it. A renew cannot run while its process is stopped: a pause longer than what is left of the lease still lets the next holder in.`,
       ],
       tables: [{
         title: "Stale writes per pause length",
-        head: ["pause (x TTL)", "renew", "holds", "writes", "stale writes", "per 1,000 holds", "lease overlaps", "renews ok/fail", "run"],
-        rows: points.map((p) => [p.pause_x_ttl, p.renew ? "on" : "off", p.holds, p.writes, p.stale_writes, p.per_1000_holds, p.lease_overlaps, `${p.renews.ok}/${p.renews.fail}`, p.run]),
-        note: "A stale write: the resource took it with a fence below one it had already taken (fencing off, so all were accepted). Both arms run the same seed, so the nemesis aims its pauses the same way.",
+        head: ["pause (x TTL)", "renew", "holds", "writes", "stale attempts", "per 1,000 holds", "stale writes accepted", "per 1,000 holds", "renews ok/fail", "run"],
+        rows: points.map((p) => [p.pause_x_ttl, p.renew ? "on" : "off", p.holds, p.writes, p.stale_attempts, p.attempts_per_1000_holds, p.stale_writes, p.per_1000_holds, `${p.renews.ok}/${p.renews.fail}`, p.run]),
+        note: "Stale attempt: a write sent after its hold's lease had certainly run out (its last acquire or renew ok + TTL). Stale write accepted: the resource took it with a fence below one it had already taken (fencing off, so all were taken). Both arms run the same seed, so the nemesis aims its pauses the same way.",
       }],
       plots: [{
-        title: "Stale writes per 1,000 holds against pause length",
+        title: "Stale attempts and accepted stale writes per 1,000 holds against pause length",
         x: "pause length (x TTL)",
-        y: "stale writes per 1,000 holds",
-        series: [false, true].map((on) => ({ name: on ? "renew on (TTL/3)" : "renew off", points: arm(on).map((p): [number, number] => [p.pause_x_ttl, p.per_1000_holds]) })),
+        y: "per 1,000 holds",
+        series: [false, true].flatMap((on) => [
+          { name: `attempts, renew ${on ? "on" : "off"}`, points: arm(on).map((p): [number, number] => [p.pause_x_ttl, p.attempts_per_1000_holds]) },
+          { name: `accepted, renew ${on ? "on" : "off"}`, points: arm(on).map((p): [number, number] => [p.pause_x_ttl, p.per_1000_holds]) },
+        ]),
       }],
       data: { client, backend, ttl_ms: ttl, points },
       runs: points.map((p) => p.run),
