@@ -28,6 +28,9 @@ const OPTIONS: readonly OptionSpec[] = [
   { name: "workers", kind: "int", default: Math.max(1, cpus().length), min: 1, max: 64, help: "worker processes the contenders are spread over (default: one per core)" },
   { name: "time-limit", kind: "number", default: 15, min: 1, help: "seconds of operations per run" },
   { name: "work", kind: "int", default: 10, min: 0, help: "ms of work while holding" },
+  // Long: no fault here ends a lease, and a queue's waiters hold leases too (etcd-queue's
+  // expire while they wait when the queue is longer than the TTL).
+  { name: "ttl", kind: "int", default: 30_000, min: 100, help: "lease TTL in ms (long: throughput, not expiry, is measured)" },
   { name: "rate", kind: "number", default: 2, min: 0.01, help: "attempts per second each contender offers (open model)" },
   { name: "via-proxy", kind: "flag", default: false, help: "through the fault proxy (--links proxy), to show its cost; default: direct" },
   { name: "seed", kind: "int", default: 1, min: 0, help: "the same for every run" },
@@ -111,7 +114,7 @@ export const contention: Experiment = {
       let cpu: ReturnType<typeof sampleCpu> | null = null;
       const r = await jepsen(
         ["--backend", backend, "--client", client, "--keys", "1", "--nemesis", "none", "--links", links, "--concurrency", String(n), "--workers", String(workers),
-          "--work", String(o.work), "--rate", String(rate), "--acquire-timeout", String(Math.round((o["time-limit"] as number) * 1000)),
+          "--work", String(o.work), "--ttl", String(o.ttl), "--rate", String(rate), "--acquire-timeout", String(Math.round((o["time-limit"] as number) * 1000)),
           "--time-limit", String(o["time-limit"]), "--seed", String(o.seed), "--store", ctx.runStore],
         (pid) => (cpu = sampleCpu(pid)),
       );
