@@ -55,6 +55,7 @@ export function pidAlive(pid: number): boolean {
 }
 
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer as createNetServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { readFileSync, existsSync, realpathSync } from "node:fs";
 
@@ -153,4 +154,11 @@ export function parseMetrics(text: string): Sample[] {
 /** The samples named `name` whose labels include `labels`. */
 export function samplesOf(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): Sample[] {
   return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+}
+
+/** A free port on 127.0.0.1, held by a listener of ours until `close()`: a port someone else has taken. */
+export async function takenPort(): Promise<{ port: number; close(): void }> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { port: (server.address() as { port: number }).port, close: () => server.close() };
 }
