@@ -19,6 +19,7 @@ export const SOAK_OPTIONS: readonly OptionSpec[] = [
   { name: "compare", kind: "string", default: undefined, defaultText: "the previous soak of the matrix", help: "a soak directory (or its summary.json) to compare with" },
   { name: "keep-runs", kind: "int", default: undefined, min: 0, defaultText: "keep all", help: "keep the run directories of the newest N soaks; older soaks keep their summaries only" },
   { name: "summarize", kind: "string", default: undefined, help: "write the summary of a soak directory left by a killed soak, and run nothing" },
+  { name: "metrics-port", kind: "int", default: undefined, defaultText: "off", min: 0, max: 65535, help: "every run serves its Prometheus metrics at http://127.0.0.1:PORT/metrics in turn (test:jepsen --metrics-port), so one scrape job covers the soak; a fixed port of 1024 or more" },
   { name: "list", kind: "flag", default: false, help: "print the matrix's configurations and what each expects, and run nothing" },
 ];
 
@@ -53,7 +54,7 @@ export function soakRequest(o: ParsedOptions): SoakRequest {
   if (compare !== null) readSummary(compare);
   const keepRuns = (o["keep-runs"] as number | undefined) ?? null;
   if (o.summarize !== undefined) {
-    for (const n of ["preset", "matrix", "only", "seed", "time-limit", "deploy", "time-budget", "list"])
+    for (const n of ["preset", "matrix", "only", "seed", "time-limit", "deploy", "time-budget", "metrics-port", "list"])
       if (o[n] !== undefined && o[n] !== false) throw new BadInput(`--summarize runs nothing, so --${n} means nothing with it`);
     return { kind: "summarize", dir: o.summarize as string, compare, keepRuns };
   }
@@ -63,6 +64,10 @@ export function soakRequest(o: ParsedOptions): SoakRequest {
   const configurations = selectConfigurations(matrix, only ?? undefined);
   const timeLimitS = (o["time-limit"] as number | undefined) ?? null;
   const deploy = (o.deploy as "local" | "docker" | undefined) ?? null;
+  const metricsPort = (o["metrics-port"] as number | undefined) ?? null;
+  // 0 would give each run a port of its own, which no Prometheus could follow.
+  if (metricsPort !== null && metricsPort < 1024)
+    throw new BadInput(`--metrics-port of a soak must be a fixed port of 1024 or more, got ${metricsPort} (every run serves its metrics there in turn, for one Prometheus job to scrape)`);
   // With --time-limit or --deploy every run takes it; test:jepsen's parser judges it once per configuration.
   if (timeLimitS !== null || deploy !== null) for (const c of configurations) testOf(c, { timeLimitS: timeLimitS ?? undefined, deploy: deploy ?? undefined });
   return {
@@ -74,6 +79,7 @@ export function soakRequest(o: ParsedOptions): SoakRequest {
     timeLimitS,
     deploy,
     timeBudgetS: (o["time-budget"] as number | undefined) ?? null,
+    metricsPort,
     seed: (o.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 31),
     store: o.store as string,
     compare,

@@ -4,6 +4,7 @@
 // npm run soak -- --summarize DIR: the same summary for a soak that was killed.
 import { BadInput, EXIT, helpText } from "../lib/index.ts";
 import { describeExpectation, renderTable, runSoak, summarizeSoak, type SoakSummary } from "../soak/index.ts";
+import { checkMetricsPort } from "../runner/index.ts";
 import { exitWith } from "./run-and-check.ts";
 import { parseSoakArgs, SOAK_OPTIONS, SOAK_USAGE, type SoakRequest } from "./soak-options.ts";
 
@@ -19,6 +20,8 @@ async function main(): Promise<number> {
     }
     request = parsed.request;
     if (request.kind === "summarize") return done(await summarizeSoak(request.dir, { compare: request.compare, keepRuns: request.keepRuns, log }), request.dir);
+    // Taken now, it would be taken for every run: said once, before hours of crashed runs.
+    if (request.kind === "run" && request.metricsPort !== null) await checkMetricsPort(request.metricsPort);
   } catch (err) {
     if (err instanceof BadInput) {
       process.stderr.write(`fencecheck soak: ${err.message}\n`);

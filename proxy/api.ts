@@ -36,6 +36,8 @@ interface Answer {
   status: number;
   /** undefined: no body at all (204), as the npm client parses any body as JSON. */
   body?: unknown;
+  /** A body that is not JSON (/metrics), sent as it is. */
+  text?: { contentType: string; content: string };
 }
 
 const ok = (body: unknown): Answer => ({ status: 200, body });
@@ -91,10 +93,12 @@ async function handle(proxies: ProxyCollection, req: IncomingMessage, toxiproxyO
   }
   const body = (): Promise<unknown> => readJson(req);
 
-  // /version, /reset, /populate, /proxies
+  // /version, /metrics, /reset, /populate, /proxies
   if (parts.length === 1) {
     const [what] = parts;
     if (what === "version") return method === "GET" ? ok({ version: VERSION }) : notAllowed();
+    // Toxiproxy serves Prometheus text here too (its own metric names); ours are fencecheck_proxy_*.
+    if (what === "metrics") return method === "GET" ? { status: 200, text: { contentType: proxies.metrics.contentType, content: await proxies.metrics.text() } } : notAllowed();
     if (what === "reset") return method === "POST" ? (await proxies.reset(), noContent) : notAllowed();
     if (what === "populate") {
       if (method !== "POST") return notAllowed();
@@ -186,6 +190,10 @@ function notAllowed(): Answer {
 function send(res: ServerResponse, answer: Answer): void {
   if (res.destroyed) return;
   try {
+    if (answer.text !== undefined) {
+      res.writeHead(answer.status, { "Content-Type": answer.text.contentType, "Content-Length": Buffer.byteLength(answer.text.content) }).end(answer.text.content);
+      return;
+    }
     if (answer.body === undefined) {
       res.writeHead(answer.status).end();
       return;

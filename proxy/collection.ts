@@ -3,6 +3,7 @@
 // checked here, in Toxiproxy's order and with its messages.
 import { ApiError, asApiError, badBody, missingField, proxyExists, proxyNotFound } from "./api-error.ts";
 import { Proxy, sameListen, type ProxyJson, type ProxySettings } from "./proxy.ts";
+import { ProxyMetrics } from "./metrics.ts";
 
 interface ProxyBody {
   name: string;
@@ -45,6 +46,13 @@ export interface PopulateAnswer {
 export class ProxyCollection {
   private readonly proxies = new Map<string, Proxy>();
 
+  /** GET /metrics: every proxy reports its connections to it. */
+  readonly metrics = new ProxyMetrics(this);
+
+  list(): Proxy[] {
+    return [...this.proxies.values()];
+  }
+
   all(): Record<string, ProxyJson> {
     const out: Record<string, ProxyJson> = {};
     for (const [name, p] of this.proxies) out[name] = p.json();
@@ -60,7 +68,7 @@ export class ProxyCollection {
   async create(body: unknown): Promise<ProxyJson> {
     const input = parseProxyBody(body);
     if (this.proxies.has(input.name)) throw proxyExists();
-    const proxy = new Proxy(input.name, input.listen, input.upstream);
+    const proxy = new Proxy(input.name, input.listen, input.upstream, this.metrics);
     // A proxy that cannot listen is not added (500, the listen error's message).
     if (input.enabled) await proxy.start();
     this.proxies.set(input.name, proxy);
@@ -98,7 +106,7 @@ export class ProxyCollection {
       return existing;
     }
     if (existing) await existing.stop();
-    const proxy = new Proxy(input.name, input.listen, input.upstream);
+    const proxy = new Proxy(input.name, input.listen, input.upstream, this.metrics);
     if (input.enabled) await proxy.start();
     this.proxies.set(input.name, proxy);
     return proxy;

@@ -5,7 +5,7 @@
 import net, { type AddressInfo, type Socket } from "node:net";
 import { ApiError, toxicExists, toxicNotFound } from "./api-error.ts";
 import { Connection } from "./connection.ts";
-import { actsOnConnections, parseToxicUpdate, toxicJson, type Toxic, type ToxicJson } from "./toxics.ts";
+import { actsOnConnections, parseToxicUpdate, toxicJson, type Toxic, type ToxicJson, type ToxicType } from "./toxics.ts";
 
 export interface ProxyJson {
   name: string;
@@ -13,6 +13,11 @@ export interface ProxyJson {
   upstream: string;
   enabled: boolean;
   toxics: ToxicJson[];
+}
+
+/** What a proxy tells whoever counts (the metrics): a connection it made to its upstream for a client. */
+export interface ProxyHooks {
+  connected(proxy: string): void;
 }
 
 export interface ProxySettings {
@@ -61,7 +66,13 @@ export class Proxy {
     readonly name: string,
     public listen: string,
     public upstream: string,
+    private readonly hooks?: ProxyHooks,
   ) {}
+
+  /** Client connections proxied now (both sides connected). */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
 
   json(): ProxyJson {
     return { name: this.name, listen: this.listen, upstream: this.upstream, enabled: this.enabled, toxics: this.toxicList() };
@@ -154,10 +165,15 @@ export class Proxy {
         closed: (c) => this.connections.delete(c),
       });
       this.connections.add(connection);
+      this.hooks?.connected(this.name);
     });
   }
 
   // ---- toxics ------------------------------------------------------------------
+
+  toxicTypes(): ToxicType[] {
+    return this.toxics.map((t) => t.type);
+  }
 
   /** Upstream toxics first, then downstream, each in the order added (Toxiproxy's order). */
   toxicList(): ToxicJson[] {

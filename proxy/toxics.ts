@@ -62,6 +62,9 @@ const FIELDS: { [T in ToxicType]: Record<string, FieldKind> } = {
   block_from: { from: "strings" },
 };
 
+/** Every type this proxy knows, Toxiproxy's and ours. */
+export const TOXIC_TYPES = Object.keys(FIELDS) as ToxicType[];
+
 /** Ours alone: a real Toxiproxy answers 400 "invalid toxic type" to it. */
 export const OWN_TOXIC_TYPES: ReadonlySet<ToxicType> = new Set(["block_from"]);
 

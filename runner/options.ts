@@ -63,6 +63,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "store", kind: "string", default: "histories", help: "directory of the run store" },
   { name: "keep-data", kind: "flag", default: false, help: "keep the servers' data directories (data/) in the run directory; by default they are removed at the end (etcd preallocates 128 MB of WAL per member)" },
   { name: "port-base", kind: "int", default: 0, min: 0, max: 65000, defaultText: "free ports", help: "servers take consecutive ports from here" },
+  { name: "metrics-port", kind: "int", default: undefined, defaultText: "off", min: 0, max: 65535, help: "serve every worker's, the fault proxy's and the resource's Prometheus metrics at http://127.0.0.1:PORT/metrics during the run (0: a free port, printed at start)" },
   { name: "model", kind: "string", default: "lease", choices: ["lease", "strict"], help: "strict: the model check's strict-mutex-violation makes a run invalid (leases break a strict mutex by design)" },
 ];
 
@@ -91,6 +92,8 @@ export function buildTest(o: ParsedOptions): Test {
   const given = o.toxiproxy === undefined ? null : toxiproxyUrl(o.toxiproxy, "--toxiproxy");
   const portBase = o["port-base"] as number;
   if (portBase !== 0 && portBase < 1024) throw new BadInput(`--port-base must be 0 (free ports) or at least 1024, got ${portBase}`);
+  const metricsPort = (o["metrics-port"] as number | undefined) ?? null;
+  if (metricsPort !== null && metricsPort !== 0 && metricsPort < 1024) throw new BadInput(`--metrics-port must be 0 (a free port) or at least 1024, got ${metricsPort}`);
   const deploy = o.deploy as "local" | "docker" | "external";
   const endpoints = o.endpoints as string | undefined;
   if (deploy === "external" && endpoints === undefined) throw new BadInput(`--deploy external needs --endpoints: the servers of your ${backend.name} (${backend.serverNames.join(", ")})`);
@@ -183,6 +186,7 @@ export function buildTest(o: ParsedOptions): Test {
     store: o.store as string,
     keepData: o["keep-data"] as boolean,
     portBase,
+    metricsPort,
     graceMs,
     commandTimeoutMs,
     workloadOptions,

@@ -1,5 +1,5 @@
-// Before a run starts anything: is a --client module a lock client adapter that
-// fits the backend? With --deploy docker, does a container engine answer? With --toxiproxy, is there a Toxiproxy at that URL,
+// Before a run starts anything: is --metrics-port free? Is a --client module a
+// lock client adapter that fits the backend? With --deploy docker, does a container engine answer? With --toxiproxy, is there a Toxiproxy at that URL,
 // does it have the toxics the backend needs, and the proxies of the user's that
 // --endpoints names? All are facts about the user's options, so a no is bad input
 // (254) with nothing started or stored, instead of a failure half-way through
@@ -10,6 +10,7 @@ import type { Test } from "./test.ts";
 import { findEngine, NoEngine } from "../docker/index.ts";
 import { isAdapterPath, loadAdapter, checkAdapterClient } from "../clients/index.ts";
 import { checkUserProxies } from "../cluster/external-proxies.ts";
+import { checkMetricsPort } from "./metrics.ts";
 
 /** A client adapter of the user's: its exports, its backends, its fences, one client made and closed. */
 async function checkAdapter(test: Test): Promise<void> {
@@ -29,6 +30,7 @@ async function checkAdapter(test: Test): Promise<void> {
 
 /** Warnings go to stderr: the run goes ahead. */
 export async function preflight(test: Test, warn: (line: string) => void = (l) => process.stderr.write(`fencecheck: warning: ${l}\n`)): Promise<void> {
+  if (test.metricsPort != null) await checkMetricsPort(test.metricsPort);
   if (isAdapterPath(test.client)) await checkAdapter(test);
   if (test.serverOptions.deploy === "docker") {
     // No engine is a fact about this machine and --deploy docker: said before anything starts.

@@ -1,7 +1,7 @@
 // Messages between the runner and its worker processes (over Node's IPC channel).
 import type { UnindexedEvent } from "../store/events.ts";
 import type { Endpoint, ClientOptions } from "../clients/index.ts";
-import type { WorkloadOptions } from "../workloads/index.ts";
+import type { WorkloadOptions, MetricsSnapshot } from "../workloads/index.ts";
 
 export interface WorkerConfig {
   worker: string;
@@ -19,6 +19,8 @@ export interface WorkerConfig {
   opts: WorkloadOptions;
   resourceUrl: string;
   commandTimeoutMs: number;
+  /** With --metrics-port: the labels every series of this worker carries besides `worker`. Absent: no metrics kept. */
+  metrics?: { backend: string; client: string };
 }
 
 export type ToWorker =
@@ -31,5 +33,7 @@ export type ToWorker =
 export type FromWorker =
   | { type: "ready" }
   | { type: "events"; events: UnindexedEvent[] }
+  /** The worker's metrics as they stand (prom-client's JSON form), for the runner's /metrics. */
+  | { type: "metrics"; metrics: MetricsSnapshot }
   | { type: "done" }
   | { type: "error"; message: string };

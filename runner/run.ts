@@ -16,6 +16,7 @@ import { startSystem, workerOfClient, type System } from "./system.ts";
 import { StatusLine } from "./status.ts";
 import { HoldTracker } from "./holders.ts";
 import { describeRun } from "./run-info.ts";
+import { serveMetrics, type MetricsServer } from "./metrics.ts";
 import type { Test } from "./test.ts";
 
 const START_LEAD_MS = 250;
@@ -64,8 +65,20 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
   log(`fencecheck: ${test.name}, seed ${test.seed}, run directory ${runDir}`);
 
   let system: System | null = null;
+  let metrics: MetricsServer | null = null;
   let failure: { err: unknown } | null = null;
   try {
+    if (test.metricsPort != null) {
+      // Up before the system, so the address is known (and printed) at start;
+      // the workers', proxy's and resource's metrics show on it once all are up.
+      metrics = await serveMetrics(test.metricsPort, {
+        workers: () => system?.workers.map((w) => w.metrics) ?? [],
+        services: () => system?.metricsServices ?? [],
+      });
+      log(`fencecheck: metrics at ${metrics.url}`);
+      info.metrics = metrics.url;
+      writeJson(join(runDir, RUN_FILES.run), info);
+    }
     const starting = startSystem({
       test,
       group,
@@ -122,6 +135,8 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     failure = { err };
   } finally {
     status.stop();
+    // First, so the port is free once the run is over whatever happens below.
+    await metrics?.close();
     await schedule?.healAll().catch(() => {});
     await system?.close().catch(() => {});
     await group.stopAll();

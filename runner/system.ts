@@ -29,6 +29,8 @@ export interface System {
   workers: WorkerHandle[];
   /** Client ids per worker, in worker order. */
   assignment: number[][];
+  /** The run's services of our own that serve Prometheus text at <url>/metrics: the fault proxy (unless --toxiproxy) and the resource. */
+  metricsServices: Array<{ name: string; url: string }>;
   /** Stops what the process group does not own (the proxies of a shared Toxiproxy). */
   close(): Promise<void>;
 }
@@ -65,12 +67,14 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   group.onStop(() => resource.stop());
   ctx.started("resource", { url: resource.url, pid: resource.pid });
 
+  const metricsServices = [{ name: "resource", url: resource.url }];
   let toxiproxyUrl = test.toxiproxy;
   if (!toxiproxyUrl) {
     const proxy = await spawnProxyServer({ logFile: logs("proxy"), port: test.portBase ? await ports.take() : 0 });
     group.watch(proxy.pid);
     group.onStop(() => proxy.stop());
     toxiproxyUrl = proxy.url;
+    metricsServices.unshift({ name: "proxy", url: proxy.url });
     ctx.started("proxy", { url: proxy.url, pid: proxy.pid });
   }
 
@@ -117,6 +121,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
         opts: { ...test.workloadOptions, keyPrefix },
         resourceUrl: `http://${toResource.host}:${toResource.port}`,
         commandTimeoutMs: test.commandTimeoutMs,
+        ...(test.metricsPort != null ? { metrics: { backend: test.backend.name, client: test.client } } : {}),
       });
     }),
   );
@@ -128,6 +133,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     links,
     workers,
     assignment,
+    metricsServices,
     close: async () => {
       // Toxics off the user's proxies first: with no address of its own, a server's keys are deleted through its proxy.
       if (test.toxiproxy && links) {

@@ -29,6 +29,8 @@ export interface Test {
   /** Keep data/ (the servers' files) once the run is over; it is no part of the run store's contract. */
   keepData?: boolean;
   portBase: number;
+  /** --metrics-port: where the runner serves every process's metrics during the run (0: a free port); absent or null: nowhere. */
+  metricsPort?: number | null;
   graceMs: number;
   commandTimeoutMs: number;
   /** A Toxiproxy to make the links in; null: start our own fault proxy. */

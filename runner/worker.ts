@@ -1,8 +1,9 @@
 // A worker process: runs some of the run's logical clients. Clients live in
 // several processes so that the pause nemesis' SIGSTOP freezes a client for real,
 // its renew watchdog and its buffered sockets included.
+import { Registry } from "prom-client";
 import { CLIENTS, ResourceClient, loadAdapter, adapterClients, type LockClient } from "../clients/index.ts";
-import { WORKLOADS, LogicalClient, Arrivals, keyName, type ClientEnv } from "../workloads/index.ts";
+import { WORKLOADS, LogicalClient, Arrivals, OperationMetrics, keyName, type ClientEnv } from "../workloads/index.ts";
 import { runClock } from "../store/clock.ts";
 import { rng, sleep } from "../lib/index.ts";
 import type { UnindexedEvent } from "../store/events.ts";
@@ -16,8 +17,17 @@ const send = (m: FromWorker): void => {
 process.on("disconnect", () => process.exit(0));
 process.on("unhandledRejection", (err) => console.error("unhandled rejection in worker:", err));
 
+// How often a worker sends its metrics to the runner: a scrape sees them at most
+// this late. Sent unasked, so a scrape never waits on a worker: one frozen by the
+// pause nemesis shows what it sent before it froze, and counts nothing meanwhile.
+const METRICS_EVERY_MS = 1000;
+let metrics: { registry: Registry; operations: OperationMetrics } | null = null;
+
 let pending: UnindexedEvent[] = [];
+// Every event of every client of this worker passes here, once: the history and
+// the metrics are counted from the same events.
 const emit = (e: UnindexedEvent): void => {
+  metrics?.operations.observe(e);
   if (pending.length === 0) setImmediate(flush);
   pending.push(e);
 };
@@ -25,6 +35,16 @@ function flush(): void {
   if (pending.length === 0) return;
   send({ type: "events", events: pending });
   pending = [];
+}
+
+/** Never rejects: metrics that could not be sent are a line in the worker's log, not a stopped worker. */
+async function sendMetrics(): Promise<void> {
+  if (!metrics) return;
+  try {
+    send({ type: "metrics", metrics: await metrics.registry.getMetricsAsJSON() });
+  } catch (err) {
+    console.error("could not send metrics:", err);
+  }
 }
 
 let config: WorkerConfig;
@@ -35,6 +55,14 @@ let clock: () => number = () => 0;
 async function setup(c: WorkerConfig): Promise<void> {
   config = c;
   clock = runClock(BigInt(c.t0));
+  if (c.metrics) {
+    const registry = new Registry();
+    registry.setDefaultLabels({ ...c.metrics, worker: c.worker });
+    metrics = { registry, operations: new OperationMetrics(registry) };
+    setInterval(() => void sendMetrics(), METRICS_EVERY_MS).unref();
+    // Its series are there, at zero, from the moment it is ready.
+    await sendMetrics();
+  }
   // A shipped client by name, or the user's adapter module by its absolute path.
   const kind = CLIENTS[c.client] ?? adapterClients(await loadAdapter(c.client));
   locks = c.clients.map((id) =>
@@ -75,6 +103,7 @@ async function go(startAt: number, end: number): Promise<void> {
     }),
   );
   flush();
+  await sendMetrics();
   await Promise.all(locks.map((l) => l.close().catch(() => {})));
   send({ type: "done" });
 }

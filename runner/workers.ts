@@ -5,11 +5,14 @@ import { tsxUrl } from "../lib/index.ts";
 import type { ProcessGroup, Supervised } from "../cluster/processes.ts";
 import type { FromWorker, ToWorker, WorkerConfig } from "./protocol.ts";
 import type { UnindexedEvent } from "../store/events.ts";
+import type { MetricsSnapshot } from "../workloads/index.ts";
 
 const WORKER_MAIN = fileURLToPath(new URL("./worker.ts", import.meta.url));
 
 export class WorkerHandle {
   readonly done: Promise<void>;
+  /** The worker's metrics as it last sent them (with --metrics-port), kept after it exits: what it counted happened. */
+  metrics: MetricsSnapshot | null = null;
   private markDone!: () => void;
   private readyWaiters: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
 
@@ -17,6 +20,7 @@ export class WorkerHandle {
     this.done = new Promise((resolve) => (this.markDone = resolve));
     proc.child.on("message", (m: FromWorker) => {
       if (m.type === "events") onEvents(m.events);
+      else if (m.type === "metrics") this.metrics = m.metrics;
       else if (m.type === "ready") this.readyWaiters.splice(0).forEach((w) => w.resolve());
       else if (m.type === "done") this.markDone();
       else if (m.type === "error") this.readyWaiters.splice(0).forEach((w) => w.reject(new Error(`${proc.name}: ${m.message}`)));

@@ -44,7 +44,7 @@ export interface Matrix {
 }
 
 /** Options the soak itself sets for each run; a configuration may not. */
-const SOAK_OWNED = new Set(["seed", "store"]);
+const SOAK_OWNED = new Set(["seed", "store", "metrics-port"]);
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 const PRESETS_DIR = new URL("./presets/", import.meta.url);
 
@@ -144,13 +144,15 @@ export interface RunOverrides {
   deploy?: "local" | "docker";
   seed?: number;
   store?: string;
+  /** npm run soak --metrics-port: every run serves its metrics there in turn. */
+  metricsPort?: number;
 }
 
 /** The argument list of `test:jepsen` for one run of a configuration. */
 export function argvOf(config: Configuration, overrides: RunOverrides): string[] {
   const argv: string[] = [];
   for (const [name, value] of Object.entries(config.options)) {
-    if (SOAK_OWNED.has(name)) throw new BadInput(`configuration "${config.name}": option "${name}" is set by the soak for each run (--seed, --store of npm run soak)`);
+    if (SOAK_OWNED.has(name)) throw new BadInput(`configuration "${config.name}": option "${name}" is set by the soak for each run (--seed, --store, --metrics-port of npm run soak)`);
     if (name === "time-limit" && overrides.timeLimitS !== undefined) continue;
     if (name === "deploy" && overrides.deploy !== undefined) continue;
     const spec = TEST_OPTIONS.find((s) => s.name === name);
@@ -168,6 +170,7 @@ export function argvOf(config: Configuration, overrides: RunOverrides): string[]
   if (overrides.deploy !== undefined) argv.push("--deploy", overrides.deploy);
   if (overrides.seed !== undefined) argv.push("--seed", String(overrides.seed));
   if (overrides.store !== undefined) argv.push("--store", overrides.store);
+  if (overrides.metricsPort !== undefined) argv.push("--metrics-port", String(overrides.metricsPort));
   return argv;
 }
 

@@ -27,6 +27,8 @@ export interface SoakOptions {
   /** A soak directory (or its summary.json) to compare with, instead of the previous soak of the matrix. */
   compare: string | null;
   keepRuns: number | null;
+  /** --metrics-port: the one address where each run in turn serves its metrics (null: none). */
+  metricsPort: number | null;
   /** Progress lines (stderr). */
   log: (line: string) => void;
 }
@@ -43,13 +45,13 @@ export async function runSoak(o: SoakOptions): Promise<{ soakDir: string; summar
   for (let index = 0; index < o.testCount; index++)
     for (const c of o.configurations) {
       const seed = runSeed(o.seed, c.name, index);
-      planned.push({ config: c.name, index, seed, argv: argvOf(c, { timeLimitS: o.timeLimitS ?? undefined, deploy: o.deploy ?? undefined, seed, store: join(soakDir, SOAK_FILES.runs, c.name) }) });
+      planned.push({ config: c.name, index, seed, argv: argvOf(c, { timeLimitS: o.timeLimitS ?? undefined, deploy: o.deploy ?? undefined, seed, store: join(soakDir, SOAK_FILES.runs, c.name), metricsPort: o.metricsPort ?? undefined }) });
     }
   const plan: SoakPlan = {
     format: 1,
     kind: "soak",
     matrix: { name: o.matrix.name, source: o.matrix.source, hash: o.matrix.hash, configurations: o.configurations },
-    options: { test_count: o.testCount, time_limit_s: o.timeLimitS, deploy: o.deploy, time_budget_s: o.timeBudgetS, seed: o.seed, only: o.only },
+    options: { test_count: o.testCount, time_limit_s: o.timeLimitS, deploy: o.deploy, time_budget_s: o.timeBudgetS, seed: o.seed, only: o.only, metrics_port: o.metricsPort },
     started: new Date(started).toISOString(),
     command: process.argv.slice(2),
     runs: planned,
@@ -57,6 +59,8 @@ export async function runSoak(o: SoakOptions): Promise<{ soakDir: string; summar
   writePlan(soakDir, plan);
   linkLatest(o.store, soakDir);
   o.log(`fencecheck soak: matrix ${o.matrix.name} (${o.configurations.length} configuration${o.configurations.length === 1 ? "" : "s"} x ${o.testCount}), seed ${o.seed}, soak directory ${soakDir}`);
+  // The runs' own output goes to files; the address a Prometheus needs is said here, once.
+  if (o.metricsPort !== null) o.log(`fencecheck soak: metrics at http://127.0.0.1:${o.metricsPort}/metrics while a run is going (each run serves them in turn)`);
 
   let interrupted: NodeJS.Signals | null = null;
   let current: RunningRun | null = null;

@@ -55,6 +55,7 @@ export function pidAlive(pid: number): boolean {
 }
 
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer as createNetServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { readFileSync, existsSync, realpathSync } from "node:fs";
 
@@ -116,4 +117,48 @@ export async function jepsenRun(args: string[], prefix = "fc-run-"): Promise<Sto
     results: stored && existsSync(join(stored, "results.json")) ? JSON.parse(readFileSync(join(stored, "results.json"), "utf8")) : null,
     history: stored ? readNdjson(join(stored, "history.ndjson")) : [],
   };
+}
+
+/** One sample of Prometheus text: `name{a="x",b="y"} value`. */
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/**
+ * The samples of a Prometheus text page (label values as prom-client writes them:
+ * no escaped quotes). Throws where the page breaks the format in a way Prometheus
+ * would refuse: a line that is not a sample, or a family declared twice.
+ */
+export function parseMetrics(text: string): Sample[] {
+  const declared = new Set<string>();
+  const samples: Sample[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    const type = /^# TYPE (\S+) /.exec(line);
+    if (type) {
+      if (declared.has(type[1]!)) throw new Error(`metric family ${type[1]} declared twice`);
+      declared.add(type[1]!);
+    }
+    if (line.startsWith("#")) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m) throw new Error(`not a sample line: ${JSON.stringify(line)}`);
+    const labels: Record<string, string> = {};
+    for (const l of (m[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"/g)) labels[l[1]!] = l[2]!;
+    samples.push({ name: m[1]!, labels, value: Number(m[3]) });
+  }
+  return samples;
+}
+
+/** The samples named `name` whose labels include `labels`. */
+export function samplesOf(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): Sample[] {
+  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+}
+
+/** A free port on 127.0.0.1, held by a listener of ours until `close()`: a port someone else has taken. */
+export async function takenPort(): Promise<{ port: number; close(): void }> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { port: (server.address() as { port: number }).port, close: () => server.close() };
 }

@@ -8,6 +8,7 @@ export type { WorkloadOptions } from "./options.ts";
 export { keyName } from "./options.ts";
 export { LogicalClient, type Completion } from "./client.ts";
 export { Arrivals } from "./arrivals.ts";
+export { OperationMetrics, type MetricsSnapshot } from "./metrics.ts";
 
 export const WORKLOADS: Record<string, Workload> = {
   [fencedWrite.name]: fencedWrite,

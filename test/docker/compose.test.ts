@@ -1,8 +1,9 @@
-// The compose lab (docker/compose.yml, docker/toxiproxy.json) read as files: no
-// engine, no network. What `up` would get wrong without a word: a Dockerfile that
-// isn't there, a port on every interface or on a server's default, a proxy to a
-// port nothing listens on, an etcd cluster naming a member it doesn't have, and a
-// README table that says other ports than the lab has.
+// The compose lab (docker/compose.yml, docker/toxiproxy.json, docker/prometheus.yml)
+// read as files: no engine, no network. What `up` would get wrong without a word:
+// a Dockerfile that isn't there, a port on every interface or on a server's
+// default, a proxy to a port nothing listens on, an etcd cluster naming a member
+// it doesn't have, a Prometheus scraping another port than the README tells runs
+// to serve on, and a README table that says other ports than the lab has.
 import { describe, it, expect } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -11,7 +12,8 @@ import { parse } from "yaml";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DOCKER = join(ROOT, "docker");
-const DEFAULTS = [6379, 2379, 2380, 8474];
+// The servers' own defaults, and Prometheus': none is ours to bind.
+const DEFAULTS = [6379, 2379, 2380, 8474, 9090];
 
 interface Service {
   image?: string;
@@ -40,6 +42,7 @@ function flag(s: Service, name: string): string[] {
   return c.flatMap((a, i) => (a === name ? [c[i + 1] ?? ""] : a.startsWith(`${name}=`) ? [a.slice(name.length + 1)] : []));
 }
 const portOf = (hostPort: string): number => Number(hostPort.slice(hostPort.lastIndexOf(":") + 1));
+const hostOf = (hostPort: string): string => hostPort.slice(0, hostPort.lastIndexOf(":"));
 const program = (s: Service): string => command(s)[0] ?? "";
 const etcds = services.filter(([, s]) => program(s) === "etcd");
 const configured = services.filter(([, s]) => flag(s, "-config").length > 0);
@@ -49,6 +52,12 @@ function listening(s: Service): number[] {
   if (program(s) === "redis-server") return flag(s, "--port").map(Number);
   if (program(s) === "etcd") return [...flag(s, "--listen-client-urls"), ...flag(s, "--listen-peer-urls")].flatMap((u) => u.split(",")).map((u) => Number(new URL(u).port));
   return [];
+}
+/** Where a service on the host's network listens: Toxiproxy's -host and -port, Prometheus' --web.listen-address. */
+function onHost(s: Service): Array<{ ip: string; port: number }> {
+  const web = flag(s, "--web.listen-address");
+  if (web.length) return web.map((a) => ({ ip: hostOf(a), port: portOf(a) }));
+  return flag(s, "-port").map((p) => ({ ip: flag(s, "-host")[0] ?? "", port: Number(p) }));
 }
 /** Published ports: host address, host port, container port. */
 function published(s: Service): Array<{ ip: string; host: number; container: number }> {
@@ -66,7 +75,7 @@ function hostEndpoints(): Map<number, string> {
       const proxy = flag(s, "-config").length > 0 ? proxies.find((x) => portOf(x.listen) === p.container) : undefined;
       out.set(p.host, proxy ? (compose.services[proxy.upstream.split(":")[0]!]?.image ?? "?") : (s.image ?? "?"));
     }
-    if (s.network_mode === "host") for (const port of flag(s, "-port")) out.set(Number(port), s.image ?? "?");
+    if (s.network_mode === "host") for (const { port } of onHost(s)) out.set(port, s.image ?? "?");
   }
   return out;
 }
@@ -91,8 +100,9 @@ describe("docker/compose.yml", () => {
       // A service on the host's network listens on the host itself: its API address is what binds.
       if (s.network_mode === "host") {
         expect(s.ports ?? [], `${name}: ports mean nothing on the host network`).toEqual([]);
-        expect(flag(s, "-host"), name).toEqual(["127.0.0.1"]);
-        expect(flag(s, "-port").map(Number).filter((p) => p > 0 && !DEFAULTS.includes(p)), `${name}: an API port of our own`).toHaveLength(1);
+        const listens = onHost(s);
+        expect(listens.map((l) => l.ip), name).toEqual(["127.0.0.1"]);
+        expect(listens.map((l) => l.port).filter((p) => p > 0 && !DEFAULTS.includes(p)), `${name}: an API port of our own`).toHaveLength(1);
       }
       for (const p of listening(s)) expect(DEFAULTS, `${name} listens on a default port`).not.toContain(p);
     }
@@ -128,6 +138,31 @@ describe("docker/compose.yml", () => {
         expect(flag(compose.services[member!]!, "--listen-peer-urls").map((l) => new URL(l).port), `${name}: ${member}'s peer port`).toContain(u.port);
       }
     }
+  });
+
+  it("has a Prometheus on the host's network that scrapes the --metrics-port the README gives runs", () => {
+    const mounting = services.filter(([, s]) => (s.volumes ?? []).some((v) => v.startsWith("./prometheus.yml:")));
+    expect(mounting.map(([n]) => n)).toEqual(["prometheus"]);
+    const [, prometheus] = mounting[0]!;
+    // The runner binds 127.0.0.1 on the host, which only the host's network namespace reaches.
+    expect(prometheus.network_mode).toBe("host");
+    expect(prometheus.image).toMatch(/^prom\/prometheus:v\d+\.\d+\.\d+$/);
+    const mount = prometheus.volumes!.find((v) => v.startsWith("./prometheus.yml:"))!.split(":");
+    expect(flag(prometheus, "--config.file"), "it reads the config it mounts").toEqual([mount[1]]);
+
+    const config = parse(readFileSync(join(DOCKER, "prometheus.yml"), "utf8")) as { scrape_configs: Array<{ metrics_path?: string; static_configs: Array<{ targets: string[] }> }> };
+    const targets = config.scrape_configs.flatMap((c) => {
+      expect(c.metrics_path ?? "/metrics").toBe("/metrics");
+      return c.static_configs.flatMap((t) => t.targets);
+    });
+    expect(targets).toHaveLength(1);
+    expect(hostOf(targets[0]!)).toBe("127.0.0.1");
+    const port = portOf(targets[0]!);
+    expect(DEFAULTS).not.toContain(port);
+    // Not a port the lab itself takes: the runner must be able to bind it while the lab is up.
+    expect([...hostEndpoints().keys()]).not.toContain(port);
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    expect(readme, "the README tells runs to serve on the port it scrapes").toContain(`--metrics-port ${port}`);
   });
 
   it("is what README.md's table of the lab says", () => {

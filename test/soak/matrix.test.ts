@@ -79,6 +79,7 @@ describe("matrix", () => {
 
   it("seed and store belong to the soak; expectations name known anomaly types with rates in (0, 1]", () => {
     expect(refused(matrix([{ name: "seeded", options: { seed: 4 }, expect: "valid" }]))).toMatch(/configuration "seeded".*set by the soak/);
+    expect(refused(matrix([{ name: "scraped", options: { "metrics-port": 19464 }, expect: "valid" }]))).toMatch(/configuration "scraped": option "metrics-port" is set by the soak/);
     expect(refused(matrix([{ name: "e", options: {}, expect: { find: { "stale-write": 0.9 } } }]))).toMatch(/unknown anomaly type "stale-write"/);
     expect(refused(matrix([{ name: "e", options: {}, expect: { find: { "stale-write-accepted": 1.5 } } }]))).toMatch(/at most 1/);
     expect(refused(matrix([{ name: "e", options: {}, expect: "invalid" }]))).toMatch(/"expect" must be "valid", "observe", \{"valid": \{"exercised"/);
@@ -95,6 +96,9 @@ describe("matrix", () => {
     const c = m.configurations[0];
     expect(argvOf(c, {})).toEqual(["--backend", "redis", "--fence", "off", "--fence-reads", "--workload", "counter", "--nemesis", "pause,partition", "--time-limit", "9"]);
     expect(argvOf(c, { timeLimitS: 3, seed: 7, store: "/s" })).toEqual(["--backend", "redis", "--fence", "off", "--fence-reads", "--workload", "counter", "--nemesis", "pause,partition", "--time-limit", "3", "--seed", "7", "--store", "/s"]);
+    // The soak's --metrics-port: every run serves its metrics there, one after the other.
+    expect(argvOf(c, { seed: 7, metricsPort: 19464 }).slice(-4)).toEqual(["--seed", "7", "--metrics-port", "19464"]);
+    expect(testOf(c, { metricsPort: 19464 }).metricsPort).toBe(19464);
   });
 
   it("the soak's --deploy sets every run's, over a configuration's own, through test:jepsen's parser", () => {
