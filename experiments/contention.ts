@@ -5,7 +5,8 @@
 // coordinated omission, grants per second, and the ceiling a mutex on one key
 // cannot pass, 1 / (acquire + work + write + release), from the parts measured
 // with a single contender. Where adding contenders stops adding throughput is
-// where the curve flattens; the harness's own CPU is shown beside it, so a
+// where the curve flattens; the harness's own CPU and its workers' event-loop
+// delay are shown beside it, so a
 // flattening that is the harness's can be told from the lock's.
 //
 // Coordinated omission: each client offers attempts on an open timeline (--rate
@@ -13,7 +14,8 @@
 // (workloads/arrivals.ts), so a slow lock hides the attempts it delayed. The
 // corrected percentiles add them back as HdrHistogram's recordValueWithExpectedInterval
 // does: a wait of L with an interval I between attempts also counts L-I, L-2I, ...
-import { relative } from "node:path";
+import { readFileSync } from "node:fs";
+import { join, relative } from "node:path";
 import { cpus } from "node:os";
 import { loadRun } from "../checker/index.ts";
 import type { OptionSpec } from "../lib/index.ts";
@@ -121,7 +123,10 @@ export const contention: Experiment = {
       const harness = (cpu as ReturnType<typeof sampleCpu> | null)?.stop() ?? null;
       runs.push(relative(ctx.dir, r.runDir));
       const { events } = await loadRun(r.runDir);
-      return { lat: latencies(events), harness, run: relative(ctx.dir, r.runDir), code: r.code };
+      // Each worker's event-loop delay while its clients ran (run.json): the worst of them.
+      const lags = Object.values((JSON.parse(readFileSync(join(r.runDir, "run.json"), "utf8")) as { event_loop_delay_ms?: Record<string, { p99: number; max: number }> }).event_loop_delay_ms ?? {});
+      const lag = lags.length ? { p99: Math.max(...lags.map((l) => l.p99)), max: Math.max(...lags.map((l) => l.max)) } : null;
+      return { lat: latencies(events), harness, lag, run: relative(ctx.dir, r.runDir), code: r.code };
     };
     for (const client of o.clients as string[]) {
       // The parts of one hold, unhurried: a single contender.
@@ -138,7 +143,7 @@ export const contention: Experiment = {
           client, contenders: n, grants: t.length, grants_per_s: round(grants), ceiling_per_s: round(ceiling), of_ceiling: round(grants / ceiling),
           acquire_ms: { p50: round(pct(m.lat.acquire, 50)), p99: round(pct(m.lat.acquire, 99)), p999: round(pct(m.lat.acquire, 99.9)) },
           acquire_corrected_ms: { p50: round(pct(co, 50)), p99: round(pct(co, 99)), p999: round(pct(co, 99.9)), samples: co.length },
-          acquires_failed: m.lat.fail, acquires_unknown: m.lat.info, parts_ms: parts, harness_cpu: m.harness, exit_code: m.code, run: m.run,
+          acquires_failed: m.lat.fail, acquires_unknown: m.lat.info, parts_ms: parts, harness_cpu: m.harness, event_loop_delay_ms: m.lag, exit_code: m.code, run: m.run,
         });
       }
     }
@@ -153,20 +158,22 @@ export const contention: Experiment = {
       ],
       tables: [{
         title: "Throughput and acquire latency by contenders",
-        head: ["client", "contenders", "grants/s", "ceiling/s", "of ceiling", "acquire p50/p99/p999 ms", "corrected p50/p99/p999 ms", "failed/unknown", "harness CPU mean/peak %", "run"],
+        head: ["client", "contenders", "grants/s", "ceiling/s", "of ceiling", "acquire p50/p99/p999 ms", "corrected p50/p99/p999 ms", "failed/unknown", "harness CPU mean/peak %", "event-loop delay p99/max ms", "run"],
         rows: rows.map((r) => {
           const a = r.acquire_ms as Record<string, number>;
           const c = r.acquire_corrected_ms as Record<string, number>;
           const h = r.harness_cpu as { mean_pct: number; peak_pct: number } | null;
           return [String(r.client), num(r.contenders), num(r.grants_per_s), num(r.ceiling_per_s), `${Math.round(num(r.of_ceiling) * 100)}%`, `${a.p50} / ${a.p99} / ${a.p999}`,
-            `${c.p50} / ${c.p99} / ${c.p999}`, `${r.acquires_failed}/${r.acquires_unknown}`, h ? `${h.mean_pct} / ${h.peak_pct}` : "n/a", String(r.run)];
+            `${c.p50} / ${c.p99} / ${c.p999}`, `${r.acquires_failed}/${r.acquires_unknown}`, h ? `${h.mean_pct} / ${h.peak_pct}` : "n/a",
+            r.event_loop_delay_ms ? `${(r.event_loop_delay_ms as { p99: number }).p99} / ${(r.event_loop_delay_ms as { max: number }).max}` : "n/a", String(r.run)];
         }),
-        note: "ceiling = 1000 / (acquire + work + write + release) ms, the parts' medians from a run with one contender. Corrected: each wait also counts the attempts it made its client skip (HdrHistogram's expected-interval correction, interval 1/rate). Harness CPU: the runner and its workers, % of one core (this machine has " + cpus().length + ").",
+        note: "ceiling = 1000 / (acquire + work + write + release) ms, the parts' medians from a run with one contender. Corrected: each wait also counts the attempts it made its client skip (HdrHistogram's expected-interval correction, interval 1/rate). Harness CPU: the runner and its workers, % of one core (this machine has " + cpus().length + "). Event-loop delay: the worst worker's, while its clients ran.",
       }],
       plots: [
         { title: "Grants per second against contenders", x: "contenders", y: "grants/s", logX: true, series: (o.clients as string[]).map((c) => ({ name: c, points: rows.filter((r) => r.client === c).map((r): [number, number] => [num(r.contenders), num(r.grants_per_s)]) })) },
         { title: "Acquire p99 (corrected) against contenders", x: "contenders", y: "ms", logX: true, series: (o.clients as string[]).map((c) => ({ name: c, points: rows.filter((r) => r.client === c).map((r): [number, number] => [num(r.contenders), (r.acquire_corrected_ms as Record<string, number>).p99]) })) },
         { title: "Harness CPU against contenders", x: "contenders", y: "% of one core (mean)", logX: true, series: (o.clients as string[]).map((c) => ({ name: c, points: rows.filter((r) => r.client === c && r.harness_cpu).map((r): [number, number] => [num(r.contenders), (r.harness_cpu as { mean_pct: number }).mean_pct]) })) },
+        { title: "Worker event-loop delay p99 against contenders", x: "contenders", y: "ms", logX: true, series: (o.clients as string[]).map((c) => ({ name: c, points: rows.filter((r) => r.client === c && r.event_loop_delay_ms).map((r): [number, number] => [num(r.contenders), (r.event_loop_delay_ms as { p99: number }).p99]) })) },
       ],
       data: { links, rate, work_ms: o.work, rows },
       runs,

@@ -35,5 +35,12 @@ export type FromWorker =
   | { type: "events"; events: UnindexedEvent[] }
   /** The worker's metrics as they stand (prom-client's JSON form), for the runner's /metrics. */
   | { type: "metrics"; metrics: MetricsSnapshot }
-  | { type: "done" }
+  /** Its clients are done; how long its event loop was held up meanwhile (ms), so a run can tell a slow lock from a busy harness. */
+  | { type: "done"; eventLoopDelayMs?: EventLoopDelay }
   | { type: "error"; message: string };
+
+export interface EventLoopDelay {
+  p50: number;
+  p99: number;
+  max: number;
+}

@@ -130,6 +130,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     const allDone = Promise.all(workers.map((w) => w.done));
     const graceMs = interrupted ? Math.min(1000, test.graceMs) : test.graceMs;
     await Promise.race([allDone, sleep(graceMs), interruption.then(() => sleep(1000))]);
+    info.event_loop_delay_ms = Object.fromEntries(workers.filter((w) => w.eventLoopDelayMs).map((w) => [w.name, w.eventLoopDelayMs]));
     return { runDir, interrupted };
   } catch (err) {
     failure = { err };

@@ -1,6 +1,7 @@
 // A worker process: runs some of the run's logical clients. Clients live in
 // several processes so that the pause nemesis' SIGSTOP freezes a client for real,
 // its renew watchdog and its buffered sockets included.
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Registry } from "prom-client";
 import { CLIENTS, ResourceClient, loadAdapter, adapterClients, type LockClient } from "../clients/index.ts";
 import { WORKLOADS, LogicalClient, Arrivals, OperationMetrics, keyName, type ClientEnv } from "../workloads/index.ts";
@@ -71,8 +72,14 @@ async function setup(c: WorkerConfig): Promise<void> {
   send({ type: "ready" });
 }
 
+const LAG_RESOLUTION_MS = 10;
+
 async function go(startAt: number, end: number): Promise<void> {
   endAt = end;
+  // The harness's own lag: with a thousand clients in two processes, a late timer
+  // or reply would otherwise look like a slow lock service.
+  const lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
+  lag.enable();
   const resource = new ResourceClient(config.resourceUrl, { timeoutMs: config.commandTimeoutMs });
   const workload = WORKLOADS[config.workload];
   await Promise.all(
@@ -105,7 +112,11 @@ async function go(startAt: number, end: number): Promise<void> {
   flush();
   await sendMetrics();
   await Promise.all(locks.map((l) => l.close().catch(() => {})));
-  send({ type: "done" });
+  lag.disable();
+  // The histogram counts each 10 ms tick's whole wait; the delay is what exceeds it.
+  // A SIGSTOP of this worker (the pause nemesis) shows here too: it is a delay.
+  const ms = (ns: number): number => Math.max(0, Math.round((ns - LAG_RESOLUTION_MS * 1e6) / 1e4) / 100);
+  send({ type: "done", eventLoopDelayMs: { p50: ms(lag.percentile(50)), p99: ms(lag.percentile(99)), max: ms(lag.max) } });
 }
 
 process.on("message", (m: ToWorker) => {

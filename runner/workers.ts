@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { tsxUrl } from "../lib/index.ts";
 import type { ProcessGroup, Supervised } from "../cluster/processes.ts";
-import type { FromWorker, ToWorker, WorkerConfig } from "./protocol.ts";
+import type { EventLoopDelay, FromWorker, ToWorker, WorkerConfig } from "./protocol.ts";
 import type { UnindexedEvent } from "../store/events.ts";
 import type { MetricsSnapshot } from "../workloads/index.ts";
 
@@ -11,6 +11,8 @@ const WORKER_MAIN = fileURLToPath(new URL("./worker.ts", import.meta.url));
 
 export class WorkerHandle {
   readonly done: Promise<void>;
+  /** What the worker said of its event loop when its clients were done (null: it never said). */
+  eventLoopDelayMs: EventLoopDelay | null = null;
   /** The worker's metrics as it last sent them (with --metrics-port), kept after it exits: what it counted happened. */
   metrics: MetricsSnapshot | null = null;
   private markDone!: () => void;
@@ -22,7 +24,10 @@ export class WorkerHandle {
       if (m.type === "events") onEvents(m.events);
       else if (m.type === "metrics") this.metrics = m.metrics;
       else if (m.type === "ready") this.readyWaiters.splice(0).forEach((w) => w.resolve());
-      else if (m.type === "done") this.markDone();
+      else if (m.type === "done") {
+        this.eventLoopDelayMs = m.eventLoopDelayMs ?? null;
+        this.markDone();
+      }
       else if (m.type === "error") this.readyWaiters.splice(0).forEach((w) => w.reject(new Error(`${proc.name}: ${m.message}`)));
     });
     // A worker that dies has nothing more to say; its open operations stay open

@@ -84,10 +84,12 @@ describe("npm run experiment", () => {
       // The correction only ever adds samples, and none above the measured maximum.
       expect(r.acquire_corrected_ms.samples).toBeGreaterThanOrEqual(r.grants);
       expect(r.harness_cpu?.samples).toBeGreaterThan(0);
+      // Every worker said how late its event loop ran: a figure, not a gap.
+      expect((r as unknown as { event_loop_delay_ms: { p99: number } | null }).event_loop_delay_ms?.p99).toBeGreaterThanOrEqual(0);
       const run = JSON.parse(readFileSync(join(dir, r.run, "run.json"), "utf8"));
       expect(run.links).toBe("direct");
     }
-    expect(page.match(/<svg class="xplot"/g)?.length).toBe(3);
+    expect(page.match(/<svg class="xplot"/g)?.length).toBe(4);
     expect(processesMentioning(store)).toEqual([]);
   });
 });
