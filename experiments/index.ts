@@ -5,6 +5,7 @@ import { fairness } from "./fairness.ts";
 import { renew } from "./renew.ts";
 
 export type { Experiment, ExperimentContext, Findings, Plot, Series, Table } from "./experiment.ts";
+export { Interrupted } from "./experiment.ts";
 export { createExperimentDir, writeExperiment, EXPERIMENT_FILES } from "./store.ts";
 
 export const EXPERIMENTS: Record<string, Experiment> = Object.fromEntries([fairness, renew].map((e) => [e.name, e]));
