@@ -3,7 +3,7 @@
 // results.json and a self-contained report.html of its tables and plots.
 // npm run experiment -- --list: each experiment with what it measures.
 import { BadInput, EXIT, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
-import { EXPERIMENTS, createExperimentDir, listing, writeExperiment, EXPERIMENT_FILES } from "../experiments/index.ts";
+import { EXPERIMENTS, createExperimentDir, listing, writeExperiment, EXPERIMENT_FILES, Interrupted } from "../experiments/index.ts";
 import { join } from "node:path";
 
 const USAGE = `Usage: npm run experiment -- <name> [options]
@@ -15,7 +15,8 @@ Runs one of the lab's experiments against real servers and stores it under
 tables and plots as data), report.html (readable offline) and runs/ (the
 test:jepsen runs it made). --quick runs a short version (what the tests use):
 its figures show the experiment works, not what it measures.
-Exit: 0 when the figures were stored, 254 bad arguments, 255 the tool failed.`;
+Exit: 0 when the figures were stored, 130 interrupted, 254 bad arguments,
+255 the tool failed.`;
 
 /** Options every experiment takes. */
 const COMMON: readonly OptionSpec[] = [
@@ -72,6 +73,10 @@ main(process.argv.slice(2)).then(
       console.error(`experiment: ${err.message}`);
       process.exitCode = EXIT.badInput;
       return;
+    }
+    if (err instanceof Interrupted) {
+      console.error(`experiment: ${err.message}; no results stored`);
+      process.exit(130);
     }
     console.error("experiment: failed:", err);
     process.exitCode = EXIT.crash;

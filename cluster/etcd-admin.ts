@@ -58,6 +58,18 @@ export class EtcdAdmin {
     return Number(res.deleted);
   }
 
+  /**
+   * The TTL the member granted a lease (hex id, as the lock clients report it) and
+   * what is left of it, in whole seconds as etcd counts them; null when the lease is
+   * gone. A client asks for a TTL; the server may grant more (its minimum follows
+   * from the election timeout).
+   */
+  async leaseTtl(leaseHex: string): Promise<{ granted_s: number; remaining_s: number } | null> {
+    const res = await this.client.leaseClient.leaseTimeToLive({ ID: BigInt(`0x${leaseHex}`).toString() });
+    const remaining = Number(res.TTL);
+    return remaining < 0 ? null : { granted_s: Number(res.grantedTTL), remaining_s: remaining };
+  }
+
   close(): void {
     this.client.close();
   }

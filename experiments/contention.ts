@@ -118,6 +118,7 @@ export const contention: Experiment = {
         ["--backend", backend, "--client", client, "--keys", "1", "--nemesis", "none", "--links", links, "--concurrency", String(n), "--workers", String(workers),
           "--work", String(o.work), "--ttl", String(o.ttl), "--rate", String(rate), "--acquire-timeout", String(Math.round((o["time-limit"] as number) * 1000)),
           "--time-limit", String(o["time-limit"]), "--seed", String(o.seed), "--store", ctx.runStore],
+        undefined,
         (pid) => (cpu = sampleCpu(pid)),
       );
       const harness = (cpu as ReturnType<typeof sampleCpu> | null)?.stop() ?? null;

@@ -5,6 +5,18 @@
 // returns its findings; storing and drawing them is the framework's business.
 import type { OptionSpec, OptionValue, ParsedOptions } from "../lib/index.ts";
 
+/**
+ * Thrown by an experiment stopped by a signal (Ctrl-C), once it has torn down
+ * what it started: the command exits 130, as test:jepsen and soak do, without
+ * waiting for a lock client's call still in flight.
+ */
+export class Interrupted extends Error {
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`interrupted by ${signal}`);
+    this.name = "Interrupted";
+  }
+}
+
 export interface Table {
   title: string;
   head: string[];

@@ -24,11 +24,20 @@ export function backendOf(client: string): string {
   return b.name;
 }
 
-/** One test:jepsen run; resolves once it is stored and checked. `started` hears of its pid (to watch its processes). */
-export function jepsen(args: string[], started?: (pid: number) => void): Promise<JepsenRun> {
+/**
+ * One test:jepsen run; resolves once it is stored and checked. `signal` passes an
+ * interruption on as the SIGINT a terminal would send: the run heals, tears down
+ * and stores what it has, and this still waits for that. `started` hears of its
+ * pid (to watch its processes).
+ */
+export function jepsen(args: string[], signal?: AbortSignal, started?: (pid: number) => void): Promise<JepsenRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "cli/test-jepsen.ts"), ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     if (child.pid !== undefined) started?.(child.pid);
+    const interrupt = (): void => void child.kill("SIGINT");
+    if (signal?.aborted) interrupt();
+    signal?.addEventListener("abort", interrupt, { once: true });
+    child.once("exit", () => signal?.removeEventListener("abort", interrupt));
     let out = "";
     let err = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
@@ -37,8 +46,13 @@ export function jepsen(args: string[], started?: (pid: number) => void): Promise
     child.on("exit", (code) => {
       const dir = /^Run directory: (.+)$/m.exec(out)?.[1];
       if (!dir) return reject(new Error(`test:jepsen ${args.join(" ")} exited ${code} without a run directory:\n${out}${err.slice(-2000)}`));
-      const runDir = realpathSync(dir.trim());
-      resolve({ code: code ?? EXIT.crash, runDir, results: JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")) as Results });
+      // Thrown in this handler it would crash the experiment instead of failing the run.
+      try {
+        const runDir = realpathSync(dir.trim());
+        resolve({ code: code ?? EXIT.crash, runDir, results: JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")) as Results });
+      } catch (e) {
+        reject(e);
+      }
     });
   });
 }
