@@ -73,6 +73,27 @@ describe("--deploy external", () => {
     expect(events.filter((e) => e.f === "stop-pause").length).toBe(events.filter((e) => e.f === "start-pause").length);
   });
 
+  it("pause-server on the user's etcd: refused without control commands, and works through them", async () => {
+    const store = tempRunDir("fc-external-");
+    const endpoints = etcd.nodes.map((m) => `${m.name}=${m.host}:${m.port}`).join(",");
+    const refused = runCli("test-jepsen", [...short, "--backend", "etcd", "--endpoints", endpoints, "--nemesis", "pause-server", "--store", store]);
+    expect(await refused.exit).toBe(254);
+    expect(refused.stderr()).toMatch(/--nemesis pause-server needs a "pause" control command for every server, and etcd-1 has none/);
+    const file = join(store, "endpoints.json");
+    const servers = etcd.nodes.map((m) => {
+      const pid = group.get(m.name)!.pid;
+      return { name: m.name, host: m.host, port: m.port, control: { pause: `kill -STOP ${pid}`, resume: `kill -CONT ${pid}` } };
+    });
+    writeFileSync(file, JSON.stringify({ servers }));
+    const cli = runCli("test-jepsen", [...short, "--backend", "etcd", "--endpoints", file, "--key-prefix", "fc-ext-pause:", "--nemesis", "pause-server", "--store", store]);
+    expect([0, 1], cli.stdout() + cli.stderr()).toContain(await cli.exit);
+    const { events } = stored(store);
+    expect(events.filter((e) => e.f === "start-pause").length).toBeGreaterThan(0);
+    expect(events.filter((e) => e.f === "stop-pause").length).toBe(events.filter((e) => e.f === "start-pause").length);
+    // Every member runs again (a paused one would not answer).
+    for (const m of etcd.nodes) expect(readFileSync(`/proc/${group.get(m.name)!.pid}/stat`, "utf8").split(") ")[1][0]).not.toBe("T");
+  });
+
   it("an etcd cluster of the user's: partitions through the fault proxy, and no key of the run is left on it", async () => {
     const store = tempRunDir("fc-external-");
     const endpoints = etcd.nodes.map((m) => `${m.name}=${m.host}:${m.port}`).join(",");
