@@ -92,7 +92,7 @@ export const renew: Experiment = {
   title: "Renew versus re-acquire: stale writes against pause length, with and without the watchdog",
   describe: "the same SIGSTOP pauses with and without a renew watchdog (TTL/3), fencing off: stale writes per 1,000 holds against pause length",
   options: OPTIONS,
-  quick: { pauses: ["0.5", "2"], "time-limit": 3 },
+  quick: { pauses: ["0.5", "2"], "time-limit": 2 },
   async run(ctx): Promise<Findings> {
     const o = ctx.options;
     const client = String(o.client);
