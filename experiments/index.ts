@@ -2,12 +2,13 @@
 // `npm run experiment -- <name>`, stored under histories/experiments/.
 import type { Experiment } from "./experiment.ts";
 import { fairness } from "./fairness.ts";
+import { keys } from "./keys.ts";
 import { renew } from "./renew.ts";
 
 export type { Experiment, ExperimentContext, Findings, Plot, Series, Table } from "./experiment.ts";
 export { createExperimentDir, writeExperiment, EXPERIMENT_FILES } from "./store.ts";
 
-export const EXPERIMENTS: Record<string, Experiment> = Object.fromEntries([fairness, renew].map((e) => [e.name, e]));
+export const EXPERIMENTS: Record<string, Experiment> = Object.fromEntries([fairness, renew, keys].map((e) => [e.name, e]));
 
 export function listing(): string {
   const width = Math.max(...Object.keys(EXPERIMENTS).map((n) => n.length));
