@@ -57,9 +57,11 @@ export interface EtcdKeys {
   revision_before: number;
   revision_after_load: number;
   leases_after_load: number;
+  keys_after_load: number;
   db_size_after_load: number;
   db_size_in_use_after_load: number;
   rss_before: number;
+  rss_after_load: number;
   rss_peak: number;
   /** (db in use after the load - before) / locks granted. */
   db_bytes_per_lock: number;
@@ -228,9 +230,11 @@ export async function etcdKeys(o: LoadOptions): Promise<EtcdKeys> {
       revision_before: before.revision,
       revision_after_load: afterLoad.revision,
       leases_after_load: afterLoad.leases,
+      keys_after_load: afterLoad.keys,
       db_size_after_load: afterLoad.db_size,
       db_size_in_use_after_load: afterLoad.db_size_in_use,
       rss_before: before.rss,
+      rss_after_load: afterLoad.rss,
       rss_peak: Math.max(...samples.map((s) => s.rss)),
       db_bytes_per_lock: granted ? Math.round((afterLoad.db_size_in_use - before.db_size_in_use) / granted) : 0,
       rss_bytes_per_lock: granted ? Math.round((afterLoad.rss - before.rss) / granted) : 0,

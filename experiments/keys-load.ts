@@ -160,5 +160,9 @@ export function progress(log: (line: string) => void, label: string, total: numb
 }
 
 export const count = (n: number): string => n.toLocaleString("en-US");
-/** 4.6 MB, 512 MB, 1.62 GB. */
-export const size = (bytes: number): string => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : `${(bytes / 1e6).toFixed(bytes < 1e8 ? 1 : 0)} MB`);
+/** 24 kB, 4.6 MB, 512 MB, 1.62 GB. */
+export function size(bytes: number): string {
+  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(2)} GB`;
+  if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(bytes < 1e8 ? 1 : 0)} MB`;
+  return `${Math.round(bytes / 1e3)} kB`;
+}
