@@ -8,6 +8,8 @@
 // carries on while enough of its sample had expired. The "active" arm runs Redis
 // as shipped; the "lazy" arm turns the cycle off (DEBUG SET-ACTIVE-EXPIRE 0), so
 // only access reclaims: what the keyspace and memory hold when nothing does.
+// Both arms turn the cycle off for the SCAN pass, so that what the pass reclaims
+// is its own (INFO counts expired keys reclaimed either way in one figure).
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { mkdirSync, rmSync } from "node:fs";
@@ -35,6 +37,8 @@ export interface RedisSample {
   /** Keys reclaimed after expiring so far, actively or on access (INFO stats). */
   expired_keys: number;
   expired_stale_perc: number;
+  /** Active expiry cycles that stopped at their time limit (a quarter of the CPU) with expired keys still left. */
+  expired_time_cap_reached_count: number;
   evicted_keys: number;
   /** redis-server's CPU seconds so far (user + sys). */
   cpu_s: number;
@@ -73,6 +77,8 @@ export interface RedisKeys {
   bytes_per_key: number;
   /** redis-server's CPU over the load, as a share of the load's wall time (1 = one core all the time). */
   server_cpu_share: number;
+  /** Seconds watched after the last TTL. */
+  observe_s: number;
   expiry_figures: {
     /** Seconds (since the load began) by which every granted lock's TTL had passed. */
     last_ttl_s: number;
@@ -85,6 +91,10 @@ export interface RedisKeys {
     keys_at_end: number;
     used_memory_at_end: number;
     reclaimed_while_watching: number;
+    /** Keys reclaimed per second from the last TTL to the end of the watch (by the active cycle: nothing else touched them). */
+    reclaimed_per_s_after_last_ttl: number | null;
+    /** Active expiry cycles cut off by their time limit, from the start of the load to the end of the watch. */
+    time_cap_reached: number;
   };
   scan: { duration_s: number; calls: number; keys_returned: number; reclaimed: number; keys_after: number; used_memory_after: number } | null;
   interrupted: string | null;
@@ -208,8 +218,8 @@ export async function redisKeys(o: RedisKeysOptions): Promise<RedisKeys> {
   try {
     const [node] = await startRedisNodes(group, new PortPlan(0), 1, {
       runDir: dir,
-      // Only the lazy arm needs DEBUG, and only from this machine.
-      extraConfig: o.expiry === "lazy" ? ["enable-debug-command local"] : [],
+      // DEBUG SET-ACTIVE-EXPIRE, from this machine only; it changes nothing until used.
+      extraConfig: ["enable-debug-command local"],
     });
     admin = honestRedis(node, 30_000);
     await admin.connect();
@@ -227,7 +237,8 @@ export async function redisKeys(o: RedisKeysOptions): Promise<RedisKeys> {
       return {
         t, phase,
         used_memory: num(info, "used_memory"), used_memory_rss: num(info, "used_memory_rss"), ...keyspace(info),
-        expired_keys: num(info, "expired_keys"), expired_stale_perc: num(info, "expired_stale_perc"), evicted_keys: num(info, "evicted_keys"),
+        expired_keys: num(info, "expired_keys"), expired_stale_perc: num(info, "expired_stale_perc"),
+        expired_time_cap_reached_count: num(info, "expired_time_cap_reached_count"), evicted_keys: num(info, "evicted_keys"),
         cpu_s: num(info, "used_cpu_user") + num(info, "used_cpu_sys"),
         granted,
         // A millisecond more than the TTL: Redis expires a key once its time is strictly past.
@@ -285,6 +296,7 @@ export async function redisKeys(o: RedisKeysOptions): Promise<RedisKeys> {
     let scan: RedisKeys["scan"] = null;
     if (!o.stop.interrupted) {
       phase = "scan";
+      await a.call("DEBUG", "SET-ACTIVE-EXPIRE", "0");
       const s0 = performance.now();
       let cursor = "0";
       let calls = 0;
@@ -328,6 +340,7 @@ export async function redisKeys(o: RedisKeysOptions): Promise<RedisKeys> {
       keys_after_load: afterLoad.keys,
       bytes_per_key: afterLoad.keys ? Math.round((afterLoad.used_memory - before.used_memory) / afterLoad.keys) : 0,
       server_cpu_share: round(cpuShare, 2),
+      observe_s: o.observeS,
       expiry_figures: {
         last_ttl_s: round(lastTtlS, 2),
         keys_at_last_ttl: atLastTtl?.keys ?? null,
@@ -337,6 +350,8 @@ export async function redisKeys(o: RedisKeysOptions): Promise<RedisKeys> {
         keys_at_end: atEnd.keys,
         used_memory_at_end: atEnd.used_memory,
         reclaimed_while_watching: atEnd.expired_keys - before.expired_keys,
+        reclaimed_per_s_after_last_ttl: atLastTtl && atEnd.t > atLastTtl.t ? Math.round((atEnd.expired_keys - atLastTtl.expired_keys) / (atEnd.t - atLastTtl.t)) : null,
+        time_cap_reached: atEnd.expired_time_cap_reached_count - before.expired_time_cap_reached_count,
       },
       scan,
       interrupted: o.stop.interrupted,

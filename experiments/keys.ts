@@ -84,12 +84,15 @@ function redisSentences(r: RedisKeys): string[] {
     `Redis ${r.version}, ${arm}: ${count(r.granted)} of ${count(r.requested)} locks granted in ${s1(r.load_s)} (${count(r.locks_per_s)}/s, redis-server busy ${r.server_cpu_share} of a core); used_memory ${size(r.used_memory_before)} before, ${size(r.used_memory_after_load)} after (${perLock(r.bytes_per_key)} per lock), peak ${size(r.used_memory_peak)}.${r.stopped ? ` The load stopped at ${count(r.granted)}: ${r.stopped}.` : ""}`,
   ];
   if (r.interrupted) return out;
-  const gone = e.empty_after_last_ttl_s === null ? `${count(e.keys_at_end)} keys were still counted at the end of the watch` : `the keyspace was empty ${s1(e.empty_after_last_ttl_s)} after the last TTL`;
+  const gone = e.empty_after_last_ttl_s === null ? `${count(e.keys_at_end)} keys were still counted at the end of the watch (${r.observe_s} s later)` : `the keyspace was empty ${s1(e.empty_after_last_ttl_s)} after the last TTL`;
+  const active = r.expiry === "active" && e.reclaimed_per_s_after_last_ttl !== null
+    ? ` After the last TTL the active cycle reclaimed ${count(e.reclaimed_per_s_after_last_ttl)} keys a second, and ${count(e.time_cap_reached)} of its cycles stopped at their time limit with expired keys left.`
+    : "";
   out.push(
-    `Every TTL had passed by ${s1(e.last_ttl_s)} after the load began; the keyspace counted ${count(e.keys_at_last_ttl ?? 0)} keys then, and ${gone}. At most ${count(e.expired_unreclaimed_max)} keys were expired but not yet reclaimed at once${e.expired_unreclaimed_max_at_s !== null ? ` (${s1(e.expired_unreclaimed_max_at_s)})` : ""}; used_memory at the end of the watch ${size(e.used_memory_at_end)}.`,
+    `Every TTL had passed by ${s1(e.last_ttl_s)} after the load began; the keyspace counted ${count(e.keys_at_last_ttl ?? 0)} keys then, and ${gone}. At most ${count(e.expired_unreclaimed_max)} keys were expired but not yet reclaimed at once${e.expired_unreclaimed_max_at_s !== null ? ` (${s1(e.expired_unreclaimed_max_at_s)})` : ""}; used_memory at the end of the watch ${size(e.used_memory_at_end)}.${active}`,
   );
   if (r.scan)
-    out.push(`One SCAN pass afterwards (${count(r.scan.calls)} call${r.scan.calls === 1 ? "" : "s"}, ${s1(r.scan.duration_s)}) reclaimed ${count(r.scan.reclaimed)} expired keys on access and left ${count(r.scan.keys_after)}, used_memory ${size(r.scan.used_memory_after)}.`);
+    out.push(`One SCAN pass afterwards, the active cycle off (${count(r.scan.calls)} call${r.scan.calls === 1 ? "" : "s"}, ${s1(r.scan.duration_s)}), reclaimed ${count(r.scan.reclaimed)} expired keys on access and left ${count(r.scan.keys_after)}, used_memory ${size(r.scan.used_memory_after)}.`);
   return out;
 }
 
@@ -146,13 +149,13 @@ function loadTable(redis: RedisKeys[], etcd: EtcdKeys | null): Table {
 function redisExpiryTable(redis: RedisKeys[]): Table {
   return {
     title: "Redis expiry",
-    head: ["expiry", "every TTL passed (s)", "keys then", "most expired yet counted", "empty after last TTL", "keys at end of watch", "used_memory then", "SCAN pass", "reclaimed by SCAN", "keys after", "used_memory after"],
+    head: ["expiry", "every TTL passed (s)", "keys then", "most expired yet counted", "reclaimed/s after last TTL", "empty after last TTL", "keys at end of watch", "used_memory then", "SCAN pass", "reclaimed by SCAN", "keys after", "used_memory after"],
     rows: redis.map((r) => {
       const e = r.expiry_figures;
-      return [r.expiry, e.last_ttl_s, e.keys_at_last_ttl ?? "n/a", e.expired_unreclaimed_max, e.empty_after_last_ttl_s === null ? "not while watched" : s1(e.empty_after_last_ttl_s), e.keys_at_end, size(e.used_memory_at_end),
+      return [r.expiry, e.last_ttl_s, e.keys_at_last_ttl ?? "n/a", e.expired_unreclaimed_max, e.reclaimed_per_s_after_last_ttl ?? "n/a", e.empty_after_last_ttl_s === null ? "not while watched" : s1(e.empty_after_last_ttl_s), e.keys_at_end, size(e.used_memory_at_end),
         r.scan ? `${s1(r.scan.duration_s)}, ${count(r.scan.calls)} calls` : "not run", r.scan?.reclaimed ?? "n/a", r.scan?.keys_after ?? "n/a", r.scan ? size(r.scan.used_memory_after) : "n/a"];
     }),
-    note: "Seconds count from the start of the load. Expired yet counted: the keyspace count less the locks that can still be live (those granted less those whose OK came back more than a TTL ago), a floor. The SCAN pass runs after the watch; SCAN checks every key it returns and reclaims it if expired.",
+    note: "Seconds count from the start of the load. Expired yet counted: the keyspace count less the locks that can still be live (those granted less those whose OK came back more than a TTL ago), a floor. The SCAN pass runs after the watch with the active cycle off, so what it reclaims is its own: SCAN checks every key it returns and reclaims it if expired.",
   };
 }
 

@@ -87,6 +87,7 @@ describe("npm run experiment", () => {
     // As shipped, Redis reclaimed every expired lock by itself while we only watched.
     expect(active.expiry_figures).toMatchObject({ keys_at_end: 0, reclaimed_while_watching: keys });
     expect(active.expiry_figures.empty_after_last_ttl_s).not.toBeNull();
+    expect(active.scan.reclaimed).toBe(0);
     // With lazy expiry only, all stayed counted (and their memory held) until the SCAN pass touched them.
     expect(lazy.expiry_figures).toMatchObject({ keys_at_end: keys, reclaimed_while_watching: 0, expired_unreclaimed_max: keys, empty_after_last_ttl_s: null });
     expect(lazy.expiry_figures.used_memory_at_end).toBeGreaterThan(lazy.used_memory_before + keys * 50);
