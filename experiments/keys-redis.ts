@@ -289,6 +289,8 @@ export async function redisKeys(o: RedisKeysOptions): Promise<RedisKeys> {
     const atLastTtl = o.stop.interrupted ? null : samples[samples.length - 1];
     phase = "observe";
     await o.stop.wait(o.observeS * 1000);
+    // Off before the last sample of the watch, so every key reclaimed after it is the SCAN pass's.
+    await a.call("DEBUG", "SET-ACTIVE-EXPIRE", "0");
     await sampler.now();
     const atEnd = samples[samples.length - 1];
 
@@ -296,7 +298,6 @@ export async function redisKeys(o: RedisKeysOptions): Promise<RedisKeys> {
     let scan: RedisKeys["scan"] = null;
     if (!o.stop.interrupted) {
       phase = "scan";
-      await a.call("DEBUG", "SET-ACTIVE-EXPIRE", "0");
       const s0 = performance.now();
       let cursor = "0";
       let calls = 0;
