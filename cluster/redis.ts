@@ -26,6 +26,8 @@ export interface RedisNodeOptions {
   skewableClock?: boolean;
   /** Where the nodes run (default: child processes of the group). */
   deployment?: Deployment;
+  /** Lines added to redis.conf: settings of one experiment's own (e.g. the DEBUG command the keys experiment turns active expiry off with). */
+  extraConfig?: readonly string[];
 }
 
 export type RedisPersistence = "none" | "everysec" | "always";
@@ -33,7 +35,7 @@ export type RedisPersistence = "none" | "everysec" | "always";
 /** The file a skewable node reads its clock offset from. */
 export const clockOffsetFile = (runDir: string, name: string): string => join(runDir, "data", name, "faketime");
 
-function config(node: ServerNode, dir: string, persistence: RedisNodeOptions["persistence"], bindHost: string): string {
+function config(node: ServerNode, dir: string, persistence: RedisNodeOptions["persistence"], bindHost: string, extra: readonly string[]): string {
   const aof = persistence && persistence !== "none";
   return [
     `bind ${bindHost}`,
@@ -48,6 +50,7 @@ function config(node: ServerNode, dir: string, persistence: RedisNodeOptions["pe
     `appendonly ${aof ? "yes" : "no"}`,
     ...(aof ? [`appendfsync ${persistence}`] : []),
     `logfile ""`,
+    ...extra,
   ].join("\n") + "\n";
 }
 
@@ -57,7 +60,7 @@ export async function startRedisNode(group: ProcessGroup, node: ServerNode, opts
   const dir = join(opts.runDir, "data", node.name);
   mkdirSync(dir, { recursive: true });
   const conf = join(dir, "redis.conf");
-  writeFileSync(conf, config(node, dir, opts.persistence, deployment.bindHost));
+  writeFileSync(conf, config(node, dir, opts.persistence, deployment.bindHost, opts.extraConfig ?? []));
   const logFile = join(opts.runDir, "logs", `${node.name}.log`);
   let clockFile: string | undefined;
   if (opts.skewableClock) {

@@ -2,6 +2,7 @@
 // `npm run experiment -- <name>`, stored under histories/experiments/.
 import type { Experiment } from "./experiment.ts";
 import { fairness } from "./fairness.ts";
+import { keys } from "./keys.ts";
 import { renew } from "./renew.ts";
 import { contention } from "./contention.ts";
 import { ttlLiveness } from "./ttl-liveness.ts";
@@ -10,7 +11,7 @@ export type { Experiment, ExperimentContext, Findings, Plot, Series, Table } fro
 export { Interrupted } from "./experiment.ts";
 export { createExperimentDir, writeExperiment, EXPERIMENT_FILES } from "./store.ts";
 
-export const EXPERIMENTS: Record<string, Experiment> = Object.fromEntries([fairness, renew, contention, ttlLiveness].map((e) => [e.name, e]));
+export const EXPERIMENTS: Record<string, Experiment> = Object.fromEntries([fairness, renew, contention, ttlLiveness, keys].map((e) => [e.name, e]));
 
 export function listing(): string {
   const width = Math.max(...Object.keys(EXPERIMENTS).map((n) => n.length));

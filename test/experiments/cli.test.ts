@@ -16,10 +16,11 @@ describe("npm run experiment", () => {
     expect(list.stdout()).toMatch(/^renew +the same SIGSTOP pauses/m);
     expect(list.stdout()).toMatch(/^contention +one hot key/m);
     expect(list.stdout()).toMatch(/^ttl-liveness +the holder SIGKILLed while holding/m);
+    expect(list.stdout()).toMatch(/^keys +many short-lived locks/m);
     const store = tempRunDir("fc-exp-");
     const unknown = runCli("experiment", ["nope", "--store", store]);
     expect(await unknown.exit).toBe(254);
-    expect(unknown.stderr()).toMatch(/no experiment named "nope"; choose from fairness, renew, contention, ttl-liveness/);
+    expect(unknown.stderr()).toMatch(/no experiment named "nope"; choose from fairness, renew, contention, ttl-liveness, keys/);
     const bad = runCli("experiment", ["renew", "--ttl", "soon", "--store", store]);
     expect(await bad.exit).toBe(254);
     expect(bad.stderr()).toMatch(/--ttl/);
