@@ -40,7 +40,7 @@ describe("npm run experiment", () => {
     expect(defragged.members[0].db_size).toBeLessThan(compacted.members[0].db_size);
     expect(defragged.members[1].db_size).toBeGreaterThan(defragged.members[0].db_size);
 
-    expect(page.match(/<svg class="plot"/g)?.length).toBe(4);
+    expect(page.match(/<svg class="xplot"/g)?.length).toBe(4);
     expect(cli.stdout()).toMatch(/This machine: \d+ cores/);
     expect(processesMentioning(store)).toEqual([]);
   });
