@@ -18,6 +18,7 @@ import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { cpus } from "node:os";
 import { loadRun } from "../checker/index.ts";
+import { pairOps } from "../reports/index.ts";
 import type { OptionSpec } from "../lib/index.ts";
 import type { HistoryEvent } from "../store/events.ts";
 import type { Experiment, Findings } from "./experiment.ts";
@@ -63,32 +64,20 @@ interface Latencies {
   info: number;
 }
 
-/** Invoke-to-completion times of the client operations, in ms, from a history. */
+/** Invoke-to-completion times of the client operations, in ms, from a history (paired as the reports pair them). */
 function latencies(events: HistoryEvent[]): Latencies {
-  const open = new Map<number, HistoryEvent>();
   const out: Latencies = { acquire: [], write: [], release: [], okTimes: [], fail: 0, info: 0 };
-  for (const e of events) {
-    if (e.process === "nemesis") continue;
-    if (e.type === "invoke") {
-      open.set(e.process, e);
-      continue;
-    }
-    const inv = open.get(e.process);
-    open.delete(e.process);
-    if (!inv || inv.f !== e.f) continue;
-    if (e.f === "acquire") {
-      if (e.type === "fail") out.fail++;
-      else if (e.type === "info") out.info++;
-    }
-    if (e.type !== "ok") continue;
-    const ms = (e.time - inv.time) / 1e6;
-    if (e.f === "acquire") {
+  for (const op of pairOps(events).ops) {
+    if (op.f === "acquire" && op.outcome !== "ok") op.outcome === "fail" ? out.fail++ : out.info++;
+    if (op.outcome !== "ok" || !op.completion) continue;
+    const ms = (op.completion.time - op.invoke.time) / 1e6;
+    if (op.f === "acquire") {
       out.acquire.push(ms);
-      out.okTimes.push(e.time);
-    } else if (e.f === "write") out.write.push(ms);
-    else if (e.f === "release") out.release.push(ms);
+      out.okTimes.push(op.completion.time);
+    } else if (op.f === "write" || op.f === "release") out[op.f].push(ms);
   }
   for (const k of ["acquire", "write", "release"] as const) out[k].sort((a, b) => a - b);
+  out.okTimes.sort((a, b) => a - b);
   return out;
 }
 

@@ -10,6 +10,7 @@
 // alternative); with it only a pause longer than what is left of the lease does.
 import { readFileSync } from "node:fs";
 import { loadRun } from "../checker/index.ts";
+import { pairOps } from "../reports/index.ts";
 import type { HistoryEvent } from "../store/events.ts";
 import { join, relative } from "node:path";
 import type { OptionSpec } from "../lib/index.ts";
@@ -50,26 +51,23 @@ interface Point {
  * acting, whether or not another holder's write beat it to the resource.
  */
 function staleAttempts(events: HistoryEvent[]): number {
-  const invokes = new Map<number, HistoryEvent>();
-  const granted = new Map<string, number>();
-  let stale = 0;
-  for (const e of events) {
-    if (e.process === "nemesis") continue;
-    if (e.type === "invoke") {
-      invokes.set(e.process, e);
-      if (e.f === "write") {
-        const owner = e.value?.owner as string | undefined;
-        const until = owner === undefined ? undefined : granted.get(owner);
-        if (until !== undefined && e.time > until) stale++;
-      }
-      continue;
+  // Each hold's lease ends by its latest grant's ok + TTL; writes are judged against
+  // it in invoke order, so only the grants that came back before them count.
+  const moments: Array<{ at: number; grant?: { owner: string; until: number }; write?: string }> = [];
+  for (const op of pairOps(events).ops) {
+    if (op.owner === undefined) continue;
+    if (op.f === "write") moments.push({ at: op.invoke.time, write: op.owner });
+    else if ((op.f === "acquire" || op.f === "renew") && op.outcome === "ok" && op.completion) {
+      const ttl = Number(op.completion.value?.ttl_ms ?? op.invoke.value?.ttl_ms);
+      if (Number.isFinite(ttl)) moments.push({ at: op.completion.time, grant: { owner: op.owner, until: op.completion.time + ttl * 1e6 } });
     }
-    const inv = invokes.get(e.process);
-    if (e.type !== "ok" || !inv || inv.f !== e.f) continue;
-    const ttl = Number(e.value?.ttl_ms ?? inv.value?.ttl_ms);
-    if (!Number.isFinite(ttl)) continue;
-    const owner = (e.f === "acquire" ? e.value?.owner : inv.value?.owner) as string | undefined;
-    if (owner !== undefined && (e.f === "acquire" || e.f === "renew")) granted.set(owner, e.time + ttl * 1e6);
+  }
+  moments.sort((a, b) => a.at - b.at);
+  const until = new Map<string, number>();
+  let stale = 0;
+  for (const m of moments) {
+    if (m.grant) until.set(m.grant.owner, m.grant.until);
+    else if (m.write !== undefined && m.at > (until.get(m.write) ?? Infinity)) stale++;
   }
   return stale;
 }
