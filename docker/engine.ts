@@ -47,3 +47,20 @@ export async function findEngine(env: NodeJS.ProcessEnv = process.env): Promise<
       `. Start Docker, or run \`npm run setup\` (it installs and starts Podman on Debian), or set DOCKER_HOST.`,
   );
 }
+
+/**
+ * The engine's container list. Podman builds it by reading each container's
+ * /proc/<pid>/cgroup, and a container whose process exits at that moment fails
+ * the whole list with a 500 ("no such process"); asked again, it lists the
+ * container as exited. So such an answer is asked again, a few times.
+ */
+export async function listContainers(docker: Docker, opts: Docker.ContainerListOptions): Promise<Docker.ContainerInfo[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await docker.listContainers(opts);
+    } catch (err) {
+      if (attempt >= 5 || !/no such process/.test(String((err as Error)?.message))) throw err;
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+    }
+  }
+}

@@ -7,6 +7,7 @@
 import type Docker from "dockerode";
 import { hostname } from "node:os";
 import { readFileSync } from "node:fs";
+import { listContainers } from "./engine.ts";
 
 export const LABEL_OWNER = "fencecheck.owner";
 export const LABEL_RUN = "fencecheck.run";
@@ -45,7 +46,7 @@ export interface Reaped {
 export async function reapLeftovers(docker: Docker, opts: { all?: boolean } = {}): Promise<Reaped> {
   const filters = JSON.stringify({ label: [LABEL_OWNER] });
   const dead = (labels: Record<string, string> | undefined): boolean => opts.all === true || !ownerAlive(labels?.[LABEL_OWNER] ?? "");
-  const containers = (await docker.listContainers({ all: true, filters })).filter((c) => dead(c.Labels));
+  const containers = (await listContainers(docker, { all: true, filters })).filter((c) => dead(c.Labels));
   await Promise.all(containers.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {})));
   const networks = (await docker.listNetworks({ filters })).filter((n) => dead(n.Labels));
   await Promise.all(networks.map((n) => docker.getNetwork(n.Id).remove().catch(() => {})));

@@ -1,7 +1,7 @@
 // The container engine the docker tests run on: the same search as --deploy docker.
 // Where none answers, each docker test file says so in one visible line and its
 // tests count as skipped, never as passed.
-import { findEngine, type Engine } from "../../docker/index.ts";
+import { findEngine, listContainers, type Engine } from "../../docker/index.ts";
 
 export async function engineOrSkip(file: string): Promise<Engine | null> {
   try {
@@ -16,7 +16,7 @@ export async function engineOrSkip(file: string): Promise<Engine | null> {
 export async function fencecheckObjects(engine: Engine, run?: string): Promise<{ containers: string[]; running: string[]; networks: string[] }> {
   const label = run ? [`fencecheck.run=${run}`] : ["fencecheck.owner"];
   const filters = JSON.stringify({ label });
-  const containers = await engine.docker.listContainers({ all: true, filters });
+  const containers = await listContainers(engine.docker, { all: true, filters });
   const networks = await engine.docker.listNetworks({ filters });
   return {
     containers: containers.map((c) => c.Names[0]),
