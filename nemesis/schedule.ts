@@ -17,6 +17,8 @@ export interface Schedule {
 export class NemesisSchedule implements Schedule {
   private stopped = false;
   private loop: Promise<void> = Promise.resolve();
+  /** The fault being injected now: the heal waits for it, or a kill finishing after the heal would stay unhealed. */
+  private current: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly nemeses: Nemesis[],
@@ -36,14 +38,22 @@ export class NemesisSchedule implements Schedule {
         if (this.stopped) return;
         const nemesis = this.ctx.rng.pick(this.nemeses);
         // A fault that could not be injected is reported, and the run goes on.
-        await nemesis.inject(this.ctx).catch((err) => this.warn(`${nemesis.name}: could not inject a fault: ${err?.message ?? err}`));
+        this.current = nemesis.inject(this.ctx).catch((err) => this.warn(`${nemesis.name}: could not inject a fault: ${err?.message ?? err}`));
+        await this.current;
       }
     })();
   }
 
-  /** Stop injecting and heal every fault still in force. */
+  /**
+   * Stop injecting, let a fault under way finish, and heal every fault still in
+   * force. Without the wait, a kill whose SIGKILL was still going out when the
+   * time limit came registered its server as down after the heal had looked, so
+   * nothing restarted it before the teardown (seen in docker mode: a `kill` with
+   * no `restart` in the history).
+   */
   async healAll(): Promise<void> {
     this.stopped = true;
+    await this.current;
     for (const n of this.nemeses) await n.heal(this.ctx).catch((err) => this.warn(`${n.name}: heal failed: ${err?.message ?? err}`));
   }
 
