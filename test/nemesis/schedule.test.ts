@@ -36,7 +36,7 @@ describe("NemesisSchedule.healAll", () => {
       record: (f: string, value: Record<string, unknown>) => events.push(`record ${f} ${(value.targets as string[]).join(",")}`),
     } as unknown as NemesisContext;
     const schedule = new NemesisSchedule([killNemesis()], ctx, (line) => events.push(`warn ${line}`));
-    schedule.start(0);
+    schedule.start();
     const deadline = Date.now() + 5000;
     while (!killing && Date.now() < deadline) await sleep(5);
     expect(killing).toBe(true);
