@@ -61,6 +61,35 @@ export function etcdClient(endpoints: Endpoint[], commandTimeoutMs: number): Etc
   });
 }
 
+/**
+ * One etcd3 client for every logical client of this process that reaches the
+ * same members (--connections per-worker), closed when the last of them closes.
+ * A thousand etcd3 clients in one Node process cost three gRPC channels and
+ * connections each, and their set-up alone stalled a worker's event loop for
+ * seconds (the contention experiment at 1,000 contenders): the harness, not etcd,
+ * set the pace.
+ */
+const shared = new Map<string, { client: Etcd3; users: number }>();
+
+export function sharedEtcdClient(endpoints: Endpoint[], commandTimeoutMs: number): { client: Etcd3; release(): void } {
+  const id = JSON.stringify([endpoints.map((e) => [e.host, e.port]), commandTimeoutMs]);
+  let entry = shared.get(id);
+  if (!entry) shared.set(id, (entry = { client: etcdClient(endpoints, commandTimeoutMs), users: 0 }));
+  entry.users++;
+  const mine = entry;
+  let released = false;
+  return {
+    client: mine.client,
+    release: () => {
+      if (released) return;
+      released = true;
+      if (--mine.users > 0) return;
+      shared.delete(id);
+      mine.client.close();
+    },
+  };
+}
+
 /** etcd leases have whole seconds: the hold's TTL rounded up, at least 1 s. */
 export const leaseSeconds = (ttlMs: number): number => Math.max(1, Math.ceil(ttlMs / 1000));
 
@@ -134,9 +163,17 @@ export abstract class LeaseLock<H extends LeaseHold> implements LockClient {
   protected readonly client: Etcd3;
   protected readonly held = new Map<string, H>();
   private holds = 0;
+  private readonly closeClient: () => void;
 
   constructor(protected readonly ctx: ClientContext) {
-    this.client = etcdClient(ctx.endpoints, ctx.commandTimeoutMs);
+    if (ctx.options.sharedConnection) {
+      const s = sharedEtcdClient(ctx.endpoints, ctx.commandTimeoutMs);
+      this.client = s.client;
+      this.closeClient = s.release;
+    } else {
+      const client = (this.client = etcdClient(ctx.endpoints, ctx.commandTimeoutMs));
+      this.closeClient = () => client.close();
+    }
   }
 
   abstract acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>>;
@@ -180,7 +217,7 @@ export abstract class LeaseLock<H extends LeaseHold> implements LockClient {
   }
 
   async close(): Promise<void> {
-    this.client.close();
+    this.closeClient();
   }
 }
 

@@ -36,6 +36,12 @@ export interface ClientOptions {
   releaseGapMs?: number;
   /** The project's own Redlock pauses this long between the node replies and its decision, in the clients named (K5: --pause-at replies). */
   pauseAfterReplies?: { ms: number; clients: number[] | "all" };
+  /**
+   * etcd clients: the logical clients of one worker share one etcd3 client (its
+   * gRPC channels and connections), as the goroutines of one program share theirs
+   * (--connections per-worker). Each still has its own leases and holds.
+   */
+  sharedConnection?: boolean;
 }
 
 /** A node of the lock service as one client reaches it (through its worker's proxy). */

@@ -58,6 +58,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "pause-mode", kind: "string", default: "signal", choices: ["signal", "freeze"], help: "how pause-server holds a server: SIGSTOP to its process, or (--deploy docker) the cgroup freezer (docker pause)" },
   { name: "toxiproxy", kind: "string", default: undefined, defaultText: "our own fault proxy", help: "URL of a Toxiproxy to make the links in, e.g. http://127.0.0.1:8474" },
   { name: "links", kind: "string", default: "proxy", choices: ["proxy", "direct"], help: "how workers reach the servers and the resource: through the fault proxy (partitions and latency need it), or directly, for measurements without the proxy's cost" },
+  { name: "connections", kind: "string", default: "per-client", choices: ["per-client", "per-worker"], help: "etcd clients: each logical client its own etcd3 client and connections, as separate programs have, or one shared by the clients of a worker, as one program's goroutines share theirs (for many contenders: a thousand gRPC clients stall a worker)" },
   { name: "command-timeout", kind: "int", default: undefined, defaultText: "3 x ttl, at least 1000", min: 1, help: "ms without an answer before an operation's outcome is unknown (info)" },
   { name: "seed", kind: "int", default: undefined, defaultText: "random, printed", min: 0, max: 2 ** 31 - 1, help: "the same seed gives the same schedule of operations and faults" },
   { name: "store", kind: "string", default: "histories", help: "directory of the run store" },
@@ -268,7 +269,10 @@ function faultTimes(o: ParsedOptions, ttlMs: number) {
   return t;
 }
 
-/** Options only the Redlock clients read; refused where they would mean nothing. */
+/** The clients that can share one etcd3 client per worker (--connections per-worker). */
+const ETCD_CLIENTS = ["etcd-queue", "etcd3-lock"];
+
+/** Options only some clients read; refused where they would mean nothing. */
 function clientOptions(o: ParsedOptions, backend: string, client: string, fencing: boolean, w: WorkloadOptions): ClientOptions {
   const releaseGapMs = o["release-gap"] as number | undefined;
   if (releaseGapMs !== undefined && client !== "redis-unsafe-release")
@@ -288,8 +292,11 @@ function clientOptions(o: ParsedOptions, backend: string, client: string, fencin
     throw new BadInput(`--fence-source applies to --backend redlock only; --backend ${backend} issues its own fences`);
   if (checkValidity !== undefined && client !== "redlock")
     throw new BadInput(`--redlock-check-validity applies to --client redlock only (node-redlock never checks validity, node-redlock-4 always does), not --client ${client}`);
+  const perWorker = o.connections === "per-worker";
+  if (perWorker && !ETCD_CLIENTS.includes(client))
+    throw new BadInput(`--connections per-worker applies to the etcd clients (${ETCD_CLIENTS.join(", ")}) only, not --client ${client}: the others keep a connection each`);
   if (adapter) return fenceSource === undefined ? {} : { fenceSource };
-  if (backend !== "redlock") return releaseGapMs === undefined ? {} : { releaseGapMs };
+  if (backend !== "redlock") return { ...(releaseGapMs === undefined ? {} : { releaseGapMs }), ...(perWorker ? { sharedConnection: true } : {}) };
   const options: ClientOptions = { fenceSource: fenceSource ?? "max-incr", checkValidity: checkValidity ?? true };
   if (w.pauseAt === "replies" && w.pauseMs > 0) options.pauseAfterReplies = { ms: w.pauseMs, clients: w.pauseClients };
   if (options.fenceSource === "none" && fencing)

@@ -27,6 +27,8 @@ describe("test:jepsen options", () => {
     [["--pause-clients", "7"], /--pause-clients: "7" is not a client id/],
     [["--client", "nope"], /--client: unknown value "nope"/],
     [["stray"], /unexpected argument "stray"/],
+    [["--connections", "per-worker"], /--connections per-worker applies to the etcd clients \(etcd-queue, etcd3-lock\) only, not --client redis/],
+    [["--backend", "etcd", "--connections", "shared"], /--connections: unknown value "shared"/],
   ];
   for (const [args, message] of bad) {
     it(`refuses ${args.join(" ")}`, async () => {

@@ -161,6 +161,30 @@ describe.each(["etcd-queue", "etcd3-lock"])("%s", (kind) => {
     await c.close();
     expect(Date.now() - t).toBeLessThan(1000);
   });
+
+  it("--connections per-worker: clients of one process share one etcd3 client, each with its own holds, and it lives until the last closes", async () => {
+    const make = (prefix: string) => CLIENTS[kind].create({ endpoints, ownerPrefix: prefix, commandTimeoutMs: 2000, rng: rng(4, prefix), options: { sharedConnection: true } });
+    const a = make("sa"), b = make("sb");
+    const own = lock(kind, "sc");
+    const etcd = (c: LockClient) => (c as unknown as { client: Etcd3 }).client;
+    expect(etcd(a)).toBe(etcd(b));
+    expect(etcd(own)).not.toBe(etcd(a));
+    // Still two clients to the lock: one holds, the other waits until it lets go.
+    const ha = held(await a.acquire(k("shared"), 5000, 0));
+    expect(await b.acquire(k("shared"), 5000, 0)).toMatchObject({ type: "fail" });
+    expect(await a.release(k("shared"), ha)).toEqual({ type: "ok", value: { released: true } });
+    await a.close();
+    // The connection outlives the first to close, and serves the other.
+    const hb = held(await b.acquire(k("shared"), 5000, 500));
+    expect(hb.fence).toBeGreaterThan(ha.fence!);
+    expect(await b.release(k("shared"), hb)).toEqual({ type: "ok", value: { released: true } });
+    await b.close();
+    // Once the last has closed, the next client gets a new one.
+    const c = make("sd");
+    expect(etcd(c)).not.toBe(etcd(b));
+    held(await c.acquire(k("shared"), 5000, 500));
+    await c.close();
+  });
 });
 
 describe("etcd-queue", () => {
