@@ -152,21 +152,22 @@ export const contention: Experiment = {
       ],
       tables: [{
         title: "Throughput and acquire latency by contenders",
-        head: ["client", "contenders", "grants/s", "ceiling/s", "of ceiling", "acquire p50/p99/p999 ms", "corrected p50/p99/p999 ms", "failed/unknown", "harness CPU mean/peak %", "event-loop delay p99/max ms", "run"],
+        head: ["client", "contenders", "grants/s", "ceiling/s", "of ceiling", "acquire p50/p99/p999 ms", "corrected p50/p99/p999 ms", "failed/unknown", "harness CPU mean/peak %", "servers CPU mean/peak %", "event-loop delay p99/max ms", "run"],
         rows: rows.map((r) => {
           const a = r.acquire_ms as Record<string, number>;
           const c = r.acquire_corrected_ms as Record<string, number>;
-          const h = r.harness_cpu as { mean_pct: number; peak_pct: number } | null;
+          const h = r.harness_cpu as { mean_pct: number; peak_pct: number; servers: { mean_pct: number; peak_pct: number } } | null;
           return [String(r.client), num(r.contenders), num(r.grants_per_s), num(r.ceiling_per_s), `${Math.round(num(r.of_ceiling) * 100)}%`, `${a.p50} / ${a.p99} / ${a.p999}`,
-            `${c.p50} / ${c.p99} / ${c.p999}`, `${r.acquires_failed}/${r.acquires_unknown}`, h ? `${h.mean_pct} / ${h.peak_pct}` : "n/a",
+            `${c.p50} / ${c.p99} / ${c.p999}`, `${r.acquires_failed}/${r.acquires_unknown}`, h ? `${h.mean_pct} / ${h.peak_pct}` : "n/a", h ? `${h.servers.mean_pct} / ${h.servers.peak_pct}` : "n/a",
             r.event_loop_delay_ms ? `${(r.event_loop_delay_ms as { p99: number }).p99} / ${(r.event_loop_delay_ms as { max: number }).max}` : "n/a", String(r.run)];
         }),
-        note: "ceiling = 1000 / (acquire + work + write + release) ms, the parts' medians from a run with one contender. Corrected: each wait also counts the attempts it made its client skip (HdrHistogram's expected-interval correction, interval 1/rate). Harness CPU: the runner and its workers, % of one core (this machine has " + cpus().length + "). Event-loop delay: the worst worker's, while its clients ran.",
+        note: "ceiling = 1000 / (acquire + work + write + release) ms, the parts' medians from a run with one contender. Corrected: each wait also counts the attempts it made its client skip (HdrHistogram's expected-interval correction, interval 1/rate). Harness CPU: the runner, its workers, the resource and the fault proxy, % of one core (this machine has " + cpus().length + "); servers: the lock servers (redis-server, etcd), apart. Event-loop delay: the worst worker's, while its clients ran.",
       }],
       plots: [
         { title: "Grants per second against contenders", x: "contenders", y: "grants/s", logX: true, series: (o.clients as string[]).map((c) => ({ name: c, points: rows.filter((r) => r.client === c).map((r): [number, number] => [num(r.contenders), num(r.grants_per_s)]) })) },
         { title: "Acquire p99 (corrected) against contenders", x: "contenders", y: "ms", logX: true, series: (o.clients as string[]).map((c) => ({ name: c, points: rows.filter((r) => r.client === c).map((r): [number, number] => [num(r.contenders), (r.acquire_corrected_ms as Record<string, number>).p99]) })) },
         { title: "Harness CPU against contenders", x: "contenders", y: "% of one core (mean)", logX: true, series: (o.clients as string[]).map((c) => ({ name: c, points: rows.filter((r) => r.client === c && r.harness_cpu).map((r): [number, number] => [num(r.contenders), (r.harness_cpu as { mean_pct: number }).mean_pct]) })) },
+        { title: "Lock servers' CPU against contenders", x: "contenders", y: "% of one core (mean)", logX: true, series: (o.clients as string[]).map((c) => ({ name: c, points: rows.filter((r) => r.client === c && r.harness_cpu).map((r): [number, number] => [num(r.contenders), (r.harness_cpu as { servers: { mean_pct: number } }).servers.mean_pct]) })) },
         { title: "Worker event-loop delay p99 against contenders", x: "contenders", y: "ms", logX: true, series: (o.clients as string[]).map((c) => ({ name: c, points: rows.filter((r) => r.client === c && r.event_loop_delay_ms).map((r): [number, number] => [num(r.contenders), (r.event_loop_delay_ms as { p99: number }).p99]) })) },
       ],
       data: { links, rate, work_ms: o.work, rows },

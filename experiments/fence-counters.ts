@@ -10,7 +10,7 @@
 // latency of one fence, the server's CPU and what the counters leave behind; and
 // it checks what a fence must be: no two alike for a key, and each client's
 // fences of a key increasing.
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
 import type { Etcd3 } from "etcd3";
@@ -24,6 +24,7 @@ import { fenceKey, honestRedis } from "../clients/redis.ts";
 import { etcdClient } from "../clients/etcd-connection.ts";
 import type { Experiment, Findings, Plot, Table } from "./experiment.ts";
 import { count, size, Stopper } from "./keys-load.ts";
+import { cpuSeconds } from "./proc.ts";
 
 type Source = "redis" | "redlock" | "etcd";
 
@@ -172,17 +173,6 @@ async function start(source: Source, group: ProcessGroup, dir: string, connectio
     stateBytes: async () => (await Promise.all(pools.map(async (pool) => Number(await info(pool[0], "used_memory"))))).reduce((a, b) => a + b, 0),
     serverCpu: () => pids.reduce((s, p) => s + cpuSeconds(p), 0),
   };
-}
-
-/** utime + stime of a process, in seconds (Linux: /proc/<pid>/stat, in clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
 }
 
 async function measure(sut: SourceUnderTest, keys: number, clients: number, durationS: number, seed: number, overlap: boolean, stop: Stopper): Promise<Cell> {

@@ -1,6 +1,7 @@
 // CPU of a process tree, sampled from /proc while an experiment's run goes on:
 // the harness's own cost (the runner and its workers), shown beside what it
-// measures, so a curve that flattens can be told from a harness that saturated.
+// measures, so a curve that flattens can be told from a harness that saturated,
+// and the lock servers' apart.
 import { readFileSync, readdirSync } from "node:fs";
 
 const TICKS_PER_S = 100; // USER_HZ on Linux
@@ -17,44 +18,71 @@ function stat(pid: number): { ppid: number; ticks: number; name: string } | null
   }
 }
 
-/** Every process under `root`, itself included, with its CPU ticks so far. */
-function tree(root: number): Map<number, number> {
-  const all = new Map<number, { ppid: number; ticks: number }>();
+/** utime + stime of one process so far, in seconds (0 once it is gone). */
+export function cpuSeconds(pid: number): number {
+  return (stat(pid)?.ticks ?? 0) / TICKS_PER_S;
+}
+
+/** The lock servers a run starts (redis-server, etcd): measured apart from the harness. */
+const SERVER = /^(redis-server|etcd)$/;
+
+/** Every process under `root`, itself included, with its CPU ticks so far and whether it is a lock server. */
+function tree(root: number): Map<number, { ticks: number; server: boolean }> {
+  const all = new Map<number, { ppid: number; ticks: number; name: string }>();
   for (const d of readdirSync("/proc")) {
     if (!/^\d+$/.test(d)) continue;
     const s = stat(Number(d));
     if (s) all.set(Number(d), s);
   }
-  const out = new Map<number, number>();
+  const out = new Map<number, { ticks: number; server: boolean }>();
   const walk = (pid: number): void => {
     const s = all.get(pid);
     if (!s || out.has(pid)) return;
-    out.set(pid, s.ticks);
+    out.set(pid, { ticks: s.ticks, server: SERVER.test(s.name) });
     for (const [child, c] of all) if (c.ppid === pid) walk(child);
   };
   walk(root);
   return out;
 }
 
-/** Samples the tree's CPU every `everyMs`; stop() gives the mean and peak share of one core it used. */
-export function sampleCpu(root: number, everyMs = 500): { stop(): { mean_pct: number; peak_pct: number; samples: number } } {
+export interface CpuShare {
+  mean_pct: number;
+  peak_pct: number;
+  samples: number;
+}
+
+/**
+ * Samples the tree's CPU every `everyMs`. stop() gives the mean and peak share of
+ * one core the harness used (the runner, its workers, the resource and the fault
+ * proxy), and apart from it the lock servers' (which the runner starts, so they
+ * are in its tree too): a harness that saturated and a server that did look alike
+ * on a flattening curve.
+ */
+export function sampleCpu(root: number, everyMs = 500): { stop(): CpuShare & { servers: CpuShare } } {
   let last = tree(root);
   let lastAt = Date.now();
-  const shares: number[] = [];
+  const harness: number[] = [];
+  const servers: number[] = [];
   const timer = setInterval(() => {
     const now = tree(root);
     const at = Date.now();
-    let used = 0;
-    for (const [pid, ticks] of now) used += ticks - (last.get(pid) ?? ticks);
-    shares.push(((used / TICKS_PER_S) / ((at - lastAt) / 1000)) * 100);
+    const used = { harness: 0, servers: 0 };
+    for (const [pid, p] of now) used[p.server ? "servers" : "harness"] += p.ticks - (last.get(pid)?.ticks ?? p.ticks);
+    const seconds = (at - lastAt) / 1000;
+    harness.push((used.harness / TICKS_PER_S / seconds) * 100);
+    servers.push((used.servers / TICKS_PER_S / seconds) * 100);
     last = now;
     lastAt = at;
   }, everyMs);
+  const share = (v: number[]): CpuShare => ({
+    mean_pct: v.length ? Math.round(v.reduce((a, b) => a + b, 0) / v.length) : 0,
+    peak_pct: Math.round(Math.max(0, ...v)),
+    samples: v.length,
+  });
   return {
     stop() {
       clearInterval(timer);
-      const mean = shares.length ? shares.reduce((a, b) => a + b, 0) / shares.length : 0;
-      return { mean_pct: Math.round(mean), peak_pct: Math.round(Math.max(0, ...shares)), samples: shares.length };
+      return { ...share(harness), servers: share(servers) };
     },
   };
 }
