@@ -203,4 +203,26 @@ describe("observed configurations and the table by lock client", () => {
     const broken = libraryRows(summaryOf([rec("lib-pause-on", 0, "invalid", [SWA]), rec("lib-pause-off", 0, "valid"), rec("lib-latency-on", 0, "valid"), rec("lib-latency-off", 0, "valid")]).configurations);
     expect(fencingText(broken[0])).toBe(`NOT safe: ${SWA} (pause 1/1); 1/2 runs valid`);
   });
+
+  it("a configuration that breaks the lock on purpose (expected to find an anomaly) stays off the fencing-on side", () => {
+    // As the nightly preset has it: Redis fenced under pauses, unfenced, and fenced but killed without persistence.
+    const m = parseMatrix(
+      JSON.stringify({
+        name: "mixed",
+        configurations: [
+          { name: "pause-on", options: { client: "redis", nemesis: "pause", fence: "on" }, expect: "valid" },
+          { name: "pause-off", options: { client: "redis", nemesis: "pause", fence: "off" }, expect: { find: { [SWA]: 0.9 } } },
+          { name: "kill-on", options: { client: "redis", nemesis: "kill", fence: "on" }, expect: { find: { "duplicate-fence": 0.9 } } },
+        ],
+      }),
+      "mixed.json",
+      "mixed",
+    );
+    const p: SoakPlan = { ...plan(1), matrix: { name: "mixed", source: "mixed.json", hash: m.hash, configurations: m.configurations }, runs: m.configurations.map((c) => ({ config: c.name, index: 0, seed: 0, argv: [] })) };
+    const s = summarize({ plan: p, records: [rec("pause-on", 0, "valid"), rec("pause-off", 0, "invalid", [SWA]), rec("kill-on", 0, "invalid", ["duplicate-fence"])], notRun: [], finished: new Date(0), wallS: 1, interrupted: false, diskBytes: 0 });
+    const [row] = libraryRows(s.configurations);
+    expect(row.faults).toEqual(["pause"]);
+    expect(row.fencedRuns).toBe(1);
+    expect(fencingText(row)).toMatch(/^safe: 1\/1 runs valid/);
+  });
 });
