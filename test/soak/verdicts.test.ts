@@ -92,9 +92,13 @@ describe("soak verdicts", () => {
     expect(ran.reduce((x, y) => x + y, 0) + notRun.length).toBe(12);
     expect(notRun.length).toBeGreaterThan(0);
     for (const r of notRun) expect(r.reason).toMatch(/did not fit the time budget: \d+ s of 25 s left(, about \d+ s needed| after a run of round \d+ did not fit)/);
-    // Round-robin: the budget is shared, so no configuration has two runs more than another.
+    // Round-robin: the budget is shared, so no configuration has two runs more than another,
+    // and a round goes in the matrix's order (a loaded machine may fit fewer than three runs
+    // in 25 s, so how many ran is not asserted: that every configuration gets one is not
+    // what a budget promises).
     expect(Math.max(...ran) - Math.min(...ran)).toBeLessThanOrEqual(1);
-    expect(Math.min(...ran)).toBeGreaterThan(0);
+    expect(ran).toEqual([...ran].sort((x, y) => y - x));
+    expect(ran[0]).toBeGreaterThan(0);
     expect(soak.stdout()).toMatch(/Not run \(\d+\):\n {2}\w #\d \(seed \d+\): did not fit the time budget/);
     // A run is started only when its estimate fits, so the soak ends near its budget, not far past it.
     expect((Date.now() - started) / 1000).toBeLessThan(25 + 15);
