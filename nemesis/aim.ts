@@ -5,7 +5,7 @@
 // so far); with --aim random, or when nothing is held, anywhere. Either way the
 // start event's value says why (`aim`, and the hold it aimed at), so the report
 // can tell a chosen fault from a chance one.
-import { shuffled, type Rng } from "../lib/index.ts";
+import { shuffled, sleep, type Rng } from "../lib/index.ts";
 import type { Aim, HeldLock, NemesisContext } from "./nemesis.ts";
 
 export const AIMS: readonly Aim[] = ["holder", "random"];
@@ -70,4 +70,22 @@ export function aimServers(
   const value: AimValue = { aim: "random" };
   if (aim === "holder") value.held = holds.length;
   return { targets: [rng.pick(candidates)], aim: value };
+}
+
+/** How often, and at most how long (a share of the interval), a fault aimed at holders waits for one. */
+const HOLDER_POLL_MS = 10;
+const HOLDER_WAIT_SHARE = 0.5;
+
+/**
+ * Aiming at holders when nobody holds right now: wait a little for a hold to
+ * start rather than freeze or slow a worker that holds nothing. Short holds on a
+ * lock that stands free most of the time (etcd under partitions) otherwise send
+ * most pauses and latency faults at random, and a run can end with no stale
+ * holder for fencing to refuse (or, unfenced, nothing to find). Bounded by half
+ * the interval, so the faults keep their pace.
+ */
+export async function holderAmong(ctx: Pick<NemesisContext, "options" | "holds">, candidates: readonly string[]): Promise<void> {
+  if (ctx.options.aim !== "holder") return;
+  const until = Date.now() + Math.min(2000, ctx.options.intervalS * 1000 * HOLDER_WAIT_SHARE);
+  while (!aimedWorkers(ctx).some((w) => candidates.includes(w)) && Date.now() < until) await sleep(HOLDER_POLL_MS);
 }

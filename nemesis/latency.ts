@@ -13,7 +13,7 @@
 // after the next holder, which took the lock at expiry, has written.
 import { linkFault, addToxics } from "./link-fault.ts";
 import type { Nemesis } from "./nemesis.ts";
-import { aimedWorkers, workerAim } from "./aim.ts";
+import { aimedWorkers, holderAmong, workerAim } from "./aim.ts";
 import type { Rng } from "../lib/index.ts";
 
 /**
@@ -33,7 +33,9 @@ export const latencyNemesis = (): Nemesis =>
   linkFault({
     name: "latency",
     describe: "add latency with jitter to every link of some workers, a holder's first (writes land after their lease)",
-    plan(ctx) {
+    async plan(ctx) {
+      // As a pause does, wait a little for a hold rather than slow a worker that holds nothing.
+      await holderAmong(ctx, ctx.workers);
       const holders = aimedWorkers(ctx);
       const slow = slowWorkers(ctx.rng, ctx.workers, holders);
       const { latencyMs, jitterMs } = ctx.options;

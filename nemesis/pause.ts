@@ -11,8 +11,7 @@ interface Freezer {
 }
 
 const freezerOf = (ctx: NemesisContext, aims: "workers" | "servers"): Freezer => (aims === "servers" ? ctx.cluster : ctx.processes);
-import { aimedWorkers, aimServers, workerAim } from "./aim.ts";
-import { sleep } from "../lib/index.ts";
+import { aimedWorkers, aimServers, holderAmong, workerAim } from "./aim.ts";
 
 /**
  * `keepOne`: never freeze the last running target. A K1 needs someone awake to
@@ -67,23 +66,6 @@ export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (c
     },
     active: () => [...timers.keys()].map((t) => `pause ${t}`),
   };
-}
-
-/** How often, and at most how long (a share of the interval), a pause aimed at holders waits for one. */
-const HOLDER_POLL_MS = 10;
-const HOLDER_WAIT_SHARE = 0.5;
-
-/**
- * Aiming at holders when nobody holds right now: wait a little for a hold to
- * start rather than freeze a worker that holds nothing. Short holds on a lock
- * that stands free most of the time (etcd under partitions) otherwise send most
- * pauses at random, and a run can end with no stale holder for fencing to refuse.
- * Bounded by half the interval, so the faults keep their pace.
- */
-async function holderAmong(ctx: Pick<NemesisContext, "options" | "holds">, candidates: readonly string[]): Promise<void> {
-  if (ctx.options.aim !== "holder") return;
-  const until = Date.now() + Math.min(2000, ctx.options.intervalS * 1000 * HOLDER_WAIT_SHARE);
-  while (!aimedWorkers(ctx).some((w) => candidates.includes(w)) && Date.now() < until) await sleep(HOLDER_POLL_MS);
 }
 
 /**

@@ -3,7 +3,7 @@
 // with a cluster that only notes what it was asked to do (what is under test is
 // the choice, not the servers: the catalogue's K3/K4 tests do that for real).
 import { describe, it, expect } from "vitest";
-import { aimServers, aimedWorkers, workerAim } from "../../nemesis/aim.ts";
+import { aimServers, aimedWorkers, holderAmong, workerAim } from "../../nemesis/aim.ts";
 import { pickTarget } from "../../nemesis/pause.ts";
 import { killNemesis } from "../../nemesis/kill.ts";
 import { clockNemesis } from "../../nemesis/clock.ts";
@@ -159,6 +159,24 @@ describe("each aimed nemesis, from a known state of holds", () => {
       expect(workerAim("holder", slow, holders)).toEqual({ aim: "holder", holder: "worker-2" });
     }
     expect(aimedWorkers(context(1, "random", [bare]).ctx)).toEqual([]);
+  });
+
+  it("pause and latency aimed at holders wait for a hold to start (at most half an interval), and not at all with --aim random", async () => {
+    let holds: HeldLock[] = [];
+    const ctx = { options: { ...options("holder"), intervalS: 2 }, holds: () => holds };
+    setTimeout(() => (holds = [bare]), 150);
+    let t = Date.now();
+    await holderAmong(ctx, workers);
+    expect(Date.now() - t).toBeGreaterThanOrEqual(140);
+    expect(Date.now() - t).toBeLessThan(900);
+    // Nobody ever holds: it gives up after half the 2 s interval and the fault lands at random.
+    holds = [];
+    t = Date.now();
+    await holderAmong(ctx, workers);
+    expect(Date.now() - t).toBeGreaterThanOrEqual(990);
+    t = Date.now();
+    await holderAmong({ ...ctx, options: { ...ctx.options, aim: "random" } }, workers);
+    expect(Date.now() - t).toBeLessThan(50);
   });
 
   it("partition: the holder's worker ends on a side without a majority while another worker keeps one", () => {
