@@ -7,8 +7,8 @@
 //
 // Timing is scaled down from the defaults so a run of seconds sees elections and
 // expiries: a 100 ms tick, followers that lose the leader for a second (syncLimit
-// 10) give up on it, and sessions of 200 ms to 10 min (the lock clients ask for
-// --ttl). The JVM is kept small (the machine is shared): 256 MB of heap at most,
+// 10) give up on it, a new leader waits 2 s for its followers (initLimit 20), and
+// sessions of 200 ms to 10 min (the lock clients ask for --ttl). The JVM is kept small (the machine is shared): 256 MB of heap at most,
 // the serial collector, one processor as far as the JVM's pools know.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -38,7 +38,7 @@ const TICK_MS = 100;
 function zooCfg(m: ZkMember, dataDir: string, all: ZkMember[]): string {
   return [
     `tickTime=${TICK_MS}`,
-    "initLimit=50",
+    "initLimit=20",
     "syncLimit=10",
     `dataDir=${dataDir}`,
     `clientPort=${m.port}`,
@@ -92,8 +92,11 @@ export async function startZkCluster(opts: MemberClusterOptions): Promise<ZkClus
       `-Djdk.net.hosts.file=${join(dataDir, "hosts")}`,
       `-Dzookeeper.log.dir=${dataDir}`,
       `-Dlog4j.configuration=file:${join(dataDir, "log4j.properties")}`,
-      // Election connections to a member that is cut off give up after 1 s, not 5.
+      // Election connections to a member that is cut off give up after 1 s, not 5,
+      // and a member that hears no votes asks again at least once a second (the
+      // default backs off to a minute, longer than a whole run).
       "-Dzookeeper.cnxTimeout=1000",
+      "-Dzookeeper.fastleader.maxNotificationInterval=1000",
       "-cp",
       ZK_CLASSPATH.join(":"),
       "org.apache.zookeeper.server.quorum.QuorumPeerMain",
@@ -120,14 +123,20 @@ export async function startZkCluster(opts: MemberClusterOptions): Promise<ZkClus
     // Answering at all is enough after a restart: serving needs a quorum, which a nemesis may be withholding.
     ...memberControls(deployment, member, spawnMember, (name) => waitFor([name], "answering", async (n) => (await fourLetterWord(n.port, "ruok")) === "imok")),
     async leader() {
-      // A leader cut off from its followers may still say "leader" until it notices
-      // (syncLimit); the one with the newest zxid (its epoch in the high bits) is the one elected last.
-      const views = await Promise.all(nodes.map(async (m) => ({ m, srvr: await fourLetterWord(m.port, "srvr") })));
-      const leaders = views
-        .filter((v) => /^Mode: leader/m.test(v.srvr ?? ""))
-        .map((v) => ({ name: v.m.name, zxid: BigInt(v.srvr!.match(/^Zxid: (0x[0-9a-f]+)/m)?.[1] ?? "0") }))
-        .sort((a, b) => (a.zxid < b.zxid ? 1 : a.zxid > b.zxid ? -1 : 0));
-      return leaders[0]?.name ?? null;
+      // During an election (a second or so after a partition or a kill) there is
+      // none: ask again for a while. A leader cut off from its followers may still
+      // say "leader" until it notices (syncLimit); the one with the newest zxid
+      // (its epoch in the high bits) is the one elected last.
+      const deadline = Date.now() + 3000;
+      for (;;) {
+        const views = await Promise.all(nodes.map(async (m) => ({ m, srvr: await fourLetterWord(m.port, "srvr") })));
+        const leaders = views
+          .filter((v) => /^Mode: leader/m.test(v.srvr ?? ""))
+          .map((v) => ({ name: v.m.name, zxid: BigInt(v.srvr!.match(/^Zxid: (0x[0-9a-f]+)/m)?.[1] ?? "0") }))
+          .sort((a, b) => (a.zxid < b.zxid ? 1 : a.zxid > b.zxid ? -1 : 0));
+        if (leaders.length || Date.now() > deadline) return leaders[0]?.name ?? null;
+        await new Promise((r) => setTimeout(r, 100));
+      }
     },
     peers: { partition: (components) => peers.partition(components), heal: () => peers.heal() },
   };
