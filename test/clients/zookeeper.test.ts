@@ -117,8 +117,8 @@ describe("zookeeper lock client", () => {
         expect(await l.release(key, h)).toEqual({ type: "ok", value: { released: true } });
         expect(await nodesOf(key)).toEqual([]);
       } else {
-        // It sent the create again and queued behind its own first node, which nobody holds.
-        expect(r).toMatchObject({ type: "fail", error: "timeout" });
+        // It sent the create again and queued behind its own first node, which nobody holds (and says so).
+        expect(r).toMatchObject({ type: "fail", error: "orphan-node" });
         expect(await nodesOf(key)).toHaveLength(1);
         const other = lock("zookeeper", `other-${kind}`);
         expect(await other.acquire(key, 1000, 1500)).toMatchObject({ type: "fail", error: "timeout" });
