@@ -66,14 +66,13 @@ export class ZkLock implements LockClient {
       this.dirs.add(dir);
     }
     const prefix = this.naive ? "lock-" : `_c_${s.id}-${owner}-lock-`;
-    let path: string | null;
+    let path: string;
     try {
       path = await this.create(s, dir, prefix, owner, deadline);
     } catch (err) {
       if (err instanceof ZkCallError && err.code === "session-expired") return { type: "fail", error: "session-expired" };
       throw this.abandon(s, err);
     }
-    if (path === null) return { type: "fail", error: timeoutMs > 0 ? "timeout" : "busy" };
     const queuedMs = Math.ceil((performance.now() - began) * 1000) / 1000;
     const created = path.slice(dir.length + 1);
     // Our nodes: with protection mode every child with our prefix is this hold's (a
@@ -97,28 +96,26 @@ export class ZkLock implements LockClient {
     } catch (err) {
       if (err instanceof ZkCallError && err.code === "session-expired") return { type: "fail", error: "session-expired" };
       // Our node may still be queued (or first): leave the queue, or say we cannot know.
-      return await this.leave(s, dir, [created], err instanceof ZkCallError ? err.code : "error", err);
+      return await this.leave(s, dir, [created], err instanceof ZkCallError ? err.code : "error", err, this.naive ? undefined : prefix);
     }
   }
 
   /**
-   * Create our node, until `deadline`; null when none was made. With protection
-   * mode, a create without a reply is followed by a look at the children for our
-   * prefix (the session id and owner): found, it is ours; not found, the create
-   * certainly did not happen (the look came after it on the same session) and it
-   * is sent again. Without, it is simply sent again, and a first node that was
-   * made stays behind.
+   * Create our node, sending the create again after a lost reply until
+   * `deadline` (then the outcome is unknown: a throw). With protection mode a
+   * create without a reply is first followed by a look at the children for our
+   * prefix (the session id and owner): found, it is ours; not found, it is sent
+   * again, and should the first still arrive, its node carries the same prefix and
+   * is this hold's too (released with it). Without, it is simply sent again, and a
+   * first node that was made stays behind, queued under our session.
    */
-  private async create(s: ZkSession, dir: string, prefix: string, owner: string, deadline: number): Promise<string | null> {
+  private async create(s: ZkSession, dir: string, prefix: string, owner: string, deadline: number): Promise<string> {
     for (;;) {
       try {
         return await s.call<string>((done) => s.client.create(`${dir}/${prefix}`, Buffer.from(owner), CreateMode.EPHEMERAL_SEQUENTIAL, done));
       } catch (err) {
-        if (!(err instanceof ZkCallError) || err.code === "session-expired") throw err;
-        if (this.naive) {
-          if (Date.now() >= deadline) return null;
-          continue;
-        }
+        if (!(err instanceof ZkCallError) || err.code === "session-expired" || Date.now() >= deadline) throw err;
+        if (this.naive) continue;
         const found = await this.findOwn(s, dir, prefix, deadline);
         if (found) return found;
       }
@@ -172,9 +169,11 @@ export class ZkLock implements LockClient {
    * ended (its nodes go with it, at the latest when it expires) and the outcome is
    * unknown.
    */
-  private async leave(s: ZkSession, dir: string, nodes: string[], error: string, cause?: unknown): Promise<Outcome<Hold>> {
+  private async leave(s: ZkSession, dir: string, nodes: string[], error: string, cause?: unknown, prefix?: string): Promise<Outcome<Hold>> {
     try {
-      await this.remove(s, dir, nodes);
+      // With protection mode, every node of ours goes, a late duplicate included.
+      const all = prefix ? [...new Set([...nodes, ...(await s.call<string[]>((done) => s.client.getChildren(dir, done))).filter((c) => c.startsWith(prefix))])] : nodes;
+      await this.remove(s, dir, all);
     } catch (err) {
       if (!(err instanceof ZkCallError && err.code === "session-expired")) throw this.abandon(s, cause ?? err);
     }
