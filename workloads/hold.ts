@@ -27,6 +27,7 @@ export async function acquire(c: LogicalClient, lock: LockClient, key: string, o
     return { type: "ok", value: { owner: hold.owner, fence: hold.fence, ttl_ms: hold.ttlMs, ...hold.extra } };
   });
   if (done.type !== "ok" || !hold) return null;
+  // Assigned in the closure above, which TypeScript does not follow.
   const mine = hold as Hold;
   const held: HeldLock = { key, hold: mine, process: c.process, watchdog: null, lost: () => lock.lost?.(mine) ?? null };
   if (o.renew) held.watchdog = new Watchdog(c, lock, held, o.ttlMs);
