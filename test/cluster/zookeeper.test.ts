@@ -40,6 +40,9 @@ describe("a ZooKeeper ensemble of three", () => {
     expect(modes.filter((m) => m === "follower")).toHaveLength(2);
     for (const m of cluster.nodes) for (const p of [m.port, m.quorumPort, m.electionPort]) expect(DEFAULT_PORTS.has(p) || [2181, 2888, 3888, 8080].includes(p)).toBe(false);
     expect(await cluster.leader()).toMatch(/^zk-[123]$/);
+    // --port-base never hands out ZooKeeper's defaults either.
+    const plan = new PortPlan(2180);
+    expect([await plan.take(), await plan.take()]).toEqual([2180, 2182]);
   });
 
   it("a follower cut off from the others loses its quorum; the majority keeps serving", async () => {
