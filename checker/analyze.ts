@@ -9,6 +9,7 @@ import { readStats } from "./fenced-reads.ts";
 import { fenceRegressions } from "./fence-regression.ts";
 import { expiredOnArrival } from "./expired-on-arrival.ts";
 import { lostLocksUnnoticed } from "./lost-lock.ts";
+import { orphanLockNodes } from "./orphan-node.ts";
 import { interleavedWriters } from "./interleaved.ts";
 import { lostUpdates } from "./lost-update.ts";
 import { buildModel, type Model, type RunInput } from "./model.ts";
@@ -64,6 +65,7 @@ export function verdict(m: Model, options: CheckOptions = {}): { results: Result
     "mutex-violation": () => holds.violations,
     "expired-on-arrival": expiredOnArrival,
     "lost-lock-unnoticed": lostLocksUnnoticed,
+    "orphan-lock-node": orphanLockNodes,
   };
 
   const anomalies: Record<string, Witness[]> = {};

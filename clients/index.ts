@@ -13,12 +13,14 @@ import type { LockClient, ClientContext, ClientOptions } from "./lock.ts";
 import { adapterClients } from "./adapter.ts";
 import { redisSemaphore } from "./redis-semaphore.ts";
 import { simpleRedisMutex } from "./simple-redis-mutex.ts";
+import { ZkLock } from "./zookeeper.ts";
 
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
 
 /** Where the etcd clients keep a key's lock: what a run with keys under `keyPrefix` leaves, if anything. */
 export const etcdKeyRanges = (keyPrefix: string): string[] => [`${QUEUE_PREFIX}/${keyPrefix}`, `${LOCK_PREFIX}/${keyPrefix}`];
+export { LOCK_ROOT as ZK_LOCK_ROOT } from "./zookeeper.ts";
 export { isAdapterPath, adapterPath, loadAdapter, checkAdapterClient, adapterClients, type LockAdapter } from "./adapter.ts";
 
 export interface ClientKind {
@@ -69,6 +71,14 @@ export const CLIENTS: Record<string, ClientKind> = {
   "etcd3-lock": {
     describe: "the etcd3 package's lock (lease + put-if-absent, retried); fence = create_revision read after acquiring",
     create: (ctx) => new Etcd3Lock(ctx),
+  },
+  zookeeper: {
+    describe: "ZooKeeper's recipe: ephemeral sequential node with the session id in its name (protection mode), lowest holds, each waiter watches the next lower; fence = the node's czxid",
+    create: (ctx) => new ZkLock(ctx),
+  },
+  "zookeeper-naive": {
+    describe: "the same recipe without protection mode (a create whose reply was lost is sent again) and without a session check after an expiry (CURATOR-206/604), kept on purpose",
+    create: (ctx) => new ZkLock(ctx, true),
   },
 };
 

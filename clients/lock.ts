@@ -22,8 +22,14 @@ export type Outcome<T> = { type: "ok"; value: T } | { type: "fail"; error: strin
 export interface LockClient {
   acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>>;
   renew(key: string, hold: Hold, ttlMs: number): Promise<Outcome<{ ttlMs: number }>>;
-  release(key: string, hold: Hold): Promise<Outcome<{ released: boolean }>>;
+  /** `lost`: the client knows why the lock was no longer its (ZooKeeper: "session-expired"). */
+  release(key: string, hold: Hold): Promise<Outcome<{ released: boolean; lost?: string }>>;
   close(): Promise<void>;
+  /**
+   * Optional: why the client knows a hold is lost (its session expired), or null.
+   * The workload stops using a hold its client knows is lost.
+   */
+  lost?(hold: Hold): string | null;
 }
 
 /** Options of the lock clients, set from the CLI; each client reads the ones it knows. */

@@ -3,6 +3,9 @@
 // interfaces for kill, pause and clock faults). Pausing a server is asked of the
 // deployment it runs in (a SIGSTOP to a local process or to a container's).
 import type { ServerNode } from "./redis.ts";
+import type { ProcessGroup } from "./processes.ts";
+import type { PortPlan } from "./ports.ts";
+import type { Deployment } from "./deployment.ts";
 
 /** Abilities a nemesis may need from a backend's cluster: kill + restart, skewClock. */
 export type ClusterAbility = "kill" | "clock";
@@ -28,4 +31,65 @@ export interface Cluster {
   };
   /** The member that leads now (consensus backends), or null when none is known. */
   leader?(): Promise<string | null>;
+}
+
+/**
+ * Who each member is cut off from under a grudge's components: every member it
+ * shares no component with. A member in no component is cut off from all; one in
+ * two components (a bridge) reaches both sides.
+ */
+export function memberCuts(names: readonly string[], components: string[][]): Map<string, string[]> {
+  const together = (a: string, b: string): boolean => components.some((c) => c.includes(a) && c.includes(b));
+  return new Map(names.map((m) => [m, names.filter((o) => o !== m && !together(m, o))]));
+}
+
+/** How a cluster of members that talk to each other through the fault proxy (etcd, ZooKeeper) is started. */
+export interface MemberClusterOptions {
+  group: ProcessGroup;
+  ports: PortPlan;
+  runDir: string;
+  toxiproxyUrl: string;
+  /** Members: 3 unless a test wants another size. */
+  size?: number;
+  /** How long start and restart may take before they fail. */
+  startTimeoutMs?: number;
+  /** Where the members run (default: child processes of the group). */
+  deployment?: Deployment;
+}
+
+/** A consensus cluster: members that can be killed and restarted, a leader, a network of their own. */
+export interface MemberCluster extends Cluster {
+  kill(name: string): Promise<void>;
+  restart(name: string): Promise<void>;
+  leader(): Promise<string | null>;
+  peers: NonNullable<Cluster["peers"]>;
+}
+
+/**
+ * Pause, resume, kill and restart of a member cluster's members through their
+ * deployment: a restart starts a killed member again with `respawn` (same port,
+ * same data) and waits for `answering`.
+ */
+export function memberControls<M extends ServerNode>(
+  deployment: Deployment,
+  member: (name: string) => M,
+  respawn: (m: M) => Promise<void>,
+  answering: (name: string) => Promise<void>,
+): Pick<MemberCluster, "pause" | "resume" | "running" | "kill" | "restart"> {
+  return {
+    pause: (name) => deployment.pause(member(name).name),
+    resume: (name) => deployment.resume(member(name).name),
+    running: (name) => deployment.running(name),
+    async kill(name) {
+      member(name);
+      await deployment.kill(name);
+    },
+    async restart(name) {
+      const m = member(name);
+      if (deployment.running(name)) return;
+      await deployment.kill(name);
+      await respawn(m);
+      await answering(name);
+    },
+  };
 }

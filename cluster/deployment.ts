@@ -7,7 +7,7 @@ import type { ProcessGroup } from "./processes.ts";
 import { faketimeEnv } from "./faketime.ts";
 
 /** The server programs a backend runs; a deployment knows how to start each. */
-export type ServerKind = "redis" | "etcd";
+export type ServerKind = "redis" | "etcd" | "zookeeper";
 
 export interface ServerSpec {
   /** "redis-1", "etcd-2": unique in the run. */
@@ -54,7 +54,9 @@ export interface Deployment {
 
 export const redisBinary = (): string => process.env.FENCECHECK_REDIS_SERVER ?? "redis-server";
 export const etcdBinary = (): string => process.env.FENCECHECK_ETCD ?? "etcd";
-const LOCAL_PROGRAMS: Record<ServerKind, () => string> = { redis: redisBinary, etcd: etcdBinary };
+/** ZooKeeper is a Java program: its arguments start with the JVM's (cluster/zookeeper.ts). */
+export const javaBinary = (): string => process.env.FENCECHECK_JAVA ?? "java";
+const LOCAL_PROGRAMS: Record<ServerKind, () => string> = { redis: redisBinary, etcd: etcdBinary, zookeeper: javaBinary };
 
 /** Local child processes, in the run's process group (its teardown and reaper stop them). */
 export function localDeployment(group: ProcessGroup): Deployment {

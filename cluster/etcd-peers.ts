@@ -8,6 +8,7 @@
 // empty list, so a partition or a heal is one update per proxy, and a server that
 // lacks block_from (a real Toxiproxy) fails the run at start, not mid-run.
 import { Toxiproxy, ToxiproxyError, type Proxy, type Toxic } from "toxiproxy-node-client";
+import { memberCuts } from "./cluster.ts";
 
 export interface PeerProxy {
   /** The member behind it: "etcd-1". */
@@ -67,15 +68,9 @@ export class PeerProxies {
     return p;
   }
 
-  /**
-   * Cut every member off from the members it shares no component with. A member
-   * in no component is cut off from all; one in two components (a bridge) reaches
-   * both sides.
-   */
+  /** Cut every member off from the members it shares no component with (memberCuts). */
   async partition(components: string[][]): Promise<void> {
-    const names = this.all.map((p) => p.member);
-    const together = (a: string, b: string): boolean => components.some((c) => c.includes(a) && c.includes(b));
-    const cuts = new Map(names.map((m) => [m, names.filter((o) => o !== m && !together(m, o))]));
+    const cuts = memberCuts(this.all.map((p) => p.member), components);
     await Promise.all(this.all.map((p) => this.block(p, cuts.get(p.member)!)));
   }
 

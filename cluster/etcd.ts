@@ -10,11 +10,9 @@
 // (etcd-peers.ts), which is what lets a nemesis cut members off from each other.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { sleep } from "../lib/index.ts";
-import { logTail, type ProcessGroup } from "./processes.ts";
-import { localDeployment, type Deployment } from "./deployment.ts";
-import type { PortPlan } from "./ports.ts";
-import type { Cluster } from "./cluster.ts";
+import { waitForMembers } from "./processes.ts";
+import { localDeployment } from "./deployment.ts";
+import { memberControls, type MemberCluster, type MemberClusterOptions } from "./cluster.ts";
 import type { ServerNode } from "./redis.ts";
 import { createPeerProxies } from "./etcd-peers.ts";
 import { EtcdAdmin } from "./etcd-admin.ts";
@@ -29,17 +27,7 @@ export interface EtcdMember extends ServerNode {
   id: string;
 }
 
-export interface EtcdClusterOptions {
-  group: ProcessGroup;
-  ports: PortPlan;
-  runDir: string;
-  toxiproxyUrl: string;
-  /** Members: 3 unless a test wants another size. */
-  size?: number;
-  /** How long start and restart may take before they fail. */
-  startTimeoutMs?: number;
-  /** Where the members run (default: child processes of the group). */
-  deployment?: Deployment;
+export interface EtcdClusterOptions extends MemberClusterOptions {
   /**
    * Members talk to each other directly over their network, and a partition cuts
    * members off it (--partition-mode network, containers only), instead of through
@@ -48,12 +36,8 @@ export interface EtcdClusterOptions {
   directPeers?: boolean;
 }
 
-export interface EtcdCluster extends Cluster {
+export interface EtcdCluster extends MemberCluster {
   nodes: EtcdMember[];
-  kill(name: string): Promise<void>;
-  restart(name: string): Promise<void>;
-  leader(): Promise<string | null>;
-  peers: NonNullable<Cluster["peers"]>;
   /** Whether a linearizable read on this member succeeds (it has a leader with a quorum). */
   healthy(name: string): Promise<boolean>;
 }
@@ -106,21 +90,8 @@ export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCl
     await deployment.start({ name: m.name, kind: "etcd", args, dataDir, logFile: join(runDir, "logs", `${m.name}.log`), ports: [m.port, m.peerPort] });
   };
 
-  /** Wait until `ready` says yes for every named member, or fail naming the laggards. */
-  const waitFor = async (names: string[], what: string, ready: (name: string) => Promise<boolean>): Promise<void> => {
-    const deadline = Date.now() + startTimeoutMs;
-    let pending = names;
-    for (;;) {
-      const dead = pending.filter((n) => !deployment.running(n));
-      if (dead.length) throw new Error(`${dead[0]} exited at start:\n${logTail(join(runDir, "logs", `${dead[0]}.log`))}`);
-      const answers = await Promise.all(pending.map(ready));
-      pending = pending.filter((_, i) => !answers[i]);
-      if (pending.length === 0) return;
-      if (Date.now() > deadline)
-        throw new Error(`${pending.join(", ")} not ${what} within ${startTimeoutMs / 1000} s:\n${logTail(join(runDir, "logs", `${pending[0]}.log`))}`);
-      await sleep(50);
-    }
-  };
+  const waitFor = (names: string[], what: string, ready: (name: string) => Promise<boolean>): Promise<void> =>
+    waitForMembers(names, what, ready, { running: (n) => deployment.running(n), logFile: (n) => join(runDir, "logs", `${n}.log`), timeoutMs: startTimeoutMs, stepMs: 50 });
 
   await Promise.all(nodes.map(spawnMember));
   await waitFor(nodes.map((m) => m.name), "healthy", (n) => admins.get(n)!.healthy());
@@ -158,22 +129,9 @@ export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCl
 
   return {
     nodes,
-    pause: (name) => deployment.pause(member(name).name),
-    resume: (name) => deployment.resume(member(name).name),
-    running: (name) => deployment.running(name),
-    async kill(name) {
-      member(name);
-      await deployment.kill(name);
-    },
-    async restart(name) {
-      const m = member(name);
-      if (deployment.running(name)) return;
-      await deployment.kill(name);
-      await spawnMember(m);
-      // Answering at all is enough: a linearizable read would also wait for a
-      // quorum, which a nemesis may be withholding on purpose.
-      await waitFor([name], "answering", async (n) => (await admins.get(n)!.status()) !== null);
-    },
+    // Answering at all is enough after a restart: a linearizable read would also
+    // wait for a quorum, which a nemesis may be withholding on purpose.
+    ...memberControls(deployment, member, spawnMember, (name) => waitFor([name], "answering", async (n) => (await admins.get(n)!.status()) !== null)),
     async leader() {
       // The view of the member with the highest term that answers: a deposed leader
       // cut off from the rest may still believe in itself for an election timeout.

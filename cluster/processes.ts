@@ -157,6 +157,29 @@ export class ProcessGroup {
   }
 }
 
+/**
+ * Wait until `ready` says yes for every named member, polling every `stepMs`; fail
+ * naming a member that died (with its log's tail) or the laggards once `timeoutMs` passed.
+ */
+export async function waitForMembers(
+  names: string[],
+  what: string,
+  ready: (name: string) => Promise<boolean>,
+  o: { running: (name: string) => boolean; logFile: (name: string) => string; timeoutMs: number; stepMs: number },
+): Promise<void> {
+  const deadline = Date.now() + o.timeoutMs;
+  let pending = names;
+  for (;;) {
+    const dead = pending.filter((n) => !o.running(n));
+    if (dead.length) throw new Error(`${dead[0]} exited at start:\n${logTail(o.logFile(dead[0]))}`);
+    const answers = await Promise.all(pending.map(ready));
+    pending = pending.filter((_, i) => !answers[i]);
+    if (pending.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`${pending.join(", ")} not ${what} within ${o.timeoutMs / 1000} s:\n${logTail(o.logFile(pending[0]))}`);
+    await new Promise((r) => setTimeout(r, o.stepMs));
+  }
+}
+
 /** The last lines of a log, to explain a process that died at start. */
 export function logTail(file: string, lines = 15): string {
   if (!existsSync(file)) return "";

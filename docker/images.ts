@@ -14,8 +14,11 @@ import type { ServerKind } from "../cluster/deployment.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
+/** The server kinds that have an image (ZooKeeper has none yet: docker mode refuses it). */
+export type ImageKind = Exclude<ServerKind, "zookeeper">;
+
 /** What each image is built from, relative to the repository root. */
-export const IMAGE_SOURCES: Record<ServerKind, { dockerfile: string; files: string[] }> = {
+export const IMAGE_SOURCES: Record<ImageKind, { dockerfile: string; files: string[] }> = {
   redis: { dockerfile: "docker/redis/Dockerfile", files: ["cluster/faketime/shim.c"] },
   etcd: { dockerfile: "docker/etcd/Dockerfile", files: [] },
 };
@@ -24,7 +27,7 @@ export const IMAGE_SOURCES: Record<ServerKind, { dockerfile: string; files: stri
 export const IMAGE_FAKETIME_PRELOAD = ["/usr/local/lib/fencecheck/faketime-shim.so", "/usr/local/lib/fencecheck/libfaketime.so.1"];
 
 /** "fencecheck-redis:3f2a9c01b7de": the name, and a hash of the build context. */
-export function imageTag(kind: ServerKind, root = ROOT): string {
+export function imageTag(kind: ImageKind, root = ROOT): string {
   const { dockerfile, files } = IMAGE_SOURCES[kind];
   const hash = createHash("sha256");
   for (const f of [dockerfile, ...files]) hash.update(f).update("\0").update(readFileSync(join(root, f))).update("\0");
@@ -46,6 +49,7 @@ async function exists(docker: Docker, tag: string): Promise<boolean> {
  * others wait for the image.
  */
 export async function ensureImage(docker: Docker, kind: ServerKind, log: (line: string) => void): Promise<string> {
+  if (kind === "zookeeper") throw new Error("docker mode has no ZooKeeper image: run --backend zookeeper locally");
   const tag = imageTag(kind);
   if (await exists(docker, tag)) return tag;
   const lock = join(tmpdir(), `fencecheck-build-${tag.replace(/[^a-z0-9.-]/gi, "_")}.lock`);
@@ -74,7 +78,7 @@ export async function ensureImage(docker: Docker, kind: ServerKind, log: (line: 
   }
 }
 
-async function build(docker: Docker, kind: ServerKind, tag: string): Promise<void> {
+async function build(docker: Docker, kind: ImageKind, tag: string): Promise<void> {
   const { dockerfile, files } = IMAGE_SOURCES[kind];
   const stream = await docker.buildImage({ context: ROOT, src: [dockerfile, ...files] }, { t: tag, dockerfile, labels: { "fencecheck.image": kind } });
   const output: string[] = [];

@@ -342,6 +342,41 @@ export class LimitDataStage extends Stage {
   }
 }
 
+/**
+ * ZooKeeper's leader election: a member that opens a connection to one with a
+ * higher id first sends (protocol version < 0, its id, the length and text of its
+ * own election address); the receiver drops the connection and connects back to
+ * that address, which is the sender's real one, around any proxy. This rewrites
+ * that first message to the old form, the sender's id alone (a version >= 0 is an
+ * id to ZooKeeper 3.8, which still reads it), so the receiver connects back to the
+ * sender as its own configuration lists it: through the proxy between them
+ * (cluster/zookeeper-peers.ts). Everything after the first message passes as is.
+ */
+export class ZkSidOnlyStage extends Stage {
+  private head: Buffer | null = Buffer.alloc(0);
+  push(chunk: Chunk): void {
+    if (this.head === null) return this.ctx.emit(chunk);
+    const data = Buffer.concat([this.head, chunk.data]);
+    if (data.length < 8) return void (this.head = data);
+    if (data.readBigInt64BE(0) >= 0n) return this.pass(data, 0, chunk.at);
+    if (data.length < 20) return void (this.head = data);
+    const end = 20 + data.readInt32BE(16);
+    if (data.length < end) return void (this.head = data);
+    this.ctx.drop(end - 8);
+    this.pass(Buffer.concat([data.subarray(8, 16), data.subarray(end)]), 0, chunk.at);
+  }
+  private pass(data: Buffer, from: number, at: number): void {
+    this.head = null;
+    this.ctx.emit({ data: data.subarray(from), at });
+  }
+  override end(): void {
+    if (this.head?.length) this.ctx.emit({ data: this.head, at: performance.now() });
+    this.head = null;
+    this.ctx.close();
+  }
+  update(): void {}
+}
+
 /** The stage that does what `toxic` says, for one link. block_from has none: it acts on connections. */
 export function createStage(toxic: Toxic, ctx: StageContext): Stage {
   switch (toxic.type) {
@@ -361,5 +396,7 @@ export function createStage(toxic: Toxic, ctx: StageContext): Stage {
       return new LimitDataStage(ctx, toxic.attributes);
     case "block_from":
       return new PassStage(ctx);
+    case "zk_sid_only":
+      return new ZkSidOnlyStage(ctx);
   }
 }

@@ -18,6 +18,8 @@ export interface SlicerAttributes { average_size: number; size_variation: number
 export interface LimitDataAttributes { bytes: number }
 /** Ours, not Toxiproxy's: the cluster member ids (X-Server-From values) to refuse. */
 export interface BlockFromAttributes { from: string[] }
+/** Ours: rewrites a ZooKeeper election connection's first message (no attributes). */
+export type ZkSidOnlyAttributes = Record<string, never>;
 
 export type ToxicKind =
   | { type: "latency"; attributes: LatencyAttributes }
@@ -27,7 +29,8 @@ export type ToxicKind =
   | { type: "reset_peer"; attributes: ResetPeerAttributes }
   | { type: "slicer"; attributes: SlicerAttributes }
   | { type: "limit_data"; attributes: LimitDataAttributes }
-  | { type: "block_from"; attributes: BlockFromAttributes };
+  | { type: "block_from"; attributes: BlockFromAttributes }
+  | { type: "zk_sid_only"; attributes: ZkSidOnlyAttributes };
 
 export type ToxicType = ToxicKind["type"];
 
@@ -60,13 +63,14 @@ const FIELDS: { [T in ToxicType]: Record<string, FieldKind> } = {
   slicer: { average_size: "number", size_variation: "number", delay: "number" },
   limit_data: { bytes: "number" },
   block_from: { from: "strings" },
+  zk_sid_only: {},
 };
 
 /** Every type this proxy knows, Toxiproxy's and ours. */
 export const TOXIC_TYPES = Object.keys(FIELDS) as ToxicType[];
 
 /** Ours alone: a real Toxiproxy answers 400 "invalid toxic type" to it. */
-export const OWN_TOXIC_TYPES: ReadonlySet<ToxicType> = new Set(["block_from"]);
+export const OWN_TOXIC_TYPES: ReadonlySet<ToxicType> = new Set(["block_from", "zk_sid_only"]);
 
 export function isToxicType(type: unknown): type is ToxicType {
   return typeof type === "string" && Object.hasOwn(FIELDS, type);

@@ -6,6 +6,7 @@ import { startRedisCluster } from "../cluster/redis-cluster.ts";
 import type { RedisPersistence, RedisNodeOptions } from "../cluster/redis.ts";
 import type { Cluster, ClusterAbility } from "../cluster/cluster.ts";
 import { startEtcdCluster } from "../cluster/etcd.ts";
+import { startZkCluster } from "../cluster/zookeeper.ts";
 import type { Deployment, PauseMode } from "../cluster/deployment.ts";
 import type { ExternalServer } from "../cluster/external.ts";
 import type { ServerNode } from "../cluster/redis.ts";
@@ -49,6 +50,8 @@ export interface Backend {
   abilities?: readonly ClusterAbility[];
   /** Why an ability is missing, for that refusal (e.g. etcd: Go reads time without libc). */
   lacks?: Partial<Record<ClusterAbility, string>>;
+  /** Where its servers can run (--deploy); absent: local, docker and external. */
+  deploys?: ReadonlyArray<"local" | "docker" | "external">;
   /** Toxics of our fault proxy it needs beyond Toxiproxy's, and what for (a --toxiproxy must have them). */
   needsToxics?: Record<string, string>;
   start(ctx: BackendContext): Promise<Cluster>;
@@ -123,6 +126,25 @@ export const BACKENDS: Record<string, Backend> = {
       }),
     serverNames: ["etcd-1", "etcd-2", "etcd-3"],
     removeKeys: removeEtcdKeys,
+  },
+  zookeeper: {
+    name: "zookeeper",
+    describe: "three ZooKeeper 3.8 servers (a quorum); member-to-member traffic through the fault proxy",
+    clients: ["zookeeper", "zookeeper-naive"],
+    defaultClient: "zookeeper",
+    abilities: ["kill"],
+    lacks: {
+      clock: "ZooKeeper expires sessions by the JVM's monotonic clock (System.nanoTime), which libfaketime and a wall-clock jump do not move: a clock fault would change nothing it decides",
+    },
+    needsToxics: {
+      zk_sid_only: "member-to-member partitions: leader election connects back to the address a member advertises, around the proxies, unless the first message is rewritten",
+    },
+    deploys: ["local"],
+    start: (ctx) => startZkCluster({ group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: ctx.toxiproxyUrl, deployment: ctx.deployment }),
+    serverNames: ["zk-1", "zk-2", "zk-3"],
+    removeKeys: async () => {
+      throw new Error("--backend zookeeper runs its own servers only");
+    },
   },
 };
 

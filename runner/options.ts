@@ -96,6 +96,8 @@ export function buildTest(o: ParsedOptions): Test {
   const metricsPort = (o["metrics-port"] as number | undefined) ?? null;
   if (metricsPort !== null && metricsPort !== 0 && metricsPort < 1024) throw new BadInput(`--metrics-port must be 0 (a free port) or at least 1024, got ${metricsPort}`);
   const deploy = o.deploy as "local" | "docker" | "external";
+  if (backend.deploys && !backend.deploys.includes(deploy))
+    throw new BadInput(`--deploy ${deploy} does not work with --backend ${backend.name}: its servers run as ${backend.deploys.join(" or ")} processes only (no container image, no external cluster support yet)`);
   const endpoints = o.endpoints as string | undefined;
   if (deploy === "external" && endpoints === undefined) throw new BadInput(`--deploy external needs --endpoints: the servers of your ${backend.name} (${backend.serverNames.join(", ")})`);
   if (deploy !== "external" && endpoints !== undefined) throw new BadInput(`--endpoints names servers of your own, for --deploy external; with --deploy ${deploy} fencecheck starts its own`);

@@ -30,6 +30,12 @@ function binaryVersion(cmd: string, args: string[]): string | null {
   }
 }
 
+/** A Debian package's version (ZooKeeper's jar says nothing of its own without starting it). */
+function debianVersion(pkg: string): string | null {
+  const v = binaryVersion("dpkg-query", ["-W", "-f=${Version}", pkg]);
+  return v || null;
+}
+
 export interface RunInfo {
   test: string;
   seed: number;
@@ -54,6 +60,7 @@ export function describeRun(test: Test, runDir: string): RunInfo {
       node: process.version,
       "redis-server": binaryVersion(redisBinary(), ["--version"]),
       etcd: binaryVersion("etcd", ["--version"]),
+      zookeeper: debianVersion("zookeeper"),
       ioredis: packageVersion("ioredis"),
       etcd3: packageVersion("etcd3"),
       redlock: packageVersion("redlock"),
@@ -62,6 +69,7 @@ export function describeRun(test: Test, runDir: string): RunInfo {
       "redis-semaphore": packageVersion("redis-semaphore"),
       "simple-redis-mutex": packageVersion("simple-redis-mutex"),
       redis: packageVersion("redis"),
+      "node-zookeeper-client": packageVersion("node-zookeeper-client"),
       "toxiproxy-node-client": packageVersion("toxiproxy-node-client"),
       "prom-client": packageVersion("prom-client"),
     },

@@ -72,6 +72,7 @@ export const ANOMALY_TYPES = [
   "mutex-violation",
   "expired-on-arrival",
   "lost-lock-unnoticed",
+  "orphan-lock-node",
 ] as const;
 export type AnomalyType = (typeof ANOMALY_TYPES)[number];
 

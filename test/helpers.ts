@@ -45,6 +45,16 @@ export async function waitFor(cond: () => boolean, timeoutMs: number, stepMs = 5
   return cond();
 }
 
+/** Poll until `f` resolves truthy (a throw counts as not yet); its last value. */
+export async function eventually<T>(f: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f().catch(() => null as T);
+    if (v || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -11,6 +11,8 @@ export interface HeldLock {
   /** The process that acquired it. */
   process: number;
   watchdog: Watchdog | null;
+  /** Why its client knows it lost the lock (a ZooKeeper session that expired), or null. */
+  lost: () => string | null;
 }
 
 /** The hold's identity as it appears in invoke values of writes, renews and releases. */
@@ -25,20 +27,22 @@ export async function acquire(c: LogicalClient, lock: LockClient, key: string, o
     return { type: "ok", value: { owner: hold.owner, fence: hold.fence, ttl_ms: hold.ttlMs, ...hold.extra } };
   });
   if (done.type !== "ok" || !hold) return null;
-  const held: HeldLock = { key, hold, process: c.process, watchdog: null };
+  // Assigned in the closure above, which TypeScript does not follow.
+  const mine = hold as Hold;
+  const held: HeldLock = { key, hold: mine, process: c.process, watchdog: null, lost: () => lock.lost?.(mine) ?? null };
   if (o.renew) held.watchdog = new Watchdog(c, lock, held, o.ttlMs);
   return held;
 }
 
-/** Still ours to use: the process is the one that acquired, and no renew said otherwise. */
-export const stillHeld = (c: LogicalClient, h: HeldLock): boolean => c.process === h.process && !h.watchdog?.lost;
+/** Still ours to use: the process is the one that acquired, and neither a renew nor the client said otherwise. */
+export const stillHeld = (c: LogicalClient, h: HeldLock): boolean => c.process === h.process && !h.watchdog?.lost && h.lost() === null;
 
 export async function release(c: LogicalClient, lock: LockClient, h: HeldLock): Promise<void> {
   await h.watchdog?.stop();
   if (c.process !== h.process) return;
   await c.op("release", h.key, holdRef(h.hold), async () => {
     const r = await lock.release(h.key, h.hold);
-    return r.type === "ok" ? { type: "ok", value: { released: r.value.released } } : r;
+    return r.type === "ok" ? { type: "ok", value: { released: r.value.released, ...(r.value.lost ? { lost: r.value.lost } : {}) } } : r;
   });
 }
 

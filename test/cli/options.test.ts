@@ -15,7 +15,7 @@ describe("test:jepsen options", () => {
   });
 
   const bad: Array<[string[], RegExp]> = [
-    [["--backend", "zookeeper"], /--backend: unknown value "zookeeper"/],
+    [["--backend", "consul"], /--backend: unknown value "consul"/],
     [["--fence", "maybe"], /--fence must be on or off/],
     [["--time-limit", "-3"], /--time-limit must be at least 1/],
     [["--concurrency", "2.5"], /--concurrency must be an integer/],
@@ -29,6 +29,11 @@ describe("test:jepsen options", () => {
     [["stray"], /unexpected argument "stray"/],
     [["--connections", "per-worker"], /--connections per-worker applies to the etcd clients \(etcd-queue, etcd3-lock\) only, not --client redis/],
     [["--backend", "etcd", "--connections", "shared"], /--connections: unknown value "shared"/],
+    [["--backend", "zookeeper", "--nemesis", "clock"], /--nemesis clock does not work with --backend zookeeper: ZooKeeper expires sessions by the JVM's monotonic clock/],
+    [["--backend", "zookeeper", "--deploy", "docker"], /--deploy docker does not work with --backend zookeeper/],
+    [["--backend", "zookeeper", "--client", "etcd-queue"], /--client etcd-queue does not work with --backend zookeeper; choose from zookeeper, zookeeper-naive/],
+    [["--backend", "etcd", "--client", "zookeeper"], /--client zookeeper does not work with --backend etcd/],
+    [["--backend", "zookeeper", "--partition-mode", "network"], /--partition-mode network needs --deploy docker/],
   ];
   for (const [args, message] of bad) {
     it(`refuses ${args.join(" ")}`, async () => {

@@ -10,7 +10,7 @@ import { ProcessGroup } from "../../cluster/processes.ts";
 import { PortPlan, DEFAULT_PORTS } from "../../cluster/ports.ts";
 import { startEtcdCluster, type EtcdCluster } from "../../cluster/etcd.ts";
 import { startProxyServer, type ProxyServer } from "../../proxy/index.ts";
-import { tempRunDir, processesMentioning, waitFor } from "../helpers.ts";
+import { tempRunDir, processesMentioning, waitFor, eventually } from "../helpers.ts";
 
 let dir: string;
 let group: ProcessGroup;
@@ -33,16 +33,6 @@ function direct(name: string, timeoutMs = 1500): Etcd3 {
 
 /** What the member has applied itself, without asking a leader. */
 const localValue = async (name: string, key: string): Promise<string | null> => direct(name).get(key).serializable(true).string();
-
-/** Poll until `f` resolves truthy; its last value. */
-async function eventually<T>(f: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f().catch(() => null as T);
-    if (v || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 beforeAll(async () => {
   dir = tempRunDir("fc-etcd-");

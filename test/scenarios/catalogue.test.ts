@@ -12,8 +12,8 @@ import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
 import { tempRunDir, runCli, latestRun } from "../helpers.ts";
 
 describe("the scenarios", () => {
-  it("are the catalogue's ten, each building into a test with its script and a firm prediction", () => {
-    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2", "C1", "L1"]);
+  it("are the catalogue's ten and ZooKeeper's, each building into a test with its script and a firm prediction", () => {
+    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2", "C1", "L1", "Z1", "Z2"]);
     for (const s of Object.values(SCENARIOS)) {
       const run = buildScenario(s, []);
       expect(run.test.name.startsWith(`${s.id.toLowerCase()}-`)).toBe(true);
@@ -45,6 +45,10 @@ describe("the scenarios", () => {
     expect(p("C1", "--fence-reads")).toEqual([]);
     expect(p("L1")).toEqual(["lost-lock-unnoticed"]);
     expect(p("L1", "--client", "redis")).toEqual([]);
+    expect(p("Z1")).toEqual(["stale-write-accepted"]);
+    expect(p("Z1", "--fence", "on")).toEqual([]);
+    expect(p("Z2")).toEqual(["orphan-lock-node"]);
+    expect(p("Z2", "--client", "zookeeper")).toEqual([]);
   });
 
   it("take the user's free options and variations, fit the rest around them, and refuse what would move a fault", () => {

@@ -1,0 +1,106 @@
+// ZooKeeper's forms of the catalogue's failures. Z1 is K1 with a session in
+// place of a lease: ZooKeeper frees a lock when the holder's session expires, and
+// a session expires when the server hears nothing for its timeout, which is what a
+// frozen process sends. The holder thaws with its write already due and sends it
+// before it has read the news that its session is gone (the server's answer to its
+// reconnect): only the fence can refuse that write. The history then shows when the
+// client knew: its release answers `released: false, lost: "session-expired"`.
+//
+// Z2 is ZOOKEEPER-1262: a create that succeeds on the server while its reply is
+// lost. Client 1's links are slowed so that its create is in the network's hands
+// long enough, then cut (closed) after the server made the node and before the
+// reply came back. With protection mode the client looks among the children for
+// its session's prefix, finds the node and holds the lock; without, it sends the
+// create again and queues behind its own first node, which holds the lock for
+// nobody until the session ends (orphan-lock-node).
+import type { ParsedOptions } from "../lib/index.ts";
+import { ONE_HOLD_EACH, link, type Scenario } from "./scenario.ts";
+
+export const Z1: Scenario = {
+  id: "Z1",
+  title: "ZooKeeper: a holder's session expires while it is frozen, then it writes",
+  shows:
+    "client 0 holds the lock with a 1 s session; its worker is SIGSTOPped from 200 ms to 3500 ms, so it sends no pings and ZooKeeper expires the session and deletes its lock node; client 1 gets the lock and writes; client 0 thaws with its write due and sends it before it learns its session is gone: accepted without fencing, refused with it",
+  options: {
+    ...ONE_HOLD_EACH,
+    backend: "zookeeper",
+    client: "zookeeper",
+    concurrency: 2,
+    workers: 2,
+    ttl: 1000,
+    // Client 0's write falls due about 2100 ms in (its grant, some 100 ms, plus
+    // 2000), while its worker is stopped; client 1 asks from 300 ms and takes the
+    // lock when the session expires (about 1.2-1.4 s).
+    pause: 2000,
+    "pause-clients": ["0"],
+    "pause-at": "acquire",
+    work: 0,
+    stagger: 300,
+    "acquire-timeout": 4000,
+    "time-limit": 5,
+    fence: false,
+  },
+  varies: {
+    fence: "on: the resource refuses client 0's write with 409 and the run is valid",
+    client: "zookeeper-naive: the same (it writes as soon as it thaws too); it never learns its hold is lost, and its release finds no node",
+  },
+  // The in-process --pause alone would not do: the client's pings go on while it
+  // sleeps. The SIGSTOP freezes them, as a GC pause does.
+  // Thawed well after the write fell due, even on a busy machine where the grant takes a while.
+  script: () => [{ atMs: 200, nemesis: "pause", fault: { targets: ["worker-1"], durationMs: 3300 } }],
+  predict: (o: ParsedOptions) =>
+    o.fence
+      ? { anomalies: [], why: "the resource refuses client 0's write: its fence (its node's czxid) is lower than client 1's" }
+      : { anomalies: ["stale-write-accepted"], why: "without fencing the resource takes client 0's write after client 1's: stale-write-accepted" },
+};
+
+/** Z2's moments: client 1 starts at Z2_START; each way on its links takes Z2_LATENCY. */
+const Z2_START = 2500;
+const Z2_LATENCY = 600;
+const zkLinks = (worker: number): string[] => ["zk-1", "zk-2", "zk-3"].map((s) => link(worker, s));
+
+export const Z2: Scenario = {
+  id: "Z2",
+  title: "ZooKeeper: a create succeeds but its reply is lost (ZOOKEEPER-1262)",
+  shows:
+    "client 1's links are slowed 600 ms each way; its create reaches the server and makes the node, and the links are cut before the reply comes back; the session survives the cut. With protection mode (--client zookeeper) it finds its node again and holds the lock; zookeeper-naive sends the create again and waits behind its own first node, which holds the lock for nobody: orphan-lock-node",
+  options: {
+    ...ONE_HOLD_EACH,
+    backend: "zookeeper",
+    client: "zookeeper-naive",
+    concurrency: 2,
+    workers: 2,
+    // The session: long enough to outlive the slow links and the cut, and to let a
+    // connect (one slow round trip) finish within a third of it.
+    ttl: 4500,
+    work: 100,
+    // Client 0 (fast) makes the key's node and holds briefly at 0 ms; client 1 starts at 2.5 s.
+    stagger: Z2_START,
+    "acquire-timeout": 6000,
+    "time-limit": 9,
+    // The cut drops what passes (timeout mode), the reply among it, as the
+    // latency lets it go; the connection then carries replies the client cannot
+    // match, and it reconnects on the same session.
+    "partition-mode": "timeout",
+    fence: true,
+  },
+  varies: {
+    client: "zookeeper: protection mode finds the node the lost reply named, client 1 holds the lock, and the run is valid",
+    fence: "off: the same (the lock, not the resource, is at fault)",
+  },
+  script: () => {
+    // Client 1 connects (a slow round trip, two legs), looks for the key's node
+    // (two) and creates its own: the create reaches the server five legs after
+    // client 1 starts, its reply would be back after six. The cut falls between,
+    // and the latency outlasts it (removed before, it would hand on the reply it holds).
+    const cutAt = Z2_START + 5.5 * Z2_LATENCY;
+    return [
+      { atMs: 0, nemesis: "latency", fault: { targets: zkLinks(2), latencyMs: Z2_LATENCY, jitterMs: 0, durationMs: cutAt + 1500 } },
+      { atMs: cutAt, nemesis: "partition", fault: { targets: zkLinks(2), durationMs: 500 } },
+    ];
+  },
+  predict: (o: ParsedOptions) =>
+    o.client === "zookeeper-naive"
+      ? { anomalies: ["orphan-lock-node"], why: "client 1 sends the create again and its acquire fails behind the node its lost reply named, which holds the lock for nobody" }
+      : { anomalies: [], why: "client 1 finds its node by its session's prefix and holds the lock: valid" },
+};
