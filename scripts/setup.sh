@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Makes sure the servers fencecheck runs for real are on this machine: Debian's
-# redis-server, etcd and libfaketime. Called before `npm test` and
+# redis-server, etcd, libfaketime, Postgres 15 and pgbouncer. Called before `npm test` and
 # `npm run test:jepsen`, so a new user needs nothing else. Installs with apt-get
 # when missing (as root, or through sudo without a password); otherwise stops
 # and prints the exact command to run.
 set -euo pipefail
 
-packages=(redis-server etcd-server etcd-client faketime)
+packages=(redis-server etcd-server etcd-client faketime postgresql-15 pgbouncer)
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
 command -v faketime >/dev/null 2>&1 || need+=(faketime)
+# Postgres' programs live outside PATH on Debian (cluster/postgres.ts finds them there).
+[ -x /usr/lib/postgresql/15/bin/postgres ] || need+=(postgresql-15)
+command -v pgbouncer >/dev/null 2>&1 || need+=(pgbouncer)
 
 if [ ${#need[@]} -gt 0 ]; then
   cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ${packages[*]}"
@@ -25,7 +28,7 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "fencecheck needs redis-server, etcd, etcdctl and faketime, and this machine has no apt-get to install them." >&2
+    echo "fencecheck needs redis-server, etcd, etcdctl, faketime, postgresql-15 and pgbouncer, and this machine has no apt-get to install them." >&2
     exit 1
   fi
   echo "fencecheck: installing ${need[*]} with apt-get" >&2
