@@ -13,9 +13,12 @@ import type { LockClient, ClientContext, ClientOptions } from "./lock.ts";
 import { adapterClients } from "./adapter.ts";
 import { redisSemaphore } from "./redis-semaphore.ts";
 import { simpleRedisMutex } from "./simple-redis-mutex.ts";
+import { PostgresLeaseLock } from "./postgres-lease.ts";
+import { PostgresAdvisoryLock } from "./postgres-advisory.ts";
 
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
+export { LOCK_TABLES_SQL } from "./postgres-session.ts";
 
 /** Where the etcd clients keep a key's lock: what a run with keys under `keyPrefix` leaves, if anything. */
 export const etcdKeyRanges = (keyPrefix: string): string[] => [`${QUEUE_PREFIX}/${keyPrefix}`, `${LOCK_PREFIX}/${keyPrefix}`];
@@ -69,6 +72,14 @@ export const CLIENTS: Record<string, ClientKind> = {
   "etcd3-lock": {
     describe: "the etcd3 package's lock (lease + put-if-absent, retried); fence = create_revision read after acquiring",
     create: (ctx) => new Etcd3Lock(ctx),
+  },
+  "postgres-lease": {
+    describe: "a lease row: UPDATE ... WHERE expired (server clock) RETURNING fence+1; renew and release compare the owner; freed by expiry only",
+    create: (ctx) => new PostgresLeaseLock(ctx),
+  },
+  "postgres-advisory": {
+    describe: "pg_advisory_lock on a session of its own, fence from a counter row written with the grant; freed when the session ends (idle_session_timeout = --ttl while holding)",
+    create: (ctx) => new PostgresAdvisoryLock(ctx),
   },
 };
 

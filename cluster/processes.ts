@@ -17,6 +17,8 @@ export interface SpawnSpec {
   ipc?: boolean;
   /** Keep stdout as a pipe for the caller (e.g. to read a "{port}" line). */
   pipeStdout?: boolean;
+  /** Run as this user rather than ours (Postgres refuses to run as root). */
+  user?: { uid: number; gid: number };
 }
 
 export interface Supervised {
@@ -61,7 +63,7 @@ export class ProcessGroup {
     if (spec.ipc) stdio.push("ipc");
     // detached: a process group of its own, so a Ctrl-C meant for the runner does not
     // reach the servers first; the runner then tears down in order and records it.
-    const child = spawn(spec.command, spec.args, { stdio, env: spec.env ?? process.env, detached: true });
+    const child = spawn(spec.command, spec.args, { stdio, env: spec.env ?? process.env, detached: true, ...spec.user });
     closeSync(log);
     const pid = await new Promise<number>((resolve, reject) => {
       child.once("spawn", () => resolve(child.pid!));

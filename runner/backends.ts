@@ -12,6 +12,7 @@ import type { ServerNode } from "../cluster/redis.ts";
 import { EtcdAdmin } from "../cluster/etcd-admin.ts";
 import { removeKeysUnder } from "../clients/redis.ts";
 import { etcdKeyRanges } from "../clients/index.ts";
+import { startPostgresBackend, removePostgresKeys } from "./postgres-backend.ts";
 
 /** How servers are started, from the options; each backend applies what concerns it. */
 export interface ServerOptions {
@@ -27,6 +28,8 @@ export interface ServerOptions {
   pauseMode: PauseMode;
   /** etcd members cut off from each other through the fault proxy, or off their container network. */
   memberPartitions: "proxy" | "network";
+  /** Postgres with fsync on (--pg-durable); absent: off. */
+  pgDurable?: boolean;
 }
 
 export interface BackendContext {
@@ -54,6 +57,8 @@ export interface Backend {
   start(ctx: BackendContext): Promise<Cluster>;
   /** Its servers' names, which an external cluster's endpoints take (--deploy external). */
   serverNames: readonly string[];
+  /** Where its servers can run, if not everywhere (--deploy). */
+  deploys?: readonly ServerOptions["deploy"][];
   /** Delete the run's keys (its lock keys all start with `prefix`) from a cluster it shares; the number deleted. */
   removeKeys(nodes: readonly ServerNode[], prefix: string): Promise<number>;
 }
@@ -123,6 +128,18 @@ export const BACKENDS: Record<string, Backend> = {
       }),
     serverNames: ["etcd-1", "etcd-2", "etcd-3"],
     removeKeys: removeEtcdKeys,
+  },
+  postgres: {
+    name: "postgres",
+    describe: "one Postgres 15 server made for the run (initdb in its run directory, fsync off unless --pg-durable)",
+    clients: ["postgres-lease", "postgres-advisory"],
+    defaultClient: "postgres-lease",
+    abilities: ["kill"],
+    lacks: { clock: "the lock clients read the time with clock_timestamp(), and libfaketime under Postgres is not set up here" },
+    deploys: ["local"],
+    start: startPostgresBackend,
+    serverNames: ["postgres-1"],
+    removeKeys: removePostgresKeys,
   },
 };
 

@@ -51,6 +51,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "clock-modes", kind: "list", default: [...CLOCK_MODES], choices: CLOCK_MODES, help: "clock faults to pick from: bump (one jump) or strobe (flip back and forth)" },
   { name: "strobe-period", kind: "int", default: 100, min: 1, help: "ms between the flips of a strobing clock" },
   { name: "restart-delay", kind: "int", default: undefined, defaultText: "ttl", min: 0, help: "ms a killed server stays down before it is started again" },
+  { name: "pg-durable", kind: "flag", default: false, help: "--backend postgres: fsync on. Off (the default) loses nothing to a SIGKILL of the server (the kernel holds its writes), only to a crash of the machine" },
   { name: "redis-persistence", kind: "string", default: "none", choices: ["none", "everysec", "always"], help: "Redis AOF fsync policy: what a killed node remembers (none: nothing)" },
   { name: "deploy", kind: "string", default: "local", choices: ["local", "docker", "external"], help: "where the lock servers run: local child processes, containers of a Docker API engine (DOCKER_HOST, /var/run/docker.sock, Podman's socket), or a cluster of yours (--endpoints)" },
   { name: "endpoints", kind: "string", default: undefined, help: "--deploy external: the servers, host:port or name=host:port comma-separated, or a JSON file with control commands, a Toxiproxy and proxies of yours (see the README)" },
@@ -96,6 +97,9 @@ export function buildTest(o: ParsedOptions): Test {
   const metricsPort = (o["metrics-port"] as number | undefined) ?? null;
   if (metricsPort !== null && metricsPort !== 0 && metricsPort < 1024) throw new BadInput(`--metrics-port must be 0 (a free port) or at least 1024, got ${metricsPort}`);
   const deploy = o.deploy as "local" | "docker" | "external";
+  if (backend.deploys && !backend.deploys.includes(deploy))
+    throw new BadInput(`--deploy ${deploy} does not work with --backend ${backend.name}: its servers run as ${backend.deploys.join(" or ")} only`);
+  if (o["pg-durable"] && backend.name !== "postgres") throw new BadInput(`--pg-durable applies to --backend postgres only, not ${backend.name}`);
   const endpoints = o.endpoints as string | undefined;
   if (deploy === "external" && endpoints === undefined) throw new BadInput(`--deploy external needs --endpoints: the servers of your ${backend.name} (${backend.serverNames.join(", ")})`);
   if (deploy !== "external" && endpoints !== undefined) throw new BadInput(`--endpoints names servers of your own, for --deploy external; with --deploy ${deploy} fencecheck starts its own`);
@@ -213,6 +217,7 @@ export function buildTest(o: ParsedOptions): Test {
       external,
       pauseMode,
       memberPartitions: partitionMode === "network" ? "network" : "proxy",
+      ...(o["pg-durable"] ? { pgDurable: true } : {}),
     },
   };
 }
