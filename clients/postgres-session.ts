@@ -94,7 +94,9 @@ export class PgSession {
         await c.connect();
       } catch (err) {
         c.end().catch(() => {});
-        throw err;
+        // No statement was sent on a session that never began: the operation
+        // certainly did not happen (a `fail`, as for a refused connection).
+        throw Object.assign(new Error(`no session with ${this.endpoint.name}: ${(err as Error).message}`, { cause: err }), { code: "conn-refused" });
       }
       this.generation = generation;
       this.client = c;

@@ -14,8 +14,8 @@
 // reaches none of them. A SIGKILLed postmaster's backends notice its death and
 // exit by themselves; a frozen server needs every one of them frozen, and they
 // are then put on the reaper's list until they are thawed.
-import { chownSync, chmodSync, mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { chownSync, chmodSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import pg from "pg";
 import { sleep } from "../lib/index.ts";
 import type { Cluster } from "./cluster.ts";
@@ -61,9 +61,26 @@ function serverArgs(dir: string, port: number, opts: PostgresOptions): string[] 
   return ["-D", dir, "-p", String(port), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
 }
 
+/**
+ * The server runs as the postgres user, so it must be able to pass through every
+ * directory above its data directory: a run directory under /root (mode 0700)
+ * or under mkdtemp's private directories is out of its reach, and initdb would
+ * only say "Permission denied" about the data directory itself.
+ */
+function reachable(dir: string, user: { uid: number; gid: number }): void {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    const s = statSync(d);
+    const x = s.uid === user.uid ? 0o100 : s.gid === user.gid ? 0o010 : 0o001;
+    if (!(s.mode & x))
+      throw new Error(`the postgres user cannot reach ${dir}: ${d} is mode ${(s.mode & 0o777).toString(8)} (it needs o+x); use a --store it can reach, e.g. under /tmp or /var/tmp`);
+    if (d === dirname(d)) return;
+  }
+}
+
 async function initdb(group: ProcessGroup, name: string, dir: string, logFile: string): Promise<void> {
   const user = postgresUser();
   mkdirSync(dir, { recursive: true });
+  reachable(dirname(dir), user);
   chownSync(dir, user.uid, user.gid);
   chmodSync(dir, 0o700);
   const proc = await group.spawn({

@@ -57,7 +57,7 @@ export function pidAlive(pid: number): boolean {
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer as createNetServer } from "node:net";
 import { fileURLToPath } from "node:url";
-import { readFileSync, existsSync, realpathSync } from "node:fs";
+import { readFileSync, existsSync, realpathSync, chmodSync } from "node:fs";
 
 export const REPO = fileURLToPath(new URL("..", import.meta.url));
 
@@ -96,6 +96,8 @@ export function readNdjson(path: string): Array<Record<string, unknown>> {
 /** What a whole `test-jepsen` run in a store of its own said, and what it stored. */
 export interface StoredRun {
   exit: number | null;
+  /** The store it ran in (a temporary directory of its own). */
+  store: string;
   /** stdout and stderr, for a failed expectation to show. */
   output: string;
   stderr: string;
@@ -106,12 +108,15 @@ export interface StoredRun {
 
 export async function jepsenRun(args: string[], prefix = "fc-run-"): Promise<StoredRun> {
   const store = tempRunDir(prefix);
+  // mkdtemp makes it 0700: a Postgres run's server (the postgres user) must pass through.
+  chmodSync(store, 0o755);
   const cli = runCli("test-jepsen", [...args, "--store", store]);
   const exit = await cli.exit;
   const run = latestRun(store);
   const stored = existsSync(run) ? realpathSync(run) : null;
   return {
     exit,
+    store,
     output: cli.stdout() + cli.stderr(),
     stderr: cli.stderr(),
     results: stored && existsSync(join(stored, "results.json")) ? JSON.parse(readFileSync(join(stored, "results.json"), "utf8")) : null,

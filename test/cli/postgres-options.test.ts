@@ -1,0 +1,25 @@
+// The postgres backend's options: refused with a message naming what is wrong,
+// exit 254, and no run directory made.
+import { describe, it, expect } from "vitest";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { runCli, tempRunDir } from "../helpers.ts";
+
+describe("test:jepsen options of the postgres backend", () => {
+  const bad: Array<[string[], RegExp]> = [
+    [["--backend", "postgres", "--client", "redis"], /--client redis does not work with --backend postgres; choose from postgres-lease, postgres-advisory/],
+    [["--client", "postgres-lease"], /--client postgres-lease does not work with --backend redis/],
+    [["--backend", "postgres", "--nemesis", "clock"], /--nemesis clock does not work with --backend postgres: the lock clients read the time with clock_timestamp\(\)/],
+    [["--backend", "postgres", "--deploy", "docker"], /--deploy docker does not work with --backend postgres: its servers run as local only/],
+    [["--pg-durable"], /--pg-durable applies to --backend postgres only, not redis/],
+  ];
+  for (const [args, message] of bad) {
+    it(`refuses ${args.join(" ")}`, async () => {
+      const store = tempRunDir("fc-opts-");
+      const r = runCli("test-jepsen", ["--store", join(store, "s"), ...args]);
+      expect(await r.exit).toBe(254);
+      expect(r.stderr()).toMatch(message);
+      expect(existsSync(join(store, "s"))).toBe(false);
+    });
+  }
+});
