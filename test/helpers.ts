@@ -1,5 +1,6 @@
 // Shared by the integration tests: temporary run directories, and the question
 // every teardown test asks: is any process of this run still alive?
+import { it, expect } from "vitest";
 import { mkdtempSync, mkdirSync, readdirSync, readlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -166,4 +167,17 @@ export async function takenPort(): Promise<{ port: number; close(): void }> {
   const server = createNetServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { port: (server.address() as { port: number }).port, close: () => server.close() };
+}
+
+/** One test per bad command line: refused with exit 254, the message matched, and no store made. */
+export function refusesEach(command: string, bad: ReadonlyArray<[string[], RegExp]>): void {
+  for (const [args, message] of bad) {
+    it(`refuses ${args.join(" ")}`, async () => {
+      const store = tempRunDir("fc-opts-");
+      const r = runCli(command, ["--store", join(store, "s"), ...args]);
+      expect(await r.exit).toBe(254);
+      expect(r.stderr()).toMatch(message);
+      expect(existsSync(join(store, "s"))).toBe(false);
+    });
+  }
 }

@@ -1,9 +1,7 @@
 // The postgres backend's options: refused with a message naming what is wrong,
 // exit 254, and no run directory made.
-import { describe, it, expect } from "vitest";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { runCli, tempRunDir } from "../helpers.ts";
+import { describe } from "vitest";
+import { refusesEach } from "../helpers.ts";
 
 describe("test:jepsen options of the postgres backend", () => {
   const bad: Array<[string[], RegExp]> = [
@@ -13,13 +11,5 @@ describe("test:jepsen options of the postgres backend", () => {
     [["--backend", "postgres", "--deploy", "docker"], /--deploy docker does not work with --backend postgres: its servers run as local only/],
     [["--pg-durable"], /--pg-durable applies to --backend postgres only, not redis/],
   ];
-  for (const [args, message] of bad) {
-    it(`refuses ${args.join(" ")}`, async () => {
-      const store = tempRunDir("fc-opts-");
-      const r = runCli("test-jepsen", ["--store", join(store, "s"), ...args]);
-      expect(await r.exit).toBe(254);
-      expect(r.stderr()).toMatch(message);
-      expect(existsSync(join(store, "s"))).toBe(false);
-    });
-  }
+  refusesEach("test-jepsen", bad);
 });
