@@ -30,6 +30,8 @@ export interface ServerOptions {
   memberPartitions: "proxy" | "network";
   /** Postgres with fsync on (--pg-durable); absent: off. */
   pgDurable?: boolean;
+  /** Clients reach Postgres through pgbouncer in transaction pooling (--pg-pooler); absent: directly. */
+  pgPooler?: "pgbouncer";
 }
 
 export interface BackendContext {

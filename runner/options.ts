@@ -52,6 +52,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "strobe-period", kind: "int", default: 100, min: 1, help: "ms between the flips of a strobing clock" },
   { name: "restart-delay", kind: "int", default: undefined, defaultText: "ttl", min: 0, help: "ms a killed server stays down before it is started again" },
   { name: "pg-durable", kind: "flag", default: false, help: "--backend postgres: fsync on. Off (the default) loses nothing to a SIGKILL of the server (the kernel holds its writes), only to a crash of the machine" },
+  { name: "pg-pooler", kind: "string", default: "none", choices: ["none", "pgbouncer"], help: "--backend postgres: clients reach the server directly (through their proxies), or through pgbouncer in transaction pooling with one server connection (P1: session advisory locks break)" },
   { name: "redis-persistence", kind: "string", default: "none", choices: ["none", "everysec", "always"], help: "Redis AOF fsync policy: what a killed node remembers (none: nothing)" },
   { name: "deploy", kind: "string", default: "local", choices: ["local", "docker", "external"], help: "where the lock servers run: local child processes, containers of a Docker API engine (DOCKER_HOST, /var/run/docker.sock, Podman's socket), or a cluster of yours (--endpoints)" },
   { name: "endpoints", kind: "string", default: undefined, help: "--deploy external: the servers, host:port or name=host:port comma-separated, or a JSON file with control commands, a Toxiproxy and proxies of yours (see the README)" },
@@ -100,6 +101,11 @@ export function buildTest(o: ParsedOptions): Test {
   if (backend.deploys && !backend.deploys.includes(deploy))
     throw new BadInput(`--deploy ${deploy} does not work with --backend ${backend.name}: its servers run as ${backend.deploys.join(" or ")} only`);
   if (o["pg-durable"] && backend.name !== "postgres") throw new BadInput(`--pg-durable applies to --backend postgres only, not ${backend.name}`);
+  const pooled = o["pg-pooler"] === "pgbouncer";
+  if (pooled && backend.name !== "postgres") throw new BadInput(`--pg-pooler applies to --backend postgres only, not ${backend.name}`);
+  const atServer = (o.nemesis as string[]).filter((n) => n === "kill" || n === "pause-server");
+  if (pooled && atServer.length)
+    throw new BadInput(`--nemesis ${atServer.join(",")} with --pg-pooler pgbouncer: the clients reach pgbouncer-1, and these faults aim at the server they reach; drop one or the other`);
   const endpoints = o.endpoints as string | undefined;
   if (deploy === "external" && endpoints === undefined) throw new BadInput(`--deploy external needs --endpoints: the servers of your ${backend.name} (${backend.serverNames.join(", ")})`);
   if (deploy !== "external" && endpoints !== undefined) throw new BadInput(`--endpoints names servers of your own, for --deploy external; with --deploy ${deploy} fencecheck starts its own`);
@@ -218,6 +224,7 @@ export function buildTest(o: ParsedOptions): Test {
       pauseMode,
       memberPartitions: partitionMode === "network" ? "network" : "proxy",
       ...(o["pg-durable"] ? { pgDurable: true } : {}),
+      ...(pooled ? { pgPooler: "pgbouncer" as const } : {}),
     },
   };
 }

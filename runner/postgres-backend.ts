@@ -1,8 +1,10 @@
 // The postgres backend's start: the run's server (cluster/postgres.ts), then the
-// tables its lock clients keep their leases and fences in.
+// tables its lock clients keep their leases and fences in, and pgbouncer in
+// front of it if asked.
 import pg from "pg";
 import { startPostgresCluster, pgConnection } from "../cluster/postgres.ts";
 import type { Cluster } from "../cluster/cluster.ts";
+import { startPgbouncer } from "../cluster/pgbouncer.ts";
 import type { ServerNode } from "../cluster/redis.ts";
 import { LOCK_TABLES_SQL } from "../clients/index.ts";
 import type { BackendContext } from "./backends.ts";
@@ -22,7 +24,9 @@ export async function onServer<T>(node: { host: string; port: number }, f: (c: p
 export async function startPostgresBackend(ctx: BackendContext): Promise<Cluster> {
   const cluster = await startPostgresCluster(ctx.group, ctx.ports, { runDir: ctx.runDir, durable: ctx.serverOptions.pgDurable ?? false });
   await onServer(cluster.nodes[0], (c) => c.query(LOCK_TABLES_SQL));
-  return cluster;
+  if (!ctx.serverOptions.pgPooler) return cluster;
+  // The clients see the pooler as their server (buildTest refuses the faults that would aim past it).
+  return { ...cluster, nodes: [await startPgbouncer(ctx.group, ctx.ports, ctx.runDir, cluster.nodes[0])] };
 }
 
 /** The run's rows, for a server it shares: the locks' names all start with `prefix`. */
