@@ -32,6 +32,8 @@ export interface PostgresOptions {
   durable: boolean;
   /** More `-c name=value` settings (the dead-session measurement's keepalives). */
   settings?: Record<string, string>;
+  /** Its name in the run (default postgres-1; the resource's own is resource-db). */
+  name?: string;
 }
 
 /** The `postgres` user's ids, from /etc/passwd (Node has no getpwnam). */
@@ -149,7 +151,7 @@ function signal(pids: readonly number[], sig: NodeJS.Signals): void {
 }
 
 export async function startPostgresCluster(group: ProcessGroup, ports: PortPlan, opts: PostgresOptions): Promise<Cluster> {
-  const node: ServerNode = { name: "postgres-1", host: "127.0.0.1", port: await ports.take() };
+  const node: ServerNode = { name: opts.name ?? "postgres-1", host: "127.0.0.1", port: await ports.take() };
   const dir = join(opts.runDir, "data", node.name);
   const logFile = join(opts.runDir, "logs", `${node.name}.log`);
   await initdb(group, node.name, dir, logFile);

@@ -8,6 +8,8 @@ import { startPgbouncer } from "../cluster/pgbouncer.ts";
 import type { ServerNode } from "../cluster/redis.ts";
 import { LOCK_TABLES_SQL } from "../clients/index.ts";
 import type { BackendContext } from "./backends.ts";
+import type { ProcessGroup } from "../cluster/processes.ts";
+import type { PortPlan } from "../cluster/ports.ts";
 
 /** Run SQL on a server directly (not through a worker's proxy). */
 export async function onServer<T>(node: { host: string; port: number }, f: (c: pg.Client) => Promise<T>, timeoutMs = 10_000): Promise<T> {
@@ -38,4 +40,13 @@ export async function removePostgresKeys(nodes: readonly ServerNode[], prefix: s
       deleted += (await c.query(`DELETE FROM ${table} WHERE starts_with(name, $1)`, [prefix])).rowCount ?? 0;
     return deleted;
   });
+}
+
+/**
+ * --resource postgres: a Postgres of the resource's own (not the lock service's,
+ * which the nemeses fault), where it keeps each key's value and fence.
+ */
+export async function startResourceDb(group: ProcessGroup, ports: PortPlan, runDir: string): Promise<ServerNode> {
+  const cluster = await startPostgresCluster(group, ports, { runDir, durable: false, name: "resource-db" });
+  return cluster.nodes[0];
 }

@@ -10,6 +10,8 @@ describe("test:jepsen options of the postgres backend", () => {
     [["--backend", "postgres", "--nemesis", "clock"], /--nemesis clock does not work with --backend postgres: the lock clients read the time with clock_timestamp\(\)/],
     [["--backend", "postgres", "--deploy", "docker"], /--deploy docker does not work with --backend postgres: its servers run as local only/],
     [["--pg-durable"], /--pg-durable applies to --backend postgres only, not redis/],
+    [["--resource", "postgres", "--workload", "counter", "--fence-reads"], /--fence-reads is not supported with --resource postgres/],
+    [["--resource", "sqlite"], /--resource: unknown value "sqlite"/],
     [["--pg-pooler", "pgbouncer"], /--pg-pooler applies to --backend postgres only, not redis/],
     [["--backend", "postgres", "--pg-pooler", "pgpool"], /--pg-pooler: unknown value "pgpool"/],
     [["--backend", "postgres", "--pg-pooler", "pgbouncer", "--nemesis", "kill"], /--nemesis kill with --pg-pooler pgbouncer: the clients reach pgbouncer-1/],

@@ -39,6 +39,16 @@ describe("postgres runs", () => {
     expect(await noSurvivors(r.store)).toEqual([]);
   });
 
+  it("--resource postgres on a redis run: the database decides, the unchanged checker judges its log, nothing left", async () => {
+    const r = await jepsenRun(["--concurrency", "4", "--ttl", "400", "--work", "5", "--rate", "20", "--acquire-timeout", "500", "--nemesis", "pause", "--nemesis-interval", "0.6", "--time-limit", "4", "--resource", "postgres"], "fc-pg-");
+    expect(r.exit, r.output).toBe(0);
+    expect(r.results?.valid).toBe(true);
+    const decisions = readFileSync(join(latestRun(r.store), "resource.ndjson"), "utf8").split("\n").filter(Boolean);
+    expect(decisions.length).toBeGreaterThan(5);
+    expect(readFileSync(join(latestRun(r.store), "logs", "resource-db.log"), "utf8")).toContain("ready to accept connections");
+    expect(await noSurvivors(r.store)).toEqual([]);
+  });
+
   it("a SIGKILLed runner leaves no Postgres process (the reaper kills the postmaster, its backends follow)", async () => {
     const store = tempRunDir("fc-pg-");
     chmodSync(store, 0o755);
