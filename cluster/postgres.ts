@@ -11,15 +11,16 @@
 //
 // The backends the postmaster forks for each connection are children of it, each
 // in a session of its own (Postgres calls setsid), so a signal to the postmaster
-// reaches none of them. A SIGKILLed postmaster's backends notice its death and
-// exit by themselves; a frozen server needs every one of them frozen, and they
-// are then put on the reaper's list until they are thawed.
+// reaches none of them. A kill (the nemesis', the teardown's) takes them with
+// it; after a crash of the runner the reaper kills the postmaster alone, and its
+// backends notice its death and exit by themselves. A frozen server needs every
+// one of them frozen, and they are then put on the reaper's list until thawed.
 import { chownSync, chmodSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import pg from "pg";
 import { sleep } from "../lib/index.ts";
 import type { Cluster } from "./cluster.ts";
-import { logTail, type ProcessGroup } from "./processes.ts";
+import { childrenOf, logTail, signalAll, type ProcessGroup } from "./processes.ts";
 import type { PortPlan } from "./ports.ts";
 import type { ServerNode } from "./redis.ts";
 
@@ -102,7 +103,7 @@ async function initdb(group: ProcessGroup, name: string, dir: string, logFile: s
 async function startPostmaster(group: ProcessGroup, node: ServerNode, dir: string, logFile: string, opts: PostgresOptions): Promise<void> {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    await group.spawn({ name: node.name, command: pgBin("postgres"), args: serverArgs(dir, node.port, opts), logFile, user: postgresUser() });
+    await group.spawn({ name: node.name, command: pgBin("postgres"), args: serverArgs(dir, node.port, opts), logFile, user: postgresUser(), killChildren: true });
     for (;;) {
       if (!group.running(node.name)) break;
       if (await answers(node)) return;
@@ -131,25 +132,6 @@ async function answers(node: ServerNode): Promise<boolean> {
   }
 }
 
-/** The backends (and background workers) a postmaster has forked, now. */
-function childrenOf(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-function signal(pids: readonly number[], sig: NodeJS.Signals): void {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, sig);
-    } catch {
-      // Gone already.
-    }
-  }
-}
-
 export async function startPostgresCluster(group: ProcessGroup, ports: PortPlan, opts: PostgresOptions): Promise<Cluster> {
   const node: ServerNode = { name: opts.name ?? "postgres-1", host: "127.0.0.1", port: await ports.take() };
   const dir = join(opts.runDir, "data", node.name);
@@ -160,7 +142,7 @@ export async function startPostgresCluster(group: ProcessGroup, ports: PortPlan,
   // teardown if the run ends first).
   let frozen: number[] = [];
   const thaw = () => {
-    signal(frozen, "SIGCONT");
+    signalAll(frozen, "SIGCONT");
     for (const pid of frozen) group.unwatch(pid);
     frozen = [];
   };
@@ -177,7 +159,7 @@ export async function startPostgresCluster(group: ProcessGroup, ports: PortPlan,
       // The postmaster first, so it forks no backend the list below misses.
       const children = childrenOf(pid);
       for (const c of children) group.watch(c);
-      signal(children, "SIGSTOP");
+      signalAll(children, "SIGSTOP");
       frozen.push(...children);
       return true;
     },
@@ -189,10 +171,7 @@ export async function startPostgresCluster(group: ProcessGroup, ports: PortPlan,
     running: (name) => group.running(name),
     kill: async (name) => {
       check(name);
-      const pid = group.get(name)?.pid;
-      const children = pid === undefined ? [] : childrenOf(pid);
       thaw();
-      signal(children, "SIGKILL");
       await group.kill(name);
     },
     restart: async (name) => {

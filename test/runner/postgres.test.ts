@@ -7,7 +7,7 @@ import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { jepsenRun, latestRun, processesMentioning, runCli, tempRunDir, waitFor } from "../helpers.ts";
 
-const quick = ["--backend", "postgres", "--concurrency", "4", "--workers", "2", "--ttl", "400", "--work", "5", "--rate", "20", "--acquire-timeout", "500", "--nemesis-interval", "0.6"];
+const quick = ["--backend", "postgres", "--concurrency", "4", "--workers", "2", "--ttl", "400", "--work", "5", "--rate", "20", "--acquire-timeout", "500", "--nemesis-interval", "0.6", "--grace", "2"];
 
 async function noSurvivors(needle: string): Promise<string[]> {
   await waitFor(() => processesMentioning(needle).length === 0, 8000);
