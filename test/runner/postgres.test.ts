@@ -40,7 +40,7 @@ describe("postgres runs", () => {
   });
 
   it("--resource postgres on a redis run: the database decides, the unchanged checker judges its log, nothing left", async () => {
-    const r = await jepsenRun(["--concurrency", "4", "--ttl", "400", "--work", "5", "--rate", "20", "--acquire-timeout", "500", "--nemesis", "pause", "--nemesis-interval", "0.6", "--time-limit", "4", "--resource", "postgres"], "fc-pg-");
+    const r = await jepsenRun(["--concurrency", "4", "--ttl", "400", "--work", "5", "--rate", "20", "--acquire-timeout", "500", "--nemesis", "pause", "--nemesis-interval", "0.6", "--time-limit", "4", "--grace", "2", "--resource", "postgres"], "fc-pg-");
     expect(r.exit, r.output).toBe(0);
     expect(r.results?.valid).toBe(true);
     const decisions = readFileSync(join(latestRun(r.store), "resource.ndjson"), "utf8").split("\n").filter(Boolean);
