@@ -1,20 +1,17 @@
 #!/usr/bin/env bash
 # Makes sure the servers fencecheck runs for real are on this machine: Debian's
-# redis-server, etcd, libfaketime, Postgres 15 and pgbouncer. Called before `npm test` and
+# redis-server, etcd and libfaketime. Called before `npm test` and
 # `npm run test:jepsen`, so a new user needs nothing else. Installs with apt-get
 # when missing (as root, or through sudo without a password); otherwise stops
 # and prints the exact command to run.
 set -euo pipefail
 
-packages=(redis-server etcd-server etcd-client faketime postgresql-15 pgbouncer)
+packages=(redis-server etcd-server etcd-client faketime)
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
 command -v faketime >/dev/null 2>&1 || need+=(faketime)
-# Postgres' programs live outside PATH on Debian (cluster/postgres.ts finds them there).
-[ -x /usr/lib/postgresql/15/bin/postgres ] || need+=(postgresql-15)
-command -v pgbouncer >/dev/null 2>&1 || need+=(pgbouncer)
 
 if [ ${#need[@]} -gt 0 ]; then
   cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ${packages[*]}"
@@ -28,7 +25,7 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "fencecheck needs redis-server, etcd, etcdctl, faketime, postgresql-15 and pgbouncer, and this machine has no apt-get to install them." >&2
+    echo "fencecheck needs redis-server, etcd, etcdctl and faketime, and this machine has no apt-get to install them." >&2
     exit 1
   fi
   echo "fencecheck: installing ${need[*]} with apt-get" >&2
@@ -36,6 +33,28 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${packages[@]}" >&2
   # Debian's packages enable system services on the default ports; fencecheck
   # starts its own servers on ports of its own and never uses those.
+fi
+
+# Postgres 15 and pgbouncer serve --backend postgres, --pg-pooler and --resource
+# postgres alone, so a machine whose apt has no postgresql-15 (Ubuntu ships
+# other versions) keeps everything else; those options then fail at start,
+# naming the missing program. Postgres' programs live outside PATH on Debian.
+pg_bin="${FENCECHECK_PG_BIN:-/usr/lib/postgresql/15/bin}"
+pg_need=()
+[ -x "$pg_bin/postgres" ] || pg_need+=(postgresql-15)
+command -v pgbouncer >/dev/null 2>&1 || pg_need+=(pgbouncer)
+if [ ${#pg_need[@]} -gt 0 ]; then
+  pg_sudo=()
+  [ "$(id -u)" = 0 ] || pg_sudo=(sudo -n)
+  echo "fencecheck: installing ${pg_need[*]} with apt-get" >&2
+  if command -v apt-get >/dev/null 2>&1 && "${pg_sudo[@]}" apt-get update -qq >&2 &&
+    DEBIAN_FRONTEND=noninteractive "${pg_sudo[@]}" apt-get install -y -qq "${pg_need[@]}" >&2; then
+    # Debian's package may start a cluster on 5432; fencecheck starts its own per run and never uses it.
+    :
+  else
+    echo "fencecheck: ${pg_need[*]} could not be installed; --backend postgres, --pg-pooler and --resource postgres will not run." >&2
+    echo "Install with:  sudo apt-get install -y ${pg_need[*]}   (or set FENCECHECK_PG_BIN to the bin directory of another Postgres)" >&2
+  fi
 fi
 
 # The malloc shim that lets libfaketime run inside Debian's redis-server (see
