@@ -61,13 +61,18 @@ export async function pgDecider(opts: PgDeciderOptions): Promise<Decider> {
         log(verdict);
         return verdict;
       }),
-    async read(key, _fence, log) {
-      const row = (await pool.query<{ value: unknown; fence: string | null }>(READ, [key])).rows[0];
-      const maxSeen = asFence(row?.fence);
-      const data = row?.value ?? null;
-      log({ accepted: true, maxBefore: maxSeen, data });
-      return { accepted: true, maxBefore: maxSeen, data, maxSeen };
-    },
+    // A client's read is a decision too: it waits for a write in progress on the
+    // key (FOR SHARE) and is logged before it lets go, so the log never shows a
+    // read after a write whose value it did not see.
+    read: (key, _fence, log) =>
+      inTransaction(async (c) => {
+        await c.query(ENSURE, [key]);
+        const row = (await c.query<{ value: unknown; fence: string | null }>(`${READ} FOR SHARE`, [key])).rows[0];
+        const maxSeen = asFence(row.fence);
+        const data = row.value ?? null;
+        log({ accepted: true, maxBefore: maxSeen, data });
+        return { accepted: true, maxBefore: maxSeen, data, maxSeen };
+      }),
     async peek(key) {
       const row = (await pool.query<{ value: unknown; fence: string | null }>(READ, [key])).rows[0];
       return { data: row?.value ?? null, maxSeen: asFence(row?.fence) };

@@ -70,5 +70,8 @@ describe("the resource on Postgres", () => {
     expect(await b.client.write("p3", { owner: "h4", fence: 4, process: 1, data: "four" })).toEqual({ type: "ok", fence: 4 });
     expect(b.decisions().at(-1)).toMatchObject({ fence: 4, max_before: 5, accepted: true, fencing: false });
     expect(await row("p3")).toEqual({ value: "four", fence: "5" });
+    // A client's read is logged like any decision, with what the table held.
+    expect(await a.client.read("p3", { process: 0 })).toEqual({ type: "ok", data: "four", fence: 5 });
+    expect(a.decisions().at(-1)).toMatchObject({ op: "read", key: "p3", process: 0, data: "four", max_before: 5, accepted: true });
   });
 });
