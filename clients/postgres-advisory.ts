@@ -18,6 +18,7 @@
 // outright.
 // `npm run experiment -- dead-session` measures each.
 import type { ClientContext, Hold, LockClient, Outcome } from "./lock.ts";
+import type { QueryResult, QueryResultRow } from "pg";
 import { PgSession, sqlState } from "./postgres-session.ts";
 
 /** The advisory lock's first key: this project's, so its locks are told apart from an application's. */
@@ -82,7 +83,7 @@ export class PostgresAdvisoryLock implements LockClient {
       if (!r.rows[0].locked) return { type: "fail", error: "busy" };
     } else {
       try {
-        await this.session.query(LOCK, [key, `${timeoutMs}ms`, `${ttlMs}ms`], timeoutMs + this.commandTimeoutMs);
+        await this.session.query(LOCK, [key, `${timeoutMs}ms`, `${ttlMs}ms`], { timeoutMs: timeoutMs + this.commandTimeoutMs });
       } catch (err) {
         if (sqlState(err) === LOCK_TIMEOUT) return { type: "fail", error: "timeout" };
         throw err;
@@ -90,7 +91,10 @@ export class PostgresAdvisoryLock implements LockClient {
     }
     const generation = this.session.generation;
     try {
-      const r = await this.session.query<{ fence: string; pid: number }>(GRANT, [key, owner, String(Math.max(1, Math.ceil(ttlMs / 1000)))]);
+      // Only on the session that holds the lock: on any other the grant would be recorded for a lock nobody holds.
+      const r = await this.onSession<{ fence: string; pid: number }>(generation, GRANT, [key, owner, String(Math.max(1, Math.ceil(ttlMs / 1000)))]);
+      // Ended by the server before the grant ran (frozen past --ttl right after the lock was granted): the lock went with it.
+      if (r === "ended") return { type: "fail", error: "session-ended" };
       const hold: AdvisoryHold = { owner, fence: Number(r.rows[0].fence), ttlMs, extra: { session: generation, backend_pid: r.rows[0].pid } };
       return { type: "ok", value: hold };
     } catch (err) {
@@ -101,27 +105,29 @@ export class PostgresAdvisoryLock implements LockClient {
     }
   }
 
-  /** Whether the session the hold was granted on is gone for certain (the server ended it), or may live on. */
-  private lost(hold: Hold): "ended" | "unknown" | null {
-    const g = (hold as AdvisoryHold).extra?.session;
-    if (this.session.current(g)) return null;
-    return this.session.serverEnded(g) ? "ended" : "unknown";
+  /**
+   * A statement on session `generation` only. "ended": the server ended that
+   * session (it sent us why) before the statement ran, so its locks are gone
+   * and the statement did nothing. A session lost any other way may live on at
+   * the server: unknown, thrown.
+   */
+  private async onSession<R extends QueryResultRow>(generation: number, text: string, values: unknown[]): Promise<QueryResult<R> | "ended"> {
+    try {
+      return await this.session.query<R>(text, values, { session: generation });
+    } catch (err) {
+      if (this.session.serverEnded(generation)) return "ended";
+      throw err;
+    }
   }
 
   async renew(key: string, hold: Hold, ttlMs: number): Promise<Outcome<{ ttlMs: number }>> {
-    const lost = this.lost(hold);
-    if (lost === "ended") return { type: "fail", error: "not-owner" };
-    if (lost === "unknown") throw new Error("the session that holds the lock was lost; the server may not have noticed yet");
-    const r = await this.session.query<{ n: number }>(HELD, [key, `${ttlMs}ms`]);
-    return r.rows[0].n > 0 ? { type: "ok", value: { ttlMs } } : { type: "fail", error: "not-owner" };
+    const r = await this.onSession<{ n: number }>((hold as AdvisoryHold).extra.session, HELD, [key, `${ttlMs}ms`]);
+    return r !== "ended" && r.rows[0].n > 0 ? { type: "ok", value: { ttlMs } } : { type: "fail", error: "not-owner" };
   }
 
   async release(key: string, hold: Hold): Promise<Outcome<{ released: boolean }>> {
-    const lost = this.lost(hold);
-    if (lost === "ended") return { type: "ok", value: { released: false } };
-    if (lost === "unknown") throw new Error("the session that holds the lock was lost; the server may not have noticed yet");
-    const r = await this.session.query<{ unlocked: boolean }>(UNLOCK, [key]);
-    return { type: "ok", value: { released: r.rows[0].unlocked } };
+    const r = await this.onSession<{ unlocked: boolean }>((hold as AdvisoryHold).extra.session, UNLOCK, [key]);
+    return { type: "ok", value: { released: r !== "ended" && r.rows[0].unlocked } };
   }
 
   close(): Promise<void> {

@@ -112,15 +112,22 @@ export class PgSession {
     c.end().catch(() => {});
   }
 
-  /** One statement on the session (connecting first if there is none); `timeoutMs` for one that waits on purpose. */
-  async query<R extends pg.QueryResultRow>(text: string, values: unknown[], timeoutMs = this.commandTimeoutMs): Promise<pg.QueryResult<R>> {
+  /**
+   * One statement on the session (connecting first if there is none); `timeoutMs`
+   * for one that waits on purpose. `session` pins it to the session of that
+   * generation (one that holds a lock): it is then never sent on another.
+   */
+  async query<R extends pg.QueryResultRow>(text: string, values: unknown[], opts: { timeoutMs?: number; session?: number } = {}): Promise<pg.QueryResult<R>> {
+    const timeoutMs = opts.timeoutMs ?? this.commandTimeoutMs;
+    if (opts.session !== undefined && !this.current(opts.session))
+      throw Object.assign(new Error(`the session that holds the lock (${opts.session}) was lost, and the server may not have noticed yet; not sent on another`), { code: "conn-closed" });
     try {
       return await this.once<R>(text, values, timeoutMs);
     } catch (err) {
       // The server ended the session for idleness before it read our statement
-      // (its notice crossed the statement on the wire): nothing ran, so it is
-      // sent again, once, on a new session.
-      if (sqlState(err) !== IDLE_SESSION_TIMEOUT) throw named(err);
+      // (its notice crossed the statement on the wire): nothing ran, so a
+      // statement that needs no particular session is sent again, once, on a new one.
+      if (sqlState(err) !== IDLE_SESSION_TIMEOUT || opts.session !== undefined) throw named(err);
     }
     try {
       return await this.once<R>(text, values, timeoutMs);
