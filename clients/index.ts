@@ -14,9 +14,12 @@ import { adapterClients } from "./adapter.ts";
 import { redisSemaphore } from "./redis-semaphore.ts";
 import { simpleRedisMutex } from "./simple-redis-mutex.ts";
 import { ZkLock } from "./zookeeper.ts";
+import { PostgresLeaseLock } from "./postgres-lease.ts";
+import { PostgresAdvisoryLock } from "./postgres-advisory.ts";
 
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
+export { LOCK_TABLES_SQL } from "./postgres-session.ts";
 
 /** Where the etcd clients keep a key's lock: what a run with keys under `keyPrefix` leaves, if anything. */
 export const etcdKeyRanges = (keyPrefix: string): string[] => [`${QUEUE_PREFIX}/${keyPrefix}`, `${LOCK_PREFIX}/${keyPrefix}`];
@@ -79,6 +82,14 @@ export const CLIENTS: Record<string, ClientKind> = {
   "zookeeper-naive": {
     describe: "the same recipe without protection mode (a create whose reply was lost is sent again) and without a session check after an expiry (CURATOR-206/604), kept on purpose",
     create: (ctx) => new ZkLock(ctx, true),
+  },
+  "postgres-lease": {
+    describe: "a lease row: UPDATE ... WHERE expired (server clock) RETURNING fence+1; renew and release compare the owner; freed by expiry only",
+    create: (ctx) => new PostgresLeaseLock(ctx),
+  },
+  "postgres-advisory": {
+    describe: "pg_advisory_lock on a session of its own, fence from a counter row written with the grant; freed when the session ends (idle_session_timeout = --ttl while holding)",
+    create: (ctx) => new PostgresAdvisoryLock(ctx),
   },
 };
 

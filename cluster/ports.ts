@@ -1,10 +1,10 @@
 // Ports for a run's servers: free loopback ports of our own, or
 // consecutive ones from --port-base. Never a server's well-known default, so a
 // run cannot talk to (or be mistaken for) a Redis, etcd, ZooKeeper (client,
-// quorum, election and AdminServer ports) or Toxiproxy the user has.
+// quorum, election and AdminServer ports), Postgres, pgbouncer or Toxiproxy the user has.
 import { createServer } from "node:net";
 
-export const DEFAULT_PORTS = new Set([6379, 2379, 2380, 8474, 2181, 2888, 3888, 8080]);
+export const DEFAULT_PORTS = new Set([6379, 2379, 2380, 8474, 2181, 2888, 3888, 8080, 5432, 6432]);
 
 // A server we start binds its port some time after we chose it (redis-server and
 // etcd read it from their command line). A port the kernel handed out and took

@@ -17,6 +17,10 @@ export interface SpawnSpec {
   ipc?: boolean;
   /** Keep stdout as a pipe for the caller (e.g. to read a "{port}" line). */
   pipeStdout?: boolean;
+  /** Run as this user rather than ours (Postgres refuses to run as root). */
+  user?: { uid: number; gid: number };
+  /** A kill takes the children it has forked then too (a postmaster's backends, which a signal to it does not reach). */
+  killChildren?: boolean;
 }
 
 export interface Supervised {
@@ -26,6 +30,7 @@ export interface Supervised {
   logFile: string;
   /** Resolves with the exit code or signal once the process has exited. */
   exited: Promise<string>;
+  killChildren: boolean;
   readonly alive: boolean;
 }
 
@@ -61,7 +66,7 @@ export class ProcessGroup {
     if (spec.ipc) stdio.push("ipc");
     // detached: a process group of its own, so a Ctrl-C meant for the runner does not
     // reach the servers first; the runner then tears down in order and records it.
-    const child = spawn(spec.command, spec.args, { stdio, env: spec.env ?? process.env, detached: true });
+    const child = spawn(spec.command, spec.args, { stdio, env: spec.env ?? process.env, detached: true, ...spec.user });
     closeSync(log);
     const pid = await new Promise<number>((resolve, reject) => {
       child.once("spawn", () => resolve(child.pid!));
@@ -84,7 +89,7 @@ export class ProcessGroup {
         resolve(signal ?? String(code));
       });
     });
-    const proc: Supervised = { name: spec.name, pid, child, logFile: spec.logFile, exited, get alive() { return alive; } };
+    const proc: Supervised = { name: spec.name, pid, child, logFile: spec.logFile, exited, killChildren: spec.killChildren ?? false, get alive() { return alive; } };
     this.procs.set(spec.name, proc);
     return proc;
   }
@@ -123,8 +128,12 @@ export class ProcessGroup {
     const p = this.procs.get(name);
     if (!p) return;
     if (p.alive) {
+      // Read before the parent dies: its orphans are the kernel's to list no more.
+      const children = p.killChildren ? childrenOf(p.pid) : [];
       this.signal(name, "SIGCONT", () => this.paused.delete(name));
       this.signal(name, "SIGKILL", () => {});
+      signalAll(children, "SIGCONT");
+      signalAll(children, "SIGKILL");
       await p.exited;
     }
     this.procs.delete(name);
@@ -184,4 +193,24 @@ export async function waitForMembers(
 export function logTail(file: string, lines = 15): string {
   if (!existsSync(file)) return "";
   return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+}
+
+/** The processes `pid` has forked and that still run, now. */
+export function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Signal each of `pids` that is still there. */
+export function signalAll(pids: readonly number[], sig: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // Gone already.
+    }
+  }
 }

@@ -7,12 +7,13 @@ import { renew } from "./renew.ts";
 import { contention } from "./contention.ts";
 import { ttlLiveness } from "./ttl-liveness.ts";
 import { fenceCounters } from "./fence-counters.ts";
+import { deadSession } from "./dead-session.ts";
 
 export type { Experiment, ExperimentContext, Findings, Plot, Series, Table } from "./experiment.ts";
 export { Interrupted } from "./experiment.ts";
 export { createExperimentDir, writeExperiment, EXPERIMENT_FILES } from "./store.ts";
 
-export const EXPERIMENTS: Record<string, Experiment> = Object.fromEntries([fairness, renew, contention, ttlLiveness, keys, fenceCounters].map((e) => [e.name, e]));
+export const EXPERIMENTS: Record<string, Experiment> = Object.fromEntries([fairness, renew, contention, ttlLiveness, keys, fenceCounters, deadSession].map((e) => [e.name, e]));
 
 export function listing(): string {
   const width = Math.max(...Object.keys(EXPERIMENTS).map((n) => n.length));

@@ -11,10 +11,12 @@ export interface ResourceArgs {
   fenceReads: boolean;
   /** Exit when stdin closes: the parent holds the other end and dies with it. */
   watchStdin: boolean;
+  /** Keep the state in this Postgres, which then decides each write (absent: in memory). */
+  pg: { host: string; port: number } | null;
 }
 
 export const USAGE =
-  "usage: resource/main.ts --log <resource.ndjson> --fence on|off [--port N] [--fence-reads] [--watch-stdin]";
+  "usage: resource/main.ts --log <resource.ndjson> --fence on|off [--port N] [--fence-reads] [--watch-stdin] [--pg HOST:PORT]";
 
 const RESOURCE_OPTIONS: readonly OptionSpec[] = [
   { name: "log", kind: "string", default: undefined, required: true, help: "resource.ndjson, the decision log, appended to" },
@@ -22,6 +24,7 @@ const RESOURCE_OPTIONS: readonly OptionSpec[] = [
   { name: "port", kind: "int", default: 0, min: 0, max: 65535, help: "port to listen on; 0 picks a free one" },
   { name: "fence-reads", kind: "flag", default: false, help: "a read that carries a fence advances the key's fence too" },
   { name: "watch-stdin", kind: "flag", default: false, help: "exit when stdin closes" },
+  { name: "pg", kind: "string", default: undefined, help: "keep each key's value and highest fence in this Postgres (HOST:PORT), which decides each write with a conditional UPDATE" },
 ];
 
 export function parseResourceArgs(argv: string[]): ResourceArgs {
@@ -33,11 +36,21 @@ export function parseResourceArgs(argv: string[]): ResourceArgs {
   const log = o.log as string;
   // An empty path is as good as none: the decision log would be opened nowhere.
   if (log === "") throw new BadInput("--log is required");
+  const pg = o.pg === undefined ? null : hostPort(o.pg as string);
+  if (pg && (o["fence-reads"] as boolean)) throw new BadInput("--fence-reads is not supported with --pg: the database keeps one fence per key, the written one");
   return {
+    pg,
     port: o.port as number,
     log,
     fencing: o.fence as boolean,
     fenceReads: o["fence-reads"] as boolean,
     watchStdin: o["watch-stdin"] as boolean,
   };
+}
+
+function hostPort(v: string): { host: string; port: number } {
+  const m = /^([^:]+):(\d+)$/.exec(v);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port < 1 || port > 65535) throw new BadInput(`--pg must be HOST:PORT, got ${JSON.stringify(v)}`);
+  return { host: m[1], port };
 }

@@ -1,7 +1,7 @@
 // The protected resource as a process of its own, so that faults aimed at clients
 // (pauses, kills) never stop the thing that judges their writes.
 //
-//   FENCECHECK_T0=<ns> tsx resource/main.ts --log resource.ndjson --fence on [--port N] [--fence-reads]
+//   FENCECHECK_T0=<ns> tsx resource/main.ts --log resource.ndjson --fence on [--port N] [--fence-reads] [--pg HOST:PORT]
 //
 // Prints one line, {"port":N}, on stdout once it listens; everything else it says
 // goes to stderr. Exits on SIGTERM, SIGINT or SIGHUP, and when its parent dies.
@@ -10,6 +10,8 @@ import { runClockFromEnv } from "../store/clock.ts";
 import { parseResourceArgs } from "./args.ts";
 import { DecisionLog } from "./decision-log.ts";
 import { FencedStore } from "./fences.ts";
+import { memoryDecider } from "./decider.ts";
+import { pgDecider } from "./pg-decider.ts";
 import { ResourceMetrics } from "./metrics.ts";
 import { createResourceServer } from "./server.ts";
 
@@ -28,11 +30,12 @@ function inputOrFail<T>(f: () => T, prefix = ""): T {
   }
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const args = parseResourceArgs(process.argv.slice(2));
   const clock = inputOrFail(() => runClockFromEnv());
   const log = inputOrFail(() => new DecisionLog(args.log, clock), `cannot open --log ${args.log}: `);
-  const server = createResourceServer({ store: new FencedStore(args.fencing, args.fenceReads), log, metrics: new ResourceMetrics() });
+  const decider = args.pg ? await pgDecider({ ...args.pg, fencing: args.fencing }) : memoryDecider(new FencedStore(args.fencing, args.fenceReads));
+  const server = createResourceServer({ decider, log, metrics: new ResourceMetrics() });
 
   // Every decision is already on disk (written synchronously), so stopping needs
   // no draining: requests still in flight were never decided.
@@ -59,8 +62,4 @@ function main(): void {
   });
 }
 
-try {
-  main();
-} catch (e) {
-  fatal(e);
-}
+main().catch(fatal);

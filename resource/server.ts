@@ -1,10 +1,10 @@
-// The resource's HTTP face. Each decision is judged, logged and committed in one
-// synchronous stretch, with no await in between: Node's single thread then makes
-// the decisions one at a time, in the order requests finished arriving, and the
-// order of resource.ndjson is the order in which writes took effect.
+// The resource's HTTP face. Each decision is judged, logged and committed by its
+// decider (decider.ts): in the resource's memory, in one synchronous stretch, or
+// in a database's transaction; either way resource.ndjson is written before the
+// decision is committed, in the order writes took effect.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { DecisionLog, DecisionFields } from "./decision-log.ts";
-import type { FencedStore, Judgement } from "./fences.ts";
+import type { Decider, LogDecision } from "./decider.ts";
 import type { ResourceMetrics } from "./metrics.ts";
 import {
   isRefusal,
@@ -19,7 +19,7 @@ import {
 } from "./request.ts";
 
 export interface ResourceParts {
-  store: FencedStore;
+  decider: Decider;
   log: DecisionLog;
   metrics: ResourceMetrics;
 }
@@ -65,7 +65,7 @@ async function handle(parts: ResourceParts, req: IncomingMessage, res: ServerRes
   if (r.kind === "read") {
     const h = readHeaders(req.headers);
     if (isRefusal(h)) return refuse(parts, res, h);
-    return read(parts, res, r.key, h);
+    return await read(parts, res, r.key, h);
   }
   const h = writeHeaders(req.headers);
   if (isRefusal(h)) return refuse(parts, res, h);
@@ -80,59 +80,67 @@ async function handle(parts: ResourceParts, req: IncomingMessage, res: ServerRes
   }
   const parsed = bodyData(body.bytes, req.headers["content-type"]);
   if (isRefusal(parsed)) return refuse(parts, res, parsed);
-  write(parts, res, r.key, h, parsed.data);
+  await write(parts, res, r.key, h, parsed.data);
 }
 
-function write(parts: ResourceParts, res: ServerResponse, key: string, h: WriteHeaders, data: unknown): void {
-  const j = parts.store.judgeWrite(key, h.fence, data);
-  if (!record(parts, res, key, j, { op: "write", key, process: h.process, owner: h.owner, fence: h.fence, data })) return;
-  if (j.accepted) {
+async function write(parts: ResourceParts, res: ServerResponse, key: string, h: WriteHeaders, data: unknown): Promise<void> {
+  const v = await decide(parts, res, (log) => parts.decider.write(key, h.fence, data, log), { op: "write", key, process: h.process, owner: h.owner, fence: h.fence, data });
+  if (!v) return;
+  if (v.accepted) {
     parts.metrics.writesApplied.inc();
     send(res, 200, { ok: true, fence: h.fence });
   } else {
     parts.metrics.staleRejections.inc();
-    send(res, 409, { error: h.fence === null ? "no fencing token" : "stale fencing token", seen: j.maxBefore, got: h.fence });
+    send(res, 409, { error: h.fence === null ? "no fencing token" : "stale fencing token", seen: v.maxBefore, got: h.fence });
   }
 }
 
-function read(parts: ResourceParts, res: ServerResponse, key: string, h: ReadHeaders): void {
-  const j = parts.store.judgeRead(key, h.fence);
-  const data = j.accepted ? j.next.value : null;
+async function read(parts: ResourceParts, res: ServerResponse, key: string, h: ReadHeaders): Promise<void> {
   if (h.process === null) {
     // An onlooker's unfenced read: it decides nothing and belongs to no client.
+    const p = await parts.decider.peek(key);
     parts.metrics.reads.inc();
-    return send(res, 200, { data, fence: j.next.maxSeen });
+    return send(res, 200, { data: p.data, fence: p.maxSeen });
   }
-  if (!record(parts, res, key, j, { op: "read", key, process: h.process, owner: h.owner, fence: h.fence, data })) return;
-  if (j.accepted) {
+  const v = await decide(parts, res, (log) => parts.decider.read(key, h.fence, log), { op: "read", key, process: h.process, owner: h.owner, fence: h.fence, data: null });
+  if (!v) return;
+  if (v.accepted) {
     parts.metrics.reads.inc();
-    send(res, 200, { data, fence: j.next.maxSeen });
+    send(res, 200, { data: v.data, fence: v.maxSeen });
   } else {
     parts.metrics.staleRejections.inc();
-    send(res, 409, { error: "stale fencing token", seen: j.maxBefore, got: h.fence });
+    send(res, 409, { error: "stale fencing token", seen: v.maxBefore, got: h.fence });
   }
 }
 
+class Unlogged extends Error {}
+
 /**
- * Logs the decision, then commits it. A decision that could not be logged is not
- * committed and the client hears 500, so the log and the state never disagree.
+ * Has the decider decide, logging the decision before it commits it. A decision
+ * that could not be logged is not committed and the client hears 500, so the
+ * log and the state never disagree; so does one the database could not make.
  */
-function record(
+async function decide<V>(
   parts: ResourceParts,
   res: ServerResponse,
-  key: string,
-  j: Judgement,
+  run: (log: LogDecision) => Promise<V>,
   d: Omit<DecisionFields, "max_before" | "accepted" | "fencing">,
-): boolean {
+): Promise<V | null> {
+  const log: LogDecision = (v) => {
+    try {
+      parts.log.append({ ...d, ...("data" in v ? { data: v.data } : {}), max_before: v.maxBefore, accepted: v.accepted, fencing: parts.decider.fencing });
+    } catch (e) {
+      throw new Unlogged((e as Error).message);
+    }
+  };
   try {
-    parts.log.append({ ...d, max_before: j.maxBefore, accepted: j.accepted, fencing: parts.store.fencing });
+    return await run(log);
   } catch (e) {
-    process.stderr.write(`resource: could not log a decision: ${(e as Error).message}\n`);
-    send(res, 500, { error: `could not log the decision: ${(e as Error).message}` });
-    return false;
+    const what = e instanceof Unlogged ? "log the decision" : "decide";
+    process.stderr.write(`resource: could not ${what}: ${(e as Error).message}\n`);
+    send(res, 500, { error: `could not ${what}: ${(e as Error).message}` });
+    return null;
   }
-  parts.store.commit(key, j.next);
-  return true;
 }
 
 function refuse(parts: ResourceParts, res: ServerResponse, r: Refusal): void {

@@ -19,6 +19,8 @@ export interface ResourceOptions {
   port?: number;
   /** How long to wait for the process to listen. */
   startTimeoutMs?: number;
+  /** Keep the state in this Postgres, which decides each write (absent: the process's memory). */
+  pg?: { host: string; port: number };
 }
 
 export type ResourceHandle = ServiceHandle;
@@ -28,6 +30,7 @@ const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
 export function startResource(opts: ResourceOptions): Promise<ResourceHandle> {
   const args = ["--log", resolve(opts.logPath), "--fence", opts.fencing ? "on" : "off", "--port", String(opts.port ?? 0)];
   if (opts.fenceReads) args.push("--fence-reads");
+  if (opts.pg) args.push("--pg", `${opts.pg.host}:${opts.pg.port}`);
   return spawnService({
     name: "resource",
     main: MAIN,

@@ -13,6 +13,7 @@ import type { ServerNode } from "../cluster/redis.ts";
 import { EtcdAdmin } from "../cluster/etcd-admin.ts";
 import { removeKeysUnder } from "../clients/redis.ts";
 import { etcdKeyRanges } from "../clients/index.ts";
+import { startPostgresBackend, removePostgresKeys } from "./postgres-backend.ts";
 
 /** How servers are started, from the options; each backend applies what concerns it. */
 export interface ServerOptions {
@@ -28,6 +29,10 @@ export interface ServerOptions {
   pauseMode: PauseMode;
   /** etcd members cut off from each other through the fault proxy, or off their container network. */
   memberPartitions: "proxy" | "network";
+  /** Postgres with fsync on (--pg-durable); absent: off. */
+  pgDurable?: boolean;
+  /** Clients reach Postgres through pgbouncer in transaction pooling (--pg-pooler); absent: directly. */
+  pgPooler?: "pgbouncer";
 }
 
 export interface BackendContext {
@@ -145,6 +150,18 @@ export const BACKENDS: Record<string, Backend> = {
     removeKeys: async () => {
       throw new Error("--backend zookeeper runs its own servers only");
     },
+  },
+  postgres: {
+    name: "postgres",
+    describe: "one Postgres 15 server made for the run (initdb in its run directory, fsync off unless --pg-durable)",
+    clients: ["postgres-lease", "postgres-advisory"],
+    defaultClient: "postgres-lease",
+    abilities: ["kill"],
+    lacks: { clock: "the lock clients read the time with clock_timestamp(), and libfaketime under Postgres is not set up here" },
+    deploys: ["local"],
+    start: startPostgresBackend,
+    serverNames: ["postgres-1"],
+    removeKeys: removePostgresKeys,
   },
 };
 

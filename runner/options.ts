@@ -20,6 +20,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "fence-source", kind: "string", default: undefined, defaultText: "max-incr", choices: FENCE_SOURCES, help: "redlock: where a hold's fence comes from: none; INCR on every granting node, the largest (unsafe, F2); INCR on redis-1 alone (a single point of failure)" },
   { name: "release-gap", kind: "int", default: undefined, defaultText: "0", min: 0, help: "--client redis-unsafe-release: ms between its GET and its DEL (lands T1 on demand)" },
   { name: "redlock-check-validity", kind: "on-off", default: undefined, defaultText: "on", help: "--client redlock refuses a quorum that came back after the lease's validity (off: node-redlock 5's defect, K5)" },
+  { name: "resource", kind: "string", default: "memory", choices: ["memory", "postgres"], help: "where the protected resource keeps each key's value and fence, and so who decides a write: its own memory, or a Postgres of its own with one conditional UPDATE ... WHERE fence < $1 per write" },
   { name: "fence-reads", kind: "flag", default: false, help: "reads carry the hold's fence and advance the resource's fence too (counter; closes C1)" },
   { name: "time-limit", kind: "number", default: 30, min: 1, help: "seconds of operations before the final heal" },
   { name: "concurrency", kind: "int", default: 6, min: 1, max: 1000, help: "logical clients in all" },
@@ -51,6 +52,8 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "clock-modes", kind: "list", default: [...CLOCK_MODES], choices: CLOCK_MODES, help: "clock faults to pick from: bump (one jump) or strobe (flip back and forth)" },
   { name: "strobe-period", kind: "int", default: 100, min: 1, help: "ms between the flips of a strobing clock" },
   { name: "restart-delay", kind: "int", default: undefined, defaultText: "ttl", min: 0, help: "ms a killed server stays down before it is started again" },
+  { name: "pg-durable", kind: "flag", default: false, help: "--backend postgres: fsync on. Off (the default) loses nothing to a SIGKILL of the server (the kernel holds its writes), only to a crash of the machine" },
+  { name: "pg-pooler", kind: "string", default: "none", choices: ["none", "pgbouncer"], help: "--backend postgres: clients reach the server directly (through their proxies), or through pgbouncer in transaction pooling with one server connection (P1: session advisory locks break)" },
   { name: "redis-persistence", kind: "string", default: "none", choices: ["none", "everysec", "always"], help: "Redis AOF fsync policy: what a killed node remembers (none: nothing)" },
   { name: "deploy", kind: "string", default: "local", choices: ["local", "docker", "external"], help: "where the lock servers run: local child processes, containers of a Docker API engine (DOCKER_HOST, /var/run/docker.sock, Podman's socket), or a cluster of yours (--endpoints)" },
   { name: "endpoints", kind: "string", default: undefined, help: "--deploy external: the servers, host:port or name=host:port comma-separated, or a JSON file with control commands, a Toxiproxy and proxies of yours (see the README)" },
@@ -98,6 +101,12 @@ export function buildTest(o: ParsedOptions): Test {
   const deploy = o.deploy as "local" | "docker" | "external";
   if (backend.deploys && !backend.deploys.includes(deploy))
     throw new BadInput(`--deploy ${deploy} does not work with --backend ${backend.name}: its servers run as ${backend.deploys.join(" or ")} processes only (no container image, no external cluster support yet)`);
+  if (o["pg-durable"] && backend.name !== "postgres") throw new BadInput(`--pg-durable applies to --backend postgres only, not ${backend.name}`);
+  const pooled = o["pg-pooler"] === "pgbouncer";
+  if (pooled && backend.name !== "postgres") throw new BadInput(`--pg-pooler applies to --backend postgres only, not ${backend.name}`);
+  const atServer = (o.nemesis as string[]).filter((n) => n === "kill" || n === "pause-server");
+  if (pooled && atServer.length)
+    throw new BadInput(`--nemesis ${atServer.join(",")} with --pg-pooler pgbouncer: the clients reach pgbouncer-1, and these faults aim at the server they reach; drop one or the other`);
   const endpoints = o.endpoints as string | undefined;
   if (deploy === "external" && endpoints === undefined) throw new BadInput(`--deploy external needs --endpoints: the servers of your ${backend.name} (${backend.serverNames.join(", ")})`);
   if (deploy !== "external" && endpoints !== undefined) throw new BadInput(`--endpoints names servers of your own, for --deploy external; with --deploy ${deploy} fencecheck starts its own`);
@@ -170,6 +179,8 @@ export function buildTest(o: ParsedOptions): Test {
   }
   for (const [flag, used] of [["--pause-at read", workloadOptions.pauseAt === "read"], ["--fence-reads", workloadOptions.fenceReads]] as const)
     if (used && !workload.reads) throw new BadInput(`${flag} needs a workload that reads the resource (counter), not ${workload.name}`);
+  const resourceStore = o.resource === "postgres" ? ("postgres" as const) : undefined;
+  if (resourceStore && workloadOptions.fenceReads) throw new BadInput(`--fence-reads is not supported with --resource postgres: its table keeps one fence per key, the highest written`);
   const fenceName = !fencing ? "fence-off" : workloadOptions.fenceReads ? "fence-reads" : "fence-on";
   const name = [backend.name, workload.name, nemeses.length ? nemeses.join("+") : "none", fenceName].join("-");
   return {
@@ -181,6 +192,7 @@ export function buildTest(o: ParsedOptions): Test {
     nemeses,
     fencing,
     fenceReads: workloadOptions.fenceReads,
+    ...(resourceStore ? { resourceStore } : {}),
     model: o.model as "lease" | "strict",
     seed: (o.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 31),
     timeLimitS: o["time-limit"] as number,
@@ -215,6 +227,8 @@ export function buildTest(o: ParsedOptions): Test {
       external,
       pauseMode,
       memberPartitions: partitionMode === "network" ? "network" : "proxy",
+      ...(o["pg-durable"] ? { pgDurable: true } : {}),
+      ...(pooled ? { pgPooler: "pgbouncer" as const } : {}),
     },
   };
 }

@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { redisBinary } from "../cluster/redis.ts";
+import { pgBin } from "../cluster/postgres.ts";
 import type { Test } from "./test.ts";
 
 const require = createRequire(import.meta.url);
@@ -61,8 +62,10 @@ export function describeRun(test: Test, runDir: string): RunInfo {
       "redis-server": binaryVersion(redisBinary(), ["--version"]),
       etcd: binaryVersion("etcd", ["--version"]),
       zookeeper: debianVersion("zookeeper"),
+      postgres: binaryVersion(pgBin("postgres"), ["--version"]),
       ioredis: packageVersion("ioredis"),
       etcd3: packageVersion("etcd3"),
+      pg: packageVersion("pg"),
       redlock: packageVersion("redlock"),
       redlock4: packageVersion("redlock4"),
       "@sesamecare-oss/redlock": packageVersion("@sesamecare-oss/redlock"),

@@ -18,6 +18,7 @@ import type { Endpoint } from "../clients/index.ts";
 import { spawnWorker, type WorkerHandle } from "./workers.ts";
 import type { Test } from "./test.ts";
 import { localDeployment, type Deployment } from "../cluster/deployment.ts";
+import { startResourceDb } from "./postgres-backend.ts";
 import { dockerDeployment, findEngine } from "../docker/index.ts";
 
 export interface System {
@@ -55,7 +56,10 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   const { test, group, ports, runDir, t0 } = ctx;
   const logs = (name: string): string => join(runDir, "logs", `${name}.log`);
   // The resource first: it takes the first port of --port-base, the servers the next.
+  const pg = test.resourceStore === "postgres" ? await startResourceDb(group, ports, runDir) : undefined;
+  if (pg) ctx.started("resource_db", pg);
   const resource = await startResource({
+    ...(pg ? { pg } : {}),
     logPath: join(runDir, RUN_FILES.resource),
     fencing: test.fencing,
     fenceReads: test.fenceReads,

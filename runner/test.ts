@@ -19,6 +19,8 @@ export interface Test {
   fencing: boolean;
   /** Reads that carry a fence advance the resource's fence (C1). */
   fenceReads: boolean;
+  /** Where the resource keeps its state and decides: its memory (absent), or a Postgres of its own (--resource postgres). */
+  resourceStore?: "postgres";
   /** Whether the checker counts the strict mutex model's findings (run.json options.model; absent: lease). */
   model?: "lease" | "strict";
   seed: number;

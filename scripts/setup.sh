@@ -38,6 +38,28 @@ if [ ${#need[@]} -gt 0 ]; then
   # starts its own servers on ports of its own and never uses those.
 fi
 
+# Postgres 15 and pgbouncer serve --backend postgres, --pg-pooler and --resource
+# postgres alone, so a machine whose apt has no postgresql-15 (Ubuntu ships
+# other versions) keeps everything else; those options then fail at start,
+# naming the missing program. Postgres' programs live outside PATH on Debian.
+pg_bin="${FENCECHECK_PG_BIN:-/usr/lib/postgresql/15/bin}"
+pg_need=()
+[ -x "$pg_bin/postgres" ] || pg_need+=(postgresql-15)
+command -v pgbouncer >/dev/null 2>&1 || pg_need+=(pgbouncer)
+if [ ${#pg_need[@]} -gt 0 ]; then
+  pg_sudo=()
+  [ "$(id -u)" = 0 ] || pg_sudo=(sudo -n)
+  echo "fencecheck: installing ${pg_need[*]} with apt-get" >&2
+  if command -v apt-get >/dev/null 2>&1 && "${pg_sudo[@]}" apt-get update -qq >&2 &&
+    DEBIAN_FRONTEND=noninteractive "${pg_sudo[@]}" apt-get install -y -qq "${pg_need[@]}" >&2; then
+    # Debian's package may start a cluster on 5432; fencecheck starts its own per run and never uses it.
+    :
+  else
+    echo "fencecheck: ${pg_need[*]} could not be installed; --backend postgres, --pg-pooler and --resource postgres will not run." >&2
+    echo "Install with:  sudo apt-get install -y ${pg_need[*]}   (or set FENCECHECK_PG_BIN to the bin directory of another Postgres)" >&2
+  fi
+fi
+
 # The malloc shim that lets libfaketime run inside Debian's redis-server (see
 # cluster/faketime/shim.c), rebuilt only when missing or older than its source.
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -1,5 +1,6 @@
 // Shared by the integration tests: temporary run directories, and the question
 // every teardown test asks: is any process of this run still alive?
+import { it, expect } from "vitest";
 import { mkdtempSync, mkdirSync, readdirSync, readlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -67,7 +68,7 @@ export function pidAlive(pid: number): boolean {
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer as createNetServer } from "node:net";
 import { fileURLToPath } from "node:url";
-import { readFileSync, existsSync, realpathSync } from "node:fs";
+import { readFileSync, existsSync, realpathSync, chmodSync } from "node:fs";
 
 export const REPO = fileURLToPath(new URL("..", import.meta.url));
 
@@ -106,6 +107,8 @@ export function readNdjson(path: string): Array<Record<string, unknown>> {
 /** What a whole `test-jepsen` run in a store of its own said, and what it stored. */
 export interface StoredRun {
   exit: number | null;
+  /** The store it ran in (a temporary directory of its own). */
+  store: string;
   /** stdout and stderr, for a failed expectation to show. */
   output: string;
   stderr: string;
@@ -116,12 +119,15 @@ export interface StoredRun {
 
 export async function jepsenRun(args: string[], prefix = "fc-run-"): Promise<StoredRun> {
   const store = tempRunDir(prefix);
+  // mkdtemp makes it 0700: a Postgres run's server (the postgres user) must pass through.
+  chmodSync(store, 0o755);
   const cli = runCli("test-jepsen", [...args, "--store", store]);
   const exit = await cli.exit;
   const run = latestRun(store);
   const stored = existsSync(run) ? realpathSync(run) : null;
   return {
     exit,
+    store,
     output: cli.stdout() + cli.stderr(),
     stderr: cli.stderr(),
     results: stored && existsSync(join(stored, "results.json")) ? JSON.parse(readFileSync(join(stored, "results.json"), "utf8")) : null,
@@ -171,4 +177,17 @@ export async function takenPort(): Promise<{ port: number; close(): void }> {
   const server = createNetServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { port: (server.address() as { port: number }).port, close: () => server.close() };
+}
+
+/** One test per bad command line: refused with exit 254, the message matched, and no store made. */
+export function refusesEach(command: string, bad: ReadonlyArray<[string[], RegExp]>): void {
+  for (const [args, message] of bad) {
+    it(`refuses ${args.join(" ")}`, async () => {
+      const store = tempRunDir("fc-opts-");
+      const r = runCli(command, ["--store", join(store, "s"), ...args]);
+      expect(await r.exit).toBe(254);
+      expect(r.stderr()).toMatch(message);
+      expect(existsSync(join(store, "s"))).toBe(false);
+    });
+  }
 }

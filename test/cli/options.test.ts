@@ -1,9 +1,7 @@
 // Bad options are refused with a message naming the option, exit 254, and no run
 // directory is made; --help lists every option with its default.
 import { describe, it, expect } from "vitest";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { runCli, tempRunDir } from "../helpers.ts";
+import { runCli, refusesEach } from "../helpers.ts";
 import { TEST_OPTIONS } from "../../runner/options.ts";
 
 describe("test:jepsen options", () => {
@@ -35,13 +33,5 @@ describe("test:jepsen options", () => {
     [["--backend", "etcd", "--client", "zookeeper"], /--client zookeeper does not work with --backend etcd/],
     [["--backend", "zookeeper", "--partition-mode", "network"], /--partition-mode network needs --deploy docker/],
   ];
-  for (const [args, message] of bad) {
-    it(`refuses ${args.join(" ")}`, async () => {
-      const store = tempRunDir("fc-opts-");
-      const r = runCli("test-jepsen", ["--store", join(store, "s"), ...args]);
-      expect(await r.exit).toBe(254);
-      expect(r.stderr()).toMatch(message);
-      expect(existsSync(join(store, "s"))).toBe(false);
-    });
-  }
+  refusesEach("test-jepsen", bad);
 });

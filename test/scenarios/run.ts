@@ -1,5 +1,5 @@
 // Runs one scenario through its CLI, as a user would, and loads what it stored.
-import { existsSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../helpers.ts";
@@ -10,6 +10,8 @@ export type Witness = { events?: number[]; seqs?: number[]; explanation: string 
 
 export async function scenario(id: string, ...args: string[]) {
   const store = tempRunDir(`fc-${id.toLowerCase()}-`);
+  // mkdtemp makes it 0700: a Postgres scenario's server (the postgres user) must pass through.
+  chmodSync(store, 0o755);
   const cli = runCli("scenario", [id, ...args, "--store", store]);
   const code = await cli.exit;
   const out = cli.stdout() + cli.stderr();

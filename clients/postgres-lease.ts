@@ -1,0 +1,70 @@
+// A lease row per lock key: owner, expiry and fence in the table fencecheck_leases.
+// One statement grants: it inserts the row, or updates it only if the lease
+// has expired by the server's clock (clock_timestamp(), never the client's), and
+// the same UPDATE increments the fence and returns it. The fence therefore
+// moves exactly once per grant, in grant order, with no gaps (a nextval() would
+// be ordered but not transactional). Renew and release compare the owner.
+//
+// What frees the lock when a holder dies or is cut off: only time. The row says
+// who holds it until `expires_at` (--ttl after the grant or the last renew), and
+// then the next acquire takes it, whether the holder is dead, frozen or merely
+// slow: the fence is what keeps a late holder's writes out.
+import { sleep, type Rng } from "../lib/index.ts";
+import type { ClientContext, Hold, LockClient, Outcome } from "./lock.ts";
+import { PgSession } from "./postgres-session.ts";
+
+const ACQUIRE = `
+INSERT INTO fencecheck_leases AS l (name, owner, expires_at, fence)
+VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond', 1)
+ON CONFLICT (name) DO UPDATE
+  SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at, fence = l.fence + 1
+  WHERE l.expires_at < clock_timestamp()
+RETURNING fence`;
+
+const RENEW = `
+UPDATE fencecheck_leases SET expires_at = clock_timestamp() + $3 * interval '1 millisecond'
+WHERE name = $1 AND owner = $2 AND expires_at >= clock_timestamp()`;
+
+// The row stays (its fence must keep counting); the lease ends now.
+const RELEASE = `
+UPDATE fencecheck_leases SET owner = NULL, expires_at = clock_timestamp()
+WHERE name = $1 AND owner = $2 AND expires_at >= clock_timestamp()`;
+
+export class PostgresLeaseLock implements LockClient {
+  private readonly session: PgSession;
+  private readonly rng: Rng;
+  private readonly ownerPrefix: string;
+  private holds = 0;
+
+  constructor(ctx: ClientContext) {
+    this.session = new PgSession(ctx.endpoints[0], ctx.commandTimeoutMs);
+    this.rng = ctx.rng;
+    this.ownerPrefix = ctx.ownerPrefix;
+  }
+
+  async acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
+    const owner = `${this.ownerPrefix}-h${++this.holds}`;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const r = await this.session.query<{ fence: string }>(ACQUIRE, [key, owner, ttlMs]);
+      if (r.rows.length) return { type: "ok", value: { owner, fence: Number(r.rows[0].fence), ttlMs } };
+      if (Date.now() >= deadline) return { type: "fail", error: timeoutMs > 0 ? "timeout" : "busy" };
+      // As the Redis client: spread, short retries (a row lock offers no queue to wait in).
+      await sleep(Math.min(this.rng.between(2, 10), Math.max(0, deadline - Date.now())));
+    }
+  }
+
+  async renew(key: string, hold: Hold, ttlMs: number): Promise<Outcome<{ ttlMs: number }>> {
+    const r = await this.session.query(RENEW, [key, hold.owner, ttlMs]);
+    return r.rowCount === 1 ? { type: "ok", value: { ttlMs } } : { type: "fail", error: "not-owner" };
+  }
+
+  async release(key: string, hold: Hold): Promise<Outcome<{ released: boolean }>> {
+    const r = await this.session.query(RELEASE, [key, hold.owner]);
+    return { type: "ok", value: { released: r.rowCount === 1 } };
+  }
+
+  close(): Promise<void> {
+    return this.session.close();
+  }
+}

@@ -1,0 +1,158 @@
+// What both Postgres lock clients share: one dedicated connection (a session) per
+// logical client, made again after it is lost, and honest about outcomes. A
+// statement the server answered with an ERROR certainly did not take effect
+// (each runs in a transaction of its own) and leaves the session as it was;
+// anything else (no answer in time, a lost connection, a FATAL) may have taken
+// effect, so it is thrown (an `info`) and the session is dropped: its locks,
+// if any, go with it once the server notices.
+import pg from "pg";
+import type { Endpoint } from "./lock.ts";
+
+/** The lock tables, made once by the backend when its server starts (runner/backends.ts). */
+export const LOCK_TABLES_SQL = `
+CREATE TABLE IF NOT EXISTS fencecheck_leases (
+  name text PRIMARY KEY,
+  owner text,
+  expires_at timestamptz NOT NULL,
+  fence bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS fencecheck_advisory (
+  name text PRIMARY KEY,
+  owner text NOT NULL,
+  granted_at timestamptz NOT NULL,
+  fence bigint NOT NULL
+);`;
+
+/** The SQLSTATEs of a server ending a session on purpose: its backend exits, and a session lock goes with it. */
+const SESSION_ENDED = new Set([
+  "57P01", // admin_shutdown (pg_terminate_backend, a fast shutdown)
+  "57P02", // crash_shutdown
+  "57P05", // idle_session_timeout
+]);
+
+const IDLE_SESSION_TIMEOUT = "57P05";
+
+/** pg's errors with the short codes of the history (HISTORY.md): its own carry only a message. */
+function named(err: unknown): unknown {
+  if (sqlState(err) !== undefined || typeof (err as { code?: unknown })?.code === "string") return err;
+  const message = String((err as Error)?.message ?? err);
+  const code = /timeout/i.test(message) ? "timeout" : /terminated|not queryable|ended/i.test(message) ? "conn-closed" : undefined;
+  return code ? Object.assign(new Error(message, { cause: err }), { code }) : err;
+}
+
+export const sqlState = (err: unknown): string | undefined => {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+};
+
+/** An ERROR the server sent in answer to a statement: the statement did not take effect, the session lives on. */
+const answeredWithError = (err: unknown): boolean =>
+  sqlState(err) !== undefined && (err as { severity?: string }).severity === "ERROR";
+
+export class PgSession {
+  private client: pg.Client | null = null;
+  private connecting: Promise<pg.Client> | null = null;
+  /** Counts the sessions made so far: a hold remembers the one it was granted on. */
+  generation = 0;
+  /** The generation the server said it ended (a FATAL it sent: the backend exited, its session locks are free). */
+  private endedByServer = 0;
+
+  constructor(
+    private readonly endpoint: Endpoint,
+    private readonly commandTimeoutMs: number,
+  ) {}
+
+  /** Whether the server certainly ended session `generation` (not merely that our connection broke). */
+  serverEnded(generation: number): boolean {
+    return this.endedByServer === generation;
+  }
+
+  /** The session is the one a hold was granted on, and still connected. */
+  current(generation: number): boolean {
+    return this.client !== null && this.generation === generation;
+  }
+
+  private connect(): Promise<pg.Client> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= (async () => {
+      const c = new pg.Client({
+        host: this.endpoint.host,
+        port: this.endpoint.port,
+        user: "postgres",
+        database: "postgres",
+        connectionTimeoutMillis: this.commandTimeoutMs,
+        query_timeout: this.commandTimeoutMs,
+        keepAlive: true,
+      });
+      const generation = this.generation + 1;
+      c.on("error", (err) => {
+        if (SESSION_ENDED.has(sqlState(err) ?? "")) this.endedByServer = generation;
+        this.drop(c);
+      });
+      c.on("end", () => this.drop(c));
+      try {
+        await c.connect();
+      } catch (err) {
+        c.end().catch(() => {});
+        // No statement was sent on a session that never began: the operation
+        // certainly did not happen (a `fail`, as for a refused connection).
+        throw Object.assign(new Error(`no session with ${this.endpoint.name}: ${(err as Error).message}`, { cause: err }), { code: "conn-refused" });
+      }
+      this.generation = generation;
+      this.client = c;
+      return c;
+    })().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private drop(c: pg.Client): void {
+    if (this.client === c) this.client = null;
+    c.end().catch(() => {});
+  }
+
+  /**
+   * One statement on the session (connecting first if there is none); `timeoutMs`
+   * for one that waits on purpose. `session` pins it to the session of that
+   * generation (one that holds a lock): it is then never sent on another.
+   */
+  async query<R extends pg.QueryResultRow>(text: string, values: unknown[], opts: { timeoutMs?: number; session?: number } = {}): Promise<pg.QueryResult<R>> {
+    const timeoutMs = opts.timeoutMs ?? this.commandTimeoutMs;
+    if (opts.session !== undefined && !this.current(opts.session))
+      throw Object.assign(new Error(`the session that holds the lock (${opts.session}) was lost, and the server may not have noticed yet; not sent on another`), { code: "conn-closed" });
+    try {
+      return await this.once<R>(text, values, timeoutMs);
+    } catch (err) {
+      // The server ended the session for idleness before it read our statement
+      // (its notice crossed the statement on the wire): nothing ran, so a
+      // statement that needs no particular session is sent again, once, on a new one.
+      if (sqlState(err) !== IDLE_SESSION_TIMEOUT || opts.session !== undefined) throw named(err);
+    }
+    try {
+      return await this.once<R>(text, values, timeoutMs);
+    } catch (err) {
+      throw named(err);
+    }
+  }
+
+  private async once<R extends pg.QueryResultRow>(text: string, values: unknown[], timeoutMs: number): Promise<pg.QueryResult<R>> {
+    const c = await this.connect();
+    try {
+      return await c.query<R>({ text, values, query_timeout: timeoutMs } as pg.QueryConfig);
+    } catch (err) {
+      if (!answeredWithError(err)) {
+        // A FATAL arrives as the query's error rather than as the client's event.
+        if (SESSION_ENDED.has(sqlState(err) ?? "")) this.endedByServer = this.generation;
+        this.drop(c);
+      }
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    const c = this.client;
+    this.client = null;
+    if (c) await c.end().catch(() => {});
+  }
+}

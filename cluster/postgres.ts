@@ -1,0 +1,184 @@
+// A Postgres 15 server made for one run: initdb into data/postgres-1 of the run
+// directory, then the postmaster as a child process of the run's group on a
+// loopback port of its own. Debian's package may run a system cluster on 5432;
+// it is never used.
+//
+// The postmaster is started directly rather than through `pg_ctl start`: pg_ctl
+// daemonizes it, and the group (and the reaper after a crash) could then not know
+// its pid. Postgres refuses to run as root, so both initdb and the server run as
+// the `postgres` user (a setuid of the child, no runuser in between to outlive a
+// SIGKILL), and the data directory is theirs.
+//
+// The backends the postmaster forks for each connection are children of it, each
+// in a session of its own (Postgres calls setsid), so a signal to the postmaster
+// reaches none of them. A kill (the nemesis', the teardown's) takes them with
+// it; after a crash of the runner the reaper kills the postmaster alone, and its
+// backends notice its death and exit by themselves. A frozen server needs every
+// one of them frozen, and they are then put on the reaper's list until thawed.
+import { chownSync, chmodSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import pg from "pg";
+import { sleep } from "../lib/index.ts";
+import type { Cluster } from "./cluster.ts";
+import { childrenOf, logTail, signalAll, type ProcessGroup } from "./processes.ts";
+import type { PortPlan } from "./ports.ts";
+import type { ServerNode } from "./redis.ts";
+
+/** Where Debian's postgresql-15 keeps its programs (not on PATH). */
+export const pgBin = (program: string): string => join(process.env.FENCECHECK_PG_BIN ?? "/usr/lib/postgresql/15/bin", program);
+
+export interface PostgresOptions {
+  runDir: string;
+  /** fsync on (--pg-durable): what a killed server remembers of its last commits. */
+  durable: boolean;
+  /** More `-c name=value` settings (the dead-session measurement's keepalives). */
+  settings?: Record<string, string>;
+  /** Its name in the run (default postgres-1; the resource's own is resource-db). */
+  name?: string;
+}
+
+/** The `postgres` user's ids, from /etc/passwd (Node has no getpwnam). */
+export function postgresUser(): { uid: number; gid: number } {
+  const line = readFileSync("/etc/passwd", "utf8").split("\n").find((l) => l.startsWith("postgres:"));
+  if (!line) throw new Error("there is no postgres user: install Debian's postgresql-15 (npm run setup)");
+  const [, , uid, gid] = line.split(":");
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+/** The connection settings of the run's own server: trust authentication, the superuser. */
+export const pgConnection = (node: { host: string; port: number }) => ({ host: node.host, port: node.port, user: "postgres", database: "postgres" });
+
+function serverArgs(dir: string, port: number, opts: PostgresOptions): string[] {
+  const settings: Record<string, string> = {
+    listen_addresses: "127.0.0.1",
+    // No Unix socket: a run directory's path can be longer than a socket's
+    // (107 bytes), and every client comes over TCP through its proxy anyway.
+    unix_socket_directories: "",
+    fsync: opts.durable ? "on" : "off",
+    // One connection per logical client (up to --concurrency 1000), and the resource's.
+    max_connections: "1100",
+    shared_buffers: "16MB",
+    log_line_prefix: "%m [%p] ",
+    ...opts.settings,
+  };
+  return ["-D", dir, "-p", String(port), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
+}
+
+/**
+ * The server runs as the postgres user, so it must be able to pass through every
+ * directory above its data directory: a run directory under /root (mode 0700)
+ * or under mkdtemp's private directories is out of its reach, and initdb would
+ * only say "Permission denied" about the data directory itself.
+ */
+function reachable(dir: string, user: { uid: number; gid: number }): void {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    const s = statSync(d);
+    const x = s.uid === user.uid ? 0o100 : s.gid === user.gid ? 0o010 : 0o001;
+    if (!(s.mode & x))
+      throw new Error(`the postgres user cannot reach ${dir}: ${d} is mode ${(s.mode & 0o777).toString(8)} (it needs o+x); use a --store it can reach, e.g. under /tmp or /var/tmp`);
+    if (d === dirname(d)) return;
+  }
+}
+
+async function initdb(group: ProcessGroup, name: string, dir: string, logFile: string): Promise<void> {
+  const user = postgresUser();
+  mkdirSync(dir, { recursive: true });
+  reachable(dirname(dir), user);
+  chownSync(dir, user.uid, user.gid);
+  chmodSync(dir, 0o700);
+  const proc = await group.spawn({
+    name: `${name}-initdb`,
+    command: pgBin("initdb"),
+    args: ["-D", dir, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"],
+    logFile,
+    user,
+    env: { ...process.env, HOME: dir, LC_ALL: "C" },
+  });
+  const code = await proc.exited;
+  await group.kill(proc.name);
+  if (code !== "0") throw new Error(`initdb for ${name} failed (${code}):\n${logTail(logFile)}`);
+}
+
+/** Start the postmaster (again, after a kill: same port, same data directory) and wait until it answers. */
+async function startPostmaster(group: ProcessGroup, node: ServerNode, dir: string, logFile: string, opts: PostgresOptions): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    await group.spawn({ name: node.name, command: pgBin("postgres"), args: serverArgs(dir, node.port, opts), logFile, user: postgresUser(), killChildren: true });
+    for (;;) {
+      if (!group.running(node.name)) break;
+      if (await answers(node)) return;
+      if (Date.now() > deadline) throw new Error(`${node.name} did not answer on port ${node.port} within 15 s:\n${logTail(logFile)}`);
+      await sleep(50);
+    }
+    await group.kill(node.name);
+    // After a kill, backends of the old postmaster may still hold its shared
+    // memory for a moment; the new one refuses to start until they are gone.
+    if (Date.now() > deadline) throw new Error(`${node.name} exited at start (port ${node.port}):\n${logTail(logFile)}`);
+    await sleep(100);
+  }
+}
+
+async function answers(node: ServerNode): Promise<boolean> {
+  const c = new pg.Client({ ...pgConnection(node), connectionTimeoutMillis: 1000 });
+  c.on("error", () => {});
+  try {
+    await c.connect();
+    await c.query("SELECT 1");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
+export async function startPostgresCluster(group: ProcessGroup, ports: PortPlan, opts: PostgresOptions): Promise<Cluster> {
+  const node: ServerNode = { name: opts.name ?? "postgres-1", host: "127.0.0.1", port: await ports.take() };
+  const dir = join(opts.runDir, "data", node.name);
+  const logFile = join(opts.runDir, "logs", `${node.name}.log`);
+  await initdb(group, node.name, dir, logFile);
+  await startPostmaster(group, node, dir, logFile, opts);
+  // The backends frozen with the server, thawed with it (and by the reaper or the
+  // teardown if the run ends first).
+  let frozen: number[] = [];
+  const thaw = () => {
+    signalAll(frozen, "SIGCONT");
+    for (const pid of frozen) group.unwatch(pid);
+    frozen = [];
+  };
+  group.onStop(async () => thaw());
+  const check = (name: string) => {
+    if (name !== node.name) throw new Error(`no Postgres server named ${name} (there is ${node.name})`);
+  };
+  return {
+    nodes: [node],
+    pause: async (name) => {
+      check(name);
+      const pid = group.get(name)?.pid;
+      if (pid === undefined || !group.pause(name)) return false;
+      // The postmaster first, so it forks no backend the list below misses.
+      const children = childrenOf(pid);
+      for (const c of children) group.watch(c);
+      signalAll(children, "SIGSTOP");
+      frozen.push(...children);
+      return true;
+    },
+    resume: async (name) => {
+      check(name);
+      thaw();
+      return group.resume(name);
+    },
+    running: (name) => group.running(name),
+    kill: async (name) => {
+      check(name);
+      thaw();
+      await group.kill(name);
+    },
+    restart: async (name) => {
+      check(name);
+      if (group.running(name)) return;
+      await group.kill(name);
+      await startPostmaster(group, node, dir, logFile, opts);
+    },
+  };
+}

@@ -1,0 +1,58 @@
+// Who decides a request: the resource's own memory (fences.ts), or a database
+// (pg-decider.ts). Either way the decision is logged before it is committed,
+// through `log`, which throws when the line could not be written: the decision
+// is then not committed, and the log and the state never disagree.
+import type { FencedStore } from "./fences.ts";
+
+export interface Verdict {
+  accepted: boolean;
+  /** The highest fence accepted on the key before this decision (max_before). */
+  maxBefore: number | null;
+}
+
+export interface ReadVerdict extends Verdict {
+  /** The value read (null when refused) and the key's highest accepted fence after the decision. */
+  data: unknown;
+  maxSeen: number | null;
+}
+
+export type LogDecision = (v: Verdict & { data?: unknown }) => void;
+
+export interface Decider {
+  readonly fencing: boolean;
+  write(key: string, fence: number | null, data: unknown, log: LogDecision): Promise<Verdict>;
+  read(key: string, fence: number | null, log: LogDecision): Promise<ReadVerdict>;
+  /** An onlooker's read: decides and logs nothing. */
+  peek(key: string): Promise<{ data: unknown; maxSeen: number | null }>;
+  close(): Promise<void>;
+}
+
+/**
+ * The resource's own memory. Judge, log and commit run with no await between
+ * them, so Node's one thread makes the decisions one at a time, in the order
+ * requests finished arriving: the order of resource.ndjson is the order writes
+ * took effect.
+ */
+export function memoryDecider(store: FencedStore): Decider {
+  return {
+    fencing: store.fencing,
+    async write(key, fence, data, log) {
+      const j = store.judgeWrite(key, fence, data);
+      log({ accepted: j.accepted, maxBefore: j.maxBefore });
+      store.commit(key, j.next);
+      return { accepted: j.accepted, maxBefore: j.maxBefore };
+    },
+    async read(key, fence, log) {
+      const j = store.judgeRead(key, fence);
+      const data = j.accepted ? j.next.value : null;
+      log({ accepted: j.accepted, maxBefore: j.maxBefore, data });
+      store.commit(key, j.next);
+      return { accepted: j.accepted, maxBefore: j.maxBefore, data, maxSeen: j.next.maxSeen };
+    },
+    async peek(key) {
+      const s = store.get(key);
+      return { data: s.value, maxSeen: s.maxSeen };
+    },
+    async close() {},
+  };
+}

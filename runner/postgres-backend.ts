@@ -1,0 +1,52 @@
+// The postgres backend's start: the run's server (cluster/postgres.ts), then the
+// tables its lock clients keep their leases and fences in, and pgbouncer in
+// front of it if asked.
+import pg from "pg";
+import { startPostgresCluster, pgConnection } from "../cluster/postgres.ts";
+import type { Cluster } from "../cluster/cluster.ts";
+import { startPgbouncer } from "../cluster/pgbouncer.ts";
+import type { ServerNode } from "../cluster/redis.ts";
+import { LOCK_TABLES_SQL } from "../clients/index.ts";
+import type { BackendContext } from "./backends.ts";
+import type { ProcessGroup } from "../cluster/processes.ts";
+import type { PortPlan } from "../cluster/ports.ts";
+
+/** Run SQL on a server directly (not through a worker's proxy). */
+export async function onServer<T>(node: { host: string; port: number }, f: (c: pg.Client) => Promise<T>, timeoutMs = 10_000): Promise<T> {
+  const c = new pg.Client({ ...pgConnection(node), connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+  c.on("error", () => {});
+  await c.connect();
+  try {
+    return await f(c);
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
+export async function startPostgresBackend(ctx: BackendContext): Promise<Cluster> {
+  const cluster = await startPostgresCluster(ctx.group, ctx.ports, { runDir: ctx.runDir, durable: ctx.serverOptions.pgDurable ?? false });
+  await onServer(cluster.nodes[0], (c) => c.query(LOCK_TABLES_SQL));
+  if (!ctx.serverOptions.pgPooler) return cluster;
+  // The clients see the pooler as their server (buildTest refuses the faults that would aim past it).
+  return { ...cluster, nodes: [await startPgbouncer(ctx.group, ctx.ports, ctx.runDir, cluster.nodes[0])] };
+}
+
+/** The run's rows, for a server it shares: the locks' names all start with `prefix`. */
+export async function removePostgresKeys(nodes: readonly ServerNode[], prefix: string): Promise<number> {
+  if (prefix === "") throw new Error("refusing to delete every lock row: the run has no key prefix");
+  return onServer(nodes[0], async (c) => {
+    let deleted = 0;
+    for (const table of ["fencecheck_leases", "fencecheck_advisory"])
+      deleted += (await c.query(`DELETE FROM ${table} WHERE starts_with(name, $1)`, [prefix])).rowCount ?? 0;
+    return deleted;
+  });
+}
+
+/**
+ * --resource postgres: a Postgres of the resource's own (not the lock service's,
+ * which the nemeses fault), where it keeps each key's value and fence.
+ */
+export async function startResourceDb(group: ProcessGroup, ports: PortPlan, runDir: string): Promise<ServerNode> {
+  const cluster = await startPostgresCluster(group, ports, { runDir, durable: false, name: "resource-db" });
+  return cluster.nodes[0];
+}

@@ -1,0 +1,38 @@
+// One real Postgres server for a test file, made like a run's (initdb in a
+// temporary run directory, the lock tables), stopped after its tests once
+// `closing` (its clients) is done.
+import { chmodSync } from "node:fs";
+import { beforeAll, afterAll } from "vitest";
+import { ProcessGroup } from "../cluster/processes.ts";
+import { PortPlan } from "../cluster/ports.ts";
+import type { Cluster } from "../cluster/cluster.ts";
+import type { ServerNode } from "../cluster/redis.ts";
+import { startPostgresBackend } from "../runner/postgres-backend.ts";
+import type { BackendContext } from "../runner/backends.ts";
+import { localDeployment } from "../cluster/deployment.ts";
+import { tempRunDir } from "./helpers.ts";
+
+export interface PostgresServer {
+  node(): ServerNode;
+  cluster(): Cluster;
+  group(): ProcessGroup;
+}
+
+export function usePostgresServer(closing: () => Promise<unknown> = async () => {}): PostgresServer {
+  let group: ProcessGroup;
+  let cluster: Cluster;
+  beforeAll(async () => {
+    const dir = tempRunDir();
+    // mkdtemp makes it 0700, and the server runs as the postgres user.
+    chmodSync(dir, 0o755);
+    group = new ProcessGroup(dir);
+    const serverOptions = { redisPersistence: "none", skewableClocks: false, deploy: "local", external: null, pauseMode: "signal", memberPartitions: "proxy" } as const;
+    const ctx: BackendContext = { group, deployment: localDeployment(group), ports: new PortPlan(0), runDir: dir, toxiproxyUrl: "", serverOptions };
+    cluster = await startPostgresBackend(ctx);
+  }, 30_000);
+  afterAll(async () => {
+    await closing();
+    await group?.stopAll();
+  });
+  return { node: () => cluster.nodes[0], cluster: () => cluster, group: () => group };
+}
