@@ -67,7 +67,7 @@ describe("--client with an adapter module", () => {
     ["no fences with --fence on", ["--client", module("nofence.ts", `export default { describe: "d", backends: ["redis"], fences: false, create: () => (${client}) };\n`)], /issues no fencing tokens .* use --fence off/],
     ["a module that fails to load", ["--client", module("throws.ts", `throw new Error("boom at import");\n`)], /the module does not load: boom at import/],
     ["a path with no file", ["--client", "./no/such-lock.ts"], /--client \.\/no\/such-lock\.ts: no such file/],
-    ["an unknown client name", ["--client", "zookeeper"], /--client: unknown value "zookeeper"; choose from redis, .*or give the path of an adapter module/],
+    ["an unknown client name", ["--client", "consul"], /--client: unknown value "consul"; choose from redis, .*or give the path of an adapter module/],
   ];
   for (const [what, args, message] of cases)
     it(`${what}: exit 254 naming it, nothing stored`, async () => {
