@@ -20,7 +20,7 @@ export const Z1: Scenario = {
   id: "Z1",
   title: "ZooKeeper: a holder's session expires while it is frozen, then it writes",
   shows:
-    "client 0 holds the lock with a 1 s session; its worker is SIGSTOPped from 200 ms to 3500 ms, so it sends no pings and ZooKeeper expires the session and deletes its lock node; client 1 gets the lock and writes; client 0 thaws with its write due and sends it before it learns its session is gone: accepted without fencing, refused with it",
+    "client 0 holds the lock with a 1 s session; its worker is SIGSTOPped from 1000 ms to 5000 ms, so it sends no pings and ZooKeeper expires the session and deletes its lock node; client 1 gets the lock and writes; client 0 thaws with its write due and sends it before it learns its session is gone: accepted without fencing, refused with it",
   options: {
     ...ONE_HOLD_EACH,
     backend: "zookeeper",
@@ -28,16 +28,18 @@ export const Z1: Scenario = {
     concurrency: 2,
     workers: 2,
     ttl: 1000,
-    // Client 0's write falls due about 2100 ms in (its grant, some 100 ms, plus
-    // 2000), while its worker is stopped; client 1 asks from 300 ms and takes the
-    // lock when the session expires (about 1.2-1.4 s).
+    // Client 0's write falls due 2000 ms after its grant (which comes within the
+    // first second, its session's connect included, even on a busy machine: at
+    // 200 ms it once had not come yet, and client 1 took the lock first), while its
+    // worker is stopped; client 1 asks from 1200 ms and takes the lock when the
+    // session expires, a little more than a second after the freeze.
     pause: 2000,
     "pause-clients": ["0"],
     "pause-at": "acquire",
     work: 0,
-    stagger: 300,
-    "acquire-timeout": 4000,
-    "time-limit": 5,
+    stagger: 1200,
+    "acquire-timeout": 5000,
+    "time-limit": 7,
     fence: false,
   },
   varies: {
@@ -47,7 +49,7 @@ export const Z1: Scenario = {
   // The in-process --pause alone would not do: the client's pings go on while it
   // sleeps. The SIGSTOP freezes them, as a GC pause does.
   // Thawed well after the write fell due, even on a busy machine where the grant takes a while.
-  script: () => [{ atMs: 200, nemesis: "pause", fault: { targets: ["worker-1"], durationMs: 3300 } }],
+  script: () => [{ atMs: 1000, nemesis: "pause", fault: { targets: ["worker-1"], durationMs: 4000 } }],
   predict: (o: ParsedOptions) =>
     o.fence
       ? { anomalies: [], why: "the resource refuses client 0's write: its fence (its node's czxid) is lower than client 1's" }
