@@ -30,14 +30,28 @@ export async function freePort(): Promise<number> {
   }
 }
 
-/** Hands out ports for one run: from `base` upward if given, else free ones. */
+/**
+ * Hands out ports for one run: from `base` upward if given, else free ones, never
+ * the same one twice. A free port is only free until its server binds it, and the
+ * run's servers start after all their ports are chosen: without remembering, two
+ * draws could give one run the same free port (a ZooKeeper ensemble takes nine,
+ * and once zk-3's client port was zk-1's election port: zk-1 could not bind it).
+ */
 export class PortPlan {
   private nextPort: number;
+  private readonly given = new Set<number>();
   constructor(private readonly base: number) {
     this.nextPort = base;
   }
   async take(): Promise<number> {
-    if (this.base === 0) return freePort();
+    if (this.base === 0) {
+      for (;;) {
+        const port = await freePort();
+        if (this.given.has(port)) continue;
+        this.given.add(port);
+        return port;
+      }
+    }
     while (DEFAULT_PORTS.has(this.nextPort)) this.nextPort++;
     return this.nextPort++;
   }
