@@ -23,8 +23,12 @@ export function cpuSeconds(pid: number): number {
   return (stat(pid)?.ticks ?? 0) / TICKS_PER_S;
 }
 
-/** The lock servers a run starts (redis-server, etcd): measured apart from the harness. */
-const SERVER = /^(redis-server|etcd)$/;
+/**
+ * The lock servers a run starts, by their process name: measured apart from the
+ * harness. ZooKeeper's servers are `java` (the harness is node), and a Postgres
+ * server's backends are `postgres` too.
+ */
+const SERVER = /^(redis-server|etcd|java|postgres|pgbouncer)$/;
 
 /** Every process under `root`, itself included, with its CPU ticks so far and whether it is a lock server. */
 function tree(root: number): Map<number, { ticks: number; server: boolean }> {

@@ -8,7 +8,7 @@ import { pickTarget } from "../../nemesis/pause.ts";
 import { killNemesis } from "../../nemesis/kill.ts";
 import { clockNemesis } from "../../nemesis/clock.ts";
 import { grudge, EXILING } from "../../nemesis/grudges.ts";
-import { slowWorkers } from "../../nemesis/latency.ts";
+import { slowWorkers, latencyNemesis } from "../../nemesis/latency.ts";
 import { aimSentence } from "../../reports/faults.ts";
 import { HoldTracker } from "../../runner/holders.ts";
 import { parseArgs, rng, BadInput } from "../../lib/index.ts";
@@ -159,6 +159,25 @@ describe("each aimed nemesis, from a known state of holds", () => {
       expect(workerAim("holder", slow, holders)).toEqual({ aim: "holder", holder: "worker-2" });
     }
     expect(aimedWorkers(context(1, "random", [bare]).ctx)).toEqual([]);
+  });
+
+  it("latency through inject: a fault that finds nobody holding waits for a hold and slows its worker", async () => {
+    // The proxies only note the toxics asked of them: what is under test is whom the fault slows.
+    let holds: HeldLock[] = [];
+    const { ctx, events } = context(3, "holder", []);
+    const links = workers.map((w) => ({ proxy: `${w}--redis-1`, worker: w, server: "redis-1", host: "127.0.0.1", port: 1, upstream: "127.0.0.1:2" }));
+    Object.assign(ctx, {
+      holds: () => holds,
+      options: { ...options("holder"), intervalS: 2 },
+      links: { all: links, prefix: "", shared: () => [], proxy: () => ({ addToxic: async () => ({ remove: async () => {} }) }) },
+    });
+    setTimeout(() => (holds = [{ worker: "worker-3", granted: null }]), 150);
+    const latency = latencyNemesis();
+    await latency.inject(ctx);
+    const [start] = events.filter((e) => e.f === "start-latency");
+    expect(start.value).toMatchObject({ aim: "holder", holder: "worker-3" });
+    expect(start.value.targets).toContain("worker-3->redis-1");
+    await latency.heal(ctx);
   });
 
   it("pause and latency aimed at holders wait for a hold to start (at most half an interval), and not at all with --aim random", async () => {
