@@ -9,12 +9,12 @@
 // Only the client can say this (error "orphan-node" on the failed acquire: it read
 // the holding node's owner, and it was its own session, yet not this hold's node);
 // a history of owners and fences alone does not name lock nodes or sessions.
-import type { Witness } from "../store/events.ts";
+import { ORPHAN_NODE_ERROR, type Witness } from "../store/events.ts";
 import { quoteOp } from "./explain.ts";
 import { ACQUIRE, eventsOf, type Model } from "./model.ts";
 import { FAIL } from "./table.ts";
 
-export const ORPHAN_NODE = "orphan-node";
+export const ORPHAN_NODE = ORPHAN_NODE_ERROR;
 
 export function orphanLockNodes(m: Model): Witness[] {
   const out: Witness[] = [];

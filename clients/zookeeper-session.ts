@@ -14,6 +14,7 @@
 // next server (a probe every third of the timeout keeps a quiet link talking).
 import zookeeper, { type Client, type Exception as ZkException, type Stat } from "node-zookeeper-client";
 import type { Endpoint } from "./lock.ts";
+import { sleep } from "../lib/index.ts";
 
 const { createClient, Exception } = zookeeper;
 
@@ -105,7 +106,7 @@ export class ZkSession {
    */
   async settle(): Promise<SessionState> {
     const end = Date.now() + this.commandTimeoutMs;
-    while (this.state === "disconnected" && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    while (this.state === "disconnected" && Date.now() < end) await sleep(20);
     return this.state;
   }
 

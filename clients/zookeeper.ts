@@ -24,6 +24,7 @@
 // that found it again), for the fairness analysis.
 import zookeeper from "node-zookeeper-client";
 import type { ClientContext, Hold, LockClient, Outcome } from "./lock.ts";
+import { ORPHAN_NODE_ERROR } from "../store/events.ts";
 import { ZkCallError, ZkSession, isZk, zxid } from "./zookeeper-session.ts";
 
 const { CreateMode } = zookeeper;
@@ -145,7 +146,7 @@ export class ZkLock implements LockClient {
    */
   private async whyWaited(s: ZkSession, dir: string, holder: string, timeoutMs: number): Promise<string> {
     const stat = await s.exists(`${dir}/${holder}`).catch(() => null);
-    if (stat && stat.ephemeralOwner.toString("hex") === s.id) return "orphan-node";
+    if (stat && stat.ephemeralOwner.toString("hex") === s.id) return ORPHAN_NODE_ERROR;
     return timeoutMs > 0 ? "timeout" : "busy";
   }
 

@@ -18,6 +18,7 @@ import { memberControls, type MemberCluster, type MemberClusterOptions } from ".
 import type { ServerNode } from "./redis.ts";
 import { ZkPeerProxies, hostsFile } from "./zookeeper-peers.ts";
 import { fourLetterWord, zkMode } from "./zookeeper-admin.ts";
+import { sleep } from "../lib/index.ts";
 
 /** Where Debian's package puts the server and the logging it needs (slf4j to log4j 1.2, both its dependencies). */
 export const ZK_CLASSPATH = ["/etc/zookeeper/conf", "/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-log4j12.jar", "/usr/share/java/log4j-1.2.jar"];
@@ -137,7 +138,7 @@ export async function startZkCluster(opts: MemberClusterOptions): Promise<ZkClus
           .map((v) => ({ name: v.m.name, zxid: BigInt(v.srvr!.match(/^Zxid: (0x[0-9a-f]+)/m)?.[1] ?? "0") }))
           .sort((a, b) => (a.zxid < b.zxid ? 1 : a.zxid > b.zxid ? -1 : 0));
         if (leaders.length || Date.now() > deadline) return leaders[0]?.name ?? null;
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
       }
     },
     peers: { partition: (components) => peers.partition(components), heal: () => peers.heal() },

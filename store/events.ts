@@ -4,6 +4,13 @@
 
 export const FORMAT = 1 as const;
 
+/**
+ * The error of an acquire that failed behind a lock node of its own session it
+ * had lost track of (ZooKeeper: a create whose reply was lost, sent again). The
+ * client says it; the checker's orphan-lock-node anomaly reads it.
+ */
+export const ORPHAN_NODE_ERROR = "orphan-node";
+
 export type OpType = "invoke" | "ok" | "fail" | "info";
 export type Process = number | "nemesis";
 

@@ -13,7 +13,7 @@ import { startZkCluster, type ZkCluster } from "../../cluster/zookeeper.ts";
 import { startProxyServer, type ProxyServer } from "../../proxy/index.ts";
 import { CLIENTS, ZK_LOCK_ROOT, type Endpoint, type Hold, type LockClient, type Outcome } from "../../clients/index.ts";
 import { zxid } from "../../clients/zookeeper-session.ts";
-import { rng } from "../../lib/index.ts";
+import { rng, sleep } from "../../lib/index.ts";
 import { tempRunDir, processesMentioning, eventually } from "../helpers.ts";
 
 let dir: string;
@@ -23,7 +23,6 @@ let cluster: ZkCluster;
 let endpoints: Endpoint[];
 let admin: zookeeper.Client;
 const locks: LockClient[] = [];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function lock(kind: string, prefix: string, eps: Endpoint[] = endpoints, commandTimeoutMs = 2000): LockClient {
   const c = CLIENTS[kind].create({ endpoints: eps, ownerPrefix: prefix, commandTimeoutMs, rng: rng(3, prefix), options: {} });
