@@ -5,7 +5,7 @@
 // did not do the thing (busy, not-owner) and throws when it cannot know (timeout,
 // connection lost). The workload turns a throw into an `info` completion in one
 // place, so clients never guess.
-import type { Rng } from "../lib/index.ts";
+import { sleep, type Rng } from "../lib/index.ts";
 
 export interface Hold {
   /** Unique per successful acquire, even within one process. */
@@ -66,4 +66,20 @@ export interface ClientContext {
   commandTimeoutMs: number;
   rng: Rng;
   options: ClientOptions;
+}
+
+/**
+ * An acquire by polling, for locks with no queue to wait in (Redis SET NX, a
+ * Postgres lease row): try once; until the deadline, again after a short random
+ * pause. Spread, so waiters do not march in step; short, because a free lock
+ * nobody has noticed yet is time the lock stands idle.
+ */
+export async function pollAcquire(tryOnce: () => Promise<Outcome<Hold> | null>, timeoutMs: number, rng: Rng): Promise<Outcome<Hold>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const got = await tryOnce();
+    if (got) return got;
+    if (Date.now() >= deadline) return { type: "fail", error: timeoutMs > 0 ? "timeout" : "busy" };
+    await sleep(Math.min(rng.between(2, 10), Math.max(0, deadline - Date.now())));
+  }
 }

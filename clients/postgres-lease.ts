@@ -9,8 +9,8 @@
 // who holds it until `expires_at` (--ttl after the grant or the last renew), and
 // then the next acquire takes it, whether the holder is dead, frozen or merely
 // slow: the fence is what keeps a late holder's writes out.
-import { sleep, type Rng } from "../lib/index.ts";
-import type { ClientContext, Hold, LockClient, Outcome } from "./lock.ts";
+import type { Rng } from "../lib/index.ts";
+import { pollAcquire, type ClientContext, type Hold, type LockClient, type Outcome } from "./lock.ts";
 import { PgSession } from "./postgres-session.ts";
 
 const ACQUIRE = `
@@ -44,14 +44,11 @@ export class PostgresLeaseLock implements LockClient {
 
   async acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
     const owner = `${this.ownerPrefix}-h${++this.holds}`;
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
+    // As the Redis client: a lease row offers no queue to wait in.
+    return pollAcquire(async () => {
       const r = await this.session.query<{ fence: string }>(ACQUIRE, [key, owner, ttlMs]);
-      if (r.rows.length) return { type: "ok", value: { owner, fence: Number(r.rows[0].fence), ttlMs } };
-      if (Date.now() >= deadline) return { type: "fail", error: timeoutMs > 0 ? "timeout" : "busy" };
-      // As the Redis client: spread, short retries (a row lock offers no queue to wait in).
-      await sleep(Math.min(this.rng.between(2, 10), Math.max(0, deadline - Date.now())));
-    }
+      return r.rows.length ? { type: "ok", value: { owner, fence: Number(r.rows[0].fence), ttlMs } } : null;
+    }, timeoutMs, this.rng);
   }
 
   async renew(key: string, hold: Hold, ttlMs: number): Promise<Outcome<{ ttlMs: number }>> {

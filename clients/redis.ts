@@ -3,7 +3,7 @@
 // from INCR fence:{key} in the same script as the SET, so the counter moves only
 // when a hold is granted. (`{key}` is a hash tag: lock and counter share a slot.)
 import { Redis } from "ioredis";
-import type { Hold, LockClient, Outcome } from "./lock.ts";
+import { pollAcquire, type Hold, type LockClient, type Outcome } from "./lock.ts";
 import { sleep, type Rng } from "../lib/index.ts";
 
 /** The lock's three scripts, shared with examples/redis-lock-adapter.ts. */
@@ -97,16 +97,11 @@ export class RedisLock implements LockClient {
 
   async acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
     const owner = `${this.opts.ownerPrefix}-h${++this.holds}`;
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
+    return pollAcquire(async () => {
       await this.ready();
       const fence = (await this.redis.eval(ACQUIRE, 2, key, fenceKey(key), owner, ttlMs)) as number | null;
-      if (fence !== null) return { type: "ok", value: { owner, fence: Number(fence), ttlMs } };
-      if (Date.now() >= deadline) return { type: "fail", error: timeoutMs > 0 ? "timeout" : "busy" };
-      // Spread the retries so waiters do not march in step, but keep them short: a
-      // free lock nobody has noticed yet is time the lock stands idle.
-      await sleep(Math.min(this.opts.rng.between(2, 10), Math.max(0, deadline - Date.now())));
-    }
+      return fence === null ? null : { type: "ok", value: { owner, fence: Number(fence), ttlMs } };
+    }, timeoutMs, this.opts.rng);
   }
 
   async renew(key: string, hold: Hold, ttlMs: number): Promise<Outcome<{ ttlMs: number }>> {
