@@ -17,11 +17,10 @@
 import { execFile } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { BadInput, EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
+import { join } from "node:path";
+import { BadInput, EXIT, ROOT, commandOptions, entryArgs, type OptionSpec } from "../lib/index.ts";
 import { generateRun } from "./checker-history.ts";
 
-const ROOT = resolve(import.meta.dirname, "..");
 const COMMAND = "npm run bench:checker --";
 const TARGET_RATIO = 1.5;
 const TARGET_RSS_MB = 1024;
@@ -57,7 +56,7 @@ interface Measure {
 
 async function child(kind: string, dir: string): Promise<Measure> {
   // Modules are loaded (and compiled by tsx) before the clock starts: the figures are of the work.
-  const { checkAndReport, checkOnly } = await import("../cli/check.ts");
+  const { checkAndReport, checkOnly } = await import("../cli/check-run.ts");
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   let detail: unknown;
@@ -99,7 +98,7 @@ function bareLoop(dir: string): number {
 
 function runChild(kind: string, dir: string): Promise<Measure> {
   return new Promise((done, fail) => {
-    execFile(process.execPath, ["--import", "tsx", join(ROOT, "bench", "checker.ts"), "--child", kind, dir],
+    execFile(process.execPath, [...entryArgs("bench/checker"), "--child", kind, dir],
       { cwd: ROOT, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
         if (err) return fail(new Error(`the ${kind} child failed: ${stderr.trim() || err.message}`));
         done(JSON.parse(stdout.trim().split("\n").pop()!) as Measure);

@@ -4,7 +4,7 @@
 import { EXIT, exitCodeFor } from "../lib/index.ts";
 import { runTest, type Test } from "../runner/index.ts";
 import type { Results } from "../store/events.ts";
-import { checkAndReport } from "./check.ts";
+import { checkAndReport } from "./check-run.ts";
 
 export interface Verdict {
   code: number;

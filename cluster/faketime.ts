@@ -4,10 +4,10 @@
 // The monotonic clock is left alone: a real clock jump (NTP, an operator) moves
 // wall time only, and Redis expires keys by wall time.
 import { existsSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { repoFile } from "../lib/paths.ts";
 
-export const SHIM_SOURCE = fileURLToPath(new URL("./faketime/shim.c", import.meta.url));
-export const SHIM_LIBRARY = fileURLToPath(new URL("../build/faketime-shim.so", import.meta.url));
+export const SHIM_SOURCE = repoFile("cluster/faketime/shim.c");
+export const SHIM_LIBRARY = repoFile("build/faketime-shim.so");
 
 const LIBFAKETIME_DIRS = ["/usr/lib/faketime", "/usr/local/lib/faketime", "/usr/lib64/faketime"];
 

@@ -8,11 +8,9 @@ import { createHash } from "node:crypto";
 import { readFileSync, mkdirSync, rmdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { sleep } from "../lib/index.ts";
+import { ROOT, sleep } from "../lib/index.ts";
 import type { ServerKind } from "../cluster/deployment.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 /** The server kinds that have an image (ZooKeeper has none yet: docker mode refuses it). */
 export type ImageKind = Exclude<ServerKind, "zookeeper">;

@@ -11,15 +11,13 @@
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
 import { pgConnection, startPostgresCluster } from "../cluster/postgres.ts";
-import { BadInput, sleep, type OptionSpec } from "../lib/index.ts";
+import { BadInput, ROOT, sleep, type OptionSpec } from "../lib/index.ts";
 import type { Experiment, ExperimentContext, Findings } from "./experiment.ts";
 
-const REPO = fileURLToPath(new URL("..", import.meta.url));
 const FATES = ["killed", "frozen", "cut off"] as const;
 type Fate = (typeof FATES)[number];
 
@@ -47,7 +45,7 @@ setInterval(() => {}, 1 << 30);
 `;
 
 function startHolder(conn: object): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ["--input-type=module", "-e", HOLDER, JSON.stringify(conn)], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--input-type=module", "-e", HOLDER, JSON.stringify(conn)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   return new Promise((resolve, reject) => {
     child.once("error", reject);
     child.once("exit", (code) => reject(new Error(`the holder exited (${code}) before it held the lock`)));

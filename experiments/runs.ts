@@ -2,14 +2,11 @@
 // stored under the experiment's directory, with its results and history read back.
 import { spawn } from "node:child_process";
 import { readFileSync, realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { EXIT } from "../lib/index.ts";
+import { join } from "node:path";
+import { EXIT, ROOT, entryArgs } from "../lib/index.ts";
 import { BACKENDS } from "../runner/index.ts";
 import { BadInput } from "../lib/index.ts";
 import type { Results } from "../store/events.ts";
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 export interface JepsenRun {
   code: number;
@@ -32,7 +29,7 @@ export function backendOf(client: string): string {
  */
 export function jepsen(args: string[], signal?: AbortSignal, started?: (pid: number) => void): Promise<JepsenRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "cli/test-jepsen.ts"), ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...entryArgs("cli/test-jepsen"), ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     if (child.pid !== undefined) started?.(child.pid);
     const interrupt = (): void => void child.kill("SIGINT");
     if (signal?.aborted) interrupt();

@@ -8,7 +8,6 @@
 // shortest TTL with pauses aimed at holders and fencing on: a short TTL hands a
 // paused holder's lock on sooner, and fencing is what keeps that hand-over safe.
 import { mkdirSync, rmSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { join, relative } from "node:path";
 import { CLIENTS, type Endpoint, type Hold, type LockClient } from "../clients/index.ts";
 import { ProcessGroup } from "../cluster/processes.ts";
@@ -17,12 +16,11 @@ import { localDeployment } from "../cluster/deployment.ts";
 import { EtcdAdmin } from "../cluster/etcd-admin.ts";
 import { spawnProxyServer } from "../proxy/index.ts";
 import { BACKENDS } from "../runner/index.ts";
-import { BadInput, rng, sleep, tsxUrl, type OptionSpec } from "../lib/index.ts";
+import { BadInput, rng, sleep, entryArgs, type OptionSpec } from "../lib/index.ts";
 import { Interrupted, type Experiment, type ExperimentContext, type Findings } from "./experiment.ts";
 import { backendOf, jepsen } from "./runs.ts";
 import type { HolderMessage } from "./holder.ts";
 
-const HOLDER = fileURLToPath(new URL("./holder.ts", import.meta.url));
 
 const OPTIONS: readonly OptionSpec[] = [
   // One client per backend. On the five-node backend the project's redlock (the
@@ -138,7 +136,7 @@ async function startHolder(b: Bench, key: string, ttl: number): Promise<{ name: 
   const proc = await b.group.spawn({
     name,
     command: process.execPath,
-    args: ["--import", tsxUrl(), HOLDER, b.client, JSON.stringify(b.endpoints), key, String(ttl), b.dir],
+    args: [...entryArgs("experiments/holder"), b.client, JSON.stringify(b.endpoints), key, String(ttl), b.dir],
     logFile: join(b.dir, "logs", `${name}.log`),
     ipc: true,
   });

@@ -7,5 +7,6 @@ export { rng, shuffled, type Rng } from "./random.ts";
 export { sleep, nsToMs } from "./time.ts";
 export { EXIT, BadInput, exitCodeFor } from "./exit.ts";
 export { parseArgs, commandOptions, noPositional, helpText, type OptionSpec, type OptionKind, type OptionValue, type ParsedOptions } from "./args.ts";
-export { spawnService, tsxUrl, type ServiceHandle, type ServiceOptions } from "./service.ts";
+export { spawnService, type ServiceHandle, type ServiceOptions } from "./service.ts";
+export { BUILT, ROOT, repoFile, entryFile, entryArgs, nodeArgsFor, tsxUrl } from "./paths.ts";
 export { onParentGone } from "./lifeline.ts";

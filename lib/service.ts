@@ -7,14 +7,13 @@
 // hold, to learn that we died.
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { createRequire } from "node:module";
 import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { nodeArgsFor } from "./paths.ts";
 
 export interface ServiceOptions {
   /** What the service is called in errors, e.g. "resource". */
   name: string;
-  /** Absolute path of the .ts entry. */
+  /** Absolute path of the entry: a source (run through tsx) or a built bundle (lib/paths.ts entryFile). */
   main: string;
   /** The entry's own arguments; --watch-stdin is always added. */
   args: string[];
@@ -44,7 +43,7 @@ const TAIL_BYTES = 4_096;
 export async function spawnService(opts: ServiceOptions): Promise<ServiceHandle> {
   const logFile = opts.logFile === undefined ? undefined : resolve(opts.logFile);
   // The service exits when this pipe closes, which is how it learns that we died.
-  const args = ["--import", tsxUrl(), opts.main, ...opts.args, "--watch-stdin"];
+  const args = [...nodeArgsFor(opts.main), opts.main, ...opts.args, "--watch-stdin"];
 
   // The child writes its diagnostics straight into the log file, so they are kept
   // even if this process stops reading or dies.
@@ -119,16 +118,6 @@ export async function spawnService(opts: ServiceOptions): Promise<ServiceHandle>
       return stopping;
     },
   };
-}
-
-/**
- * The URL of tsx for `node --import` in a child: resolved here rather than left to
- * `--import tsx`, which would look for tsx from the caller's cwd; resolved per
- * spawn, so that importing lib never fails where tsx is missing; and through
- * createRequire, since import.meta.resolve is missing under vitest.
- */
-export function tsxUrl(): string {
-  return pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 }
 
 function waitForPort(child: ChildProcess, who: string, timeoutMs: number): Promise<number> {

@@ -1,17 +1,14 @@
 // Start the proxy as a child process and wait until it listens. A process of its
 // own keeps the proxy's sockets off the test runner's event loop, so a paused or
 // busy runner does not also pause the network it is testing.
-import { fileURLToPath } from "node:url";
-import { spawnService, type ServiceHandle } from "../lib/index.ts";
+import { entryFile, spawnService, type ServiceHandle } from "../lib/index.ts";
 
 export type SpawnedProxyServer = ServiceHandle;
-
-const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
 
 export function spawnProxyServer(opts: { port?: number; logFile?: string } = {}): Promise<SpawnedProxyServer> {
   return spawnService({
     name: "proxy server",
-    main: MAIN,
+    main: entryFile("proxy/main"),
     args: ["--port", String(opts.port ?? 0), "--host", "127.0.0.1"],
     logFile: opts.logFile,
     readyTimeoutMs: 20_000,

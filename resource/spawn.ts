@@ -1,7 +1,6 @@
 // Starting resource/main.ts as a child process and stopping it again.
 import { resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { spawnService, type ServiceHandle } from "../lib/index.ts";
+import { entryFile, spawnService, type ServiceHandle } from "../lib/index.ts";
 import { T0_ENV } from "../store/clock.ts";
 
 export interface ResourceOptions {
@@ -25,15 +24,13 @@ export interface ResourceOptions {
 
 export type ResourceHandle = ServiceHandle;
 
-const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
-
 export function startResource(opts: ResourceOptions): Promise<ResourceHandle> {
   const args = ["--log", resolve(opts.logPath), "--fence", opts.fencing ? "on" : "off", "--port", String(opts.port ?? 0)];
   if (opts.fenceReads) args.push("--fence-reads");
   if (opts.pg) args.push("--pg", `${opts.pg.host}:${opts.pg.port}`);
   return spawnService({
     name: "resource",
-    main: MAIN,
+    main: entryFile("resource/main"),
     args,
     env: { ...process.env, [T0_ENV]: opts.t0.toString() },
     logFile: opts.logFile,

@@ -6,6 +6,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { redisBinary } from "../cluster/redis.ts";
 import { pgBin } from "../cluster/postgres.ts";
+import { repoFile } from "../lib/index.ts";
 import type { Test } from "./test.ts";
 
 const require = createRequire(import.meta.url);
@@ -57,7 +58,7 @@ export function describeRun(test: Test, runDir: string): RunInfo {
     command: process.argv.slice(2),
     options: { ...rest, backend: backend.name, workload: workload.name },
     versions: {
-      fencecheck: (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version,
+      fencecheck: (JSON.parse(readFileSync(repoFile("package.json"), "utf8")) as { version: string }).version,
       node: process.version,
       "redis-server": binaryVersion(redisBinary(), ["--version"]),
       etcd: binaryVersion("etcd", ["--version"]),

@@ -1,13 +1,10 @@
 // Starting worker processes and talking to them.
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { tsxUrl } from "../lib/index.ts";
+import { entryArgs } from "../lib/index.ts";
 import type { ProcessGroup, Supervised } from "../cluster/processes.ts";
 import type { EventLoopDelay, FromWorker, ToWorker, WorkerConfig } from "./protocol.ts";
 import type { UnindexedEvent } from "../store/events.ts";
 import type { MetricsSnapshot } from "../workloads/index.ts";
-
-const WORKER_MAIN = fileURLToPath(new URL("./worker.ts", import.meta.url));
 
 export class WorkerHandle {
   readonly done: Promise<void>;
@@ -63,7 +60,7 @@ export async function spawnWorker(group: ProcessGroup, name: string, runDir: str
     name,
     command: process.execPath,
     // The run directory in the arguments lets anyone find a run's processes with pgrep -f.
-    args: ["--import", tsxUrl(), WORKER_MAIN, runDir],
+    args: [...entryArgs("runner/worker"), runDir],
     logFile: join(runDir, "logs", `${name}.log`),
     ipc: true,
   });

@@ -7,7 +7,7 @@ fence=${1:-off}; runs=${2:-10}; shift 2 || true
 store=${STORE:-$(mktemp -d)}
 cd "$(dirname "$0")/.."
 for seed in $(seq 1 "$runs"); do
-  node --import tsx cli/test-jepsen.ts --backend redis --nemesis pause --fence "$fence" --time-limit 30 --seed "$seed" --store "$store" "$@" >/dev/null 2>&1
+  node dist/cli/test-jepsen.js --backend redis --nemesis pause --fence "$fence" --time-limit 30 --seed "$seed" --store "$store" "$@" >/dev/null 2>&1
   code=$?
   dir=$(readlink -f "$store/latest")
   stale=$(grep -o '"stale-write-accepted"' "$dir/results.json" | head -1)

@@ -5,8 +5,8 @@
 // hold an option or a value that `test:jepsen` would refuse.
 import { createHash } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
-import { basename, extname } from "node:path";
-import { BadInput, parseArgs, noPositional, type OptionValue } from "../lib/index.ts";
+import { basename, extname, join } from "node:path";
+import { BadInput, repoFile, parseArgs, noPositional, type OptionValue } from "../lib/index.ts";
 import { TEST_OPTIONS, buildTest } from "../runner/index.ts";
 import { ANOMALY_TYPES, type AnomalyType } from "../store/events.ts";
 
@@ -46,7 +46,7 @@ export interface Matrix {
 /** Options the soak itself sets for each run; a configuration may not. */
 const SOAK_OWNED = new Set(["seed", "store", "metrics-port"]);
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-const PRESETS_DIR = new URL("./presets/", import.meta.url);
+const PRESETS_DIR = repoFile("soak/presets");
 
 /** The shipped presets: the JSON files in soak/presets/. */
 export function presetNames(): string[] {
@@ -58,7 +58,7 @@ export function presetNames(): string[] {
 
 export function loadPreset(name: string): Matrix {
   if (!presetNames().includes(name)) throw new BadInput(`--preset: unknown preset ${JSON.stringify(name)}; choose from ${presetNames().join(", ")}`);
-  return parseMatrix(readFileSync(new URL(`${name}.json`, PRESETS_DIR), "utf8"), `preset ${name}`, name);
+  return parseMatrix(readFileSync(join(PRESETS_DIR, `${name}.json`), "utf8"), `preset ${name}`, name);
 }
 
 export function loadMatrixFile(path: string): Matrix {

@@ -8,8 +8,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { relative } from "node:path";
-import { fileURLToPath } from "node:url";
-import { tsxUrl } from "../lib/index.ts";
+import { entryArgs } from "../lib/index.ts";
 import { RUN_FILES, type Results } from "../store/events.ts";
 import type { RunRecord, RunStatus } from "./records.ts";
 
@@ -41,10 +40,9 @@ export interface RunningRun {
  * running on with nobody to count it.
  */
 export function spawnCommand(command: "test-jepsen" | "check", argv: string[], outputFile: string): ChildProcess {
-  const main = fileURLToPath(new URL(`../cli/${command}.ts`, import.meta.url));
   const out = openSync(outputFile, "a");
   try {
-    const child = spawn(process.execPath, ["--import", tsxUrl(), main, ...argv], {
+    const child = spawn(process.execPath, [...entryArgs(`cli/${command}`), ...argv], {
       stdio: ["pipe", out, out],
       env: { ...process.env, FENCECHECK_LIFELINE: "stdin" },
     });

@@ -79,9 +79,14 @@ export interface CliRun {
   exit: Promise<number | null>;
 }
 
-/** Run one of the project's commands (cli/<name>.ts) as a user would, in a process group of its own. */
+/** The built command (dist/cli/<name>.js, brought up to date by test/build-once.ts), as `npm run <name>` starts it. */
+export function cliFile(name: string): string {
+  return join(REPO, "dist", "cli", `${name}.js`);
+}
+
+/** Run one of the project's commands as a user would (the built dist/cli/<name>.js), in a process group of its own. */
 export function runCli(name: string, args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
-  const child = spawn(process.execPath, ["--import", "tsx", `cli/${name}.ts`, ...args], {
+  const child = spawn(process.execPath, [cliFile(name), ...args], {
     cwd: REPO,
     env: { ...process.env, ...env },
     detached: true,

@@ -4,12 +4,13 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decision, History, tempDir, writeRun } from "./build.ts";
+import { cliFile } from "../helpers.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
 function runCheck(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile("npx", ["tsx", "cli/check.ts", ...args], { cwd: ROOT }, (err, stdout, stderr) => {
+    execFile(process.execPath, [cliFile("check"), ...args], { cwd: ROOT }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
       done({ code, stdout, stderr });
     });

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { tempRunDir } from "../helpers.ts";
 
 const bench = (args: string[]) =>
-  spawnSync(process.execPath, ["--import", "tsx", "bench/checker.ts", ...args], { cwd: join(import.meta.dirname, "../.."), encoding: "utf8", timeout: 60_000 });
+  spawnSync(process.execPath, ["dist/bench/checker.js", ...args], { cwd: join(import.meta.dirname, "../.."), encoding: "utf8", timeout: 60_000 });
 
 describe("bench:checker options", () => {
   it("--dir that holds no run: 254, naming the directory", () => {

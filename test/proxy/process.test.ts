@@ -12,8 +12,9 @@ import { spawnProxyServer } from "../../proxy/index.ts";
 import { freePort, sleep } from "./helpers.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const CLI = join(ROOT, "cli/proxy.ts");
-const MAIN = join(ROOT, "proxy/main.ts");
+// The built command and service, as `npm run proxy` and the runner start them.
+const CLI = join(ROOT, "dist/cli/proxy.js");
+const MAIN = join(ROOT, "dist/proxy/main.js");
 const dir = mkdtempSync(join(tmpdir(), "fencecheck-proxy-"));
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -38,7 +39,7 @@ async function gone(pid: number, withinMs: number): Promise<boolean> {
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -101,7 +102,7 @@ describe("proxy/main.ts and cli/proxy.ts", () => {
 
   it("the CLI prints {\"port\":N} and exits 0 on SIGTERM", async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, ["--import", "tsx", CLI, "--port", String(port)], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI, "--port", String(port)], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     expect(JSON.parse(await firstLine(child))).toEqual({ port });
     const version = await fetch(`http://127.0.0.1:${port}/version`);
     expect(version.status).toBe(200);
@@ -130,13 +131,13 @@ describe("proxy/main.ts and cli/proxy.ts", () => {
     );
     // The shells' proxies print their port into files, so the test knows when they listen.
     const portFiles = [join(dir, "orphan-shell.out"), join(dir, "orphan-inner.out")];
-    const shellParent = spawn("bash", ["-c", `"${process.execPath}" --import tsx "${MAIN}" --port 0 < /dev/null > "${portFiles[0]}" & echo "$!"; wait`], {
+    const shellParent = spawn("bash", ["-c", `"${process.execPath}" "${MAIN}" --port 0 < /dev/null > "${portFiles[0]}" & echo "$!"; wait`], {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "ignore"],
     });
     // A launcher between us and the parent that dies (as tsx's is under npx):
     // the inner shell lives on, orphaned, and the proxy must not.
-    const inner = `"${process.execPath}" --import tsx "${CLI}" --port 0 < /dev/null > "${portFiles[1]}" & echo "$!"; wait`;
+    const inner = `"${process.execPath}" "${CLI}" --port 0 < /dev/null > "${portFiles[1]}" & echo "$!"; wait`;
     const grandParent = spawn("bash", ["-c", `bash -c '${inner}' & wait`], { cwd: ROOT, stdio: ["ignore", "pipe", "ignore"] });
     const pids = (await Promise.all([firstLine(nodeParent), firstLine(shellParent), firstLine(grandParent)])).map(Number);
     try {

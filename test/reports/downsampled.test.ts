@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateRun } from "../../bench/checker-history.ts";
-import { checkAndReport } from "../../cli/check.ts";
+import { checkAndReport } from "../../cli/check-run.ts";
 import { digestRun, locate } from "../../reports/digest.ts";
 import { faultWindows, pairOps, renderReportHtml, reportRun } from "../../reports/index.ts";
 import { anomalyGroups } from "../../reports/results.ts";

@@ -1,0 +1,47 @@
+// Checking a stored run: the one path that `npm run check`, the runner after a
+// fresh run (run-and-check.ts) and bench:checker take, so a stored run and a
+// fresh one get the same verdict. Kept apart from the commands so that loading it
+// loads the checker and the report and nothing of the runner.
+import { checkRun, checkRunKeeping, writeResults, type CheckOptions } from "../checker/index.ts";
+import { exitCodeFor } from "../lib/index.ts";
+import { REPORT_CHECKPOINT_EVERY, renderSummary, reportRun } from "../reports/index.ts";
+import type { Results } from "../store/events.ts";
+
+export interface CheckOutcome {
+  results: Results;
+  /** For stderr: skipped lines, reasons the verdict is unknown. */
+  warnings: string[];
+  /** The few lines to print. */
+  summary: string;
+  exitCode: number;
+}
+
+/**
+ * The check alone: reads the run in one streaming pass (checker/run.ts) and writes
+ * results.json. Throws BadInput, before writing anything, when the directory or
+ * its files are unusable. Options left out come from the run's run.json.
+ */
+export async function checkOnly(runDir: string, options: CheckOptions = {}): Promise<{ results: Results; warnings: string[] }> {
+  const checked = await checkRun(runDir, options);
+  await writeResults(runDir, checked.results);
+  return checked;
+}
+
+/**
+ * Checks the run in `runDir` and writes results.json, then report.html. A large
+ * run's report is drawn from what the check's pass kept (its model, the nemesis
+ * events, checkpoints into the files) plus the few stretches of the files it
+ * draws in full, so the history is read once and never held in memory
+ * (reports/index.ts reportRun).
+ */
+export async function checkAndReport(runDir: string, options: CheckOptions = {}): Promise<CheckOutcome> {
+  const { results, warnings, run } = await checkRunKeeping(runDir, options, REPORT_CHECKPOINT_EVERY);
+  await writeResults(runDir, results);
+  const { header } = await reportRun(runDir, results, { checked: run });
+  return {
+    results,
+    warnings,
+    summary: renderSummary({ header, results }),
+    exitCode: exitCodeFor(results.valid),
+  };
+}
