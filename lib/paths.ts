@@ -31,12 +31,20 @@ export function repoFile(relative: string): string {
 }
 
 /**
+ * Set to "dist" (the test suite does, vitest.config.ts), a process that runs from
+ * the sources starts its children from the built bundles, which test/build-once.ts
+ * built from the same sources: a run's workers, resource and proxy then start as
+ * users' do, without compiling TypeScript in each.
+ */
+export const ENTRIES_ENV = "FENCECHECK_ENTRIES";
+
+/**
  * The file to start for one of our entry points ("runner/worker", "cli/check"): the
  * built bundle when this process runs built code, the source otherwise, so a child
- * runs the same code as its parent.
+ * runs the same code as its parent (unless ENTRIES_ENV says dist).
  */
 export function entryFile(entry: string): string {
-  return BUILT ? join(ROOT, "dist", `${entry}.js`) : join(ROOT, `${entry}.ts`);
+  return BUILT || process.env[ENTRIES_ENV] === "dist" ? join(ROOT, "dist", `${entry}.js`) : join(ROOT, `${entry}.ts`);
 }
 
 /** The node arguments that must precede `file` to run it: tsx's loader for a source, nothing for a bundle. */
