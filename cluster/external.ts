@@ -5,7 +5,7 @@
 // must exit 0. Clocks cannot be moved from here.
 import { spawn } from "node:child_process";
 import type { Cluster } from "./cluster.ts";
-import { BadInput } from "../lib/index.ts";
+import { BadInput, parseHostPort } from "../lib/index.ts";
 
 /** What one server of the user's control commands may do to it. */
 export type ControlVerb = "pause" | "resume" | "kill" | "restart";
@@ -120,9 +120,9 @@ export function parseEndpoints(value: string, names: readonly string[], readFile
     servers = value.split(",").map((item, i) => {
       const eq = item.indexOf("=");
       const [name, address] = eq < 0 ? [names[i] ?? `server-${i + 1}`, item] : [item.slice(0, eq), item.slice(eq + 1)];
-      const m = /^([^:\s]+):(\d{1,5})$/.exec(address.trim());
-      if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new BadInput(`${where}: ${JSON.stringify(item)} is not host:port or name=host:port`);
-      return { name: name.trim(), host: m[1], port: Number(m[2]) };
+      const at = parseHostPort(address);
+      if (!at) throw new BadInput(`${where}: ${JSON.stringify(item)} is not host:port or name=host:port`);
+      return { name: name.trim(), ...at };
     });
   }
   if (servers.length !== names.length)

@@ -1,6 +1,6 @@
 // The resource process's command line. Bad arguments are the user's mistake, so
 // they come back as BadInput (exit 254) with a message naming the argument.
-import { BadInput, helpText, noPositional, parseArgs, type OptionSpec } from "../lib/index.ts";
+import { BadInput, helpText, noPositional, parseArgs, parseHostPort, type OptionSpec } from "../lib/index.ts";
 
 export interface ResourceArgs {
   /** 0 picks a free port. */
@@ -49,8 +49,7 @@ export function parseResourceArgs(argv: string[]): ResourceArgs {
 }
 
 function hostPort(v: string): { host: string; port: number } {
-  const m = /^([^:]+):(\d+)$/.exec(v);
-  const port = m ? Number(m[2]) : NaN;
-  if (!m || port < 1 || port > 65535) throw new BadInput(`--pg must be HOST:PORT, got ${JSON.stringify(v)}`);
-  return { host: m[1], port };
+  const address = parseHostPort(v);
+  if (!address) throw new BadInput(`--pg must be HOST:PORT, got ${JSON.stringify(v)}`);
+  return address;
 }
