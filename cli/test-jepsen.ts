@@ -1,6 +1,6 @@
 // npm run test:jepsen -- [options]: run one test against real servers, check the
 // history, write the report, and exit with the verdict.
-import { BadInput, EXIT, commandOptions, onParentGone } from "../lib/index.ts";
+import { BadInput, EXIT, commandOptions, namesTypeScript, onParentGone, rerunWithTypeScript } from "../lib/index.ts";
 import { TEST_OPTIONS, buildTest, preflight } from "../runner/index.ts";
 import { runAndCheck, exitWith } from "./run-and-check.ts";
 
@@ -12,6 +12,9 @@ faults. Records the history, checks it, and writes a report under --store.
 Exit: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 the tool failed.`;
 
 async function main(): Promise<number> {
+  // A client adapter in TypeScript needs tsx's loader, which the built command lacks.
+  const rerun = rerunWithTypeScript(namesTypeScript(process.argv.slice(2), "client"));
+  if (rerun) return rerun;
   // A soak runs us with a pipe on our stdin: when the soak dies, even by SIGKILL,
   // the pipe closes, and we stop as on Ctrl-C (heal, tear down, keep the history)
   // rather than run on with nobody to count the run.

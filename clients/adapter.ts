@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { BUILT, BadInput, rng } from "../lib/index.ts";
+import { BadInput, rng } from "../lib/index.ts";
 import type { ClientContext, Hold, LockClient, Outcome } from "./lock.ts";
 import { RedlockNodes } from "./redlock-nodes.ts";
 import { redlockFence } from "./redlock-fence.ts";
@@ -82,26 +82,12 @@ export function adapterPath(name: string, cwd = process.cwd()): string {
   return path;
 }
 
-let loader: Promise<unknown> | null = null;
-
-/**
- * tsx's loader, registered in this process the first time a TypeScript adapter is
- * loaded: the built commands run as plain JavaScript, and a user's adapter (like
- * examples/redis-lock-adapter.ts) may well be TypeScript. From the sources, tsx
- * is already there.
- */
-function typeScriptLoader(): Promise<unknown> {
-  loader ??= import("tsx/esm/api").then((tsx) => tsx.register());
-  return loader;
-}
-
 const METHODS = ["acquire", "renew", "release", "close"] as const;
 
 /** Load and check the module's exports; BadInput names each thing missing. */
 export async function loadAdapter(path: string): Promise<LockAdapter> {
   let mod: Record<string, unknown>;
   try {
-    if (BUILT && /\.[cm]?ts$/.test(path)) await typeScriptLoader();
     mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
   } catch (err) {
     throw new BadInput(`--client ${path}: the module does not load: ${(err as Error).message.split("\n")[0]}`);

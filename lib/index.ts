@@ -9,5 +9,6 @@ export { EXIT, BadInput, exitCodeFor } from "./exit.ts";
 export { parseArgs, commandOptions, noPositional, helpText, type OptionSpec, type OptionKind, type OptionValue, type ParsedOptions } from "./args.ts";
 export { spawnService, type ServiceHandle, type ServiceOptions } from "./service.ts";
 export { BUILT, ROOT, repoFile, entryFile, entryArgs, nodeArgsFor, tsxUrl } from "./paths.ts";
+export { namesTypeScript, rerunWithTypeScript } from "./typescript.ts";
 export { onParentGone } from "./lifeline.ts";
 export { parseHostPort } from "./address.ts";

@@ -47,9 +47,15 @@ export function entryFile(entry: string): string {
   return BUILT || process.env[ENTRIES_ENV] === "dist" ? join(ROOT, "dist", `${entry}.js`) : join(ROOT, `${entry}.ts`);
 }
 
-/** The node arguments that must precede `file` to run it: tsx's loader for a source, nothing for a bundle. */
+/**
+ * Whether this process was started with tsx's loader: a built command that loads a
+ * user's TypeScript adapter runs so (lib/typescript.ts), and its workers must too.
+ */
+export const TSX_LOADED = process.execArgv.some((a) => /[\\/]tsx[\\/]|^tsx$/.test(a));
+
+/** The node arguments that must precede `file` to run it: tsx's loader for a source, or when this process has it; nothing for a bundle. */
 export function nodeArgsFor(file: string): string[] {
-  return file.endsWith(".ts") ? ["--import", tsxUrl()] : [];
+  return file.endsWith(".ts") || TSX_LOADED ? ["--import", tsxUrl()] : [];
 }
 
 /** `node` arguments to start an entry point: its loader (if any) and its file. */
