@@ -14,13 +14,14 @@
 // reaches none of them. A kill (the nemesis', the teardown's) takes them with
 // it; after a crash of the runner the reaper kills the postmaster alone, and its
 // backends notice its death and exit by themselves. A frozen server needs every
-// one of them frozen, and they are then put on the reaper's list until thawed.
+// one of them frozen, and they are then put on the reaper's list until thawed
+// (ProcessGroup does all of this for a process started withChildren).
 import { chownSync, chmodSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import pg from "pg";
 import { sleep } from "../lib/index.ts";
 import type { Cluster } from "./cluster.ts";
-import { childrenOf, logTail, signalAll, type ProcessGroup } from "./processes.ts";
+import { logTail, type ProcessGroup } from "./processes.ts";
 import type { PortPlan } from "./ports.ts";
 import type { ServerNode } from "./redis.ts";
 
@@ -103,7 +104,7 @@ async function initdb(group: ProcessGroup, name: string, dir: string, logFile: s
 async function startPostmaster(group: ProcessGroup, node: ServerNode, dir: string, logFile: string, opts: PostgresOptions): Promise<void> {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    await group.spawn({ name: node.name, command: pgBin("postgres"), args: serverArgs(dir, node.port, opts), logFile, user: postgresUser(), killChildren: true });
+    await group.spawn({ name: node.name, command: pgBin("postgres"), args: serverArgs(dir, node.port, opts), logFile, user: postgresUser(), withChildren: true });
     for (;;) {
       if (!group.running(node.name)) break;
       if (await answers(node)) return;
@@ -138,40 +139,23 @@ export async function startPostgresCluster(group: ProcessGroup, ports: PortPlan,
   const logFile = join(opts.runDir, "logs", `${node.name}.log`);
   await initdb(group, node.name, dir, logFile);
   await startPostmaster(group, node, dir, logFile, opts);
-  // The backends frozen with the server, thawed with it (and by the reaper or the
-  // teardown if the run ends first).
-  let frozen: number[] = [];
-  const thaw = () => {
-    signalAll(frozen, "SIGCONT");
-    for (const pid of frozen) group.unwatch(pid);
-    frozen = [];
-  };
-  group.onStop(async () => thaw());
   const check = (name: string) => {
     if (name !== node.name) throw new Error(`no Postgres server named ${name} (there is ${node.name})`);
   };
   return {
     nodes: [node],
+    // The postmaster was started withChildren: its backends are frozen and thawed with it.
     pause: async (name) => {
       check(name);
-      const pid = group.get(name)?.pid;
-      if (pid === undefined || !group.pause(name)) return false;
-      // The postmaster first, so it forks no backend the list below misses.
-      const children = childrenOf(pid);
-      for (const c of children) group.watch(c);
-      signalAll(children, "SIGSTOP");
-      frozen.push(...children);
-      return true;
+      return group.pause(name);
     },
     resume: async (name) => {
       check(name);
-      thaw();
       return group.resume(name);
     },
     running: (name) => group.running(name),
     kill: async (name) => {
       check(name);
-      thaw();
       await group.kill(name);
     },
     restart: async (name) => {

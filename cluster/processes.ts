@@ -19,8 +19,12 @@ export interface SpawnSpec {
   pipeStdout?: boolean;
   /** Run as this user rather than ours (Postgres refuses to run as root). */
   user?: { uid: number; gid: number };
-  /** A kill takes the children it has forked then too (a postmaster's backends, which a signal to it does not reach). */
-  killChildren?: boolean;
+  /**
+   * A pause, a resume and a kill take the children it has forked then too (a
+   * postmaster's backends, which a signal to it does not reach: frozen alone, it
+   * would go on answering through them).
+   */
+  withChildren?: boolean;
 }
 
 export interface Supervised {
@@ -30,7 +34,7 @@ export interface Supervised {
   logFile: string;
   /** Resolves with the exit code or signal once the process has exited. */
   exited: Promise<string>;
-  killChildren: boolean;
+  withChildren: boolean;
   readonly alive: boolean;
 }
 
@@ -38,6 +42,8 @@ export class ProcessGroup {
   private readonly reaper: Reaper;
   private readonly procs = new Map<string, Supervised>();
   private readonly paused = new Set<string>();
+  /** The children frozen with a paused withChildren process, thawed with it (or at teardown). */
+  private readonly frozenChildren = new Map<string, number[]>();
 
   /** `label` names the run (its directory) in the reaper's command line. */
   constructor(label: string) {
@@ -89,7 +95,7 @@ export class ProcessGroup {
         resolve(signal ?? String(code));
       });
     });
-    const proc: Supervised = { name: spec.name, pid, child, logFile: spec.logFile, exited, killChildren: spec.killChildren ?? false, get alive() { return alive; } };
+    const proc: Supervised = { name: spec.name, pid, child, logFile: spec.logFile, exited, withChildren: spec.withChildren ?? false, get alive() { return alive; } };
     this.procs.set(spec.name, proc);
     return proc;
   }
@@ -112,11 +118,29 @@ export class ProcessGroup {
   }
 
   pause(name: string): boolean {
-    return this.signal(name, "SIGSTOP", () => this.paused.add(name));
+    if (!this.signal(name, "SIGSTOP", () => this.paused.add(name))) return false;
+    const p = this.procs.get(name)!;
+    if (p.withChildren) {
+      // The parent first, so it forks no child the list misses. Each is the
+      // reaper's too: frozen, it must not outlive a runner that dies.
+      const children = childrenOf(p.pid);
+      for (const c of children) this.reaper.add(c);
+      signalAll(children, "SIGSTOP");
+      this.frozenChildren.set(name, [...(this.frozenChildren.get(name) ?? []), ...children]);
+    }
+    return true;
   }
 
   resume(name: string): boolean {
+    this.thawChildren(name);
     return this.signal(name, "SIGCONT", () => this.paused.delete(name));
+  }
+
+  private thawChildren(name: string): void {
+    const children = this.frozenChildren.get(name) ?? [];
+    this.frozenChildren.delete(name);
+    signalAll(children, "SIGCONT");
+    for (const c of children) this.reaper.remove(c);
   }
 
   isPaused(name: string): boolean {
@@ -129,7 +153,8 @@ export class ProcessGroup {
     if (!p) return;
     if (p.alive) {
       // Read before the parent dies: its orphans are the kernel's to list no more.
-      const children = p.killChildren ? childrenOf(p.pid) : [];
+      const children = p.withChildren ? childrenOf(p.pid) : [];
+      this.thawChildren(name);
       this.signal(name, "SIGCONT", () => this.paused.delete(name));
       this.signal(name, "SIGKILL", () => {});
       signalAll(children, "SIGCONT");
