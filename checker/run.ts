@@ -131,7 +131,7 @@ export async function checkRunKeeping(runDir: string, options: CheckOptions = {}
     // Called again with a fresh builder when the file had to be reordered.
     nemesis = [];
     return (builder = new ModelBuilder(header, expectedOps, resourceBytes < 0)).event;
-  }, { checkpointEvery, nemesis: (e) => nemesis.push(e) });
+  }, { checkpointEvery, nemesis: (e) => nemesis.push(e), data: resourceBytes < 0 });
   const b = builder as unknown as ModelBuilder;
   if (resourceBytes >= 0) b.noteResourceLog(Math.ceil(resourceBytes / BYTES_PER_DECISION));
   const resource = await streamResourceLog(resourcePath, b.decision, { checkpointEvery });
