@@ -77,7 +77,7 @@ export class ModelBuilder {
     for (const f of ["acquire", "renew", "release", "write", "read"]) fs.id(f);
     this.m = {
       header, keys: new Interner(), owners: new Interner(expectedOps >> 2), fs, errors: new Interner(),
-      ops: new Ops(expectedOps), holds: new Holds(expectedOps >> 2), holdsByKey: new Map(), writesByKey: new Map(), decisions: null, validity: new Map(),
+      ops: new Ops(expectedOps), holds: new Holds(Math.ceil(expectedOps / 3)), holdsByKey: new Map(), writesByKey: new Map(), decisions: null, validity: new Map(),
       events: 0, firstTime: 0, lastTime: 0, nemesis: new Map(), unknown: [], warnings: [],
     };
   }
@@ -160,6 +160,7 @@ export class ModelBuilder {
     }
     const process = e.process;
     const ops = m.ops;
+    if (!Ops.fits(e.index) || !Ops.fits(process)) ops.widen();
     if (e.type === INVOKE_TYPE) {
       const i = ops.add();
       const key = e.key;
@@ -179,7 +180,6 @@ export class ModelBuilder {
       ops.fence[i] = f === ACQUIRE ? NaN : e.fence;
       ops.ttl[i] = f === ACQUIRE || f === RENEW || f > READ ? e.ttl : NaN;
       ops.notReleased[i] = 0;
-      ops.queued[i] = NaN;
       ops.hold[i] = -1;
       ops.next[i] = -1;
       if (this.writeData) ops.data.push(e.data);
@@ -203,7 +203,7 @@ export class ModelBuilder {
       ops.owner[i] = e.owner === undefined ? -1 : this.grantedOwner(process, e.owner);
       ops.fence[i] = e.fence;
       ops.ttl[i] = lease(ops.ttl[i], e.ttl);
-      ops.queued[i] = e.queued;
+      if (!Number.isNaN(e.queued)) ops.setQueued(i, e.queued);
       if (!Number.isNaN(e.validity)) m.validity.set(i, e.validity);
     } else if (f === RENEW) ops.ttl[i] = lease(ops.ttl[i], e.ttl);
     else if (f === RELEASE && e.notReleased) ops.notReleased[i] = 1;

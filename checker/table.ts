@@ -105,9 +105,11 @@ export class ProcessSlots {
   }
 }
 
-function grow<T extends Float64Array | Int32Array | Uint8Array>(a: T, size: number): T {
+/** `a` in a longer array of its kind, the new places set to `fill`. */
+function grow<T extends Float64Array | Int32Array | Uint16Array | Uint8Array>(a: T, size: number, fill = 0): T {
   const b = new (a.constructor as new (n: number) => T)(size);
   b.set(a);
+  if (fill !== 0) b.fill(fill, a.length);
   return b;
 }
 
@@ -117,16 +119,21 @@ export const INFO = 2;
 export const OUTCOMES = ["ok", "fail", "info"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-/** Client operations, in invoke order: an invoke and its completion make one row. */
+/**
+ * Client operations, in invoke order: an invoke and its completion make one row.
+ * Ten million events make five million rows, so each column is as narrow as what
+ * it holds allows: event indexes and process numbers take 32 bits until one does
+ * not fit (`widen`), and `queued` exists only once a client has reported one.
+ */
 export class Ops {
   length = 0;
-  f: Int32Array;
-  process: Float64Array;
+  f: Uint16Array;
+  process: Int32Array | Float64Array;
   /** -1: no key. */
   key: Int32Array;
   /** Event indexes of the invoke and of the completion (-1: never completed). */
-  invoke: Float64Array;
-  done: Float64Array;
+  invoke: Int32Array | Float64Array;
+  done: Int32Array | Float64Array;
   start: Float64Array;
   /** Time of the completion (NaN: none). */
   doneTime: Float64Array;
@@ -144,8 +151,8 @@ export class Ops {
   ttl: Float64Array;
   /** A release that completed ok with `released: false`. */
   notReleased: Uint8Array;
-  /** An acquire that completed ok: the `queued_ms` its client reported (NaN: none). */
-  queued: Float64Array;
+  /** An acquire that completed ok: the `queued_ms` its client reported (NaN: none); null until one was (queuedOf). */
+  private queued: Float64Array | null = null;
   /** The hold an acquire made or a renew, release or write belongs to (-1: none). */
   hold: Int32Array;
   /** The next renew, release or write of the same hold, in invoke order (-1: none). */
@@ -157,11 +164,11 @@ export class Ops {
 
   constructor(capacity = 1024) {
     this.cap = Math.max(16, capacity);
-    this.f = new Int32Array(this.cap);
-    this.process = new Float64Array(this.cap);
+    this.f = new Uint16Array(this.cap);
+    this.process = new Int32Array(this.cap);
     this.key = new Int32Array(this.cap);
-    this.invoke = new Float64Array(this.cap);
-    this.done = new Float64Array(this.cap);
+    this.invoke = new Int32Array(this.cap);
+    this.done = new Int32Array(this.cap);
     this.start = new Float64Array(this.cap);
     this.doneTime = new Float64Array(this.cap);
     this.end = new Float64Array(this.cap);
@@ -171,7 +178,6 @@ export class Ops {
     this.fence = new Float64Array(this.cap);
     this.ttl = new Float64Array(this.cap);
     this.notReleased = new Uint8Array(this.cap);
-    this.queued = new Float64Array(this.cap);
     this.hold = new Int32Array(this.cap);
     this.next = new Int32Array(this.cap);
   }
@@ -193,11 +199,33 @@ export class Ops {
       this.fence = grow(this.fence, this.cap);
       this.ttl = grow(this.ttl, this.cap);
       this.notReleased = grow(this.notReleased, this.cap);
-      this.queued = grow(this.queued, this.cap);
+      if (this.queued) this.queued = grow(this.queued, this.cap, NaN);
       this.hold = grow(this.hold, this.cap);
       this.next = grow(this.next, this.cap);
     }
     return this.length++;
+  }
+
+  /** Whether an event index or process number `x` can be stored; call `widen` first when not. */
+  static fits(x: number): boolean {
+    return (x | 0) === x;
+  }
+
+  /** Event indexes and process numbers in 64-bit columns, for a history whose numbers outgrow 32 bits. */
+  widen(): void {
+    if (this.invoke instanceof Float64Array) return;
+    this.process = Float64Array.from(this.process);
+    this.invoke = Float64Array.from(this.invoke);
+    this.done = Float64Array.from(this.done);
+  }
+
+  queuedOf(i: number): number {
+    return this.queued === null ? NaN : this.queued[i];
+  }
+
+  setQueued(i: number, ms: number): void {
+    this.queued ??= new Float64Array(this.cap).fill(NaN);
+    this.queued[i] = ms;
   }
 }
 
