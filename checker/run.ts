@@ -5,6 +5,7 @@ import { readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { RUN_FILES, type HistoryEvent, type HistoryHeader, type ResourceDecision, type Results } from "../store/events.ts";
+import { streamHistoryInWorker } from "../store/history-worker.ts";
 import { readHistory, readResourceLog, streamHistory, streamResourceLog, type Checkpoint } from "../store/reader.ts";
 import { MODELS, verdict, type CheckOptions } from "./analyze.ts";
 import { ModelBuilder, type Model } from "./model.ts";
@@ -60,6 +61,9 @@ export function optionsOf(info: Record<string, unknown> | null, warnings: string
 }
 
 const defined = (o: CheckOptions): CheckOptions => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+/** History files from this size on are read in a worker thread: below it, starting the thread costs more than it saves. */
+export const READ_IN_WORKER_FROM = 32 << 20;
 
 // A little under what a line takes in practice (an operation is two lines).
 const BYTES_PER_OP = 240;
@@ -127,7 +131,9 @@ export async function checkRunKeeping(runDir: string, options: CheckOptions = {}
   const resourceBytes = await bytes(resourcePath);
   let builder: ModelBuilder | null = null;
   let nemesis: HistoryEvent[] = [];
-  const history = await streamHistory(historyPath, (header) => {
+  // A large history is read in a thread of its own while this one builds the model.
+  const stream = (await bytes(historyPath)) >= READ_IN_WORKER_FROM ? streamHistoryInWorker : streamHistory;
+  const history = await stream(historyPath, (header) => {
     // Called again with a fresh builder when the file had to be reordered.
     nemesis = [];
     return (builder = new ModelBuilder(header, expectedOps, resourceBytes < 0)).event;

@@ -10,3 +10,4 @@ export { parseArgs, commandOptions, noPositional, helpText, type OptionSpec, typ
 export { spawnService, type ServiceHandle, type ServiceOptions } from "./service.ts";
 export { BUILT, ROOT, repoFile, entryFile, entryArgs, nodeArgsFor, tsxUrl } from "./paths.ts";
 export { onParentGone } from "./lifeline.ts";
+export { startWorker } from "./worker.ts";
