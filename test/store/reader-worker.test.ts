@@ -1,4 +1,4 @@
-// streamHistoryInWorker (store/history-worker.ts) reads a history in a worker
+// streamHistoryInWorker (store/reader-worker.ts) reads a history in a worker
 // thread and must be streamHistory in every respect the checker sees: the same
 // events in the same order (fields and nemesis events whole), the same sinks for a
 // reordered file, the same warnings and checkpoints, and the same BadInput naming
@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { generateRun } from "../../bench/checker-history.ts";
 import { BadInput } from "../../lib/index.ts";
-import { streamHistoryInWorker } from "../../store/history-worker.ts";
-import { streamHistory, type StreamOptions } from "../../store/reader.ts";
+import { resourceLogInWorker, streamHistoryInWorker } from "../../store/reader-worker.ts";
+import { streamHistory, streamResourceLog, type StreamOptions } from "../../store/reader.ts";
 import type { HistoryEvent } from "../../store/events.ts";
 import { tempRunDir } from "../helpers.ts";
 
@@ -41,11 +41,25 @@ async function same(path: string, options: StreamOptions = {}): Promise<void> {
   expect(await read(streamHistoryInWorker, path, options)).toEqual(await read(streamHistory, path, options));
 }
 
+/** The decisions a resource-log reader hands over, its result, or the error it threw. */
+async function readLog(inWorker: boolean, path: string): Promise<unknown> {
+  const seen: unknown[] = [];
+  const sink = (d: object): void => void seen.push({ ...d });
+  try {
+    // The thread is started first and decodes ahead, as the checker starts it.
+    const out = inWorker ? await resourceLogInWorker(path, { checkpointEvery: 5, maxAhead: 2 }).start(sink) : await streamResourceLog(path, sink, { checkpointEvery: 5 });
+    return { seen, out };
+  } catch (err) {
+    // What went to the sink before an error is thrown away by the checker: a thread may hand over less of it.
+    return { seen: "-", error: err instanceof BadInput ? `BadInput: ${err.message}` : String(err) };
+  }
+}
+
 /** A copy of `path`'s history with `edit` applied to its lines, in a new directory. */
-function edited(path: string, edit: (lines: string[]) => string[]): string {
+function edited(path: string, edit: (lines: string[]) => string[], name = "history.ndjson"): string {
   const dir = tempRunDir("fc-hw-");
   dirs.push(dir);
-  const out = join(dir, "history.ndjson");
+  const out = join(dir, name);
   writeFileSync(out, edit(readFileSync(path, "utf8").split("\n")).join("\n"));
   return out;
 }
@@ -71,5 +85,19 @@ describe("streamHistoryInWorker", () => {
     await same(edited(base, (l) => l.map((x, i) => (i === 20 ? l[21] : i === 21 ? l[20] : x))), { checkpointEvery: 5 });
     await same(edited(base, () => [""]));
     expect(await read(streamHistoryInWorker, join(FIXTURES, "no-such-run/history.ndjson"))).toEqual(await read(streamHistory, join(FIXTURES, "no-such-run/history.ndjson")));
+  }, 60_000);
+
+  it("reads resource logs as streamResourceLog does: generated, broken, with a field of another layout, cut short", async () => {
+    const dir = tempRunDir("fc-hw-");
+    dirs.push(dir);
+    generateRun(dir, { events: 40_000, seed: 6, keys: 5, clients: 30, workers: 3, fencing: false, workload: "counter" });
+    const log = join(dir, "resource.ndjson");
+    const paths = [
+      log,
+      edited(log, (l) => l.map((x, i) => (i === 300 ? x.replace('"accepted":true', '"accepted":1') : x)), "resource.ndjson"),
+      edited(log, (l) => l.map((x, i) => (i % 50 === 0 ? x.replace(',"', ', "') : x)), "resource.ndjson"),
+      edited(log, (l) => [...l.slice(0, -2), l[l.length - 2].slice(0, 30)], "resource.ndjson"),
+    ];
+    for (const path of paths) expect(await readLog(true, path)).toEqual(await readLog(false, path));
   }, 60_000);
 });
