@@ -26,11 +26,11 @@ export function lostLocksUnnoticed(m: Model): Witness[] {
   const { ops, holds } = m;
   for (const key of m.holdsByKey.keys()) {
     const order = holdsByAcquireEnd(m, key);
-    const ends = Float64Array.from(order, (h) => ops.end[holds.acquire[h]]);
+    const ends = Float64Array.from(order, (h) => ops.endOf(holds.acquire[h]));
     for (const h of order) {
       const acquire = holds.acquire[h];
       // When this hold was last certainly granted (or extended) the lock.
-      let granted = ops.end[acquire];
+      let granted = ops.endOf(acquire);
       let grantedBy = acquire;
       for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
         if (ops.f[r] === RENEW && ops.outcome[r] === OK) {
@@ -39,7 +39,7 @@ export function lostLocksUnnoticed(m: Model): Witness[] {
             out.push(retaken(m, key, h, grantedBy, other, r));
             break;
           }
-          granted = ops.end[r];
+          granted = ops.endOf(r);
           grantedBy = r;
         }
         // A failed or unknown renew proves nothing here: the next grant decides.
@@ -70,7 +70,7 @@ function retaken(m: Model, key: string, h: number, grantedBy: number, other: num
     events: eventsOf(m, m.holds.acquire[h], grantedBy, m.holds.acquire[other], renew),
     explanation:
       `On key ${JSON.stringify(key)}, after ${last}, the lock was granted to another hold: ${quoteAcquire(m, other)}, ` +
-      `so this hold's lease had run out by ${ms(o.end[m.holds.acquire[other]])}. Yet ${quoteOp(m, renew)} returned ok under the old owner: ` +
+      `so this hold's lease had run out by ${ms(o.endOf(m.holds.acquire[other]))}. Yet ${quoteOp(m, renew)} returned ok under the old owner: ` +
       `the client re-took the lock silently instead of learning it was lost, and goes on as its holder without a new acquire or fence.`,
   };
 }

@@ -173,7 +173,6 @@ export class ModelBuilder {
       ops.done[i] = -1;
       ops.start[i] = time;
       ops.doneTime[i] = NaN;
-      ops.end[i] = Infinity;
       ops.outcome[i] = INFO;
       ops.error[i] = -1;
       ops.owner[i] = owner === undefined ? -1 : this.sentOwner(process, owner);
@@ -194,7 +193,6 @@ export class ModelBuilder {
     ops.done[i] = e.index;
     ops.doneTime[i] = time;
     ops.outcome[i] = type === OK || type === FAIL ? type : INFO;
-    if (type === OK || type === FAIL) ops.end[i] = time;
     if (e.error !== undefined) ops.error[i] = m.errors.id(e.error);
     if (ops.key[i] < 0 && e.key !== undefined) ops.key[i] = this.keyId(e.key);
     if (type !== OK) return;
@@ -303,6 +301,7 @@ export class ModelBuilder {
     if (keyless > 0) m.unknown.push(`${keyless} acquire, renew, release or write operations have no "key"`);
     if (duplicateOwners > 0) m.unknown.push(`${duplicateOwners} acquires returned an owner already given to another hold of the same key`);
     if (orphans > 0) m.warnings.push(`${orphans} renews or releases name an owner no acquire returned`);
+    m.owners.seal();
     return m;
   }
 }
@@ -344,7 +343,7 @@ export function holdsByAcquireEnd(m: Model, key: string): number[] {
   let order = byKey.get(key);
   if (!order) {
     const list = m.holdsByKey.get(key)!;
-    byKey.set(key, (order = sortedBy(list.items.subarray(0, list.length), (h) => m.ops.end[m.holds.acquire[h]])));
+    byKey.set(key, (order = sortedBy(list.items.subarray(0, list.length), (h) => m.ops.endOf(m.holds.acquire[h]))));
   }
   return order;
 }

@@ -24,8 +24,8 @@ export class Interner {
   }
 
   id(s: string): number {
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < s.length; i++) hash = Math.imul(hash ^ s.charCodeAt(i), 0x01000193);
+    if (this.slots.length === 0) this.unseal();
+    const hash = hashOf(s);
     const mask = this.slots.length - 1;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const at = this.slots[slot];
@@ -46,6 +46,25 @@ export class Interner {
     }
   }
 
+  /**
+   * Drops the table that finds a name's number, keeping the names: once a model is
+   * built only names are looked up by number, and ten million events' owners make
+   * the table about 30 MB. A later `id` builds it again.
+   */
+  seal(): void {
+    this.slots = new Int32Array(0);
+    this.hashes = new Int32Array(0);
+  }
+
+  private unseal(): void {
+    let size = 128;
+    while (size < 2 * (this.names.length + 1)) size *= 2;
+    this.hashes = new Int32Array(Math.max(64, this.names.length));
+    for (let id = 0; id < this.names.length; id++) this.hashes[id] = hashOf(this.names[id]);
+    this.slots = new Int32Array(size >> 1).fill(-1);
+    this.rehash();
+  }
+
   private rehash(): void {
     const size = this.slots.length * 2;
     const mask = size - 1;
@@ -56,6 +75,13 @@ export class Interner {
       this.slots[slot] = id;
     }
   }
+}
+
+/** FNV-1a of a string's UTF-16 code units. */
+function hashOf(s: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) hash = Math.imul(hash ^ s.charCodeAt(i), 0x01000193);
+  return hash;
 }
 
 /** A growable list of integers (ids of operations, holds or decisions). */
@@ -123,7 +149,8 @@ export type Outcome = (typeof OUTCOMES)[number];
  * Client operations, in invoke order: an invoke and its completion make one row.
  * Ten million events make five million rows, so each column is as narrow as what
  * it holds allows: event indexes and process numbers take 32 bits until one does
- * not fit (`widen`), and `queued` exists only once a client has reported one.
+ * not fit (`widen`), `queued` exists only once a client has reported one, and
+ * the end of an operation is read from its completion (`endOf`).
  */
 export class Ops {
   length = 0;
@@ -137,8 +164,6 @@ export class Ops {
   start: Float64Array;
   /** Time of the completion (NaN: none). */
   doneTime: Float64Array;
-  /** The latest time the operation can have taken effect: its ok or fail, else Infinity. */
-  end: Float64Array;
   /** OK, FAIL or INFO; an invoke still open at the end counts as INFO. */
   outcome: Uint8Array;
   /** The completion's `error` (-1: none). */
@@ -171,7 +196,6 @@ export class Ops {
     this.done = new Int32Array(this.cap);
     this.start = new Float64Array(this.cap);
     this.doneTime = new Float64Array(this.cap);
-    this.end = new Float64Array(this.cap);
     this.outcome = new Uint8Array(this.cap);
     this.error = new Int32Array(this.cap);
     this.owner = new Int32Array(this.cap);
@@ -192,7 +216,6 @@ export class Ops {
       this.done = grow(this.done, this.cap);
       this.start = grow(this.start, this.cap);
       this.doneTime = grow(this.doneTime, this.cap);
-      this.end = grow(this.end, this.cap);
       this.outcome = grow(this.outcome, this.cap);
       this.error = grow(this.error, this.cap);
       this.owner = grow(this.owner, this.cap);
@@ -217,6 +240,15 @@ export class Ops {
     this.process = Float64Array.from(this.process);
     this.invoke = Float64Array.from(this.invoke);
     this.done = Float64Array.from(this.done);
+  }
+
+  /**
+   * The latest time the operation can have taken effect: its ok or fail, else
+   * Infinity. Read from the completion's time rather than kept in a column of its
+   * own, which ten million events would make 40 MB.
+   */
+  endOf(i: number): number {
+    return this.outcome[i] === INFO ? Infinity : this.doneTime[i];
   }
 
   queuedOf(i: number): number {
