@@ -302,6 +302,8 @@ export class ModelBuilder {
     if (duplicateOwners > 0) m.unknown.push(`${duplicateOwners} acquires returned an owner already given to another hold of the same key`);
     if (orphans > 0) m.warnings.push(`${orphans} renews or releases name an owner no acquire returned`);
     m.owners.seal();
+    // The builder's own lookups are done with: a caller may hold on to it while the analyses run.
+    this.nextOwner = new Int32Array(0);
     return m;
   }
 }

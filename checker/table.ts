@@ -251,6 +251,11 @@ export class Ops {
     return this.outcome[i] === INFO ? Infinity : this.doneTime[i];
   }
 
+  /** Whether any client reported a `queued_ms`. */
+  get reportsQueued(): boolean {
+    return this.queued !== null;
+  }
+
   queuedOf(i: number): number {
     return this.queued === null ? NaN : this.queued[i];
   }
