@@ -142,7 +142,8 @@ describe("EventLineReader.readEvent", () => {
       expect(readFields(parsed(line), c)).toBeNull();
       expect(same(a, c)).toBe(true);
     }), { numRuns: 5000 });
-    expect(accepted).toBeGreaterThan(runs / 10);
+    // About one line in ten is a valid event in the runner's layout; the property says nothing if none is.
+    expect(accepted).toBeGreaterThan(runs / 20);
   });
 
   it("reads the lines the runner writes, and leaves a write's data out when asked", () => {
