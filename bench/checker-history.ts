@@ -32,6 +32,20 @@ export interface SimOptions {
   workload?: "fenced-write" | "counter";
 }
 
+/**
+ * The two shapes bench:checker times (issue 17). few-keys: eight hot keys that
+ * forty clients queue for, waiters overtaking and leases running out under them.
+ * many-keys: two thousand keys and two hundred clients, so a key is rarely wanted
+ * by two at once and its holds come one after another; every line names one of
+ * thousands of keys and hundreds of processes, which the few-keys shape never
+ * shows a reader.
+ */
+export const SHAPES = {
+  "few-keys": { keys: 8, clients: 40, workers: 4 },
+  "many-keys": { keys: 2000, clients: 200, workers: 4 },
+} as const satisfies Record<string, Pick<SimOptions, "keys" | "clients" | "workers">>;
+export type Shape = keyof typeof SHAPES;
+
 export interface SimSink {
   header(h: HistoryHeader): void;
   event(e: HistoryEvent): void;

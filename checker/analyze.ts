@@ -93,7 +93,7 @@ export function verdict(m: Model, options: CheckOptions = {}): { results: Result
   m.warnings.push(...reads.warnings);
   const anomaly_types = Object.keys(anomalies);
   const valid: Validity = anomaly_types.length > 0 ? false : m.unknown.length > 0 ? "unknown" : true;
-  const stats = { ...runStats(m, holds.leaseOverlaps), ...reads.stats, anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness: fairnessStats(m, (i) => m.ops.queued[i]) };
+  const stats = { ...runStats(m, holds.leaseOverlaps), ...reads.stats, anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness: fairnessStats(m, m.ops.reportsQueued ? (i) => m.ops.queuedOf(i) : undefined) };
   const warnings = [...m.warnings, ...m.unknown.map((r) => `cannot fully check the run: ${r}`)];
   return { results: { valid, anomaly_types, anomalies, stats }, warnings };
 }

@@ -118,11 +118,12 @@ interface Columns {
 }
 
 function columns(n: number): Columns {
-  return { length: n, key: new Int32Array(n), invoke: new Float64Array(n), placed: new Float64Array(n), granted: new Float64Array(n) };
+  return { length: n, key: new Int32Array(n), invoke: new Float64Array(n), placed: new Float64Array(0), granted: new Float64Array(n) };
 }
 
 function columnsOf(ws: readonly Waiter[]): Columns {
   const c = columns(ws.length);
+  c.placed = new Float64Array(ws.length);
   for (let i = 0; i < ws.length; i++) {
     const w = ws[i];
     c.key[i] = w.key;
@@ -267,13 +268,16 @@ function waitersOf(m: Model, queuedMs?: (op: number) => number): Columns {
   for (let i = 0; i < ops.length; i++) if (ops.f[i] === ACQUIRE && ops.key[i] >= 0) n++;
   const c = columns(n);
   c.grantOrder = new Float64Array(n);
+  // Without queued_ms every waiter is placed at its invoke: one column serves both
+  // (a ten-million-event run has over a million acquires).
+  c.placed = queuedMs ? new Float64Array(n) : c.invoke;
   let k = 0;
   for (let i = 0; i < ops.length; i++) {
     if (ops.f[i] !== ACQUIRE || ops.key[i] < 0) continue;
     const granted = ops.outcome[i] === OK ? ops.doneTime[i] : NaN;
     c.key[k] = ops.key[i];
     c.invoke[k] = ops.start[i];
-    c.placed[k] = placedAt(ops.start[i], granted, queuedMs?.(i));
+    if (queuedMs) c.placed[k] = placedAt(ops.start[i], granted, queuedMs(i));
     c.granted[k] = granted;
     c.grantOrder[k] = ops.done[i];
     k++;

@@ -71,7 +71,7 @@ function fromHistory(m: Model): Witness[] {
     // with an equal one too, as the resource's rule has it.
     const score = (op: number): number => (o.f[op] === READ ? o.fence[op] - 0.5 : o.fence[op]);
     // Times are integers: "invoked no later than the refusal completed" is start < end + 0.5.
-    const { order, best } = bestBefore(column(maybeAccepted, (a) => o.start[a]), column(maybeAccepted, score), column(refused, (r) => o.end[r] + 0.5));
+    const { order, best } = bestBefore(column(maybeAccepted, (a) => o.start[a]), column(maybeAccepted, score), column(refused, (r) => o.endOf(r) + 0.5));
     for (const i of order) {
       const r = refused[i];
       const top = best[i] < 0 ? undefined : maybeAccepted[best[i]];
@@ -79,7 +79,7 @@ function fromHistory(m: Model): Witness[] {
       const before = top !== undefined
         ? `the highest fence of any write or fenced read that could have been accepted before it was ${fence(top)}, in ${quote(m, top)}` +
           (o.f[top] === READ && fence(top) === fence(r) ? `, which a write may equal` : ``)
-        : `no write or fenced read on the key that was not refused was invoked before its completion at ${ms(o.end[r])}`;
+        : `no write or fenced read on the key that was not refused was invoked before its completion at ${ms(o.endOf(r))}`;
       out.push({
         key,
         events: top !== undefined ? eventsOf(m, top, r) : eventsOf(m, r),

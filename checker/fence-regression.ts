@@ -21,7 +21,7 @@ export function fenceRegressions(m: Model): Witness[] {
       const fence = holds.fence[h];
       if (Number.isNaN(fence)) continue;
       const start = ops.start[holds.acquire[h]];
-      for (; next < byEnd.length && ops.end[holds.acquire[byEnd[next]]] < start; next++) {
+      for (; next < byEnd.length && ops.endOf(holds.acquire[byEnd[next]]) < start; next++) {
         const c = byEnd[next];
         if (!Number.isNaN(holds.fence[c]) && (top < 0 || holds.fence[c] > holds.fence[top])) top = c;
       }

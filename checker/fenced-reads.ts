@@ -136,7 +136,7 @@ function fromHistory(m: Model): Counted {
   }
   const fence = (i: number): number => o.fence[i];
   for (const [key, k] of byKey) {
-    const accepted = bestBefore(column(k.ok, (i) => o.end[i]), column(k.ok, fence), column(k.reads, (i) => o.start[i]));
+    const accepted = bestBefore(column(k.ok, (i) => o.endOf(i)), column(k.ok, fence), column(k.reads, (i) => o.start[i]));
     for (const j of accepted.order) {
       const top = accepted.best[j] < 0 ? -1 : k.ok[accepted.best[j]];
       const r = k.reads[j];
@@ -150,7 +150,7 @@ function fromHistory(m: Model): Counted {
       });
     }
     // Times are integers: "invoked no later than the refusal completed" is start < end + 0.5.
-    const refused = bestBefore(column(k.maybe, (i) => o.start[i]), column(k.maybe, fence), column(k.refused, (i) => o.end[i] + 0.5));
+    const refused = bestBefore(column(k.maybe, (i) => o.start[i]), column(k.maybe, fence), column(k.refused, (i) => o.endOf(i) + 0.5));
     for (const j of refused.order) {
       const top = refused.best[j] < 0 ? -1 : k.maybe[refused.best[j]];
       const r = k.refused[j];
@@ -160,7 +160,7 @@ function fromHistory(m: Model): Counted {
         events: [...(top >= 0 ? [o.invoke[top], o.done[top]] : []), o.invoke[r], o.done[r]].filter((e) => e >= 0).sort((a, b) => a - b),
         explanation:
           `On key ${keyText(m, key)} ${quote(m, r)} was refused as stale, yet ` +
-          (top >= 0 ? `the highest fence that could have been accepted before it was ${fence(top)}, in ${quote(m, top)}` : `nothing with a fence on the key that was not refused was invoked before its completion at ${ms(o.end[r])}`) +
+          (top >= 0 ? `the highest fence that could have been accepted before it was ${fence(top)}, in ${quote(m, top)}` : `nothing with a fence on the key that was not refused was invoked before its completion at ${ms(o.endOf(r))}`) +
           `: a read needs only to meet the highest fence.`,
       });
     }

@@ -74,9 +74,9 @@ function fromHistory(m: Model): Witness[] {
     const byOwner = new Map<number, Span>();
     for (const w of writes) {
       const s = byOwner.get(o.owner[w]);
-      if (!s) byOwner.set(o.owner[w], { owner: o.owner[w], firstEnd: o.end[w], lastStart: o.start[w] });
+      if (!s) byOwner.set(o.owner[w], { owner: o.owner[w], firstEnd: o.endOf(w), lastStart: o.start[w] });
       else {
-        if (o.end[w] < s.firstEnd) s.firstEnd = o.end[w];
+        if (o.endOf(w) < s.firstEnd) s.firstEnd = o.endOf(w);
         if (o.start[w] > s.lastStart) s.lastStart = o.start[w];
       }
     }
@@ -96,15 +96,15 @@ function fromHistory(m: Model): Witness[] {
         } else if (!top2 || s.lastStart > top2.lastStart) top2 = s;
       }
       const a = top1?.owner !== o.owner[b] ? top1 : top2;
-      if (!a || a.lastStart <= o.end[b] || seen.has(pairId(a.owner, o.owner[b]))) continue;
+      if (!a || a.lastStart <= o.endOf(b) || seen.has(pairId(a.owner, o.owner[b]))) continue;
       seen.add(pairId(a.owner, o.owner[b]));
       // The tightest pair around b: A's last ok before it and A's first write after.
       let a1 = -1;
       let a2 = -1;
       for (const w of writes) {
         if (o.owner[w] !== a.owner) continue;
-        if (o.end[w] < o.start[b] && (a1 < 0 || o.end[w] > o.end[a1])) a1 = w;
-        if (o.start[w] > o.end[b] && (a2 < 0 || o.start[w] < o.start[a2])) a2 = w;
+        if (o.endOf(w) < o.start[b] && (a1 < 0 || o.endOf(w) > o.endOf(a1))) a1 = w;
+        if (o.start[w] > o.endOf(b) && (a2 < 0 || o.start[w] < o.start[a2])) a2 = w;
       }
       out.push({
         key,

@@ -64,9 +64,9 @@ function fromHistory(m: Model): Witness[] {
     const all = writes.toArray();
     const oks = all.filter((w) => o.outcome[w] === OK);
     const infos = all.filter((w) => o.outcome[w] === INFO);
-    const byEnd = sortedBy(oks, (w) => o.end[w]);
-    const longest = oks.reduce((t, w) => Math.max(t, o.end[w] - o.start[w]), 0);
-    const { order, best } = bestBefore(column(oks, (w) => o.end[w]), column(oks, (w) => o.start[w]), column(oks, (w) => o.start[w]));
+    const byEnd = sortedBy(oks, (w) => o.endOf(w));
+    const longest = oks.reduce((t, w) => Math.max(t, o.endOf(w) - o.start[w]), 0);
+    const { order, best } = bestBefore(column(oks, (w) => o.endOf(w)), column(oks, (w) => o.start[w]), column(oks, (w) => o.start[w]));
     for (const i of order) {
       const w = oks[i];
       const latest = best[i] < 0 ? undefined : oks[best[i]];
@@ -75,13 +75,13 @@ function fromHistory(m: Model): Witness[] {
         odd++;
         continue;
       }
-      const candidates: number[] = infos.filter((c) => o.start[c] <= o.end[w]);
+      const candidates: number[] = infos.filter((c) => o.start[c] <= o.endOf(w));
       // Ok writes that ended before the latest-starting certain predecessor began
       // are ruled out; those that started after W ended cannot precede it.
       const from = latest !== undefined ? lowerBound(m, byEnd, o.start[latest]) : 0;
-      for (let j = from; j < byEnd.length && o.end[byEnd[j]] <= o.end[w] + longest; j++) {
+      for (let j = from; j < byEnd.length && o.endOf(byEnd[j]) <= o.endOf(w) + longest; j++) {
         const c = byEnd[j];
-        if (c !== w && o.start[c] <= o.end[w]) candidates.push(c);
+        if (c !== w && o.start[c] <= o.endOf(w)) candidates.push(c);
       }
       if (candidates.some((c) => typeof o.data[c] !== "number" || (o.data[c] as number) + 1 === data)) continue;
       if (latest === undefined && data === 1) continue;
@@ -107,7 +107,7 @@ function lowerBound(m: Model, byEnd: number[], t: number): number {
   let hi = byEnd.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (m.ops.end[byEnd[mid]] < t) lo = mid + 1;
+    if (m.ops.endOf(byEnd[mid]) < t) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -77,7 +77,7 @@ export class ModelBuilder {
     for (const f of ["acquire", "renew", "release", "write", "read"]) fs.id(f);
     this.m = {
       header, keys: new Interner(), owners: new Interner(expectedOps >> 2), fs, errors: new Interner(),
-      ops: new Ops(expectedOps), holds: new Holds(expectedOps >> 2), holdsByKey: new Map(), writesByKey: new Map(), decisions: null, validity: new Map(),
+      ops: new Ops(expectedOps), holds: new Holds(Math.ceil(expectedOps / 3)), holdsByKey: new Map(), writesByKey: new Map(), decisions: null, validity: new Map(),
       events: 0, firstTime: 0, lastTime: 0, nemesis: new Map(), unknown: [], warnings: [],
     };
   }
@@ -160,6 +160,7 @@ export class ModelBuilder {
     }
     const process = e.process;
     const ops = m.ops;
+    if (!Ops.fits(e.index) || !Ops.fits(process)) ops.widen();
     if (e.type === INVOKE_TYPE) {
       const i = ops.add();
       const key = e.key;
@@ -172,14 +173,12 @@ export class ModelBuilder {
       ops.done[i] = -1;
       ops.start[i] = time;
       ops.doneTime[i] = NaN;
-      ops.end[i] = Infinity;
       ops.outcome[i] = INFO;
       ops.error[i] = -1;
       ops.owner[i] = owner === undefined ? -1 : this.sentOwner(process, owner);
       ops.fence[i] = f === ACQUIRE ? NaN : e.fence;
       ops.ttl[i] = f === ACQUIRE || f === RENEW || f > READ ? e.ttl : NaN;
       ops.notReleased[i] = 0;
-      ops.queued[i] = NaN;
       ops.hold[i] = -1;
       ops.next[i] = -1;
       if (this.writeData) ops.data.push(e.data);
@@ -194,7 +193,6 @@ export class ModelBuilder {
     ops.done[i] = e.index;
     ops.doneTime[i] = time;
     ops.outcome[i] = type === OK || type === FAIL ? type : INFO;
-    if (type === OK || type === FAIL) ops.end[i] = time;
     if (e.error !== undefined) ops.error[i] = m.errors.id(e.error);
     if (ops.key[i] < 0 && e.key !== undefined) ops.key[i] = this.keyId(e.key);
     if (type !== OK) return;
@@ -203,7 +201,7 @@ export class ModelBuilder {
       ops.owner[i] = e.owner === undefined ? -1 : this.grantedOwner(process, e.owner);
       ops.fence[i] = e.fence;
       ops.ttl[i] = lease(ops.ttl[i], e.ttl);
-      ops.queued[i] = e.queued;
+      if (!Number.isNaN(e.queued)) ops.setQueued(i, e.queued);
       if (!Number.isNaN(e.validity)) m.validity.set(i, e.validity);
     } else if (f === RENEW) ops.ttl[i] = lease(ops.ttl[i], e.ttl);
     else if (f === RELEASE && e.notReleased) ops.notReleased[i] = 1;
@@ -303,6 +301,9 @@ export class ModelBuilder {
     if (keyless > 0) m.unknown.push(`${keyless} acquire, renew, release or write operations have no "key"`);
     if (duplicateOwners > 0) m.unknown.push(`${duplicateOwners} acquires returned an owner already given to another hold of the same key`);
     if (orphans > 0) m.warnings.push(`${orphans} renews or releases name an owner no acquire returned`);
+    m.owners.seal();
+    // The builder's own lookups are done with: a caller may hold on to it while the analyses run.
+    this.nextOwner = new Int32Array(0);
     return m;
   }
 }
@@ -344,7 +345,7 @@ export function holdsByAcquireEnd(m: Model, key: string): number[] {
   let order = byKey.get(key);
   if (!order) {
     const list = m.holdsByKey.get(key)!;
-    byKey.set(key, (order = sortedBy(list.items.subarray(0, list.length), (h) => m.ops.end[m.holds.acquire[h]])));
+    byKey.set(key, (order = sortedBy(list.items.subarray(0, list.length), (h) => m.ops.endOf(m.holds.acquire[h]))));
   }
   return order;
 }

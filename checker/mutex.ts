@@ -35,7 +35,7 @@ export interface HoldCheck {
 function spanOf(m: Model, h: number, into?: Span): Span {
   const { ops, holds } = m;
   const acquire = holds.acquire[h];
-  const start = ops.end[acquire];
+  const start = ops.endOf(acquire);
   // One walk of the hold's operations (they lie all over the columns): the lease
   // of the latest acquire or renew that certainly happened, whether any renew's
   // outcome is unknown, and the earliest release.

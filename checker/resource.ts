@@ -121,7 +121,7 @@ function sender(m: Model): (d: number) => number[] {
     const fits: number[] = [];
     for (let j = lo - 1; j >= 0 && j >= lo - 2; j--) {
       const i = list.items[j];
-      if (o.end[i] < t || o.f[i] !== f || o.key[i] !== ds.key[d]) continue;
+      if (o.endOf(i) < t || o.f[i] !== f || o.key[i] !== ds.key[d]) continue;
       if (o.owner[i] >= 0 && o.owner[i] !== ds.owner[d]) continue;
       fits.push(i);
     }

@@ -5,6 +5,7 @@ import { readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { RUN_FILES, type HistoryEvent, type HistoryHeader, type ResourceDecision, type Results } from "../store/events.ts";
+import { resourceLogInWorker, streamHistoryInWorker } from "../store/reader-worker.ts";
 import { readHistory, readResourceLog, streamHistory, streamResourceLog, type Checkpoint } from "../store/reader.ts";
 import { MODELS, verdict, type CheckOptions } from "./analyze.ts";
 import { ModelBuilder, type Model } from "./model.ts";
@@ -60,6 +61,11 @@ export function optionsOf(info: Record<string, unknown> | null, warnings: string
 }
 
 const defined = (o: CheckOptions): CheckOptions => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+/** History files from this size on are read in a worker thread: below it, starting the thread costs more than it saves. */
+export const READ_IN_WORKER_FROM = 32 << 20;
+/** Batches of decisions the resource log's thread may decode before the model takes them: about 60 MB. */
+const RESOURCE_BATCHES_AHEAD = 12;
 
 // A little under what a line takes in practice (an operation is two lines).
 const BYTES_PER_OP = 240;
@@ -117,9 +123,8 @@ export interface CheckedRun {
   resourceCheckpoints: Checkpoint[];
 }
 
-/** checkRun, also returning what the pass read (CheckedRun) with a checkpoint every `checkpointEvery` lines (default: none). */
-export async function checkRunKeeping(runDir: string, options: CheckOptions = {}, checkpointEvery?: number):
-  Promise<{ results: Results; warnings: string[]; run: CheckedRun }> {
+/** Both files of a run read into a model builder, in one pass each. */
+async function readRun(runDir: string, checkpointEvery?: number) {
   const historyPath = await historyOf(runDir);
   // Columns sized from the files up front are not copied as they grow.
   const expectedOps = Math.ceil((await bytes(historyPath)) / BYTES_PER_OP);
@@ -127,14 +132,30 @@ export async function checkRunKeeping(runDir: string, options: CheckOptions = {}
   const resourceBytes = await bytes(resourcePath);
   let builder: ModelBuilder | null = null;
   let nemesis: HistoryEvent[] = [];
-  const history = await streamHistory(historyPath, (header) => {
-    // Called again with a fresh builder when the file had to be reordered.
-    nemesis = [];
-    return (builder = new ModelBuilder(header, expectedOps, resourceBytes < 0)).event;
-  }, { checkpointEvery, nemesis: (e) => nemesis.push(e) });
-  const b = builder as unknown as ModelBuilder;
-  if (resourceBytes >= 0) b.noteResourceLog(Math.ceil(resourceBytes / BYTES_PER_DECISION));
-  const resource = await streamResourceLog(resourcePath, b.decision, { checkpointEvery });
+  // Large files are each read in a thread of their own while this one builds the
+  // model: the resource log's thread decodes ahead while the history is read, and
+  // its decisions go to the model once the history is in.
+  const resourceThread = resourceBytes >= READ_IN_WORKER_FROM ? resourceLogInWorker(resourcePath, { checkpointEvery, maxAhead: RESOURCE_BATCHES_AHEAD }) : null;
+  try {
+    const stream = (await bytes(historyPath)) >= READ_IN_WORKER_FROM ? streamHistoryInWorker : streamHistory;
+    const history = await stream(historyPath, (header) => {
+      // Called again with a fresh builder when the file had to be reordered.
+      nemesis = [];
+      return (builder = new ModelBuilder(header, expectedOps, resourceBytes < 0)).event;
+    }, { checkpointEvery, nemesis: (e) => nemesis.push(e), data: resourceBytes < 0 });
+    const b = builder as unknown as ModelBuilder;
+    if (resourceBytes >= 0) b.noteResourceLog(Math.ceil(resourceBytes / BYTES_PER_DECISION));
+    const resource = resourceThread ? await resourceThread.start(b.decision) : await streamResourceLog(resourcePath, b.decision, { checkpointEvery });
+    return { b, history, resource, nemesis };
+  } finally {
+    resourceThread?.stop();
+  }
+}
+
+/** checkRun, also returning what the pass read (CheckedRun) with a checkpoint every `checkpointEvery` lines (default: none). */
+export async function checkRunKeeping(runDir: string, options: CheckOptions = {}, checkpointEvery?: number):
+  Promise<{ results: Results; warnings: string[]; run: CheckedRun }> {
+  const { b, history, resource, nemesis } = await readRun(runDir, checkpointEvery);
   const warnings = [...history.warnings, ...(resource?.warnings ?? [])];
   const info = await readInfo(join(runDir, RUN_FILES.run), warnings);
   const model = b.finish();

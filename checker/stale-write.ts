@@ -40,7 +40,7 @@ function fromHistory(m: Model): Witness[] {
   for (const [key, writes] of m.writesByKey) {
     const fenced = writes.toArray().filter((w) => o.outcome[w] === OK && !Number.isNaN(o.fence[w]));
     const fence = column(fenced, (w) => o.fence[w]);
-    const { order, best } = bestBefore(column(fenced, (w) => o.end[w]), fence, column(fenced, (w) => o.start[w]));
+    const { order, best } = bestBefore(column(fenced, (w) => o.endOf(w)), fence, column(fenced, (w) => o.start[w]));
     for (const i of order) {
       const t = best[i];
       if (t < 0 || fence[t] <= fence[i]) continue;

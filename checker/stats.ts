@@ -46,7 +46,7 @@ export function runStats(m: Model, leaseOverlaps: number): RunStats {
       processes++;
     }
     lastProcess = p;
-    if (f === ACQUIRE && outcome === OK) latencies[l++] = (ops.end[i] - ops.start[i]) / 1e6;
+    if (f === ACQUIRE && outcome === OK) latencies[l++] = (ops.endOf(i) - ops.start[i]) / 1e6;
   }
   const perF: RunStats["ops"] = {};
   for (const f of order) perF[m.fs.names[f]] = { ok: counts[f * 3], fail: counts[f * 3 + 1], info: counts[f * 3 + 2] };

@@ -24,8 +24,8 @@ export class Interner {
   }
 
   id(s: string): number {
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < s.length; i++) hash = Math.imul(hash ^ s.charCodeAt(i), 0x01000193);
+    if (this.slots.length === 0) this.unseal();
+    const hash = hashOf(s);
     const mask = this.slots.length - 1;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const at = this.slots[slot];
@@ -46,6 +46,25 @@ export class Interner {
     }
   }
 
+  /**
+   * Drops the table that finds a name's number, keeping the names: once a model is
+   * built only names are looked up by number, and ten million events' owners make
+   * the table about 30 MB. A later `id` builds it again.
+   */
+  seal(): void {
+    this.slots = new Int32Array(0);
+    this.hashes = new Int32Array(0);
+  }
+
+  private unseal(): void {
+    let size = 128;
+    while (size < 2 * (this.names.length + 1)) size *= 2;
+    this.hashes = new Int32Array(Math.max(64, this.names.length));
+    for (let id = 0; id < this.names.length; id++) this.hashes[id] = hashOf(this.names[id]);
+    this.slots = new Int32Array(size >> 1).fill(-1);
+    this.rehash();
+  }
+
   private rehash(): void {
     const size = this.slots.length * 2;
     const mask = size - 1;
@@ -56,6 +75,13 @@ export class Interner {
       this.slots[slot] = id;
     }
   }
+}
+
+/** FNV-1a of a string's UTF-16 code units. */
+function hashOf(s: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) hash = Math.imul(hash ^ s.charCodeAt(i), 0x01000193);
+  return hash;
 }
 
 /** A growable list of integers (ids of operations, holds or decisions). */
@@ -105,9 +131,11 @@ export class ProcessSlots {
   }
 }
 
-function grow<T extends Float64Array | Int32Array | Uint8Array>(a: T, size: number): T {
+/** `a` in a longer array of its kind, the new places set to `fill`. */
+function grow<T extends Float64Array | Int32Array | Uint16Array | Uint8Array>(a: T, size: number, fill = 0): T {
   const b = new (a.constructor as new (n: number) => T)(size);
   b.set(a);
+  if (fill !== 0) b.fill(fill, a.length);
   return b;
 }
 
@@ -117,21 +145,25 @@ export const INFO = 2;
 export const OUTCOMES = ["ok", "fail", "info"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-/** Client operations, in invoke order: an invoke and its completion make one row. */
+/**
+ * Client operations, in invoke order: an invoke and its completion make one row.
+ * Ten million events make five million rows, so each column is as narrow as what
+ * it holds allows: event indexes and process numbers take 32 bits until one does
+ * not fit (`widen`), `queued` exists only once a client has reported one, and
+ * the end of an operation is read from its completion (`endOf`).
+ */
 export class Ops {
   length = 0;
-  f: Int32Array;
-  process: Float64Array;
+  f: Uint16Array;
+  process: Int32Array | Float64Array;
   /** -1: no key. */
   key: Int32Array;
   /** Event indexes of the invoke and of the completion (-1: never completed). */
-  invoke: Float64Array;
-  done: Float64Array;
+  invoke: Int32Array | Float64Array;
+  done: Int32Array | Float64Array;
   start: Float64Array;
   /** Time of the completion (NaN: none). */
   doneTime: Float64Array;
-  /** The latest time the operation can have taken effect: its ok or fail, else Infinity. */
-  end: Float64Array;
   /** OK, FAIL or INFO; an invoke still open at the end counts as INFO. */
   outcome: Uint8Array;
   /** The completion's `error` (-1: none). */
@@ -144,8 +176,8 @@ export class Ops {
   ttl: Float64Array;
   /** A release that completed ok with `released: false`. */
   notReleased: Uint8Array;
-  /** An acquire that completed ok: the `queued_ms` its client reported (NaN: none). */
-  queued: Float64Array;
+  /** An acquire that completed ok: the `queued_ms` its client reported (NaN: none); null until one was (queuedOf). */
+  private queued: Float64Array | null = null;
   /** The hold an acquire made or a renew, release or write belongs to (-1: none). */
   hold: Int32Array;
   /** The next renew, release or write of the same hold, in invoke order (-1: none). */
@@ -157,21 +189,19 @@ export class Ops {
 
   constructor(capacity = 1024) {
     this.cap = Math.max(16, capacity);
-    this.f = new Int32Array(this.cap);
-    this.process = new Float64Array(this.cap);
+    this.f = new Uint16Array(this.cap);
+    this.process = new Int32Array(this.cap);
     this.key = new Int32Array(this.cap);
-    this.invoke = new Float64Array(this.cap);
-    this.done = new Float64Array(this.cap);
+    this.invoke = new Int32Array(this.cap);
+    this.done = new Int32Array(this.cap);
     this.start = new Float64Array(this.cap);
     this.doneTime = new Float64Array(this.cap);
-    this.end = new Float64Array(this.cap);
     this.outcome = new Uint8Array(this.cap);
     this.error = new Int32Array(this.cap);
     this.owner = new Int32Array(this.cap);
     this.fence = new Float64Array(this.cap);
     this.ttl = new Float64Array(this.cap);
     this.notReleased = new Uint8Array(this.cap);
-    this.queued = new Float64Array(this.cap);
     this.hold = new Int32Array(this.cap);
     this.next = new Int32Array(this.cap);
   }
@@ -186,18 +216,53 @@ export class Ops {
       this.done = grow(this.done, this.cap);
       this.start = grow(this.start, this.cap);
       this.doneTime = grow(this.doneTime, this.cap);
-      this.end = grow(this.end, this.cap);
       this.outcome = grow(this.outcome, this.cap);
       this.error = grow(this.error, this.cap);
       this.owner = grow(this.owner, this.cap);
       this.fence = grow(this.fence, this.cap);
       this.ttl = grow(this.ttl, this.cap);
       this.notReleased = grow(this.notReleased, this.cap);
-      this.queued = grow(this.queued, this.cap);
+      if (this.queued) this.queued = grow(this.queued, this.cap, NaN);
       this.hold = grow(this.hold, this.cap);
       this.next = grow(this.next, this.cap);
     }
     return this.length++;
+  }
+
+  /** Whether an event index or process number `x` can be stored; call `widen` first when not. */
+  static fits(x: number): boolean {
+    return (x | 0) === x;
+  }
+
+  /** Event indexes and process numbers in 64-bit columns, for a history whose numbers outgrow 32 bits. */
+  widen(): void {
+    if (this.invoke instanceof Float64Array) return;
+    this.process = Float64Array.from(this.process);
+    this.invoke = Float64Array.from(this.invoke);
+    this.done = Float64Array.from(this.done);
+  }
+
+  /**
+   * The latest time the operation can have taken effect: its ok or fail, else
+   * Infinity. Read from the completion's time rather than kept in a column of its
+   * own, which ten million events would make 40 MB.
+   */
+  endOf(i: number): number {
+    return this.outcome[i] === INFO ? Infinity : this.doneTime[i];
+  }
+
+  /** Whether any client reported a `queued_ms`. */
+  get reportsQueued(): boolean {
+    return this.queued !== null;
+  }
+
+  queuedOf(i: number): number {
+    return this.queued === null ? NaN : this.queued[i];
+  }
+
+  setQueued(i: number, ms: number): void {
+    this.queued ??= new Float64Array(this.cap).fill(NaN);
+    this.queued[i] = ms;
   }
 }
 

@@ -12,3 +12,4 @@ export { BUILT, ROOT, repoFile, entryFile, entryArgs, nodeArgsFor, tsxUrl } from
 export { namesTypeScript, rerunWithTypeScript } from "./typescript.ts";
 export { onParentGone } from "./lifeline.ts";
 export { parseHostPort } from "./address.ts";
+export { startWorker } from "./worker.ts";

@@ -31,6 +31,7 @@ export const ENTRIES = [
   "cli/reap",
   "cli/experiment",
   "runner/worker",
+  "store/reader-thread",
   "resource/main",
   "proxy/main",
   "experiments/holder",

@@ -87,14 +87,7 @@ export function readFields(o: unknown, out: EventFields): string | null {
   if (v !== undefined && !isObj(v)) return `"value" must be an object`;
   const error = o.error;
   if (error !== undefined && typeof error !== "string") return `"error" must be a string`;
-  out.index = index;
-  out.time = time;
-  out.process = nemesis ? NaN : (process as number);
-  out.nemesis = nemesis;
-  out.type = type;
-  out.f = f;
-  out.key = key;
-  out.error = error;
+  setHead(out, index, time, nemesis ? NaN : (process as number), nemesis, type, f, key, error);
   if (nemesis) {
     clearValue(out);
     return null;
@@ -156,7 +149,20 @@ function readHold(v: Obj, out: EventFields, what: string, withLease = true): str
   return ownerProblem(owner, what) ?? fenceProblem(fence) ?? (withLease ? readLease(v, out) : null);
 }
 
-function clearValue(out: EventFields): void {
+/** The fields of an event outside its `value`. */
+export function setHead(out: EventFields, index: number, time: number, process: number, nemesis: boolean, type: number, f: string, key: string | undefined, error: string | undefined): void {
+  out.index = index;
+  out.time = time;
+  out.process = process;
+  out.nemesis = nemesis;
+  out.type = type;
+  out.f = f;
+  out.key = key;
+  out.error = error;
+}
+
+/** The fields read from `value`, as for an event without one. */
+export function clearValue(out: EventFields): void {
   out.owner = undefined;
   out.fence = NaN;
   out.ttl = NaN;

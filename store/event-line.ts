@@ -12,7 +12,11 @@
 // order) gives `null`, and the reader uses JSON.parse. test/store/event-line.test.ts
 // holds both readers to JSON.parse on generated lines of every shape.
 
+import { clearValue, setHead, FAIL_TYPE, INFO_TYPE, INVOKE_TYPE, OK_TYPE, type EventFields } from "./event-fields.ts";
 import type { ResourceDecision } from "./events.ts";
+
+/** The client operations HISTORY.md defines, by the numbers readEvent goes by. */
+const CLIENT_OP_IDS = ["acquire", "renew", "release", "write", "read"];
 
 const QUOTE = 34, BACKSLASH = 92, MINUS = 45, ZERO = 48, NINE = 57, COMMA = 44, COLON = 58, OPEN = 123, CLOSE = 125;
 /** Digits of an integer read here: fewer than 16 is always a safe integer. */
@@ -23,42 +27,93 @@ export interface LineRecord {
   index: unknown; time: unknown; process: unknown; type: unknown; f: unknown; key: unknown; error: unknown;
   value: ValueRecord | undefined;
 }
-export interface ValueRecord { owner: unknown; fence: unknown; ttl_ms: unknown; queued_ms: unknown; released: unknown; data: unknown }
+export interface ValueRecord { owner: unknown; fence: unknown; ttl_ms: unknown; queued_ms: unknown; released: unknown; data: unknown; validity_ms: unknown }
 
 const TOP = ["index", "time", "process", "type", "f", "key", "error", "value"] as const;
-const VALUE = ["owner", "fence", "ttl_ms", "queued_ms", "released", "data"] as const;
+const VALUE = ["owner", "fence", "ttl_ms", "queued_ms", "released", "data", "validity_ms"] as const;
 
-/** Strings that recur (types, operations, keys, errors), kept once and matched by their bytes. */
+/** FNV-1a of the bytes b[s, e): the same for a string of those (ASCII) characters (hashOfString). */
+function hashOf(b: Buffer, s: number, e: number): number {
+  let h = 0x811c9dc5;
+  for (let i = s; i < e; i++) h = Math.imul(h ^ b[i], 0x01000193);
+  return h;
+}
+
+/** Whether the string `n` is the ASCII bytes b[s, s + n.length). */
+function sameAs(n: string, b: Buffer, s: number): boolean {
+  for (let i = 0; i < n.length; i++) if (n.charCodeAt(i) !== b[s + i]) return false;
+  return true;
+}
+
+/**
+ * Strings that recur (types, operations, keys, errors), kept once and found by a
+ * hash of their bytes: a run of thousands of keys makes none of them afresh per
+ * line, and a lookup costs the same for the two-thousandth key as for the first.
+ */
 class Names {
-  private readonly bytes: Buffer[] = [];
   private readonly names: string[] = [];
+  private readonly hashes: number[] = [];
+  private slots = new Int32Array(128).fill(-1);
   constructor(initial: readonly string[]) {
-    for (const n of initial) this.add(n);
-  }
-  private add(n: string): string {
-    this.bytes.push(Buffer.from(n, "latin1"));
-    this.names.push(n);
-    return n;
+    for (const n of initial) this.get(Buffer.from(n, "latin1"), 0, n.length);
   }
   get(b: Buffer, s: number, e: number): string {
     const len = e - s;
-    const all = this.bytes;
-    for (let k = 0; k < all.length; k++) {
-      const n = all[k];
-      if (n.length !== len) continue;
-      let i = 0;
-      while (i < len && n[i] === b[s + i]) i++;
-      if (i === len) return this.names[k];
+    const hash = hashOf(b, s, e);
+    const mask = this.slots.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const at = this.slots[slot];
+      if (at < 0) break;
+      const n = this.names[at];
+      if (this.hashes[at] === hash && n.length === len && sameAs(n, b, s)) return n;
     }
     const name = b.toString("latin1", s, e);
-    // Only a few distinct names are worth remembering; the rest are made afresh.
-    return all.length < 64 ? this.add(name) : name;
+    // Names past these many are made afresh: a field that never repeats must not grow the table without end.
+    if (this.names.length < MAX_NAMES) this.add(name, hash);
+    return name;
+  }
+  private add(name: string, hash: number): void {
+    const id = this.names.length;
+    this.names.push(name);
+    this.hashes.push(hash);
+    if (2 * (id + 1) > this.slots.length) {
+      this.slots = new Int32Array(this.slots.length * 2).fill(-1);
+      for (let k = 0; k <= id; k++) this.place(k);
+    } else this.place(id);
+  }
+  private place(id: number): void {
+    const mask = this.slots.length - 1;
+    let slot = this.hashes[id] & mask;
+    while (this.slots[slot] >= 0) slot = (slot + 1) & mask;
+    this.slots[slot] = id;
   }
 }
+const MAX_NAMES = 1 << 16;
+
+/**
+ * The last string seen per hash bucket: an owner is named by its acquire's ok and
+ * again by the renews, writes and release of its hold a few lines later, so these
+ * lines hand over the string already made (and the checker's lookup of the owner
+ * then compares one string with itself).
+ */
+class Recent {
+  private readonly strings: string[] = new Array<string>(RECENT).fill("");
+  get(b: Buffer, s: number, e: number): string {
+    const slot = hashOf(b, s, e) & (RECENT - 1);
+    const n = this.strings[slot];
+    if (n.length === e - s && sameAs(n, b, s)) return n;
+    return (this.strings[slot] = b.toString("latin1", s, e));
+  }
+}
+const RECENT = 4096;
+
+/** How `scalar` makes a string: afresh, from Names (it recurs), from Recent (it recurs soon), or not at all (it reads as null). */
+const FRESH = 0, NAMED = 1, RECENT_STRING = 2, SKIPPED = 3;
 
 /** Reads plain JSON values from a line's bytes, moving `pos` past each. */
 class Cursor {
   protected readonly names = new Names(["invoke", "ok", "fail", "info", "acquire", "renew", "release", "write", "read", "timeout"]);
+  protected readonly recent = new Recent();
   protected pos = 0;
   /** Where the last string read starts and ends (its quotes excluded). */
   protected from = 0;
@@ -82,13 +137,18 @@ class Cursor {
     return false;
   }
 
-  /** An integer, plain string, true, false or null; undefined: anything else. `named`: a string that recurs. */
-  protected scalar(b: Buffer, e: number, named: boolean): unknown {
+  /** An integer, plain string, true, false or null; undefined: anything else. `strings` says how a string is made (FRESH, NAMED, ...). */
+  protected scalar(b: Buffer, e: number, strings: number): unknown {
     let i = this.pos;
     const c = b[i];
     if (c === QUOTE) {
       if (!this.string(b, e)) return undefined;
-      return named ? this.names.get(b, this.from, this.to) : b.toString("latin1", this.from, this.to);
+      switch (strings) {
+        case NAMED: return this.names.get(b, this.from, this.to);
+        case RECENT_STRING: return this.recent.get(b, this.from, this.to);
+        case SKIPPED: return null;
+        default: return b.toString("latin1", this.from, this.to);
+      }
     }
     if (c === MINUS || (c >= ZERO && c <= NINE)) {
       const neg = c === MINUS;
@@ -119,8 +179,123 @@ class Cursor {
 }
 
 export class EventLineReader extends Cursor {
+  /** SKIPPED when a string `data` is not wanted (it then reads as null): its string would be made per write for nothing. */
+  private readonly dataStrings: number;
+  constructor(keepData = true) {
+    super();
+    this.dataStrings = keepData ? FRESH : SKIPPED;
+  }
   readonly line: LineRecord = { index: undefined, time: undefined, process: undefined, type: undefined, f: undefined, key: undefined, error: undefined, value: undefined };
-  private readonly value: ValueRecord = { owner: undefined, fence: undefined, ttl_ms: undefined, queued_ms: undefined, released: undefined, data: undefined };
+  private readonly value: ValueRecord = { owner: undefined, fence: undefined, ttl_ms: undefined, queued_ms: undefined, released: undefined, data: undefined, validity_ms: undefined };
+
+  /**
+   * The line `b[s, e)` straight into `out`, when it is a client event in the
+   * runner's own layout (its keys in the runner's order, plain values) that
+   * readFields would accept: `out` then holds what readFields gives for it, and the
+   * result is true. False says nothing about the line (`out` is garbage): read it
+   * with `read` or JSON.parse, and readFields, which also say what is wrong with it.
+   * No record and no number is made on the way: this is the path of nearly every
+   * line of a large run.
+   */
+  readEvent(b: Buffer, s: number, e: number, out: EventFields): boolean {
+    this.pos = s;
+    if (!this.word(b, e, `{"index":`)) return false;
+    const index = this.natural(b, e);
+    if (index < 0 || !this.word(b, e, `,"time":`)) return false;
+    const time = this.natural(b, e);
+    if (time < 0 || !this.word(b, e, `,"process":`)) return false;
+    const process = this.natural(b, e);
+    if (process < 0 || !this.word(b, e, `,"type":`)) return false;
+    const type = this.typeOf(b, e);
+    if (type < 0 || !this.word(b, e, `,"f":`) || !this.string(b, e)) return false;
+    const f = this.names.get(b, this.from, this.to);
+    const op = CLIENT_OP_IDS.indexOf(f);
+    if (op < 0 || !this.word(b, e, `,"key":`) || !this.string(b, e)) return false;
+    const key = this.names.get(b, this.from, this.to);
+    let error: string | undefined;
+    if (this.word(b, e, `,"error":`)) {
+      if (!this.string(b, e)) return false;
+      error = this.names.get(b, this.from, this.to);
+    }
+    setHead(out, index, time, process, false, type, f, key, error);
+    clearValue(out);
+    if (this.word(b, e, `,"value":`)) {
+      if (!this.readValue(b, e)) return false;
+    } else this.clearValue();
+    if (this.pos !== e - 1 || b[this.pos] !== CLOSE) return false;
+    // What readFields' readValue reads of the value, for this operation and type.
+    const v = this.value;
+    const invoke = type === INVOKE_TYPE, ok = type === OK_TYPE;
+    switch (op) {
+      case 0: // acquire
+        if (invoke) return this.lease(v.ttl_ms, out);
+        if (!ok) return true;
+        if (typeof v.queued_ms === "number" && v.queued_ms >= 0) out.queued = v.queued_ms;
+        if (typeof v.validity_ms === "number") out.validity = v.validity_ms;
+        return this.hold(v, out) && this.lease(v.ttl_ms, out);
+      case 1: // renew
+        if (ok) return this.lease(v.ttl_ms, out);
+        return !invoke || (this.hold(v, out) && this.lease(v.ttl_ms, out));
+      case 2: // release
+        if (ok) out.notReleased = v.released === false;
+        return !invoke || this.hold(v, out);
+      case 3: // write
+        if (!invoke) return true;
+        out.data = v.data;
+        return this.hold(v, out);
+      default: // read
+        if (!invoke) return !ok || v.fence === undefined || v.fence === null || typeof v.fence === "number";
+        if (typeof v.owner === "string") out.owner = v.owner;
+        return this.fence(v.fence, out);
+    }
+  }
+
+  private clearValue(): void {
+    const v = this.value;
+    v.owner = v.fence = v.ttl_ms = v.queued_ms = v.released = v.data = v.validity_ms = undefined;
+  }
+
+  /** A value's owner (a string) and fence, as readFields' readHold reads them; false where it would object. */
+  private hold(v: ValueRecord, out: EventFields): boolean {
+    if (typeof v.owner !== "string") return false;
+    out.owner = v.owner;
+    return this.fence(v.fence, out);
+  }
+
+  private fence(fence: unknown, out: EventFields): boolean {
+    if (typeof fence === "number") out.fence = fence;
+    return fence === undefined || fence === null || typeof fence === "number";
+  }
+
+  private lease(ttl: unknown, out: EventFields): boolean {
+    if (typeof ttl === "number" && ttl >= 0) out.ttl = ttl;
+    return ttl === undefined || (typeof ttl === "number" && ttl >= 0);
+  }
+
+  /** A non-negative integer of at most MAX_DIGITS digits, without leading zeros, followed by a comma or brace; -1: anything else. */
+  private natural(b: Buffer, e: number): number {
+    let i = this.pos;
+    const first = i;
+    let n = 0;
+    for (let d = b[i]; d >= ZERO && d <= NINE && i < e; d = b[++i]) n = n * 10 + (d - ZERO);
+    const digits = i - first;
+    if (digits === 0 || digits > MAX_DIGITS || (digits > 1 && b[first] === ZERO)) return -1;
+    const next = b[i];
+    if (next !== COMMA && next !== CLOSE) return -1;
+    this.pos = i;
+    return n;
+  }
+
+  /** `"invoke"`, `"ok"`, `"fail"` or `"info"` as its type code; -1: anything else. */
+  private typeOf(b: Buffer, e: number): number {
+    if (!this.string(b, e)) return -1;
+    const len = this.to - this.from, c = b[this.from];
+    if (len === 2 && c === 111 && b[this.from + 1] === 107) return OK_TYPE;
+    if (len === 6 && c === 105 && sameAs("invoke", b, this.from)) return INVOKE_TYPE;
+    if (len === 4 && c === 102 && sameAs("fail", b, this.from)) return FAIL_TYPE;
+    if (len === 4 && c === 105 && sameAs("info", b, this.from)) return INFO_TYPE;
+    return -1;
+  }
 
   /** The line `b[s, e)` in `line`, or null: read it with JSON.parse. */
   read(b: Buffer, s: number, e: number): LineRecord | null {
@@ -138,7 +313,7 @@ export class EventLineReader extends Cursor {
         if (!this.readValue(b, e)) return null;
         v = this.value;
       } else {
-        v = this.scalar(b, e, k === 3 || k === 4 || k === 5 || k === 6);
+        v = this.scalar(b, e, k >= 3 ? NAMED : FRESH);
         if (v === undefined) return null;
       }
       switch (k) {
@@ -159,7 +334,7 @@ export class EventLineReader extends Cursor {
 
   private readValue(b: Buffer, e: number): boolean {
     const v = this.value;
-    v.owner = v.fence = v.ttl_ms = v.queued_ms = v.released = v.data = undefined;
+    this.clearValue();
     if (b[this.pos++] !== OPEN) return false;
     if (b[this.pos] === CLOSE) {
       this.pos++;
@@ -170,7 +345,7 @@ export class EventLineReader extends Cursor {
       const k = this.keyOf(b, e, VALUE);
       if (k === -2) return false;
       // A field the checker does not read is checked as a plain value and dropped.
-      const x = this.scalar(b, e, false);
+      const x = this.scalar(b, e, k === 0 ? RECENT_STRING : k === 5 ? this.dataStrings : k < 0 ? SKIPPED : FRESH);
       if (x === undefined) return false;
       if (k >= 0) {
         if ((seen & (1 << k)) !== 0) return false;
@@ -180,6 +355,7 @@ export class EventLineReader extends Cursor {
           case 1: v.fence = x; break;
           case 2: v.ttl_ms = x; break;
           case 3: v.queued_ms = x; break;
+          case 6: v.validity_ms = x; break;
           case 4: v.released = x; break;
           default: v.data = x;
         }
@@ -216,27 +392,27 @@ export class DecisionLineReader extends Cursor {
     if (b[e - 1] !== CLOSE) return null;
     this.pos = s;
     if (!this.word(b, e, `{"seq":`)) return null;
-    const seq = this.scalar(b, e, false);
+    const seq = this.scalar(b, e, FRESH);
     if (!(typeof seq === "number" && seq >= 1) || !this.word(b, e, `,"time":`)) return null;
-    const time = this.scalar(b, e, false);
+    const time = this.scalar(b, e, FRESH);
     if (!(typeof time === "number" && time >= 0) || !this.word(b, e, `,"op":`)) return null;
-    const op = this.scalar(b, e, true);
+    const op = this.scalar(b, e, NAMED);
     if ((op !== "write" && op !== "read") || !this.word(b, e, `,"key":`)) return null;
-    const key = this.scalar(b, e, true);
+    const key = this.scalar(b, e, NAMED);
     if (typeof key !== "string" || !this.word(b, e, `,"process":`)) return null;
-    const process = this.scalar(b, e, false);
+    const process = this.scalar(b, e, FRESH);
     if (typeof process !== "number" || !this.word(b, e, `,"owner":`)) return null;
-    const owner = this.scalar(b, e, false);
+    const owner = this.scalar(b, e, RECENT_STRING);
     if (typeof owner !== "string" || !this.word(b, e, `,"fence":`)) return null;
-    const fence = this.scalar(b, e, false);
+    const fence = this.scalar(b, e, FRESH);
     if ((fence !== null && typeof fence !== "number") || !this.word(b, e, `,"max_before":`)) return null;
-    const maxBefore = this.scalar(b, e, false);
+    const maxBefore = this.scalar(b, e, FRESH);
     if ((maxBefore !== null && typeof maxBefore !== "number") || !this.word(b, e, `,"accepted":`)) return null;
-    const accepted = this.scalar(b, e, false);
+    const accepted = this.scalar(b, e, FRESH);
     if (typeof accepted !== "boolean" || !this.word(b, e, `,"data":`)) return null;
-    const data = this.scalar(b, e, false);
+    const data = this.scalar(b, e, FRESH);
     if (data === undefined || typeof data === "boolean" || !this.word(b, e, `,"fencing":`)) return null;
-    const fencing = this.scalar(b, e, false);
+    const fencing = this.scalar(b, e, FRESH);
     if (typeof fencing !== "boolean" || this.pos !== e - 1) return null;
     return { seq, time, op, key, process, owner, fence, max_before: maxBefore, accepted, data, fencing };
   }

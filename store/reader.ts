@@ -186,6 +186,8 @@ export interface StreamOptions {
   checkpointEvery?: number;
   /** Handed every nemesis event whole, as parsed, in (time, index) order. */
   nemesis?: (event: HistoryEvent) => void;
+  /** False: the sink does not read `data` (a write's), which may then be null; default true. */
+  data?: boolean;
 }
 
 /**
@@ -220,6 +222,10 @@ export async function streamHistory(path: string, sinkFor: (header: HistoryHeade
     }
     const problem = readFields(o, e);
     if (problem) throw new BadInput(`${name} line ${lineNo}: ${problem}`);
+    deliver(o, lineNo);
+  };
+  /** The event in `e` (parsed as `o` if it was, for the nemesis) goes on, in order, or the file is found out of order. */
+  const deliver = (o: unknown, lineNo: number): void => {
     if (!ordered) return;
     if (e.index !== next || e.time < lastTime) {
       ordered = false;
@@ -238,13 +244,16 @@ export async function streamHistory(path: string, sinkFor: (header: HistoryHeade
   const { nemesis, checkpointEvery } = options;
   const checkpoints: Checkpoint[] = [];
   let nextMark = checkpointEvery === undefined ? Infinity : 2;
-  const fast = new EventLineReader();
+  const fast = new EventLineReader(options.data ?? true);
   // Most lines are read from their bytes (event-line.ts); the header, nemesis
   // events (handed over whole) and lines of another layout go through JSON.parse.
   const tail = await eachByteLine(path, name, (buf, start, end, lineNo, offset) => {
-    const rec = lineNo > 1 ? fast.read(buf, start, end) : null;
-    if (rec !== null && typeof rec.process === "number") take(rec, lineNo);
-    else take(parse(buf.toString("utf8", start, end), name, lineNo), lineNo);
+    if (lineNo > 1 && fast.readEvent(buf, start, end, e)) deliver(null, lineNo);
+    else {
+      const rec = lineNo > 1 ? fast.read(buf, start, end) : null;
+      if (rec !== null && typeof rec.process === "number") take(rec, lineNo);
+      else take(parse(buf.toString("utf8", start, end), name, lineNo), lineNo);
+    }
     if (lineNo === nextMark) {
       // `e` holds this line's event.
       if (ordered) checkpoints.push({ offset, time: e.time, n: e.index });

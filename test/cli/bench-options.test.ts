@@ -21,4 +21,10 @@ describe("bench:checker options", () => {
     expect(r.status).toBe(254);
     expect(r.stderr).toMatch(/--events must be at least 1000/);
   });
+
+  it("--shape other than few-keys, many-keys or both: 254, naming the option", () => {
+    const r = bench(["--shape", "some-keys"]);
+    expect(r.status).toBe(254);
+    expect(r.stderr).toContain(`--shape: unknown value "some-keys"; choose from few-keys, many-keys, both`);
+  });
 });

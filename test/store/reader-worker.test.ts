@@ -1,0 +1,103 @@
+// streamHistoryInWorker (store/reader-worker.ts) reads a history in a worker
+// thread and must be streamHistory in every respect the checker sees: the same
+// events in the same order (fields and nemesis events whole), the same sinks for a
+// reordered file, the same warnings and checkpoints, and the same BadInput naming
+// the same line. Small files and batches of more than one make both agree here;
+// the checker uses the worker for large files only.
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { generateRun } from "../../bench/checker-history.ts";
+import { BadInput } from "../../lib/index.ts";
+import { resourceLogInWorker, streamHistoryInWorker } from "../../store/reader-worker.ts";
+import { streamHistory, streamResourceLog, type StreamOptions } from "../../store/reader.ts";
+import type { HistoryEvent } from "../../store/events.ts";
+import { tempRunDir } from "../helpers.ts";
+
+const FIXTURES = join(import.meta.dirname, "../../histories/fixtures");
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+type Stream = typeof streamHistory;
+
+/** Everything a reader hands over, in order; or the error it threw. */
+async function read(stream: Stream, path: string, options: StreamOptions = {}): Promise<unknown> {
+  const seen: unknown[] = [];
+  try {
+    const out = await stream(path, (header) => {
+      seen.push({ sink: header });
+      // Without data the sink may get anything as a write's data.
+      return (e) => seen.push({ ...e, data: options.data === false ? "-" : e.data });
+    }, { ...options, nemesis: (e: HistoryEvent) => seen.push({ nemesis: e }) });
+    return { seen, out };
+  } catch (err) {
+    return { seen: "-", error: err instanceof BadInput ? `BadInput: ${err.message}` : String(err) };
+  }
+}
+
+async function same(path: string, options: StreamOptions = {}): Promise<void> {
+  expect(await read(streamHistoryInWorker, path, options)).toEqual(await read(streamHistory, path, options));
+}
+
+/** The decisions a resource-log reader hands over, its result, or the error it threw. */
+async function readLog(inWorker: boolean, path: string): Promise<unknown> {
+  const seen: unknown[] = [];
+  const sink = (d: object): void => void seen.push({ ...d });
+  try {
+    // The thread is started first and decodes ahead, as the checker starts it.
+    const out = inWorker ? await resourceLogInWorker(path, { checkpointEvery: 5, maxAhead: 2 }).start(sink) : await streamResourceLog(path, sink, { checkpointEvery: 5 });
+    return { seen, out };
+  } catch (err) {
+    // What went to the sink before an error is thrown away by the checker: a thread may hand over less of it.
+    return { seen: "-", error: err instanceof BadInput ? `BadInput: ${err.message}` : String(err) };
+  }
+}
+
+/** A copy of `path`'s history with `edit` applied to its lines, in a new directory. */
+function edited(path: string, edit: (lines: string[]) => string[], name = "history.ndjson"): string {
+  const dir = tempRunDir("fc-hw-");
+  dirs.push(dir);
+  const out = join(dir, name);
+  writeFileSync(out, edit(readFileSync(path, "utf8").split("\n")).join("\n"));
+  return out;
+}
+
+describe("streamHistoryInWorker", () => {
+  it("hands over what streamHistory does for every fixture, with checkpoints and without data", async () => {
+    const runs = ["good", "bad"].flatMap((kind) => readdirSync(join(FIXTURES, kind)).map((name) => join(FIXTURES, kind, name, "history.ndjson")));
+    await Promise.all(runs.map((path, i) => same(path, i % 2 === 0 ? { checkpointEvery: 7 } : { data: false })));
+  }, 120_000);
+
+  it("agrees over many batches of a generated run", async () => {
+    const dir = tempRunDir("fc-hw-");
+    dirs.push(dir);
+    generateRun(dir, { events: 40_000, seed: 5, keys: 300, clients: 60, workers: 3, fencing: true, renew: true });
+    await same(join(dir, "history.ndjson"), { checkpointEvery: 1000, data: false });
+  }, 60_000);
+
+  it("agrees on broken, cut-short and reordered files", async () => {
+    const base = join(FIXTURES, "good/synthetic-redis-fenced-write-pause-fence-on/history.ndjson");
+    await same(edited(base, (l) => l.map((x, i) => (i === 40 ? '{"index":39,"time":oops}' : x))));
+    await same(edited(base, (l) => l.map((x, i) => (i === 30 ? x.replace('"ok"', '"okay"') : x))));
+    await same(edited(base, (l) => [...l.slice(0, -2), l[l.length - 2].slice(0, 20)]));
+    await same(edited(base, (l) => l.map((x, i) => (i === 20 ? l[21] : i === 21 ? l[20] : x))), { checkpointEvery: 5 });
+    await same(edited(base, () => [""]));
+    expect(await read(streamHistoryInWorker, join(FIXTURES, "no-such-run/history.ndjson"))).toEqual(await read(streamHistory, join(FIXTURES, "no-such-run/history.ndjson")));
+  }, 60_000);
+
+  it("reads resource logs as streamResourceLog does: generated, broken, with a field of another layout, cut short", async () => {
+    const dir = tempRunDir("fc-hw-");
+    dirs.push(dir);
+    generateRun(dir, { events: 40_000, seed: 6, keys: 5, clients: 30, workers: 3, fencing: false, workload: "counter" });
+    const log = join(dir, "resource.ndjson");
+    const paths = [
+      log,
+      edited(log, (l) => l.map((x, i) => (i === 300 ? x.replace('"accepted":true', '"accepted":1') : x)), "resource.ndjson"),
+      edited(log, (l) => l.map((x, i) => (i % 50 === 0 ? x.replace(',"', ', "') : x)), "resource.ndjson"),
+      edited(log, (l) => [...l.slice(0, -2), l[l.length - 2].slice(0, 30)], "resource.ndjson"),
+    ];
+    for (const path of paths) expect(await readLog(true, path)).toEqual(await readLog(false, path));
+  }, 60_000);
+});
