@@ -92,6 +92,11 @@ describe("zookeeper lock client", () => {
     expect([...fences].sort((x, y) => x - y)).toEqual(fences);
     expect(new Set(fences).size).toBe(4);
     for (const h of holds) expect(h.extra!.queued_ms).toBeGreaterThan(0);
+    // Every node deleted. The admin's session may sit on another member, which can
+    // answer a read before it has applied the last delete (ZooKeeper orders reads
+    // per session, not across them), so the list is asked again until it is
+    // empty, for a few seconds at most.
+    await eventually(async () => (await nodesOf("fifo")).length === 0, 5_000);
     expect(await nodesOf("fifo")).toEqual([]);
   }, 30_000);
 
