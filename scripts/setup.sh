@@ -6,7 +6,7 @@
 # and prints the exact command to run.
 set -euo pipefail
 
-packages=(redis-server etcd-server etcd-client faketime zookeeper default-jre-headless)
+packages=(redis-server etcd-server etcd-client faketime zookeeper default-jre-headless time)
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
@@ -15,6 +15,8 @@ command -v faketime >/dev/null 2>&1 || need+=(faketime)
 # The zookeeper package has no command on PATH: its jar is what the run starts.
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+# GNU time: bench:checker reads each process's peak memory from it.
+[ -x /usr/bin/time ] || need+=(time)
 
 if [ ${#need[@]} -gt 0 ]; then
   cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ${packages[*]}"
@@ -28,7 +30,7 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "fencecheck needs redis-server, etcd, etcdctl, faketime, ZooKeeper and a Java runtime, and this machine has no apt-get to install them." >&2
+    echo "fencecheck needs redis-server, etcd, etcdctl, faketime, ZooKeeper, a Java runtime and GNU time, and this machine has no apt-get to install them." >&2
     exit 1
   fi
   echo "fencecheck: installing ${need[*]} with apt-get" >&2
