@@ -14,37 +14,17 @@
 import { mkdirSync, readdirSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ENTRIES } from "./entries.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/**
- * Every file node starts: the commands of package.json, and the processes and
- * threads they start (lib/paths.ts entryFile names these without extension).
- */
-export const ENTRIES = [
-  "cli/check",
-  "cli/test-jepsen",
-  "cli/scenario",
-  "cli/serve",
-  "cli/soak",
-  "cli/proxy",
-  "cli/reap",
-  "cli/experiment",
-  "runner/worker",
-  "store/reader-thread",
-  "resource/main",
-  "proxy/main",
-  "experiments/holder",
-  "bench/checker",
-  "bench/proxy",
-];
 
 /** Folders that are not code the bundles are built from. */
 const NOT_SOURCES = new Set(["node_modules", "dist", "test", "histories", "build", ".git", "docs"]);
 
 /** The newest modification time among the TypeScript sources, package.json and this script. */
 function newestSource() {
-  let newest = Math.max(statSync(join(ROOT, "package.json")).mtimeMs, statSync(fileURLToPath(import.meta.url)).mtimeMs);
+  let newest = Math.max(...[join(ROOT, "package.json"), fileURLToPath(import.meta.url), join(ROOT, "scripts/entries.mjs")].map((f) => statSync(f).mtimeMs));
   const walk = (dir) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       if (e.isDirectory()) {

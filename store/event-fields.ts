@@ -182,14 +182,8 @@ const ttlProblem = (ttl: unknown): string | null =>
 /** The fields of an event already in memory (read whole, or handed in by a test), unchecked. */
 export function fieldsOf(e: HistoryEvent, out: EventFields): EventFields {
   const v = e.value;
-  out.index = e.index;
-  out.time = e.time;
-  out.nemesis = e.process === "nemesis";
-  out.process = out.nemesis ? NaN : (e.process as number);
-  out.type = typeCode(e.type);
-  out.f = e.f;
-  out.key = e.key;
-  out.error = e.error;
+  const nemesis = e.process === "nemesis";
+  setHead(out, e.index, e.time, nemesis ? NaN : (e.process as number), nemesis, typeCode(e.type), e.f, e.key, e.error);
   out.owner = typeof v?.owner === "string" ? v.owner : undefined;
   out.fence = fenceOf(v?.fence);
   out.ttl = ttlOf(v?.ttl_ms);

@@ -70,6 +70,17 @@ describe("streamHistoryInWorker", () => {
     await Promise.all(runs.map((path, i) => same(path, i % 2 === 0 ? { checkpointEvery: 7 } : { data: false })));
   }, 120_000);
 
+  it("runs from the TypeScript source too (tsx loaded inside the thread), as a developer's `tsx cli/check.ts` does", async () => {
+    // The suite starts entries from dist/ (vitest.config.ts); without that, the thread runs reader-thread.ts.
+    const was = process.env.FENCECHECK_ENTRIES;
+    delete process.env.FENCECHECK_ENTRIES;
+    try {
+      await same(join(FIXTURES, "good", readdirSync(join(FIXTURES, "good"))[0], "history.ndjson"));
+    } finally {
+      process.env.FENCECHECK_ENTRIES = was;
+    }
+  }, 60_000);
+
   it("agrees over many batches of a generated run", async () => {
     const dir = tempRunDir("fc-hw-");
     dirs.push(dir);

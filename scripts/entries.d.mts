@@ -1,0 +1,2 @@
+// The type of entries.mjs for the TypeScript that imports it (test/build-entries.test.ts).
+export declare const ENTRIES: readonly string[];
