@@ -10,6 +10,7 @@
 // terminal's Ctrl-C reaches only this one), and the child watches a pipe to us,
 // so that it heals and stops if we are killed outright.
 import { spawn } from "node:child_process";
+import { constants } from "node:os";
 import { onParentGone } from "./lifeline.ts";
 import { BUILT, TSX_LOADED, tsxUrl } from "./paths.ts";
 
@@ -43,7 +44,7 @@ export function rerunWithTypeScript(needed: boolean): Promise<number> | null {
     if (process.env.FENCECHECK_LIFELINE === "stdin") onParentGone({ watchStdin: true }, () => void child.kill("SIGTERM"));
     child.on("exit", (code, signal) => {
       for (const [s, f] of passed) process.off(s, f);
-      resolve(code ?? 128 + (signal === "SIGINT" ? 2 : signal === "SIGKILL" ? 9 : 15));
+      resolve(code ?? 128 + (signal ? constants.signals[signal] : 0));
     });
     child.on("error", (err) => {
       process.stderr.write(`fencecheck: could not run again under tsx: ${err.message}\n`);
