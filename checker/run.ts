@@ -5,7 +5,7 @@ import { readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { RUN_FILES, type HistoryEvent, type HistoryHeader, type ResourceDecision, type Results } from "../store/events.ts";
-import { resourceLogInWorker, streamHistoryInWorker } from "../store/reader-worker.ts";
+import { resourceLogInWorker, streamHistoryInWorkers } from "../store/reader-worker.ts";
 import { readHistory, readResourceLog, streamHistory, streamResourceLog, type Checkpoint } from "../store/reader.ts";
 import { MODELS, verdict, type CheckOptions } from "./analyze.ts";
 import { ModelBuilder, type Model } from "./model.ts";
@@ -63,7 +63,7 @@ export function optionsOf(info: Record<string, unknown> | null, warnings: string
 const defined = (o: CheckOptions): CheckOptions => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 /** History files from this size on are read in a worker thread: below it, starting the thread costs more than it saves. */
-export const READ_IN_WORKER_FROM = 32 << 20;
+export const READ_IN_WORKER_FROM = Number(process.env.RIWF ?? 32 << 20);
 /** Batches of decisions the resource log's thread may decode before the model takes them: about 60 MB. */
 const RESOURCE_BATCHES_AHEAD = 12;
 
@@ -137,7 +137,7 @@ async function readRun(runDir: string, checkpointEvery?: number) {
   // its decisions go to the model once the history is in.
   const resourceThread = resourceBytes >= READ_IN_WORKER_FROM ? resourceLogInWorker(resourcePath, { checkpointEvery, maxAhead: RESOURCE_BATCHES_AHEAD }) : null;
   try {
-    const stream = (await bytes(historyPath)) >= READ_IN_WORKER_FROM ? streamHistoryInWorker : streamHistory;
+    const stream = (await bytes(historyPath)) >= READ_IN_WORKER_FROM ? streamHistoryInWorkers : streamHistory;
     const history = await stream(historyPath, (header) => {
       // Called again with a fresh builder when the file had to be reordered.
       nemesis = [];

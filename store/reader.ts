@@ -173,6 +173,31 @@ function headerProblem(h: unknown): string | null {
   return null;
 }
 
+/** The header line, parsed, or BadInput naming what is wrong with it. */
+export function headerOf(o: unknown, name: string): HistoryHeader {
+  const problem = headerProblem(o);
+  if (problem) throw new BadInput(`${name} line 1: ${problem}`);
+  return o as HistoryHeader;
+}
+
+/**
+ * Reads an event line (any line but the header) into `e`, or throws BadInput
+ * naming the line. Most lines are read from their bytes (event-line.ts) and give
+ * null; nemesis events (handed over whole) and lines of another layout go through
+ * JSON.parse, and give the parsed object.
+ */
+export function eventDecoder(name: string, data: boolean): (buf: Buffer, start: number, end: number, lineNo: number, e: EventFields) => unknown {
+  const fast = new EventLineReader(data);
+  return (buf, start, end, lineNo, e) => {
+    if (fast.readEvent(buf, start, end, e)) return null;
+    const rec = fast.read(buf, start, end);
+    const o = rec !== null && typeof rec.process === "number" ? rec : parse(buf.toString("utf8", start, end), name, lineNo);
+    const problem = readFields(o, e);
+    if (problem) throw new BadInput(`${name} line ${lineNo}: ${problem}`);
+    return o;
+  };
+}
+
 /** Receives the events of a history in (time, index) order; the record is reused for the next event. */
 export type EventSink = (e: EventFields) => void;
 
@@ -214,9 +239,7 @@ export async function streamHistory(path: string, sinkFor: (header: HistoryHeade
   let structureError: string | null = null;
   const take = (o: unknown, lineNo: number): void => {
     if (lineNo === 1) {
-      const problem = headerProblem(o);
-      if (problem) throw new BadInput(`${name} line 1: ${problem}`);
-      header = o as HistoryHeader;
+      header = headerOf(o, name);
       sink = sinkFor(header);
       return;
     }
@@ -244,16 +267,10 @@ export async function streamHistory(path: string, sinkFor: (header: HistoryHeade
   const { nemesis, checkpointEvery } = options;
   const checkpoints: Checkpoint[] = [];
   let nextMark = checkpointEvery === undefined ? Infinity : 2;
-  const fast = new EventLineReader(options.data ?? true);
-  // Most lines are read from their bytes (event-line.ts); the header, nemesis
-  // events (handed over whole) and lines of another layout go through JSON.parse.
+  const decode = eventDecoder(name, options.data ?? true);
   const tail = await eachByteLine(path, name, (buf, start, end, lineNo, offset) => {
-    if (lineNo > 1 && fast.readEvent(buf, start, end, e)) deliver(null, lineNo);
-    else {
-      const rec = lineNo > 1 ? fast.read(buf, start, end) : null;
-      if (rec !== null && typeof rec.process === "number") take(rec, lineNo);
-      else take(parse(buf.toString("utf8", start, end), name, lineNo), lineNo);
-    }
+    if (lineNo > 1) deliver(decode(buf, start, end, lineNo, e), lineNo);
+    else take(parse(buf.toString("utf8", start, end), name, lineNo), lineNo);
     if (lineNo === nextMark) {
       // `e` holds this line's event.
       if (ordered) checkpoints.push({ offset, time: e.time, n: e.index });
@@ -286,9 +303,7 @@ export async function readHistory(path: string): Promise<HistoryFile> {
   const scratch = emptyFields();
   const take = (o: unknown, lineNo: number): void => {
     if (lineNo === 1) {
-      const problem = headerProblem(o);
-      if (problem) throw new BadInput(`${name} line 1: ${problem}`);
-      header = o as HistoryHeader;
+      header = headerOf(o, name);
       return;
     }
     const problem = readFields(o, scratch);

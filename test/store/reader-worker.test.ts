@@ -1,5 +1,6 @@
 // streamHistoryInWorker (store/reader-worker.ts) reads a history in a worker
-// thread and must be streamHistory in every respect the checker sees: the same
+// thread, streamHistoryInWorkers in two at once by chunks, and each must be
+// streamHistory in every respect the checker sees: the same
 // events in the same order (fields and nemesis events whole), the same sinks for a
 // reordered file, the same warnings and checkpoints, and the same BadInput naming
 // the same line. Small files and batches of more than one make both agree here;
@@ -9,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { generateRun } from "../../bench/checker-history.ts";
 import { BadInput } from "../../lib/index.ts";
-import { resourceLogInWorker, streamHistoryInWorker } from "../../store/reader-worker.ts";
+import { resourceLogInWorker, streamHistoryInWorker, streamHistoryInWorkers } from "../../store/reader-worker.ts";
 import { streamHistory, streamResourceLog, type StreamOptions } from "../../store/reader.ts";
 import type { HistoryEvent } from "../../store/events.ts";
 import { tempRunDir } from "../helpers.ts";
@@ -111,4 +112,61 @@ describe("streamHistoryInWorker", () => {
     ];
     for (const path of paths) expect(await readLog(true, path)).toEqual(await readLog(false, path));
   }, 60_000);
+});
+
+/**
+ * What the checker keeps of a read: what the last sink got (a sink given up for a
+ * fresh one is dropped, with the nemesis events before it), and the result or error.
+ */
+function kept(r: unknown): unknown {
+  const { seen, ...rest } = r as { seen: unknown[] | string };
+  if (typeof seen === "string") return r;
+  const isSink = (x: unknown): boolean => typeof x === "object" && x !== null && "sink" in x;
+  const sinks = seen.filter(isSink).length;
+  let last = seen.length - 1;
+  while (last > 0 && !isSink(seen[last])) last--;
+  return { ...rest, seen: seen.slice(last), sinks };
+}
+
+/** streamHistoryInWorkers with chunks of `chunkBytes`, against streamHistory; how many sinks it asked for. */
+async function sameByChunks(path: string, chunkBytes: number, options: StreamOptions = {}): Promise<number> {
+  const striped = kept(await read((p, sinkFor, o) => streamHistoryInWorkers(p, sinkFor, o, chunkBytes), path, options)) as { sinks?: number };
+  const serial = kept(await read(streamHistory, path, options)) as { sinks?: number };
+  expect({ ...striped, sinks: 0 }).toEqual({ ...serial, sinks: 0 });
+  return striped.sinks ?? 0;
+}
+
+describe("streamHistoryInWorkers", () => {
+  it("reads a history in order by chunks in one pass (one sink), whatever the chunks' size, as streamHistory does", async () => {
+    const dir = tempRunDir("fc-hw-");
+    dirs.push(dir);
+    generateRun(dir, { events: 20_000, seed: 7, keys: 300, clients: 60, workers: 3, fencing: true, renew: true });
+    const path = join(dir, "history.ndjson");
+    // Chunks shorter than a line (most hold no line start), of a few lines, of a batch and more, and one for the whole file.
+    for (const chunk of [37, 1000, 100_000, 3 << 20]) expect(await sameByChunks(path, chunk, { checkpointEvery: 500, data: false })).toBe(1);
+    expect(await sameByChunks(path, 4096)).toBe(1);
+  }, 120_000);
+
+  it("agrees on every fixture, nemesis events whole, by chunks of a few lines", async () => {
+    const runs = ["good", "bad"].flatMap((kind) => readdirSync(join(FIXTURES, kind)).map((name) => join(FIXTURES, kind, name, "history.ndjson")));
+    for (const [i, path] of runs.entries()) await sameByChunks(path, 300 + 97 * i, i % 2 === 0 ? { checkpointEvery: 7 } : { data: false });
+  }, 120_000);
+
+  it("hands a file it cannot take by chunks to streamHistory: broken, out of order, cut short, no newline at its end, no header", async () => {
+    const base = join(FIXTURES, "good/synthetic-redis-fenced-write-pause-fence-on/history.ndjson");
+    const cases = [
+      edited(base, (l) => l.map((x, i) => (i === 40 ? '{"index":39,"time":oops}' : x))),
+      edited(base, (l) => l.map((x, i) => (i === 30 ? x.replace('"ok"', '"okay"') : x))),
+      edited(base, (l) => [...l.slice(0, -2), l[l.length - 2].slice(0, 20)]),
+      // A whole last line without its newline is kept.
+      edited(base, (l) => l.slice(0, -1)),
+      edited(base, (l) => l.map((x, i) => (i === 20 ? l[21] : i === 21 ? l[20] : x))),
+      edited(base, (l) => l.map((x, i) => (i === 25 ? x.replace(/"index":\d+/, '"index":7') : x))),
+      edited(base, (l) => ["\ufeff" + l[0], ...l.slice(1)]),
+      edited(base, () => [""]),
+      edited(base, (l) => l.slice(0, 1)),
+    ];
+    for (const path of cases) for (const chunk of [200, 5000]) await sameByChunks(path, chunk, { checkpointEvery: 5 });
+    expect(kept(await read((p, s, o) => streamHistoryInWorkers(p, s, o, 100), join(FIXTURES, "no-such-run/history.ndjson")))).toEqual(kept(await read(streamHistory, join(FIXTURES, "no-such-run/history.ndjson"))));
+  }, 120_000);
 });
