@@ -63,7 +63,7 @@ export function optionsOf(info: Record<string, unknown> | null, warnings: string
 const defined = (o: CheckOptions): CheckOptions => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 /** History files from this size on are read in a worker thread: below it, starting the thread costs more than it saves. */
-export const READ_IN_WORKER_FROM = Number(process.env.RIWF ?? 32 << 20);
+export const READ_IN_WORKER_FROM = 32 << 20;
 /** Batches of decisions the resource log's thread may decode before the model takes them: about 60 MB. */
 const RESOURCE_BATCHES_AHEAD = 12;
 
@@ -132,9 +132,10 @@ async function readRun(runDir: string, checkpointEvery?: number) {
   const resourceBytes = await bytes(resourcePath);
   let builder: ModelBuilder | null = null;
   let nemesis: HistoryEvent[] = [];
-  // Large files are each read in a thread of their own while this one builds the
-  // model: the resource log's thread decodes ahead while the history is read, and
-  // its decisions go to the model once the history is in.
+  // Large files are read in threads while this one builds the model: the history
+  // by two at once (every other chunk each), the resource log by one that decodes
+  // ahead while the history is read, its decisions going to the model once the
+  // history is in.
   const resourceThread = resourceBytes >= READ_IN_WORKER_FROM ? resourceLogInWorker(resourcePath, { checkpointEvery, maxAhead: RESOURCE_BATCHES_AHEAD }) : null;
   try {
     const stream = (await bytes(historyPath)) >= READ_IN_WORKER_FROM ? streamHistoryInWorkers : streamHistory;
