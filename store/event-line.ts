@@ -19,6 +19,30 @@ import type { ResourceDecision } from "./events.ts";
 const CLIENT_OP_IDS = ["acquire", "renew", "release", "write", "read"];
 
 const QUOTE = 34, BACKSLASH = 92, MINUS = 45, ZERO = 48, NINE = 57, COMMA = 44, COLON = 58, OPEN = 123, CLOSE = 125;
+/** A literal's bytes (ASCII), compared with a line's bytes as they are (word); AT_X: a field's start, its comma and key. */
+const bytesOf = (w: string): Uint8Array => Uint8Array.from(w, (c) => c.charCodeAt(0));
+const OP_BYTES = CLIENT_OP_IDS.map(bytesOf);
+/** The `type` words by their codes (event-fields.ts): ok, fail, info, invoke. */
+const TYPE_BYTES = ["ok", "fail", "info", "invoke"].map(bytesOf);
+const TRUE_WORD = bytesOf("true");
+const FALSE_WORD = bytesOf("false");
+const NULL_WORD = bytesOf("null");
+const AT_INDEX = bytesOf(`{"index":`);
+const AT_TIME = bytesOf(`,"time":`);
+const AT_PROCESS = bytesOf(`,"process":`);
+const AT_TYPE = bytesOf(`,"type":`);
+const AT_F = bytesOf(`,"f":`);
+const AT_KEY = bytesOf(`,"key":`);
+const AT_ERROR = bytesOf(`,"error":`);
+const AT_VALUE = bytesOf(`,"value":`);
+const AT_SEQ = bytesOf(`{"seq":`);
+const AT_OP = bytesOf(`,"op":`);
+const AT_OWNER = bytesOf(`,"owner":`);
+const AT_FENCE = bytesOf(`,"fence":`);
+const AT_MAX_BEFORE = bytesOf(`,"max_before":`);
+const AT_ACCEPTED = bytesOf(`,"accepted":`);
+const AT_DATA = bytesOf(`,"data":`);
+const AT_FENCING = bytesOf(`,"fencing":`);
 /** Digits of an integer read here: fewer than 16 is always a safe integer. */
 const MAX_DIGITS = 15;
 
@@ -55,11 +79,11 @@ class Names {
   private readonly hashes: number[] = [];
   private slots = new Int32Array(128).fill(-1);
   constructor(initial: readonly string[]) {
-    for (const n of initial) this.get(Buffer.from(n, "latin1"), 0, n.length);
+    for (const n of initial) this.get(Buffer.from(n, "latin1"), 0, n.length, hashOf(Buffer.from(n, "latin1"), 0, n.length));
   }
-  get(b: Buffer, s: number, e: number): string {
+  /** The name of bytes b[s, e), whose hashOf is `hash`. */
+  get(b: Buffer, s: number, e: number, hash: number): string {
     const len = e - s;
-    const hash = hashOf(b, s, e);
     const mask = this.slots.length - 1;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const at = this.slots[slot];
@@ -98,8 +122,9 @@ const MAX_NAMES = 1 << 16;
  */
 class Recent {
   private readonly strings: string[] = new Array<string>(RECENT).fill("");
-  get(b: Buffer, s: number, e: number): string {
-    const slot = hashOf(b, s, e) & (RECENT - 1);
+  /** The string of bytes b[s, e), whose hashOf is `hash`. */
+  get(b: Buffer, s: number, e: number, hash: number): string {
+    const slot = hash & (RECENT - 1);
     const n = this.strings[slot];
     if (n.length === e - s && sameAs(n, b, s)) return n;
     return (this.strings[slot] = b.toString("latin1", s, e));
@@ -118,20 +143,26 @@ class Cursor {
   /** Where the last string read starts and ends (its quotes excluded). */
   protected from = 0;
   protected to = 0;
+  /** hashOf its bytes. */
+  protected hash = 0;
 
   /** A plain ASCII string without escapes: sets from/to and moves past it. */
   protected string(b: Buffer, e: number): boolean {
     let i = this.pos;
     if (b[i] !== QUOTE) return false;
     const from = ++i;
+    // hashOf(b, from, to), in the same pass: a name is then looked up without a second.
+    let h = 0x811c9dc5;
     for (; i < e; i++) {
       const c = b[i];
       if (c === QUOTE) {
         this.from = from;
         this.to = i;
+        this.hash = h;
         this.pos = i + 1;
         return true;
       }
+      h = Math.imul(h ^ c, 0x01000193);
       if (c === BACKSLASH || c < 32 || c > 126) return false;
     }
     return false;
@@ -144,8 +175,8 @@ class Cursor {
     if (c === QUOTE) {
       if (!this.string(b, e)) return undefined;
       switch (strings) {
-        case NAMED: return this.names.get(b, this.from, this.to);
-        case RECENT_STRING: return this.recent.get(b, this.from, this.to);
+        case NAMED: return this.names.get(b, this.from, this.to, this.hash);
+        case RECENT_STRING: return this.recent.get(b, this.from, this.to, this.hash);
         case SKIPPED: return null;
         default: return b.toString("latin1", this.from, this.to);
       }
@@ -163,17 +194,17 @@ class Cursor {
       this.pos = i;
       return neg ? -n : n;
     }
-    if (this.word(b, e, "true")) return true;
-    if (this.word(b, e, "false")) return false;
-    if (this.word(b, e, "null")) return null;
+    if (this.word(b, e, TRUE_WORD)) return true;
+    if (this.word(b, e, FALSE_WORD)) return false;
+    if (this.word(b, e, NULL_WORD)) return null;
     return undefined;
   }
 
-  protected word(b: Buffer, e: number, w: string): boolean {
-    const i = this.pos;
-    if (i + w.length > e) return false;
-    for (let k = 0; k < w.length; k++) if (b[i + k] !== w.charCodeAt(k)) return false;
-    this.pos = i + w.length;
+  protected word(b: Buffer, e: number, w: Uint8Array): boolean {
+    const i = this.pos, n = w.length;
+    if (i + n > e) return false;
+    for (let k = 0; k < n; k++) if (b[i + k] !== w[k]) return false;
+    this.pos = i + n;
     return true;
   }
 }
@@ -199,27 +230,27 @@ export class EventLineReader extends Cursor {
    */
   readEvent(b: Buffer, s: number, e: number, out: EventFields): boolean {
     this.pos = s;
-    if (!this.word(b, e, `{"index":`)) return false;
+    if (!this.word(b, e, AT_INDEX)) return false;
     const index = this.natural(b, e);
-    if (index < 0 || !this.word(b, e, `,"time":`)) return false;
+    if (index < 0 || !this.word(b, e, AT_TIME)) return false;
     const time = this.natural(b, e);
-    if (time < 0 || !this.word(b, e, `,"process":`)) return false;
+    if (time < 0 || !this.word(b, e, AT_PROCESS)) return false;
     const process = this.natural(b, e);
-    if (process < 0 || !this.word(b, e, `,"type":`)) return false;
+    if (process < 0 || !this.word(b, e, AT_TYPE)) return false;
     const type = this.typeOf(b, e);
-    if (type < 0 || !this.word(b, e, `,"f":`) || !this.string(b, e)) return false;
-    const f = this.names.get(b, this.from, this.to);
-    const op = CLIENT_OP_IDS.indexOf(f);
-    if (op < 0 || !this.word(b, e, `,"key":`) || !this.string(b, e)) return false;
-    const key = this.names.get(b, this.from, this.to);
+    if (type < 0 || !this.word(b, e, AT_F) || !this.string(b, e)) return false;
+    const op = this.opOf(b);
+    const f = CLIENT_OP_IDS[op];
+    if (op < 0 || !this.word(b, e, AT_KEY) || !this.string(b, e)) return false;
+    const key = this.names.get(b, this.from, this.to, this.hash);
     let error: string | undefined;
-    if (this.word(b, e, `,"error":`)) {
+    if (this.word(b, e, AT_ERROR)) {
       if (!this.string(b, e)) return false;
-      error = this.names.get(b, this.from, this.to);
+      error = this.names.get(b, this.from, this.to, this.hash);
     }
     setHead(out, index, time, process, false, type, f, key, error);
     clearValue(out);
-    if (this.word(b, e, `,"value":`)) {
+    if (this.word(b, e, AT_VALUE)) {
       if (!this.readValue(b, e)) return false;
     } else this.clearValue();
     if (this.pos !== e - 1 || b[this.pos] !== CLOSE) return false;
@@ -286,15 +317,33 @@ export class EventLineReader extends Cursor {
     return n;
   }
 
+  /** The last string read as one of CLIENT_OP_IDS, by its place there; -1: anything else. */
+  private opOf(b: Buffer): number {
+    const s = this.from, len = this.to - s, c = b[s];
+    // By length and first letter, then every letter: acquire, renew, release, write, read.
+    const op = len === 7 ? (c === 97 ? 0 : c === 114 ? 2 : -1) : len === 5 ? (c === 114 ? 1 : c === 119 ? 3 : -1) : len === 4 && c === 114 ? 4 : -1;
+    if (op < 0) return -1;
+    const w = OP_BYTES[op];
+    for (let k = 1; k < len; k++) if (b[s + k] !== w[k]) return -1;
+    return op;
+  }
+
   /** `"invoke"`, `"ok"`, `"fail"` or `"info"` as its type code; -1: anything else. */
   private typeOf(b: Buffer, e: number): number {
-    if (!this.string(b, e)) return -1;
-    const len = this.to - this.from, c = b[this.from];
-    if (len === 2 && c === 111 && b[this.from + 1] === 107) return OK_TYPE;
-    if (len === 6 && c === 105 && sameAs("invoke", b, this.from)) return INVOKE_TYPE;
-    if (len === 4 && c === 102 && sameAs("fail", b, this.from)) return FAIL_TYPE;
-    if (len === 4 && c === 105 && sameAs("info", b, this.from)) return INFO_TYPE;
-    return -1;
+    const i = this.pos;
+    if (b[i] !== QUOTE) return -1;
+    // The word and its closing quote, by their bytes: no string is scanned or made.
+    const c = b[i + 1];
+    let type = -1, len = 0;
+    if (c === 111) { type = OK_TYPE; len = 2; }
+    else if (c === 105) { type = b[i + 2] === 110 && b[i + 3] === 118 ? INVOKE_TYPE : INFO_TYPE; len = type === INVOKE_TYPE ? 6 : 4; }
+    else if (c === 102) { type = FAIL_TYPE; len = 4; }
+    else return -1;
+    if (i + len + 2 > e || b[i + len + 1] !== QUOTE) return -1;
+    const w = TYPE_BYTES[type];
+    for (let k = 1; k < len; k++) if (b[i + 1 + k] !== w[k]) return -1;
+    this.pos = i + len + 2;
+    return type;
   }
 
   /** The line `b[s, e)` in `line`, or null: read it with JSON.parse. */
@@ -391,27 +440,27 @@ export class DecisionLineReader extends Cursor {
   read(b: Buffer, s: number, e: number): ResourceDecision | null {
     if (b[e - 1] !== CLOSE) return null;
     this.pos = s;
-    if (!this.word(b, e, `{"seq":`)) return null;
+    if (!this.word(b, e, AT_SEQ)) return null;
     const seq = this.scalar(b, e, FRESH);
-    if (!(typeof seq === "number" && seq >= 1) || !this.word(b, e, `,"time":`)) return null;
+    if (!(typeof seq === "number" && seq >= 1) || !this.word(b, e, AT_TIME)) return null;
     const time = this.scalar(b, e, FRESH);
-    if (!(typeof time === "number" && time >= 0) || !this.word(b, e, `,"op":`)) return null;
+    if (!(typeof time === "number" && time >= 0) || !this.word(b, e, AT_OP)) return null;
     const op = this.scalar(b, e, NAMED);
-    if ((op !== "write" && op !== "read") || !this.word(b, e, `,"key":`)) return null;
+    if ((op !== "write" && op !== "read") || !this.word(b, e, AT_KEY)) return null;
     const key = this.scalar(b, e, NAMED);
-    if (typeof key !== "string" || !this.word(b, e, `,"process":`)) return null;
+    if (typeof key !== "string" || !this.word(b, e, AT_PROCESS)) return null;
     const process = this.scalar(b, e, FRESH);
-    if (typeof process !== "number" || !this.word(b, e, `,"owner":`)) return null;
+    if (typeof process !== "number" || !this.word(b, e, AT_OWNER)) return null;
     const owner = this.scalar(b, e, RECENT_STRING);
-    if (typeof owner !== "string" || !this.word(b, e, `,"fence":`)) return null;
+    if (typeof owner !== "string" || !this.word(b, e, AT_FENCE)) return null;
     const fence = this.scalar(b, e, FRESH);
-    if ((fence !== null && typeof fence !== "number") || !this.word(b, e, `,"max_before":`)) return null;
+    if ((fence !== null && typeof fence !== "number") || !this.word(b, e, AT_MAX_BEFORE)) return null;
     const maxBefore = this.scalar(b, e, FRESH);
-    if ((maxBefore !== null && typeof maxBefore !== "number") || !this.word(b, e, `,"accepted":`)) return null;
+    if ((maxBefore !== null && typeof maxBefore !== "number") || !this.word(b, e, AT_ACCEPTED)) return null;
     const accepted = this.scalar(b, e, FRESH);
-    if (typeof accepted !== "boolean" || !this.word(b, e, `,"data":`)) return null;
+    if (typeof accepted !== "boolean" || !this.word(b, e, AT_DATA)) return null;
     const data = this.scalar(b, e, FRESH);
-    if (data === undefined || typeof data === "boolean" || !this.word(b, e, `,"fencing":`)) return null;
+    if (data === undefined || typeof data === "boolean" || !this.word(b, e, AT_FENCING)) return null;
     const fencing = this.scalar(b, e, FRESH);
     if (typeof fencing !== "boolean" || this.pos !== e - 1) return null;
     return { seq, time, op, key, process, owner, fence, max_before: maxBefore, accepted, data, fencing };

@@ -11,6 +11,8 @@ import { decisionProblem } from "../../store/reader.ts";
 
 const str = fc.oneof(
   fc.constantFrom("acquire", "renew", "release", "write", "read", "invoke", "ok", "fail", "info", "k1", "c1-h2", "timeout", "stale-fence", "nemesis", ""),
+  // Near misses of the words the reader matches by their bytes.
+  fc.constantFrom("o", "okay", "inf", "infos", "invok", "invokes", "inv", "fai", "fails", "acquir", "acquires", "acquirE", "renews", "rene", "relea", "releasE", "writ", "writes", "rea", "reads", "rEad"),
   fc.string({ maxLength: 6 }),
   fc.string({ unit: "grapheme", maxLength: 4 }),
 );
