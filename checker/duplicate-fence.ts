@@ -4,6 +4,7 @@
 import type { Witness } from "../store/events.ts";
 import { quoteAcquire } from "./explain.ts";
 import { eventsOf, type Model } from "./model.ts";
+import type { Narrow } from "./table.ts";
 
 export function duplicateFences(m: Model): Witness[] {
   const { holds } = m;
@@ -37,7 +38,7 @@ export function duplicateFences(m: Model): Witness[] {
  * no. Fences are a counter, so a bitmap over their range is cheaper than a sort or
  * a map; a sort is the fallback for fences spread too thin.
  */
-function repeats(fences: Float64Array, holds: Int32Array): boolean {
+function repeats(fences: Narrow, holds: Int32Array): boolean {
   let lo = Infinity;
   let hi = -Infinity;
   let n = 0;

@@ -176,8 +176,8 @@ export class ModelBuilder {
       ops.outcome[i] = INFO;
       ops.error[i] = -1;
       ops.owner[i] = owner === undefined ? -1 : this.sentOwner(process, owner);
-      ops.fence[i] = f === ACQUIRE ? NaN : e.fence;
-      ops.ttl[i] = f === ACQUIRE || f === RENEW || f > READ ? e.ttl : NaN;
+      ops.setFence(i, f === ACQUIRE ? NaN : e.fence);
+      ops.setTtl(i, f === ACQUIRE || f === RENEW || f > READ ? e.ttl : NaN);
       ops.notReleased[i] = 0;
       ops.hold[i] = -1;
       ops.next[i] = -1;
@@ -199,11 +199,11 @@ export class ModelBuilder {
     const f = ops.f[i];
     if (f === ACQUIRE) {
       ops.owner[i] = e.owner === undefined ? -1 : this.grantedOwner(process, e.owner);
-      ops.fence[i] = e.fence;
-      ops.ttl[i] = lease(ops.ttl[i], e.ttl);
+      ops.setFence(i, e.fence);
+      ops.setTtl(i, lease(ops.ttl[i], e.ttl));
       if (!Number.isNaN(e.queued)) ops.setQueued(i, e.queued);
       if (!Number.isNaN(e.validity)) m.validity.set(i, e.validity);
-    } else if (f === RENEW) ops.ttl[i] = lease(ops.ttl[i], e.ttl);
+    } else if (f === RENEW) ops.setTtl(i, lease(ops.ttl[i], e.ttl));
     else if (f === RELEASE && e.notReleased) ops.notReleased[i] = 1;
   };
 
@@ -212,14 +212,14 @@ export class ModelBuilder {
     const m = this.m;
     const ds = (m.decisions ??= new Decisions(this.expectedDecisions));
     const i = ds.add();
-    ds.seq[i] = d.seq;
+    ds.set("seq", i, d.seq);
     ds.time[i] = d.time;
     ds.write[i] = d.op === "write" ? 1 : 0;
     ds.key[i] = this.keyId(d.key);
-    ds.process[i] = d.process;
+    ds.set("process", i, d.process);
     ds.owner[i] = this.loggedOwner(d.process, d.owner);
-    ds.fence[i] = d.fence ?? NaN;
-    ds.maxBefore[i] = d.max_before ?? NaN;
+    ds.set("fence", i, d.fence ?? NaN);
+    ds.set("maxBefore", i, d.max_before ?? NaN);
     ds.accepted[i] = d.accepted ? 1 : 0;
     ds.fencing[i] = d.fencing ? 1 : 0;
     ds.data.push(d.data);
@@ -271,9 +271,9 @@ export class ModelBuilder {
         const h = holds.add();
         holds.key[h] = key;
         holds.owner[h] = owner;
-        holds.fence[h] = ops.fence[i];
+        holds.setFence(h, ops.fence[i]);
         holds.acquire[h] = i;
-        holds.ttl[h] = ops.ttl[i];
+        holds.setTtl(h, ops.ttl[i]);
         holds.first[h] = -1;
         holds.last[h] = -1;
         ops.hold[i] = h;

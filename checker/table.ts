@@ -131,9 +131,40 @@ export class ProcessSlots {
   }
 }
 
-/** `a` in a longer array of its kind, the new places set to `fill`. */
-function grow<T extends Float64Array | Int32Array | Uint16Array | Uint8Array>(a: T, size: number, fill = 0): T {
-  const b = new (a.constructor as new (n: number) => T)(size);
+type Column = Float64Array | Float32Array | Int32Array | Uint16Array | Uint8Array;
+
+/**
+ * A column of numbers that are nearly always small integers or NaN (fences, TTLs,
+ * seqs): 32-bit floats, which hold those exactly, until a number does not fit
+ * (set through the owner's setter, which widens the column to 64 bits first).
+ * Readers see the same numbers either way; ten million events save about 100 MB.
+ */
+export type Narrow = Float32Array | Float64Array;
+
+function fitsNarrow(a: Narrow, x: number): boolean {
+  return a instanceof Float64Array || Math.fround(x) === x || x !== x;
+}
+type ColumnType<T extends Column> = { new (buffer: ArrayBufferLike): T; BYTES_PER_ELEMENT: number };
+
+/**
+ * A column of `n` in shared memory: the operations' and holds' columns are read by
+ * the verdict's second thread (checker/verdict-thread.ts) where they stand, never
+ * copied. Typed arrays over shared memory are read and written as fast as others.
+ */
+function shared<T extends Column>(type: ColumnType<T>, n: number): T {
+  return new type(new SharedArrayBuffer(n * type.BYTES_PER_ELEMENT));
+}
+
+function sharedCopy<T extends Column>(type: ColumnType<T>, from: Column): T {
+  const a = shared(type, from.length);
+  a.set(from);
+  return a;
+}
+
+/** `a` in a longer array of its kind (in shared memory when `a` is), the new places set to `fill`. */
+function grow<T extends Column>(a: T, size: number, fill = 0): T {
+  const type = a.constructor as ColumnType<T>;
+  const b = a.buffer instanceof SharedArrayBuffer ? shared(type, size) : new type(new ArrayBuffer(size * type.BYTES_PER_ELEMENT));
   b.set(a);
   if (fill !== 0) b.fill(fill, a.length);
   return b;
@@ -171,9 +202,9 @@ export class Ops {
   /** The hold it was sent for, from the invoke's value; for an ok acquire, the owner granted (-1: none). */
   owner: Int32Array;
   /** Likewise the fence (NaN: none). */
-  fence: Float64Array;
+  fence: Narrow;
   /** Acquire and renew: the lease in ms, the smaller of asked and granted when ok, as asked otherwise (NaN: none). */
-  ttl: Float64Array;
+  ttl: Narrow;
   /** A release that completed ok with `released: false`. */
   notReleased: Uint8Array;
   /** An acquire that completed ok: the `queued_ms` its client reported (NaN: none); null until one was (queuedOf). */
@@ -189,21 +220,21 @@ export class Ops {
 
   constructor(capacity = 1024) {
     this.cap = Math.max(16, capacity);
-    this.f = new Uint16Array(this.cap);
-    this.process = new Int32Array(this.cap);
-    this.key = new Int32Array(this.cap);
-    this.invoke = new Int32Array(this.cap);
-    this.done = new Int32Array(this.cap);
-    this.start = new Float64Array(this.cap);
-    this.doneTime = new Float64Array(this.cap);
-    this.outcome = new Uint8Array(this.cap);
-    this.error = new Int32Array(this.cap);
-    this.owner = new Int32Array(this.cap);
-    this.fence = new Float64Array(this.cap);
-    this.ttl = new Float64Array(this.cap);
-    this.notReleased = new Uint8Array(this.cap);
-    this.hold = new Int32Array(this.cap);
-    this.next = new Int32Array(this.cap);
+    this.f = shared(Uint16Array, this.cap);
+    this.process = shared(Int32Array, this.cap);
+    this.key = shared(Int32Array, this.cap);
+    this.invoke = shared(Int32Array, this.cap);
+    this.done = shared(Int32Array, this.cap);
+    this.start = shared(Float64Array, this.cap);
+    this.doneTime = shared(Float64Array, this.cap);
+    this.outcome = shared(Uint8Array, this.cap);
+    this.error = shared(Int32Array, this.cap);
+    this.owner = shared(Int32Array, this.cap);
+    this.fence = shared(Float32Array, this.cap);
+    this.ttl = shared(Float32Array, this.cap);
+    this.notReleased = shared(Uint8Array, this.cap);
+    this.hold = shared(Int32Array, this.cap);
+    this.next = shared(Int32Array, this.cap);
   }
 
   add(): number {
@@ -229,6 +260,16 @@ export class Ops {
     return this.length++;
   }
 
+  setFence(i: number, x: number): void {
+    if (!fitsNarrow(this.fence, x)) this.fence = sharedCopy(Float64Array, this.fence);
+    this.fence[i] = x;
+  }
+
+  setTtl(i: number, x: number): void {
+    if (!fitsNarrow(this.ttl, x)) this.ttl = sharedCopy(Float64Array, this.ttl);
+    this.ttl[i] = x;
+  }
+
   /** Whether an event index or process number `x` can be stored; call `widen` first when not. */
   static fits(x: number): boolean {
     return (x | 0) === x;
@@ -237,9 +278,9 @@ export class Ops {
   /** Event indexes and process numbers in 64-bit columns, for a history whose numbers outgrow 32 bits. */
   widen(): void {
     if (this.invoke instanceof Float64Array) return;
-    this.process = Float64Array.from(this.process);
-    this.invoke = Float64Array.from(this.invoke);
-    this.done = Float64Array.from(this.done);
+    this.process = sharedCopy(Float64Array, this.process);
+    this.invoke = sharedCopy(Float64Array, this.invoke);
+    this.done = sharedCopy(Float64Array, this.done);
   }
 
   /**
@@ -261,7 +302,7 @@ export class Ops {
   }
 
   setQueued(i: number, ms: number): void {
-    this.queued ??= new Float64Array(this.cap).fill(NaN);
+    this.queued ??= shared(Float64Array, this.cap).fill(NaN);
     this.queued[i] = ms;
   }
 }
@@ -271,11 +312,11 @@ export class Holds {
   length = 0;
   key: Int32Array;
   owner: Int32Array;
-  fence: Float64Array;
+  fence: Narrow;
   /** The acquire operation. */
   acquire: Int32Array;
   /** The lease asked for and granted (the smaller), in ms (NaN: neither known). */
-  ttl: Float64Array;
+  ttl: Narrow;
   /** First and last of its renews, releases and writes (chained by Ops.next). */
   first: Int32Array;
   last: Int32Array;
@@ -284,13 +325,23 @@ export class Holds {
 
   constructor(capacity = 256) {
     this.cap = Math.max(16, capacity);
-    this.key = new Int32Array(this.cap);
-    this.owner = new Int32Array(this.cap);
-    this.fence = new Float64Array(this.cap);
-    this.acquire = new Int32Array(this.cap);
-    this.ttl = new Float64Array(this.cap);
-    this.first = new Int32Array(this.cap);
-    this.last = new Int32Array(this.cap);
+    this.key = shared(Int32Array, this.cap);
+    this.owner = shared(Int32Array, this.cap);
+    this.fence = shared(Float32Array, this.cap);
+    this.acquire = shared(Int32Array, this.cap);
+    this.ttl = shared(Float32Array, this.cap);
+    this.first = shared(Int32Array, this.cap);
+    this.last = shared(Int32Array, this.cap);
+  }
+
+  setFence(h: number, x: number): void {
+    if (!fitsNarrow(this.fence, x)) this.fence = sharedCopy(Float64Array, this.fence);
+    this.fence[h] = x;
+  }
+
+  setTtl(h: number, x: number): void {
+    if (!fitsNarrow(this.ttl, x)) this.ttl = sharedCopy(Float64Array, this.ttl);
+    this.ttl[h] = x;
   }
 
   add(): number {
@@ -311,15 +362,15 @@ export class Holds {
 /** resource.ndjson's decisions, in log order. */
 export class Decisions {
   length = 0;
-  seq: Float64Array;
+  seq: Narrow;
   time: Float64Array;
   /** 1 for a write, 0 for a read. */
   write: Uint8Array;
   key: Int32Array;
-  process: Float64Array;
+  process: Narrow;
   owner: Int32Array;
-  fence: Float64Array;
-  maxBefore: Float64Array;
+  fence: Narrow;
+  maxBefore: Narrow;
   accepted: Uint8Array;
   /** Whether the resource was enforcing fences when it decided. */
   fencing: Uint8Array;
@@ -329,16 +380,22 @@ export class Decisions {
 
   constructor(capacity = 1024) {
     this.cap = Math.max(16, capacity);
-    this.seq = new Float64Array(this.cap);
+    this.seq = new Float32Array(this.cap);
     this.time = new Float64Array(this.cap);
     this.write = new Uint8Array(this.cap);
     this.key = new Int32Array(this.cap);
-    this.process = new Float64Array(this.cap);
+    this.process = new Float32Array(this.cap);
     this.owner = new Int32Array(this.cap);
-    this.fence = new Float64Array(this.cap);
-    this.maxBefore = new Float64Array(this.cap);
+    this.fence = new Float32Array(this.cap);
+    this.maxBefore = new Float32Array(this.cap);
     this.accepted = new Uint8Array(this.cap);
     this.fencing = new Uint8Array(this.cap);
+  }
+
+  /** Sets column `col` of decision `i` to `x`, widening the column when `x` does not fit it. */
+  set(col: "seq" | "process" | "fence" | "maxBefore", i: number, x: number): void {
+    if (!fitsNarrow(this[col], x)) this[col] = Float64Array.from(this[col]);
+    this[col][i] = x;
   }
 
   add(): number {

@@ -1,8 +1,10 @@
 // The model keeps event indexes and process numbers in 32-bit columns until one
-// does not fit (checker/table.ts Ops.widen): a history whose numbers outgrow 32
-// bits must be checked exactly as the same history with small numbers.
+// does not fit (checker/table.ts Ops.widen), and fences, TTLs and seqs in 32-bit
+// floats until one is not one (Narrow): a history whose numbers outgrow them must
+// be checked exactly as the same history with small numbers.
 import { describe, expect, it } from "vitest";
 import { analyze } from "../../checker/index.ts";
+import { buildModel } from "../../checker/model.ts";
 import type { HistoryEvent } from "../../store/events.ts";
 import { History } from "./build.ts";
 
@@ -31,5 +33,24 @@ describe("columns past 32 bits", () => {
     for (const type of small.results.anomaly_types) {
       expect(large.results.anomalies[type].map((w) => w.events?.map((i) => i - BIG))).toEqual(small.results.anomalies[type].map((w) => w.events));
     }
+  });
+});
+
+describe("fences, TTLs and seqs in 32-bit floats", () => {
+  it("a fence past 2^24 or a TTL that is no 32-bit float widens its column, and every number reads back exactly", () => {
+    const h = new History();
+    h.acquire(1, "k1", [0, 1], "a", 1, 1000);
+    h.acquire(2, "k1", [2, 3], "b", 2 ** 24 + 1, 0.1);
+    h.write(2, "k1", [4, 5], "b", 2 ** 24 + 1, "x");
+    h.release(2, "k1", [6, 7], "b", 2 ** 24 + 1);
+    const m = buildModel({ header: h.header, events: h.build(), decisions: null });
+    expect(m.ops.fence).toBeInstanceOf(Float64Array);
+    expect(m.ops.ttl).toBeInstanceOf(Float64Array);
+    expect(m.holds.fence).toBeInstanceOf(Float64Array);
+    expect(Array.from(m.holds.fence.subarray(0, m.holds.length))).toEqual([1, 2 ** 24 + 1]);
+    expect(Array.from(m.holds.ttl.subarray(0, m.holds.length))).toEqual([1000, 0.1]);
+    const small = buildModel({ header: h.header, events: history().build(), decisions: null });
+    expect(small.ops.fence).toBeInstanceOf(Float32Array);
+    expect(small.holds.ttl).toBeInstanceOf(Float32Array);
   });
 });
