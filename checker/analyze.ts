@@ -13,11 +13,13 @@ import { orphanLockNodes } from "./orphan-node.ts";
 import { interleavedWriters } from "./interleaved.ts";
 import { lostUpdates } from "./lost-update.ts";
 import { buildModel, type Model, type RunInput } from "./model.ts";
-import { checkModel, MODEL_NAME } from "./linearizable/index.ts";
-import { checkHolds } from "./mutex.ts";
+import { checkModel, MODEL_NAME, type ModelCheck } from "./linearizable/index.ts";
+import { checkHolds, type HoldCheck } from "./mutex.ts";
 import { auditResourceLog } from "./resource.ts";
 import { staleWrites } from "./stale-write.ts";
 import { runStats } from "./stats.ts";
+import { viewOf, withOwners } from "./shared-model.ts";
+import { startWorker } from "../lib/index.ts";
 
 /** Witnesses kept per type; `stats.anomaly_counts` has the full numbers. */
 export const MAX_WITNESSES = 100;
@@ -49,12 +51,48 @@ export function analyze(input: RunInput, options: CheckOptions = {}): { results:
 
 /** The verdict on a model already built (by `buildModel` or a streaming `ModelBuilder`). */
 export function verdict(m: Model, options: CheckOptions = {}): { results: Results; warnings: string[] } {
-  const strict = options.model === "strict";
+  const own = ownAnalyses(m);
+  return assemble(m, options, own, checkHolds(m), checkModel(m, options.modelBudgetMs));
+}
+
+/**
+ * A thread for `verdict`, started now, ahead of the model (a thread takes tens of
+ * ms to start): its `verdict(m)` has the thread check the holds' spans and run the
+ * model check, which read the operations and holds alone, while this one does
+ * every other analysis; `stop` ends it unused. The same results as `verdict`.
+ */
+export function verdictThread(): { verdict: (m: Model, options?: CheckOptions) => Promise<{ results: Results; warnings: string[] }>; stop: () => void } {
+  const worker = startWorker("checker/verdict-thread");
+  const answer = new Promise<{ holds: HoldCheck; model: ModelCheck }>((done, fail) => {
+    worker.once("message", done);
+    worker.once("error", fail);
+    worker.once("exit", (code) => fail(new Error(`the verdict's thread exited (${code}) before it answered`)));
+  });
+  // Settled later than it may fail: a failure is the caller's once it asks.
+  answer.catch(() => {});
+  const stop = (): void => void worker.terminate();
+  return {
+    stop,
+    verdict: async (m, options = {}) => {
+      try {
+        worker.postMessage({ view: viewOf(m), budgetMs: options.modelBudgetMs });
+        const own = ownAnalyses(m);
+        const { holds, model } = withOwners(await answer, m.owners.names);
+        return assemble(m, options, own, holds, model);
+      } finally {
+        stop();
+      }
+    },
+  };
+}
+
+type Own = ReturnType<typeof ownAnalyses>;
+
+/** Every analysis but the holds' spans and the model check, in the order their notes go to the model. */
+function ownAnalyses(m: Model) {
   const audit = auditResourceLog(m);
   m.unknown.push(...audit.unknown);
   m.warnings.push(...audit.warnings);
-
-  const holds = checkHolds(m);
   const analyses: Record<AnomalyType, Analysis | null> = {
     "stale-write-accepted": staleWrites,
     "interleaved-writers": interleavedWriters,
@@ -62,22 +100,31 @@ export function verdict(m: Model, options: CheckOptions = {}): { results: Result
     "duplicate-fence": duplicateFences,
     "fence-regression": fenceRegressions,
     "lost-update": m.header.workload === "counter" ? lostUpdates : null,
-    "mutex-violation": () => holds.violations,
+    // From the holds' spans (assemble).
+    "mutex-violation": null,
     "expired-on-arrival": expiredOnArrival,
     "lost-lock-unnoticed": lostLocksUnnoticed,
     "orphan-lock-node": orphanLockNodes,
   };
+  const found = new Map<AnomalyType, Witness[]>();
+  for (const type of ANOMALY_TYPES) found.set(type, analyses[type]?.(m) ?? []);
+  const reads = readStats(m);
+  const fairness = fairnessStats(m, m.ops.reportsQueued ? (i) => m.ops.queuedOf(i) : undefined);
+  return { found, reads, fairness };
+}
 
+/** The verdict from every analysis's findings. */
+function assemble(m: Model, options: CheckOptions, own: Own, holds: HoldCheck, model: ModelCheck): { results: Results; warnings: string[] } {
+  const strict = options.model === "strict";
   const anomalies: Record<string, Witness[]> = {};
   const counts: Record<string, number> = {};
   for (const type of ANOMALY_TYPES) {
-    const found = analyses[type]?.(m) ?? [];
+    const found = type === "mutex-violation" ? holds.violations : own.found.get(type)!;
     if (found.length === 0) continue;
     found.sort(byFirstEvent);
     anomalies[type] = found.slice(0, MAX_WITNESSES);
     counts[type] = found.length;
   }
-  const model = checkModel(m, options.modelBudgetMs);
   const modelStats = { ...model.stats, counted: strict };
   if (strict) {
     if (model.witnesses.length > 0) {
@@ -89,11 +136,11 @@ export function verdict(m: Model, options: CheckOptions = {}): { results: Result
     // Not part of the verdict, but a reader of results.json should see why.
     Object.assign(modelStats, { witnesses: model.witnesses.sort(byFirstEvent).slice(0, MODEL_WITNESSES_IN_STATS) });
   }
-  const reads = readStats(m);
+  const { reads, fairness } = own;
   m.warnings.push(...reads.warnings);
   const anomaly_types = Object.keys(anomalies);
   const valid: Validity = anomaly_types.length > 0 ? false : m.unknown.length > 0 ? "unknown" : true;
-  const stats = { ...runStats(m, holds.leaseOverlaps), ...reads.stats, anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness: fairnessStats(m, m.ops.reportsQueued ? (i) => m.ops.queuedOf(i) : undefined) };
+  const stats = { ...runStats(m, holds.leaseOverlaps), ...reads.stats, anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness };
   const warnings = [...m.warnings, ...m.unknown.map((r) => `cannot fully check the run: ${r}`)];
   return { results: { valid, anomaly_types, anomalies, stats }, warnings };
 }

@@ -7,7 +7,7 @@ import { BadInput } from "../lib/index.ts";
 import { RUN_FILES, type HistoryEvent, type HistoryHeader, type ResourceDecision, type Results } from "../store/events.ts";
 import { resourceLogInWorker, streamHistoryInWorkers } from "../store/reader-worker.ts";
 import { readHistory, readResourceLog, streamHistory, streamResourceLog, type Checkpoint } from "../store/reader.ts";
-import { MODELS, verdict, type CheckOptions } from "./analyze.ts";
+import { MODELS, verdict, verdictThread, type CheckOptions } from "./analyze.ts";
 import { ModelBuilder, type Model } from "./model.ts";
 
 export interface LoadedRun {
@@ -64,6 +64,13 @@ const defined = (o: CheckOptions): CheckOptions => Object.fromEntries(Object.ent
 
 /** History files from this size on are read in a worker thread: below it, starting the thread costs more than it saves. */
 export const READ_IN_WORKER_FROM = 32 << 20;
+/**
+ * Histories from this size on have their verdict drawn on one thread: the second
+ * thread's own working memory (its copies of each key's holds in order, the model
+ * check's searches) would take a ten-million-event run (1.4 GB) past the 1 GB the
+ * check may use, which one thread keeps it well under (bench:checker).
+ */
+export const VERDICT_THREAD_BELOW = 768 << 20;
 /** Batches of decisions the resource log's thread may decode before the model takes them: about 60 MB. */
 const RESOURCE_BATCHES_AHEAD = 12;
 
@@ -156,13 +163,21 @@ async function readRun(runDir: string, checkpointEvery?: number) {
 /** checkRun, also returning what the pass read (CheckedRun) with a checkpoint every `checkpointEvery` lines (default: none). */
 export async function checkRunKeeping(runDir: string, options: CheckOptions = {}, checkpointEvery?: number):
   Promise<{ results: Results; warnings: string[]; run: CheckedRun }> {
-  const { b, history, resource, nemesis } = await readRun(runDir, checkpointEvery);
-  const warnings = [...history.warnings, ...(resource?.warnings ?? [])];
-  const info = await readInfo(join(runDir, RUN_FILES.run), warnings);
-  const model = b.finish();
-  const checked = verdict(model, { ...optionsOf(info, warnings), ...defined(options) });
-  const run: CheckedRun = { model, nemesis, checkpoints: history.checkpoints ?? null, resourceCheckpoints: resource?.checkpoints ?? [] };
-  return { results: checked.results, warnings: [...warnings, ...checked.warnings], run };
+  // A large run's verdict is drawn on two threads; the second starts while the files are read.
+  const historyBytes = await bytes(join(runDir, RUN_FILES.history));
+  const thread = historyBytes >= READ_IN_WORKER_FROM && historyBytes < VERDICT_THREAD_BELOW ? verdictThread() : null;
+  try {
+    const { b, history, resource, nemesis } = await readRun(runDir, checkpointEvery);
+    const warnings = [...history.warnings, ...(resource?.warnings ?? [])];
+    const info = await readInfo(join(runDir, RUN_FILES.run), warnings);
+    const model = b.finish();
+    const opts = { ...optionsOf(info, warnings), ...defined(options) };
+    const checked = thread ? await thread.verdict(model, opts) : verdict(model, opts);
+    const run: CheckedRun = { model, nemesis, checkpoints: history.checkpoints ?? null, resourceCheckpoints: resource?.checkpoints ?? [] };
+    return { results: checked.results, warnings: [...warnings, ...checked.warnings], run };
+  } finally {
+    thread?.stop();
+  }
 }
 
 /** Replaces results.json whole: a crash mid-write never leaves half a verdict. */

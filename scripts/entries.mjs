@@ -13,6 +13,7 @@ export const ENTRIES = [
   "cli/experiment",
   "runner/worker",
   "store/reader-thread",
+  "checker/verdict-thread",
   "resource/main",
   "proxy/main",
   "experiments/holder",
