@@ -97,8 +97,13 @@ export class ModelBuilder {
     // Runs have a handful of keys: comparing them beats hashing the string.
     const names = this.m.keys.names;
     if (names.length <= 16) for (let i = 0; i < names.length; i++) if (names[i] === key) return i;
-    return this.m.keys.id(key);
+    // Thousands at most: a Map, which hashes each string once (the Interner hashes
+    // it at every lookup, which pays for owners, hundreds of thousands of them).
+    let id = this.keyIds.get(key);
+    if (id === undefined) this.keyIds.set(key, (id = this.m.keys.id(key)));
+    return id;
   }
+  private readonly keyIds = new Map<string, number>();
 
   // Owners are looked up by name three ways, each trying first where the owner
   // nearly always is, since a map lookup per operation is the builder's main cost.
