@@ -18,7 +18,7 @@ import { checkHolds, type HoldCheck } from "./mutex.ts";
 import { auditResourceLog } from "./resource.ts";
 import { staleWrites } from "./stale-write.ts";
 import { runStats } from "./stats.ts";
-import { viewOf, withOwners } from "./shared-model.ts";
+import { viewOf, withOwners, type ModelView } from "./shared-model.ts";
 import { startWorker } from "../lib/index.ts";
 
 /** Witnesses kept per type; `stats.anomaly_counts` has the full numbers. */
@@ -57,13 +57,14 @@ export function verdict(m: Model, options: CheckOptions = {}): { results: Result
 
 /**
  * A thread for `verdict`, started now, ahead of the model (a thread takes tens of
- * ms to start): its `verdict(m)` has the thread check the holds' spans and run the
- * model check, which read the operations and holds alone, while this one does
+ * ms to start): its `verdict(m)` has the thread check the holds' spans, and run
+ * the model check unless `modelCheck` is false (its searches take memory of their
+ * own), both of which read the operations and holds alone, while this one does
  * every other analysis; `stop` ends it unused. The same results as `verdict`.
  */
-export function verdictThread(): { verdict: (m: Model, options?: CheckOptions) => Promise<{ results: Results; warnings: string[] }>; stop: () => void } {
+export function verdictThread(modelCheck = true): { verdict: (m: Model, options?: CheckOptions) => Promise<{ results: Results; warnings: string[] }>; stop: () => void } {
   const worker = startWorker("checker/verdict-thread");
-  const answer = new Promise<{ holds: HoldCheck; model: ModelCheck }>((done, fail) => {
+  const answer = new Promise<{ holds: HoldCheck; model: ModelCheck | null }>((done, fail) => {
     worker.once("message", done);
     worker.once("error", fail);
     worker.once("exit", (code) => fail(new Error(`the verdict's thread exited (${code}) before it answered`)));
@@ -75,16 +76,20 @@ export function verdictThread(): { verdict: (m: Model, options?: CheckOptions) =
     stop,
     verdict: async (m, options = {}) => {
       try {
-        worker.postMessage({ view: viewOf(m), budgetMs: options.modelBudgetMs });
+        worker.postMessage({ view: viewOf(m), budgetMs: options.modelBudgetMs, modelCheck } satisfies VerdictRequest);
         const own = ownAnalyses(m);
+        const here = modelCheck ? null : checkModel(m, options.modelBudgetMs);
         const { holds, model } = withOwners(await answer, m.owners.names);
-        return assemble(m, options, own, holds, model);
+        return assemble(m, options, own, holds, model ?? here!);
       } finally {
         stop();
       }
     },
   };
 }
+
+/** What verdict-thread.ts is asked. */
+export interface VerdictRequest { view: ModelView; budgetMs?: number; modelCheck: boolean }
 
 type Own = ReturnType<typeof ownAnalyses>;
 

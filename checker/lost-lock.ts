@@ -63,7 +63,7 @@ export function lostLocksUnnoticed(m: Model): Witness[] {
 }
 
 /** A hold whose acquire was invoked after `from` and returned ok before `to` (-1: none); `ends` are `order`'s acquire completions. */
-function grantedBetween(m: Model, order: number[], ends: Float64Array, from: number, to: number): number {
+function grantedBetween(m: Model, order: Int32Array, ends: Float64Array, from: number, to: number): number {
   let lo = 0;
   let hi = ends.length;
   while (lo < hi) {

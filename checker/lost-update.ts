@@ -102,7 +102,7 @@ function fromHistory(m: Model): Witness[] {
 }
 
 /** First index whose write ended at or after `t`. */
-function lowerBound(m: Model, byEnd: number[], t: number): number {
+function lowerBound(m: Model, byEnd: Int32Array, t: number): number {
   let lo = 0;
   let hi = byEnd.length;
   while (lo < hi) {

@@ -341,10 +341,10 @@ export function eventsOf(m: Model, ...ops: number[]): number[] {
   return [...new Set(out)].sort((a, b) => a - b);
 }
 
-const endOrders = new WeakMap<Model, Map<string, number[]>>();
+const endOrders = new WeakMap<Model, Map<string, Int32Array>>();
 
 /** A key's holds in order of their acquire's completion (equal times in hold order), computed once per model. */
-export function holdsByAcquireEnd(m: Model, key: string): number[] {
+export function holdsByAcquireEnd(m: Model, key: string): Int32Array {
   let byKey = endOrders.get(m);
   if (!byKey) endOrders.set(m, (byKey = new Map()));
   let order = byKey.get(key);

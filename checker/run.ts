@@ -65,12 +65,13 @@ const defined = (o: CheckOptions): CheckOptions => Object.fromEntries(Object.ent
 /** History files from this size on are read in a worker thread: below it, starting the thread costs more than it saves. */
 export const READ_IN_WORKER_FROM = 32 << 20;
 /**
- * Histories from this size on have their verdict drawn on one thread: the second
- * thread's own working memory (its copies of each key's holds in order, the model
- * check's searches) would take a ten-million-event run (1.4 GB) past the 1 GB the
- * check may use, which one thread keeps it well under (bench:checker).
+ * Histories from this size on keep the model check on the checking thread, and
+ * the second thread checks the holds' spans alone: the model check's searches
+ * take memory of their own (each key's lock operations in columns), which next to
+ * this thread's analyses would take a ten-million-event run (1.4 GB) past the
+ * 1 GB the check may use (bench:checker).
  */
-export const VERDICT_THREAD_BELOW = 768 << 20;
+export const MODEL_CHECK_HERE_FROM = 768 << 20;
 /** Batches of decisions the resource log's thread may decode before the model takes them: about 60 MB. */
 const RESOURCE_BATCHES_AHEAD = 12;
 
@@ -165,7 +166,7 @@ export async function checkRunKeeping(runDir: string, options: CheckOptions = {}
   Promise<{ results: Results; warnings: string[]; run: CheckedRun }> {
   // A large run's verdict is drawn on two threads; the second starts while the files are read.
   const historyBytes = await bytes(join(runDir, RUN_FILES.history));
-  const thread = historyBytes >= READ_IN_WORKER_FROM && historyBytes < VERDICT_THREAD_BELOW ? verdictThread() : null;
+  const thread = historyBytes >= READ_IN_WORKER_FROM ? verdictThread(historyBytes < MODEL_CHECK_HERE_FROM) : null;
   try {
     const { b, history, resource, nemesis } = await readRun(runDir, checkpointEvery);
     const warnings = [...history.warnings, ...(resource?.warnings ?? [])];
