@@ -40,12 +40,20 @@ export interface EventBatch {
   nemesis: { at: number; event: HistoryEvent }[];
 }
 
+/** The client operations by the codes a batch gives them in place of a string: -2 - their place here. */
+const CLIENT_FS = ["acquire", "renew", "release", "write", "read"];
+
 /** What both writers share: each batch's numbers in the next slot of the ring, its strings in a table of its own. */
 class Columns {
   private slot = 0;
   protected nums: Float64Array;
   private strings: string[] = [];
   private ids = new Map<string, number>();
+  /** The batch, and the owner and its place in the table, each process last named in it (ownerId). */
+  private batchNo = 0;
+  private ownerBatch = new Int32Array(256).fill(-1);
+  private ownerOf: (string | undefined)[] = [];
+  private ownerIdOf = new Int32Array(256);
   n = 0;
   readonly capacity = BATCH_EVENTS;
 
@@ -54,11 +62,49 @@ class Columns {
     this.nums = slots[0];
   }
 
+  /** A string that recurs (a key, an error code): once in the table. */
   protected id(s: string | undefined): number {
     if (s === undefined) return -1;
     let id = this.ids.get(s);
     if (id === undefined) this.ids.set(s, (id = this.strings.push(s) - 1));
     return id;
+  }
+
+  /**
+   * An owner: named by a few lines of its hold, from its process, and nearly never
+   * again after; one lookup per process instead of a map that would take in a new
+   * string for nearly every hold. The table may hold an owner twice, which the
+   * reading side cannot tell.
+   */
+  protected ownerId(s: string | undefined, process: number): number {
+    if (s === undefined) return -1;
+    if (!(process >= 0 && process < 1 << 16 && Number.isInteger(process))) return this.id(s);
+    if (process >= this.ownerBatch.length) {
+      const size = Math.max(process + 1, this.ownerBatch.length * 2);
+      const batch = new Int32Array(size).fill(-1), ids = new Int32Array(size);
+      batch.set(this.ownerBatch);
+      ids.set(this.ownerIdOf);
+      this.ownerBatch = batch;
+      this.ownerIdOf = ids;
+    }
+    if (this.ownerBatch[process] === this.batchNo && this.ownerOf[process] === s) return this.ownerIdOf[process];
+    const id = this.strings.push(s) - 1;
+    this.ownerBatch[process] = this.batchNo;
+    this.ownerOf[process] = s;
+    this.ownerIdOf[process] = id;
+    return id;
+  }
+
+  /** An operation's name: a client operation by its code, anything else in the table. */
+  protected fId(f: string): number {
+    switch (f) {
+      case "acquire": return -2;
+      case "renew": return -3;
+      case "release": return -4;
+      case "write": return -5;
+      case "read": return -6;
+      default: return this.id(f);
+    }
   }
 
   /** The batch so far; the next one starts empty in the next slot. */
@@ -68,6 +114,7 @@ class Columns {
     this.nums = this.slots[this.slot];
     this.strings = [];
     this.ids = new Map();
+    this.batchNo++;
     this.n = 0;
     return batch;
   }
@@ -88,10 +135,10 @@ export class BatchWriter extends Columns {
     x[at + 1] = e.time;
     x[at + 2] = e.process;
     x[at + 3] = e.type | (e.nemesis ? NEMESIS : 0) | (e.notReleased ? NOT_RELEASED : 0);
-    x[at + 4] = this.id(e.f);
+    x[at + 4] = this.fId(e.f);
     x[at + 5] = this.id(e.key);
     x[at + 6] = this.id(e.error);
-    x[at + 7] = this.id(e.owner);
+    x[at + 7] = this.ownerId(e.owner, e.process);
     x[at + 8] = e.fence;
     x[at + 9] = e.ttl;
     x[at + 10] = e.queued;
@@ -126,7 +173,8 @@ export function readBatch(batch: EventBatch, slots: Float64Array[], e: EventFiel
     e.type = flags & 3;
     e.nemesis = (flags & NEMESIS) !== 0;
     e.notReleased = (flags & NOT_RELEASED) !== 0;
-    e.f = s[x[at + 4]];
+    const f = x[at + 4];
+    e.f = f < 0 ? CLIENT_FS[-2 - f] : s[f];
     e.key = str(x[at + 5]);
     e.error = str(x[at + 6]);
     e.owner = str(x[at + 7]);
@@ -165,7 +213,7 @@ export class DecisionBatchWriter extends Columns {
     x[at + 4] = d.max_before ?? NaN;
     x[at + 5] = (d.op === "write" ? WRITE : 0) | (d.accepted ? ACCEPTED : 0) | (d.fencing ? FENCING : 0);
     x[at + 6] = this.id(d.key);
-    x[at + 7] = this.id(d.owner);
+    x[at + 7] = this.ownerId(d.owner, d.process);
     this.data.push(d.data);
   }
 
