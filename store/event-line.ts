@@ -55,6 +55,10 @@ export interface ValueRecord { owner: unknown; fence: unknown; ttl_ms: unknown; 
 
 const TOP = ["index", "time", "process", "type", "f", "key", "error", "value"] as const;
 const VALUE = ["owner", "fence", "ttl_ms", "queued_ms", "released", "data", "validity_ms"] as const;
+/** Each of VALUE as a line has it, `"owner":`, and by its first letter (no two share one). */
+const VALUE_KEYS = VALUE.map((k) => bytesOf(`"${k}":`));
+const VALUE_BY_LETTER: number[] = [];
+VALUE.forEach((k, i) => (VALUE_BY_LETTER[k.charCodeAt(0)] = i));
 
 /** FNV-1a of the bytes b[s, e): the same for a string of those (ASCII) characters (hashOfString). */
 function hashOf(b: Buffer, s: number, e: number): number {
@@ -391,7 +395,7 @@ export class EventLineReader extends Cursor {
     }
     let seen = 0;
     for (;;) {
-      const k = this.keyOf(b, e, VALUE);
+      const k = this.valueKey(b, e);
       if (k === -2) return false;
       // A field the checker does not read is checked as a plain value and dropped.
       const x = this.scalar(b, e, k === 0 ? RECENT_STRING : k === 5 ? this.dataStrings : k < 0 ? SKIPPED : FRESH);
@@ -413,6 +417,17 @@ export class EventLineReader extends Cursor {
       if (c === CLOSE) return true;
       if (c !== COMMA) return false;
     }
+  }
+
+  /**
+   * A key of `value` and its colon, as keyOf(VALUE) reads it: the runner's keys are
+   * told by their first letter and matched by their bytes, quotes and colon
+   * included; anything else is read by keyOf.
+   */
+  private valueKey(b: Buffer, e: number): number {
+    const k = VALUE_BY_LETTER[b[this.pos + 1]] ?? -1;
+    if (k >= 0 && this.word(b, e, VALUE_KEYS[k])) return k;
+    return this.keyOf(b, e, VALUE);
   }
 
   /** A key and its colon: its place in `known`, -1 for another plain key, -2: not a plain key. */
