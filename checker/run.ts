@@ -168,16 +168,12 @@ export async function checkRunKeeping(runDir: string, options: CheckOptions = {}
   const historyBytes = await bytes(join(runDir, RUN_FILES.history));
   const thread = historyBytes >= READ_IN_WORKER_FROM ? verdictThread(historyBytes < MODEL_CHECK_HERE_FROM) : null;
   try {
-    (globalThis as any).T?.("start");
     const { b, history, resource, nemesis } = await readRun(runDir, checkpointEvery);
-    (globalThis as any).T?.("read");
     const warnings = [...history.warnings, ...(resource?.warnings ?? [])];
     const info = await readInfo(join(runDir, RUN_FILES.run), warnings);
     const model = b.finish();
-    (globalThis as any).T?.("finish");
     const opts = { ...optionsOf(info, warnings), ...defined(options) };
     const checked = thread ? await thread.verdict(model, opts) : verdict(model, opts);
-    (globalThis as any).T?.("verdict");
     const run: CheckedRun = { model, nemesis, checkpoints: history.checkpoints ?? null, resourceCheckpoints: resource?.checkpoints ?? [] };
     return { results: checked.results, warnings: [...warnings, ...checked.warnings], run };
   } finally {

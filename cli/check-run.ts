@@ -37,9 +37,7 @@ export async function checkOnly(runDir: string, options: CheckOptions = {}): Pro
 export async function checkAndReport(runDir: string, options: CheckOptions = {}): Promise<CheckOutcome> {
   const { results, warnings, run } = await checkRunKeeping(runDir, options, REPORT_CHECKPOINT_EVERY);
   await writeResults(runDir, results);
-  (globalThis as any).T?.("results");
   const { header } = await reportRun(runDir, results, { checked: run });
-  (globalThis as any).T?.("report");
   return {
     results,
     warnings,

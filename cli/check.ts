@@ -6,7 +6,6 @@
 import { MODELS, type CheckOptions } from "../checker/index.ts";
 import { BadInput, EXIT, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
 import { checkAndReport } from "./check-run.ts";
-if (process.env.TIMING) { let last = 0; (globalThis as any).T = (what: string) => { const now = performance.now(); console.error(`${what.padEnd(8)} at ${now.toFixed(0)} (+${(now - last).toFixed(0)})`); last = now; }; }
 
 const USAGE = `usage: npm run check -- [options] <run directory>
   Checks a stored run (e.g. histories/latest) again, rewrites its results.json and
