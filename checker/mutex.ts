@@ -32,7 +32,7 @@ export interface HoldCheck {
 }
 
 /** The span of hold `h`, written into `into` (a fresh object unless given: the sweep reuses one). */
-function spanOf(m: Model, h: number, into?: Span): Span {
+export function spanOf(m: Model, h: number, into?: Span): Span {
   const { ops, holds } = m;
   const acquire = holds.acquire[h];
   const start = ops.endOf(acquire);
@@ -91,9 +91,64 @@ function why(m: Model, s: Span): string {
   return `${o.outcome[b] === INFO ? `${at} (outcome unknown)` : at} + TTL ${(s.boundTtl * 1e6) / 1e6} ms`;
 }
 
+/**
+ * Every hold's span (spanOf's start, end and claimedEnd), by hold, in one pass
+ * over the operations in row order: a hold's renews, releases and writes come in
+ * that order (its chain), so each hold sees them as spanOf's walk does, while the
+ * pass reads the columns in order where the walks jump about them. A hold with a
+ * renew of unknown outcome is left to spanOf (its second walk).
+ */
+export function spans(m: Model): { start: Float64Array; end: Float64Array; claimed: Float64Array } {
+  const { ops, holds } = m;
+  const n = holds.length;
+  const start = new Float64Array(n);
+  const acted = new Float64Array(n);
+  const bound = new Int32Array(n);
+  const boundTtl = new Float64Array(n);
+  const release = new Int32Array(n).fill(-1);
+  const unknownRenew = new Uint8Array(n);
+  for (let h = 0; h < n; h++) {
+    const acquire = holds.acquire[h];
+    start[h] = acted[h] = ops.endOf(acquire);
+    bound[h] = acquire;
+    boundTtl[h] = holds.ttl[h];
+  }
+  for (let r = 0; r < ops.length; r++) {
+    const h = ops.hold[r];
+    if (h < 0 || holds.acquire[h] === r) continue;
+    const f = ops.f[r];
+    const at = ops.start[r];
+    if (at > acted[h]) acted[h] = at;
+    if (f === RENEW) {
+      if (ops.outcome[r] === OK && at >= ops.start[bound[h]]) {
+        bound[h] = r;
+        boundTtl[h] = ops.ttl[r];
+      } else if (ops.outcome[r] === INFO) unknownRenew[h] = 1;
+    } else if (f === RELEASE && (release[h] < 0 || at < ops.start[release[h]])) release[h] = r;
+  }
+  const end = new Float64Array(n);
+  const claimed = new Float64Array(n);
+  const scratch: Span = { hold: -1, start: 0, end: 0, bound: -1, boundTtl: null, claimedEnd: 0 };
+  for (let h = 0; h < n; h++) {
+    if (unknownRenew[h]) {
+      const s = spanOf(m, h, scratch);
+      end[h] = s.end;
+      claimed[h] = s.claimedEnd;
+      continue;
+    }
+    const ttl = boundTtl[h];
+    let e = ops.start[bound[h]] + (Number.isNaN(ttl) ? 0 : ttl * 1e6);
+    if (release[h] >= 0 && ops.start[release[h]] < e) e = ops.start[release[h]];
+    end[h] = e;
+    claimed[h] = Math.max(e, acted[h]);
+  }
+  return { start, end, claimed };
+}
+
 export function checkHolds(m: Model): HoldCheck {
   const violations: Witness[] = [];
   let leaseOverlaps = 0;
+  const all = spans(m);
   for (const key of m.holdsByKey.keys()) {
     const order = holdsByAcquireEnd(m, key);
     const n = order.length;
@@ -101,12 +156,11 @@ export function checkHolds(m: Model): HoldCheck {
     const start = new Float64Array(n);
     const end = new Float64Array(n);
     const claimed = new Float64Array(n);
-    const scratch: Span = { hold: -1, start: 0, end: 0, bound: -1, boundTtl: null, claimedEnd: 0 };
     for (let i = 0; i < n; i++) {
-      const s = spanOf(m, order[i], scratch);
-      start[i] = s.start;
-      end[i] = s.end;
-      claimed[i] = s.claimedEnd;
+      const h = order[i];
+      start[i] = all.start[h];
+      end[i] = all.end[h];
+      claimed[i] = all.claimed[h];
     }
     // Holds whose holder may still act; compacted in place as they fall behind.
     const active = new Int32Array(n);

@@ -1,6 +1,12 @@
 // The analyses of holds: fences given by the lock service, and mutual exclusion.
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { analyze } from "../../checker/index.ts";
+import { generateRun } from "../../bench/checker-history.ts";
+import { analyze, loadRun } from "../../checker/index.ts";
+import { buildModel, type Model } from "../../checker/model.ts";
+import { spanOf, spans } from "../../checker/mutex.ts";
+import { tempRunDir } from "../helpers.ts";
 import type { Results } from "../../store/events.ts";
 import { History, type OpEvents } from "./build.ts";
 
@@ -132,4 +138,53 @@ describe("mutex-violation and lease overlaps", () => {
     h.acquire(1, "k2", [10, 11], "B", 1, 1000);
     expect(check(h).valid).toBe(true);
   });
+});
+
+describe("the holds' spans in one pass (mutex.ts spans)", () => {
+  const FIXTURES = join(import.meta.dirname, "../../histories/fixtures");
+
+  /** Every hold's span from the pass, against spanOf's walk of its operations. */
+  function agree(m: Model): number {
+    const all = spans(m);
+    for (let h = 0; h < m.holds.length; h++) {
+      const s = spanOf(m, h);
+      expect([all.start[h], all.end[h], all.claimed[h]], `hold ${h}`).toEqual([s.start, s.end, s.claimedEnd]);
+    }
+    return m.holds.length;
+  }
+
+  it("agrees with each hold's own walk on holds of every shape: renewed, released twice, a renew of unknown outcome, one never released", () => {
+    const h = new History();
+    h.acquire(0, "k", [0, 1], "A", 1, 5);
+    h.renew(0, "k", [2, 3], "A", 1, 5);
+    h.write(0, "k", [4, 5], "A", 1, "x");
+    h.release(0, "k", [6, 7], "A", 1);
+    h.release(0, "k", [8, 9], "A", 1);
+    h.acquire(1, "k", [10, 11], "B", 2, 5);
+    h.renew(1, "k", [12], "B", 2, 3, "info");
+    h.acquire(2, "j", [1, 2], "C", 1, 10);
+    h.renew(2, "j", [3, 4], "C", 1, 10, "fail");
+    h.write(2, "j", [20, 21], "C", 1, "y");
+    h.acquire(3, "j", [30, 31], "D", 2, 10);
+    h.release(3, "j", [40, 41], "D", 2, "info");
+    expect(agree(buildModel({ header: h.header, events: h.build(), decisions: null }))).toBe(4);
+  });
+
+  it("agrees on every fixture and on a generated run with renews", async () => {
+    let holds = 0;
+    for (const kind of ["good", "bad"]) {
+      for (const name of readdirSync(join(FIXTURES, kind))) {
+        const run = await loadRun(join(FIXTURES, kind, name));
+        holds += agree(buildModel(run));
+      }
+    }
+    const dir = tempRunDir("fc-spans-");
+    try {
+      generateRun(dir, { events: 20_000, seed: 3, keys: 20, clients: 30, workers: 3, fencing: true, renew: true });
+      holds += agree(buildModel(await loadRun(dir)));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(holds).toBeGreaterThan(1000);
+  }, 60_000);
 });
