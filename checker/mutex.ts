@@ -92,16 +92,16 @@ function why(m: Model, s: Span): string {
 }
 
 /**
- * Every hold's span (spanOf's start, end and claimedEnd), by hold, in one pass
- * over the operations in row order: a hold's renews, releases and writes come in
- * that order (its chain), so each hold sees them as spanOf's walk does, while the
- * pass reads the columns in order where the walks jump about them. A hold with a
- * renew of unknown outcome is left to spanOf (its second walk).
+ * Every hold's span (spanOf's end and claimedEnd; its start is its acquire's
+ * end), by hold, in one pass over the operations in row order: a hold's renews,
+ * releases and writes come in that order (its chain), so each hold sees them as
+ * spanOf's walk does, while the pass reads the columns in order where the walks
+ * jump about them. A hold with a renew of unknown outcome is left to spanOf (its
+ * second walk). Five numbers a hold, two of them given back as the result.
  */
-export function spans(m: Model): { start: Float64Array; end: Float64Array; claimed: Float64Array } {
+export function spans(m: Model): { end: Float64Array; claimed: Float64Array } {
   const { ops, holds } = m;
   const n = holds.length;
-  const start = new Float64Array(n);
   const acted = new Float64Array(n);
   const bound = new Int32Array(n);
   const boundTtl = new Float64Array(n);
@@ -109,7 +109,7 @@ export function spans(m: Model): { start: Float64Array; end: Float64Array; claim
   const unknownRenew = new Uint8Array(n);
   for (let h = 0; h < n; h++) {
     const acquire = holds.acquire[h];
-    start[h] = acted[h] = ops.endOf(acquire);
+    acted[h] = ops.endOf(acquire);
     bound[h] = acquire;
     boundTtl[h] = holds.ttl[h];
   }
@@ -126,8 +126,8 @@ export function spans(m: Model): { start: Float64Array; end: Float64Array; claim
       } else if (ops.outcome[r] === INFO) unknownRenew[h] = 1;
     } else if (f === RELEASE && (release[h] < 0 || at < ops.start[release[h]])) release[h] = r;
   }
-  const end = new Float64Array(n);
-  const claimed = new Float64Array(n);
+  // In place: each hold's end over its lease's TTL, its claimed end over when it last acted.
+  const end = boundTtl, claimed = acted;
   const scratch: Span = { hold: -1, start: 0, end: 0, bound: -1, boundTtl: null, claimedEnd: 0 };
   for (let h = 0; h < n; h++) {
     if (unknownRenew[h]) {
@@ -142,7 +142,7 @@ export function spans(m: Model): { start: Float64Array; end: Float64Array; claim
     end[h] = e;
     claimed[h] = Math.max(e, acted[h]);
   }
-  return { start, end, claimed };
+  return { end, claimed };
 }
 
 export function checkHolds(m: Model): HoldCheck {
@@ -158,7 +158,7 @@ export function checkHolds(m: Model): HoldCheck {
     const claimed = new Float64Array(n);
     for (let i = 0; i < n; i++) {
       const h = order[i];
-      start[i] = all.start[h];
+      start[i] = m.ops.endOf(m.holds.acquire[h]);
       end[i] = all.end[h];
       claimed[i] = all.claimed[h];
     }

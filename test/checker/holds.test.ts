@@ -148,7 +148,7 @@ describe("the holds' spans in one pass (mutex.ts spans)", () => {
     const all = spans(m);
     for (let h = 0; h < m.holds.length; h++) {
       const s = spanOf(m, h);
-      expect([all.start[h], all.end[h], all.claimed[h]], `hold ${h}`).toEqual([s.start, s.end, s.claimedEnd]);
+      expect([m.ops.endOf(m.holds.acquire[h]), all.end[h], all.claimed[h]], `hold ${h}`).toEqual([s.start, s.end, s.claimedEnd]);
     }
     return m.holds.length;
   }
