@@ -4,7 +4,7 @@
 // reads in batches (event-batch.ts) as it goes. It waits while the checking
 // thread is `maxAhead` batches behind, so a large run's events never pile up in
 // memory.
-import { closeSync, fstatSync, openSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { basename } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { BadInput } from "../lib/index.ts";
@@ -71,7 +71,7 @@ async function resourceLog(): Promise<Awaited<ReturnType<typeof streamResourceLo
  * BadInput: streamHistory then reads the file again, and says what is wrong.
  */
 function stripe(): { chunks: number } {
-  const { first, every, from, chunkBytes } = stripes!;
+  const { first, every, from, chunkBytes, size } = stripes!;
   const writer = new BatchWriter(data, slotsOf(ring, EVENT_STRIDE));
   const decode = eventDecoder(basename(path), data);
   const e = emptyFields();
@@ -84,7 +84,6 @@ function stripe(): { chunks: number } {
     checkpoints = [];
   };
   try {
-    const size = fstatSync(fd).size;
     const chunks = chunkCount(size, from, chunkBytes);
     for (; chunk < chunks; chunk += every) {
       const whole = chunkLines(fd, size, from, chunkBytes, chunk, scratch, (buf, start, end, offset) => {

@@ -33,8 +33,12 @@ export interface ReaderWorkerData {
   ahead: SharedArrayBuffer;
   /** The batches' numbers: maxAhead + 1 slots (event-batch.ts ring). */
   ring: SharedArrayBuffer;
-  /** A stripe's chunks (chunks.ts): `first`, `first + every`, ... of `chunkBytes` from byte `from`. */
-  stripes?: { first: number; every: number; from: number; chunkBytes: number };
+  /**
+   * A stripe's chunks (chunks.ts): `first`, `first + every`, ... of `chunkBytes`
+   * from byte `from`, of the file's first `size` bytes (its size when the read
+   * began, the same for every stripe though a live run's file grows meanwhile).
+   */
+  stripes?: { first: number; every: number; from: number; chunkBytes: number; size: number };
 }
 
 /** What reader-thread.ts posts. */
@@ -136,7 +140,8 @@ export async function streamHistoryInWorkers(path: string, sinkFor: (header: His
   } catch {
     return serially();
   }
-  const total = chunkCount((await stat(path)).size, head!.end, chunkBytes);
+  const size = (await stat(path)).size;
+  const total = chunkCount(size, head!.end, chunkBytes);
   const sink = sinkFor(header);
   const structure = new StructureCheck();
   let next = 0;
@@ -170,7 +175,7 @@ export async function streamHistoryInWorkers(path: string, sinkFor: (header: His
   };
   const readers = rings.map((shared, t) => inWorker<{ chunks: number }>({
     kind: "stripe", path, checkpointEvery: options.checkpointEvery, nemesis: options.nemesis !== undefined, data: options.data ?? true,
-    maxAhead: STRIPE_AHEAD, ring: shared, stripes: { first: t, every: STRIPES, from: head!.end, chunkBytes },
+    maxAhead: STRIPE_AHEAD, ring: shared, stripes: { first: t, every: STRIPES, from: head!.end, chunkBytes, size },
   }, (m, taken) => {
     if (m.kind !== "chunk") return;
     queues[t].push({ m, taken });

@@ -5,11 +5,12 @@
 // reordered file, the same warnings and checkpoints, and the same BadInput naming
 // the same line. Small files and batches of more than one make both agree here;
 // the checker uses the worker for large files only.
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { generateRun } from "../../bench/checker-history.ts";
 import { BadInput } from "../../lib/index.ts";
+import { chunkCount, chunkLines } from "../../store/chunks.ts";
 import { resourceLogInWorker, streamHistoryInWorker, streamHistoryInWorkers } from "../../store/reader-worker.ts";
 import { streamHistory, streamResourceLog, type StreamOptions } from "../../store/reader.ts";
 import type { HistoryEvent } from "../../store/events.ts";
@@ -169,4 +170,37 @@ describe("streamHistoryInWorkers", () => {
     for (const path of cases) for (const chunk of [200, 5000]) await sameByChunks(path, chunk, { checkpointEvery: 5 });
     expect(kept(await read((p, s, o) => streamHistoryInWorkers(p, s, o, 100), join(FIXTURES, "no-such-run/history.ndjson")))).toEqual(kept(await read(streamHistory, join(FIXTURES, "no-such-run/history.ndjson"))));
   }, 120_000);
+});
+
+describe("chunks (store/chunks.ts)", () => {
+  it("cut a file at line starts, each line in one chunk, and read no further than the size they are given (a live run's file grows)", () => {
+    const dir = tempRunDir("fc-chunks-");
+    dirs.push(dir);
+    const path = join(dir, "lines");
+    const lines = Array.from({ length: 200 }, (_, i) => `line ${i} ${"x".repeat(i % 37)}`);
+    writeFileSync(path, lines.join("\n") + "\n");
+    const size = statSync(path).size;
+    const fd = openSync(path, "r");
+    try {
+      const read = (fileSize: number, chunk: number): { got: string[]; whole: boolean[] } => {
+        const got: string[] = [];
+        const whole: boolean[] = [];
+        for (let k = 0; k < chunkCount(fileSize, 0, chunk); k++) {
+          whole.push(chunkLines(fd, fileSize, 0, chunk, k, { buf: Buffer.alloc(4) }, (b, s, e) => void got.push(b.toString("utf8", s, e))));
+        }
+        return { got, whole };
+      };
+      for (const chunk of [7, 64, 1000, size]) {
+        const all = read(size, chunk);
+        expect(all.got).toEqual(lines);
+        expect(all.whole.every(Boolean)).toBe(true);
+      }
+      // Ten bytes short of the end: the last line is cut, so it is not handed over, and the chunk it starts in says so.
+      const cut = read(size - 10, 64);
+      expect(cut.got).toEqual(lines.slice(0, -1));
+      expect(cut.whole.filter((w) => !w)).toHaveLength(1);
+    } finally {
+      closeSync(fd);
+    }
+  });
 });
