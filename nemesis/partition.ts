@@ -12,6 +12,7 @@ import { aimedWorkers } from "./aim.ts";
 import { linkFault, addToxics } from "./link-fault.ts";
 import type { Link } from "../cluster/links.ts";
 import type { Nemesis, NemesisContext } from "./nemesis.ts";
+import { sleep } from "../lib/index.ts";
 
 async function cutLinks(ctx: NemesisContext, links: Link[]): Promise<() => Promise<void>> {
   // With --partition-mode network the members are cut off their network, and the links as with timeout.
@@ -35,6 +36,19 @@ async function cutLinks(ctx: NemesisContext, links: Link[]): Promise<() => Promi
   return async () => void (await Promise.all([undoTheirs(), enable(true)]));
 }
 
+/** How long isolate-leader waits for a cluster that is electing a leader (as after the last partition healed) to have one. */
+const LEADER_WAIT_MS = 3000;
+
+/** The leader of the moment, once the cluster has one (null: none within LEADER_WAIT_MS, or a cluster that cannot say). */
+async function leaderOf(ctx: NemesisContext): Promise<string | null> {
+  const ask = ctx.cluster.leader;
+  if (!ask) return null;
+  for (const deadline = Date.now() + LEADER_WAIT_MS; ; await sleep(100)) {
+    const leader = (await ask.call(ctx.cluster)) ?? null;
+    if (leader !== null || Date.now() >= deadline) return leader;
+  }
+}
+
 export const partitionNemesis = (): Nemesis =>
   linkFault({
     name: "partition",
@@ -50,7 +64,7 @@ export const partitionNemesis = (): Nemesis =>
       const aimed = holders.length > 0 && exiling.length > 0 && ctx.rng.next() < 2 / 3;
       const kind = ctx.rng.pick(aimed ? exiling : ctx.options.grudges) as GrudgeKind;
       const holder = aimed ? ctx.rng.pick(holders) : null;
-      const leader = kind === "isolate-leader" ? ((await ctx.cluster.leader?.()) ?? null) : null;
+      const leader = kind === "isolate-leader" ? await leaderOf(ctx) : null;
       const g = grudge(kind, ctx.rng, ctx.workers, ctx.servers, leader, holder);
       const links = g.cut.flatMap(([w, s]) => ctx.links!.between([w], [s]));
       const aim =

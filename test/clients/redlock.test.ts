@@ -237,7 +237,11 @@ describe("a client frozen after sending, before reading the replies (K5)", () =>
     expect((h.extra?.granted as string[]).length).toBe(5);
   });
 
-  it("past the TTL: node-redlock 5 and an unchecking client trust the buffered OKs; redlock 4 and the checking client refuse", async () => {
+  // Once more if it fails: on a loaded machine the replies may not be readable yet
+  // when the loop wakes from the freeze, and a node's timeout can fire first, so
+  // node-redlock 4 counts too few votes (no-quorum) where it would see them late
+  // (expired). Seen once in a full suite beside other work; not the behaviour under test.
+  it("past the TTL: node-redlock 5 and an unchecking client trust the buffered OKs; redlock 4 and the checking client refuse", { retry: 1 }, async () => {
     // TTL 300 ms, frozen 400 ms: the keys have expired on every node by the time the OKs are read.
     const v5 = held(await acquireThenFreeze(make("node-redlock", "k5-v5"), "k5-v5", 300, 400));
     expect(v5.extra?.validity_ms as number).toBeLessThan(0);
