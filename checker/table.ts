@@ -141,8 +141,15 @@ type Column = Float64Array | Float32Array | Int32Array | Uint16Array | Uint8Arra
  */
 export type Narrow = Float32Array | Float64Array;
 
-function fitsNarrow(a: Narrow, x: number): boolean {
-  return a instanceof Float64Array || Math.fround(x) === x || x !== x;
+/** `a` with `x` at `i`: `a`, or its copy in 64 bits (in the same kind of memory) when `x` is no 32-bit float. */
+function putNarrow(a: Narrow, i: number, x: number): Narrow {
+  if (!(a instanceof Float64Array || Math.fround(x) === x || x !== x)) {
+    const wide = a.buffer instanceof SharedArrayBuffer ? shared(Float64Array, a.length) : new Float64Array(a.length);
+    wide.set(a);
+    a = wide;
+  }
+  a[i] = x;
+  return a;
 }
 type ColumnType<T extends Column> = { new (buffer: ArrayBufferLike): T; BYTES_PER_ELEMENT: number };
 
@@ -261,13 +268,11 @@ export class Ops {
   }
 
   setFence(i: number, x: number): void {
-    if (!fitsNarrow(this.fence, x)) this.fence = sharedCopy(Float64Array, this.fence);
-    this.fence[i] = x;
+    this.fence = putNarrow(this.fence, i, x);
   }
 
   setTtl(i: number, x: number): void {
-    if (!fitsNarrow(this.ttl, x)) this.ttl = sharedCopy(Float64Array, this.ttl);
-    this.ttl[i] = x;
+    this.ttl = putNarrow(this.ttl, i, x);
   }
 
   /** Whether an event index or process number `x` can be stored; call `widen` first when not. */
@@ -335,13 +340,11 @@ export class Holds {
   }
 
   setFence(h: number, x: number): void {
-    if (!fitsNarrow(this.fence, x)) this.fence = sharedCopy(Float64Array, this.fence);
-    this.fence[h] = x;
+    this.fence = putNarrow(this.fence, h, x);
   }
 
   setTtl(h: number, x: number): void {
-    if (!fitsNarrow(this.ttl, x)) this.ttl = sharedCopy(Float64Array, this.ttl);
-    this.ttl[h] = x;
+    this.ttl = putNarrow(this.ttl, h, x);
   }
 
   add(): number {
@@ -394,8 +397,7 @@ export class Decisions {
 
   /** Sets column `col` of decision `i` to `x`, widening the column when `x` does not fit it. */
   set(col: "seq" | "process" | "fence" | "maxBefore", i: number, x: number): void {
-    if (!fitsNarrow(this[col], x)) this[col] = Float64Array.from(this[col]);
-    this[col][i] = x;
+    this[col] = putNarrow(this[col], i, x);
   }
 
   add(): number {
