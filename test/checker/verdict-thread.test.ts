@@ -7,11 +7,16 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadRun } from "../../checker/index.ts";
-import { verdict, verdictThread, type CheckOptions } from "../../checker/analyze.ts";
+import { verdict, verdictThread, type CheckOptions, type VerdictRequest } from "../../checker/analyze.ts";
+import { checkHolds, type HoldCheck } from "../../checker/mutex.ts";
+import { viewOf, withOwners } from "../../checker/shared-model.ts";
+import { startWorker } from "../../lib/index.ts";
 import { buildModel, type RunInput } from "../../checker/model.ts";
 import type { HistoryEvent } from "../../store/events.ts";
 
 const FIXTURES = join(import.meta.dirname, "../../histories/fixtures");
+
+interface ThreadAnswer { holds: HoldCheck; model: unknown }
 
 /** The verdict with the model check's time, the one figure two runs of it may differ in, left out. */
 function untimed(v: ReturnType<typeof verdict>): unknown {
@@ -56,4 +61,30 @@ describe("the verdict on two threads", () => {
       await bothWays(run, { model: "strict" });
     }
   }, 120_000);
+});
+
+describe("the verdict's second thread", () => {
+  it("answers from the shared columns alone: its witnesses quote owners by token, which the names replace", async () => {
+    // A fixture whose holds overlap, so the thread's witnesses quote owners.
+    const runs = ["good", "bad"].flatMap((kind) => readdirSync(join(FIXTURES, kind)).map((name) => join(FIXTURES, kind, name)));
+    let run: RunInput | null = null;
+    for (const dir of runs) {
+      const r = await loadRun(dir);
+      if (checkHolds(buildModel(r)).violations.length > 0) { run = r; break; }
+    }
+    expect(run).not.toBeNull();
+    const m = buildModel(run!);
+    const worker = startWorker("checker/verdict-thread");
+    try {
+      const answer = new Promise<ThreadAnswer>((done, fail) => { worker.once("message", done); worker.once("error", fail); });
+      worker.postMessage({ view: viewOf(m), modelCheck: false } satisfies VerdictRequest);
+      const found = await answer;
+      expect(found.model).toBeNull();
+      const text = found.holds.violations.map((w) => w.explanation).join("\n");
+      expect(text).toMatch(/\uE000\d+\uE001/);
+      expect(withOwners(found.holds, m.owners.names)).toEqual(checkHolds(m));
+    } finally {
+      await worker.terminate();
+    }
+  }, 60_000);
 });
