@@ -4,36 +4,42 @@
 // resource refuses the newer holder or, with fencing off, lets the older one win.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
-import { eventsOf, holdsByAcquireEnd, type Model } from "./model.ts";
+import { eventsOf, type Model } from "./model.ts";
+import { orderOf } from "./sweep.ts";
 
 export function fenceRegressions(m: Model): Witness[] {
   const { holds, ops } = m;
   const out: Witness[] = [];
-  for (const [key, list] of m.holdsByKey) {
-    // Holds come in order of their acquire's invoke; the same holds by completion
-    // are shared with the mutex analysis. Of the holds whose acquire completed
-    // before this one was invoked, the highest fence is the one to beat.
-    const byEnd = holdsByAcquireEnd(m, key);
-    let next = 0;
-    let top = -1;
-    for (let j = 0; j < list.length; j++) {
-      const h = list.items[j];
-      const fence = holds.fence[h];
-      if (Number.isNaN(fence)) continue;
-      const start = ops.start[holds.acquire[h]];
-      for (; next < byEnd.length && ops.endOf(holds.acquire[byEnd[next]]) < start; next++) {
-        const c = byEnd[next];
-        if (!Number.isNaN(holds.fence[c]) && (top < 0 || holds.fence[c] > holds.fence[top])) top = c;
-      }
-      if (top < 0 || holds.fence[top] <= fence) continue;
-      out.push({
-        key,
-        events: eventsOf(m, holds.acquire[top], holds.acquire[h]),
-        explanation:
-          `On key ${JSON.stringify(key)}, ${quoteAcquire(m, top)}; the later ${quoteAcquire(m, h)} was invoked after that ok ` +
-          `(at ${ms(start)}) yet got the lower fence ${fence} < ${holds.fence[top]}.`,
-      });
+  // One sweep over every key at once, in the columns' own order: holds come in
+  // order of their acquire's invoke, so their starts never go back, and against
+  // them the holds in order of their acquire's completion. Per key, of the holds
+  // whose acquire completed before this one was invoked, the highest fence (the
+  // first of equals) is the one to beat. A walk per key would jump all over the
+  // columns of a run of thousands of keys.
+  const ends = new Float64Array(holds.length);
+  for (let h = 0; h < holds.length; h++) ends[h] = ops.endOf(holds.acquire[h]);
+  const byEnd = orderOf(ends);
+  const top = new Int32Array(m.keys.names.length).fill(-1);
+  let next = 0;
+  for (let h = 0; h < holds.length; h++) {
+    const fence = holds.fence[h];
+    if (Number.isNaN(fence)) continue;
+    const start = ops.start[holds.acquire[h]];
+    for (; next < byEnd.length && ends[byEnd[next]] < start; next++) {
+      const c = byEnd[next];
+      const k = holds.key[c];
+      if (!Number.isNaN(holds.fence[c]) && (top[k] < 0 || holds.fence[c] > holds.fence[top[k]])) top[k] = c;
     }
+    const t = top[holds.key[h]];
+    if (t < 0 || holds.fence[t] <= fence) continue;
+    const key = m.keys.names[holds.key[h]];
+    out.push({
+      key,
+      events: eventsOf(m, holds.acquire[t], holds.acquire[h]),
+      explanation:
+        `On key ${JSON.stringify(key)}, ${quoteAcquire(m, t)}; the later ${quoteAcquire(m, h)} was invoked after that ok ` +
+        `(at ${ms(start)}) yet got the lower fence ${fence} < ${holds.fence[t]}.`,
+    });
   }
   return out;
 }

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { generateRun } from "../../bench/checker-history.ts";
 import { analyze, loadRun } from "../../checker/index.ts";
-import { buildModel, type Model } from "../../checker/model.ts";
+import { fenceRegressions } from "../../checker/fence-regression.ts";
+import { buildModel, holdsByAcquireEnd, type Model } from "../../checker/model.ts";
 import { spanOf, spans } from "../../checker/mutex.ts";
 import { tempRunDir } from "../helpers.ts";
 import type { Results } from "../../store/events.ts";
@@ -59,6 +60,63 @@ describe("fence-regression", () => {
     h.acquire(1, "k", [10, 11], "B", 5, 5);
     expect(check(h).valid).toBe(true);
   });
+
+  // fenceRegressions sweeps every key at once; this is the walk per key it stands
+  // for. Both must find the same holds beaten by the same ones, in the same order
+  // within a key (ties of fence and of completion time included).
+  const perKey = (m: Model): string[] => {
+    const { holds, ops } = m;
+    const out: string[] = [];
+    for (const [key, list] of m.holdsByKey) {
+      const byEnd = holdsByAcquireEnd(m, key);
+      let next = 0;
+      let top = -1;
+      for (let j = 0; j < list.length; j++) {
+        const h = list.items[j];
+        if (Number.isNaN(holds.fence[h])) continue;
+        const start = ops.start[holds.acquire[h]];
+        for (; next < byEnd.length && ops.endOf(holds.acquire[byEnd[next]]) < start; next++) {
+          const c = byEnd[next];
+          if (!Number.isNaN(holds.fence[c]) && (top < 0 || holds.fence[c] > holds.fence[top])) top = c;
+        }
+        if (top >= 0 && holds.fence[top] > holds.fence[h]) out.push(`${key} ${top} ${h}`);
+      }
+    }
+    return out;
+  };
+  const swept = (m: Model): string[] => {
+    // A witness cites both acquires; the beaten hold's is the later invoke.
+    const holdAt = new Map(Array.from({ length: m.holds.length }, (_, h) => [m.ops.invoke[m.holds.acquire[h]], h]));
+    return fenceRegressions(m).map((w) => {
+      const [top, h] = (w.events ?? []).filter((i) => holdAt.has(i)).map((i) => holdAt.get(i));
+      return `${w.key} ${top} ${h}`;
+    });
+  };
+  const byKey = (xs: string[]): string[] => [...xs].sort((a, b) => a.split(" ")[0].localeCompare(b.split(" ")[0]));
+
+  it("one sweep over all keys finds what a walk per key finds", async () => {
+    const dir = tempRunDir("fc-regress-");
+    try {
+      generateRun(dir, { events: 20_000, seed: 5, keys: 40, clients: 60, workers: 3, fencing: true });
+      const m = buildModel(await loadRun(dir));
+      // Scrambled fences, some equal, some missing: regressions on most keys; times
+      // cut to whole ms, so that acquires complete at the very time others start.
+      let x = 7;
+      for (let i = 0; i < m.ops.length; i++) {
+        m.ops.start[i] = Math.floor(m.ops.start[i] / 1e6) * 1e6;
+        m.ops.doneTime[i] = Math.floor(m.ops.doneTime[i] / 1e6) * 1e6;
+      }
+      for (let h = 0; h < m.holds.length; h++) {
+        x = (x * 1103515245 + 12345) % 2147483648;
+        m.holds.setFence(h, x % 11 === 0 ? NaN : x % 50);
+      }
+      const want = perKey(m);
+      expect(new Set(want.map((w) => w.split(" ")[0])).size).toBeGreaterThan(30);
+      expect(byKey(swept(m))).toEqual(byKey(want));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe("mutex-violation and lease overlaps", () => {
