@@ -174,7 +174,10 @@ function unmatchedOkWrites(m: Model): number {
     else if (keyOf[owner] !== key) onOneKey = false;
   };
   for (let d = 0; d < ds.length; d++) if (ds.write[d] && ds.accepted[d]) note(ds.key[d], ds.owner[d]);
-  for (const list of m.writesByKey.values()) for (let j = 0; j < list.length; j++) note(o.key[list.items[j]], o.owner[list.items[j]]);
+  // The writes of writesByKey (a write with a key and an owner), read in row order
+  // rather than key by key: a run of thousands of keys has them all over the columns.
+  const isWrite = (i: number): boolean => o.f[i] === WRITE && o.key[i] >= 0 && o.owner[i] >= 0;
+  for (let i = 0; i < o.length; i++) if (isWrite(i)) note(o.key[i], o.owner[i]);
   const accepted = onOneKey ? new Int32Array(m.owners.names.length) : null;
   const pairs = onOneKey ? null : new Map<number, number>();
   for (let d = 0; d < ds.length; d++) {
@@ -186,20 +189,17 @@ function unmatchedOkWrites(m: Model): number {
     }
   }
   let missing = 0;
-  for (const list of m.writesByKey.values()) {
-    for (let j = 0; j < list.length; j++) {
-      const w = list.items[j];
-      if (o.outcome[w] !== OK) continue;
-      if (accepted) {
-        if (accepted[o.owner[w]] > 0) accepted[o.owner[w]]--;
-        else missing++;
-        continue;
-      }
-      const id = pair(m, o.key[w], o.owner[w]);
-      const left = pairs!.get(id) ?? 0;
-      if (left > 0) pairs!.set(id, left - 1);
+  for (let w = 0; w < o.length; w++) {
+    if (o.outcome[w] !== OK || !isWrite(w)) continue;
+    if (accepted) {
+      if (accepted[o.owner[w]] > 0) accepted[o.owner[w]]--;
       else missing++;
+      continue;
     }
+    const id = pair(m, o.key[w], o.owner[w]);
+    const left = pairs!.get(id) ?? 0;
+    if (left > 0) pairs!.set(id, left - 1);
+    else missing++;
   }
   return missing;
 }
