@@ -38,7 +38,7 @@ export interface EventFields {
 export const typeName = (type: number): string => TYPE_NAMES[type];
 
 export function emptyFields(): EventFields {
-  return { index: 0, time: 0, process: 0, nemesis: false, type: 0, f: "", key: undefined, error: undefined, owner: undefined, fence: NaN, ttl: NaN, data: undefined, notReleased: false, queued: NaN, validity: NaN };
+  return { index: 0, time: NaN, process: NaN, nemesis: false, type: 0, f: "", key: undefined, error: undefined, owner: undefined, fence: NaN, ttl: NaN, data: undefined, notReleased: false, queued: NaN, validity: NaN };
 }
 
 type Obj = Record<string, unknown>;
