@@ -10,7 +10,8 @@
 // lease does (K1). Those are counted as lease overlaps, not reported.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
-import { eventsOf, holdsByAcquireEnd, RELEASE, RENEW, type Model } from "./model.ts";
+import { eventsOf, RELEASE, RENEW, type Model } from "./model.ts";
+import { orderOf } from "./sweep.ts";
 import { INFO, OK } from "./table.ts";
 
 interface Span {
@@ -146,37 +147,40 @@ export function spans(m: Model): { end: Float64Array; claimed: Float64Array } {
 }
 
 export function checkHolds(m: Model): HoldCheck {
+  const { ops, holds } = m;
   const violations: Witness[] = [];
   let leaseOverlaps = 0;
-  const all = spans(m);
-  for (const key of m.holdsByKey.keys()) {
-    const order = holdsByAcquireEnd(m, key);
-    const n = order.length;
-    // Spans in columns, in order of start; objects only for the few a witness quotes.
-    const start = new Float64Array(n);
-    const end = new Float64Array(n);
-    const claimed = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      const h = order[i];
-      start[i] = m.ops.endOf(m.holds.acquire[h]);
-      end[i] = all.end[h];
-      claimed[i] = all.claimed[h];
+  const { end, claimed } = spans(m);
+  // One sweep over every key at once, holds in order of their acquire's ok (equal
+  // times in hold order, so each key's come as they would key by key); a walk per
+  // key would jump all over the columns of a run of thousands of keys.
+  const n = holds.length;
+  const start = new Float64Array(n);
+  for (let h = 0; h < n; h++) start[h] = ops.endOf(holds.acquire[h]);
+  const order = orderOf(start);
+  // Per key, the holds whose holder may still act, in a stretch of `active` of its
+  // own (as many places as the key has holds), compacted as they fall behind.
+  const keys = m.keys.names.length;
+  const from = new Int32Array(keys + 1);
+  for (let h = 0; h < n; h++) from[holds.key[h] + 1]++;
+  for (let k = 0; k < keys; k++) from[k + 1] += from[k];
+  const live = new Int32Array(keys);
+  const active = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const h = order[i];
+    const k = holds.key[h];
+    const base = from[k];
+    const s = start[h];
+    let kept = 0;
+    for (let j = 0; j < live[k]; j++) {
+      const a = active[base + j];
+      if (claimed[a] <= s) continue;
+      active[base + kept++] = a;
+      if (end[a] > s && end[h] > s) violations.push(witness(m, m.keys.names[k], spanOf(m, a), spanOf(m, h)));
+      else if (claimed[h] > s) leaseOverlaps++;
     }
-    // Holds whose holder may still act; compacted in place as they fall behind.
-    const active = new Int32Array(n);
-    let live = 0;
-    for (let i = 0; i < n; i++) {
-      let kept = 0;
-      for (let j = 0; j < live; j++) {
-        const a = active[j];
-        if (claimed[a] <= start[i]) continue;
-        active[kept++] = a;
-        if (end[a] > start[i] && end[i] > start[i]) violations.push(witness(m, key, spanOf(m, order[a]), spanOf(m, order[i])));
-        else if (claimed[i] > start[i]) leaseOverlaps++;
-      }
-      live = kept;
-      active[live++] = i;
-    }
+    live[k] = kept;
+    active[base + live[k]++] = h;
   }
   return { violations, leaseOverlaps };
 }

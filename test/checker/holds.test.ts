@@ -5,8 +5,8 @@ import { describe, expect, it } from "vitest";
 import { generateRun } from "../../bench/checker-history.ts";
 import { analyze, loadRun } from "../../checker/index.ts";
 import { fenceRegressions } from "../../checker/fence-regression.ts";
-import { buildModel, holdsByAcquireEnd, type Model } from "../../checker/model.ts";
-import { spanOf, spans } from "../../checker/mutex.ts";
+import { buildModel, holdsByAcquireEnd, RELEASE, type Model } from "../../checker/model.ts";
+import { checkHolds, spanOf, spans } from "../../checker/mutex.ts";
 import { tempRunDir } from "../helpers.ts";
 import type { Results } from "../../store/events.ts";
 import { History, type OpEvents } from "./build.ts";
@@ -196,6 +196,66 @@ describe("mutex-violation and lease overlaps", () => {
     h.acquire(1, "k2", [10, 11], "B", 1, 1000);
     expect(check(h).valid).toBe(true);
   });
+});
+
+describe("mutex-violation: one sweep over every key (checkHolds)", () => {
+  // The walk per key the sweep stands for: the same witnesses, in the same order
+  // within a key, and the same count of lease overlaps.
+  const perKey = (m: Model): { witnesses: string[]; leaseOverlaps: number } => {
+    const all = spans(m);
+    const witnesses: string[] = [];
+    let leaseOverlaps = 0;
+    for (const key of m.holdsByKey.keys()) {
+      const order = holdsByAcquireEnd(m, key);
+      const start = Array.from(order, (h) => m.ops.endOf(m.holds.acquire[h]));
+      const active: number[] = [];
+      for (let i = 0; i < order.length; i++) {
+        const h = order[i];
+        for (const a of active.splice(0)) {
+          if (all.claimed[a] <= start[i]) continue;
+          active.push(a);
+          if (all.end[a] > start[i] && all.end[h] > start[i]) witnesses.push(`${key} ${Math.min(a, h)} ${Math.max(a, h)}`);
+          else if (all.claimed[h] > start[i]) leaseOverlaps++;
+        }
+        active.push(h);
+      }
+    }
+    return { witnesses, leaseOverlaps };
+  };
+
+  it("finds what a walk per key finds, on a run with leases scrambled across many keys", async () => {
+    const dir = tempRunDir("fc-mutex-");
+    try {
+      generateRun(dir, { events: 20_000, seed: 9, keys: 40, clients: 60, workers: 3, fencing: true, renew: true });
+      const m = buildModel(await loadRun(dir));
+      // Leases from none to far too long, a third of the releases sent seconds late,
+      // times cut to whole ms: violations, lease overlaps, and acquires that
+      // complete at the very time of another.
+      let x = 11;
+      const next = (): number => (x = (x * 1103515245 + 12345) % 2147483648);
+      for (let h = 0; h < m.holds.length; h++) m.holds.setTtl(h, next() % 7 === 0 ? NaN : (x % 40) * 125);
+      for (let i = 0; i < m.ops.length; i++) if (m.ops.f[i] === RELEASE && next() % 3 === 0) m.ops.start[i] += 5e9;
+      for (let i = 0; i < m.ops.length; i++) {
+        m.ops.start[i] = Math.floor(m.ops.start[i] / 1e6) * 1e6;
+        m.ops.doneTime[i] = Math.floor(m.ops.doneTime[i] / 1e6) * 1e6;
+      }
+      const want = perKey(m);
+      const got = checkHolds(m);
+      const holdOf = new Map(Array.from({ length: m.holds.length }, (_, h) => [m.ops.invoke[m.holds.acquire[h]], h]));
+      // A witness cites both holds' acquires (named here by the lower hold first).
+      const named = got.violations.map((w) => {
+        const [a, b] = (w.events ?? []).filter((i) => holdOf.has(i)).map((i) => holdOf.get(i)!);
+        return `${w.key} ${Math.min(a, b)} ${Math.max(a, b)}`;
+      });
+      const byKey = (xs: string[]): string[] => [...xs].sort((a, b) => a.split(" ")[0].localeCompare(b.split(" ")[0]));
+      expect(new Set(want.witnesses.map((w) => w.split(" ")[0])).size).toBeGreaterThan(20);
+      expect(want.leaseOverlaps).toBeGreaterThan(0);
+      expect(byKey(named)).toEqual(byKey(want.witnesses));
+      expect(got.leaseOverlaps).toBe(want.leaseOverlaps);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe("the holds' spans in one pass (mutex.ts spans)", () => {
