@@ -57,12 +57,18 @@ export function verdict(m: Model, options: CheckOptions = {}): { results: Result
 
 /**
  * A thread for `verdict`, started now, ahead of the model (a thread takes tens of
- * ms to start): its `verdict(m)` has the thread check the holds' spans, and run
- * the model check unless `modelCheck` is false (its searches take memory of their
- * own), both of which read the operations and holds alone, while this one does
- * every other analysis; `stop` ends it unused. The same results as `verdict`.
+ * ms to start): `begin(m)` hands it the model's operations and holds, which may
+ * be before the decisions are in (ModelBuilder.group), and it checks the holds'
+ * spans and runs the model check unless `modelCheck` is false (its searches take
+ * memory of their own), both of which read the operations and holds alone;
+ * `verdict(m)` (the model finished) does every other analysis on this thread and
+ * takes the thread's findings; `stop` ends it unused. The same results as `verdict`.
  */
-export function verdictThread(modelCheck = true): { verdict: (m: Model, options?: CheckOptions) => Promise<{ results: Results; warnings: string[] }>; stop: () => void } {
+export function verdictThread(modelCheck = true): {
+  begin: (m: Model, options?: CheckOptions) => void;
+  verdict: (m: Model, options?: CheckOptions) => Promise<{ results: Results; warnings: string[] }>;
+  stop: () => void;
+} {
   const worker = startWorker("checker/verdict-thread");
   const answer = new Promise<{ holds: HoldCheck; model: ModelCheck | null }>((done, fail) => {
     worker.once("message", done);
@@ -72,11 +78,18 @@ export function verdictThread(modelCheck = true): { verdict: (m: Model, options?
   // Settled later than it may fail: a failure is the caller's once it asks.
   answer.catch(() => {});
   const stop = (): void => void worker.terminate();
+  let begun = false;
+  const begin = (m: Model, options: CheckOptions = {}): void => {
+    if (begun) return;
+    begun = true;
+    worker.postMessage({ view: viewOf(m), budgetMs: options.modelBudgetMs, modelCheck } satisfies VerdictRequest);
+  };
   return {
+    begin,
     stop,
     verdict: async (m, options = {}) => {
       try {
-        worker.postMessage({ view: viewOf(m), budgetMs: options.modelBudgetMs, modelCheck } satisfies VerdictRequest);
+        begin(m, options);
         const own = ownAnalyses(m);
         const here = modelCheck ? null : checkModel(m, options.modelBudgetMs);
         const { holds, model } = withOwners(await answer, m.owners.names);

@@ -237,9 +237,28 @@ export class ModelBuilder {
   }
   private expectedDecisions = 1024;
 
-  /** Groups the operations into holds and writes per key; call once, after the last event. */
+  /**
+   * The model, done: groups the operations (unless `group` did) and lets go of the
+   * builder's own lookups. Call once, after the last event and decision.
+   */
   finish(): Model {
+    const m = this.group();
+    m.owners.seal();
+    // The builder's own lookups are done with: a caller may hold on to it while the analyses run.
+    this.nextOwner = new Int32Array(0);
+    return m;
+  }
+  private grouped = false;
+
+  /**
+   * Groups the operations into holds and writes per key, once, after the last event:
+   * all the analyses of the operations and holds alone need (a thread may start on
+   * them while the decisions are read). The model is not done until `finish`.
+   */
+  group(): Model {
     const m = this.m;
+    if (this.grouped) return m;
+    this.grouped = true;
     const { ops, holds } = m;
     const keyName = m.keys.names;
     // owner -> its hold; an owner (wrongly) seen on a second key goes to `elsewhere`.
@@ -306,9 +325,6 @@ export class ModelBuilder {
     if (keyless > 0) m.unknown.push(`${keyless} acquire, renew, release or write operations have no "key"`);
     if (duplicateOwners > 0) m.unknown.push(`${duplicateOwners} acquires returned an owner already given to another hold of the same key`);
     if (orphans > 0) m.warnings.push(`${orphans} renews or releases name an owner no acquire returned`);
-    m.owners.seal();
-    // The builder's own lookups are done with: a caller may hold on to it while the analyses run.
-    this.nextOwner = new Int32Array(0);
     return m;
   }
 }

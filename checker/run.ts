@@ -131,8 +131,13 @@ export interface CheckedRun {
   resourceCheckpoints: Checkpoint[];
 }
 
-/** Both files of a run read into a model builder, in one pass each. */
-async function readRun(runDir: string, checkpointEvery?: number) {
+/**
+ * Both files of a run read into a model builder, in one pass each. `grouped` is
+ * handed the model once the history is in and its operations are grouped into
+ * holds (ModelBuilder.group), before the decisions are: what reads only those may
+ * start then.
+ */
+async function readRun(runDir: string, checkpointEvery?: number, grouped?: (m: Model) => void) {
   const historyPath = await historyOf(runDir);
   // Columns sized from the files up front are not copied as they grow.
   const expectedOps = Math.ceil((await bytes(historyPath)) / BYTES_PER_OP);
@@ -153,6 +158,7 @@ async function readRun(runDir: string, checkpointEvery?: number) {
       return (builder = new ModelBuilder(header, expectedOps, resourceBytes < 0)).event;
     }, { checkpointEvery, nemesis: (e) => nemesis.push(e), data: resourceBytes < 0 });
     const b = builder as unknown as ModelBuilder;
+    grouped?.(b.group());
     if (resourceBytes >= 0) b.noteResourceLog(Math.ceil(resourceBytes / BYTES_PER_DECISION));
     const resource = resourceThread ? await resourceThread.start(b.decision) : await streamResourceLog(resourcePath, b.decision, { checkpointEvery });
     return { b, history, resource, nemesis };
@@ -168,11 +174,13 @@ export async function checkRunKeeping(runDir: string, options: CheckOptions = {}
   const historyBytes = await bytes(join(runDir, RUN_FILES.history));
   const thread = historyBytes >= READ_IN_WORKER_FROM ? verdictThread(historyBytes < MODEL_CHECK_HERE_FROM) : null;
   try {
-    const { b, history, resource, nemesis } = await readRun(runDir, checkpointEvery);
-    const warnings = [...history.warnings, ...(resource?.warnings ?? [])];
-    const info = await readInfo(join(runDir, RUN_FILES.run), warnings);
+    const noted: string[] = [];
+    const info = await readInfo(join(runDir, RUN_FILES.run), noted);
+    const opts = { ...optionsOf(info, noted), ...defined(options) };
+    // The second thread starts on the holds while this one reads the decisions.
+    const { b, history, resource, nemesis } = await readRun(runDir, checkpointEvery, thread ? (m) => thread.begin(m, opts) : undefined);
+    const warnings = [...history.warnings, ...(resource?.warnings ?? []), ...noted];
     const model = b.finish();
-    const opts = { ...optionsOf(info, warnings), ...defined(options) };
     const checked = thread ? await thread.verdict(model, opts) : verdict(model, opts);
     const run: CheckedRun = { model, nemesis, checkpoints: history.checkpoints ?? null, resourceCheckpoints: resource?.checkpoints ?? [] };
     return { results: checked.results, warnings: [...warnings, ...checked.warnings], run };

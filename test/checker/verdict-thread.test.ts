@@ -11,7 +11,8 @@ import { verdict, verdictThread, type CheckOptions, type VerdictRequest } from "
 import { checkHolds, type HoldCheck } from "../../checker/mutex.ts";
 import { viewOf, withOwners } from "../../checker/shared-model.ts";
 import { startWorker } from "../../lib/index.ts";
-import { buildModel, type RunInput } from "../../checker/model.ts";
+import { buildModel, ModelBuilder, type RunInput } from "../../checker/model.ts";
+import { emptyFields, fieldsOf } from "../../store/event-fields.ts";
 import type { HistoryEvent } from "../../store/events.ts";
 
 const FIXTURES = join(import.meta.dirname, "../../histories/fixtures");
@@ -25,12 +26,30 @@ function untimed(v: ReturnType<typeof verdict>): unknown {
   return { ...v, results: { ...v.results, stats: { ...v.results.stats, model: { ...model, elapsed_ms: 0 } } } };
 }
 
+/**
+ * The verdict on two threads as checkRun draws it: the second thread handed the
+ * holds once the history is in (ModelBuilder.group), the decisions read after.
+ */
+async function begunEarly(input: RunInput, options: CheckOptions, modelCheck: boolean): Promise<ReturnType<typeof verdict>> {
+  const thread = verdictThread(modelCheck);
+  const b = new ModelBuilder(input.header);
+  const fields = emptyFields();
+  for (const e of input.events) b.event(fieldsOf(e, fields));
+  thread.begin(b.group(), options);
+  if (input.decisions) {
+    b.noteResourceLog();
+    for (const d of input.decisions) b.decision(d);
+  }
+  return thread.verdict(b.finish(), options);
+}
+
 async function bothWays(input: RunInput, options: CheckOptions): Promise<void> {
   const one = verdict(buildModel(input), options);
   // The model check in the second thread (a large run), or in this one (a larger run, for memory).
   for (const modelCheck of [true, false]) {
     const two = await verdictThread(modelCheck).verdict(buildModel(input), options);
     expect(untimed(two)).toEqual(untimed(one));
+    expect(untimed(await begunEarly(input, options, modelCheck))).toEqual(untimed(one));
   }
 }
 
