@@ -105,6 +105,16 @@ export class ModelBuilder {
   }
   private readonly keyIds = new Map<string, number>();
 
+  /** The key of an invoke, tried first against the process's last: a hold's renews, writes and release name the key its acquire did. */
+  private keyOf(process: number, key: string): number {
+    const last = this.lastKey.get(process);
+    if (last >= 0 && this.m.keys.names[last] === key) return last;
+    const id = this.keyId(key);
+    this.lastKey.set(process, id);
+    return id;
+  }
+  private readonly lastKey = new ProcessSlots();
+
   // Owners are looked up by name three ways, each trying first where the owner
   // nearly always is, since a map lookup per operation is the builder's main cost.
 
@@ -173,7 +183,7 @@ export class ModelBuilder {
       const f = this.fId(e.f);
       ops.f[i] = f;
       ops.process[i] = process;
-      ops.key[i] = key === undefined ? -1 : this.keyId(key);
+      ops.key[i] = key === undefined ? -1 : this.keyOf(process, key);
       ops.invoke[i] = e.index;
       ops.done[i] = -1;
       ops.start[i] = time;
