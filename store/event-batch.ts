@@ -71,6 +71,30 @@ class Columns {
   }
 
   /**
+   * A key the line reader numbered `name` (EventLineReader.keyName; -1: none): the
+   * place in the table its first line in this batch gave it, found by that number
+   * instead of by hashing the string for every line.
+   */
+  protected keyId(s: string | undefined, name: number): number {
+    if (name < 0 || s === undefined) return this.id(s);
+    if (name >= this.nameBatch.length) {
+      const size = Math.max(name + 1, this.nameBatch.length * 2, 64);
+      const batch = new Int32Array(size).fill(-1), ids = new Int32Array(size);
+      batch.set(this.nameBatch);
+      ids.set(this.nameId);
+      this.nameBatch = batch;
+      this.nameId = ids;
+    }
+    if (this.nameBatch[name] === this.batchNo) return this.nameId[name];
+    const id = this.id(s);
+    this.nameBatch[name] = this.batchNo;
+    this.nameId[name] = id;
+    return id;
+  }
+  private nameBatch = new Int32Array(0);
+  private nameId = new Int32Array(0);
+
+  /**
    * An owner: named by a few lines of its hold, from its process, and nearly never
    * again after; one lookup per process instead of a map that would take in a new
    * string for nearly every hold. The table may hold an owner twice, which the
@@ -129,14 +153,15 @@ export class BatchWriter extends Columns {
     this.data = withData ? [] : null;
   }
 
-  add(e: EventFields): void {
+  /** `keyName`: the line reader's number for the key (EventLineReader.keyName), -1 when it has none. */
+  add(e: EventFields, keyName = -1): void {
     const x = this.nums, at = this.n++ * STRIDE;
     x[at] = e.index;
     x[at + 1] = e.time;
     x[at + 2] = e.process;
     x[at + 3] = e.type | (e.nemesis ? NEMESIS : 0) | (e.notReleased ? NOT_RELEASED : 0);
     x[at + 4] = this.fId(e.f);
-    x[at + 5] = this.id(e.key);
+    x[at + 5] = this.keyId(e.key, keyName);
     x[at + 6] = this.id(e.error);
     x[at + 7] = this.ownerId(e.owner, e.process);
     x[at + 8] = e.fence;

@@ -79,6 +79,8 @@ function sameAs(n: string, b: Buffer, s: number): boolean {
  * line, and a lookup costs the same for the two-thousandth key as for the first.
  */
 class Names {
+  /** The place in the table of the name `get` gave last, for as long as the reader lives; -1: made afresh (the table is full). */
+  last = -1;
   private readonly names: string[] = [];
   private readonly hashes: number[] = [];
   private slots = new Int32Array(128).fill(-1);
@@ -93,11 +95,15 @@ class Names {
       const at = this.slots[slot];
       if (at < 0) break;
       const n = this.names[at];
-      if (this.hashes[at] === hash && n.length === len && sameAs(n, b, s)) return n;
+      if (this.hashes[at] === hash && n.length === len && sameAs(n, b, s)) {
+        this.last = at;
+        return n;
+      }
     }
     const name = b.toString("latin1", s, e);
     // Names past these many are made afresh: a field that never repeats must not grow the table without end.
-    if (this.names.length < MAX_NAMES) this.add(name, hash);
+    this.last = this.names.length < MAX_NAMES ? this.names.length : -1;
+    if (this.last >= 0) this.add(name, hash);
     return name;
   }
   private add(name: string, hash: number): void {
@@ -220,6 +226,12 @@ export class EventLineReader extends Cursor {
     super();
     this.dataStrings = keepData ? FRESH : SKIPPED;
   }
+  /**
+   * The key of the line readEvent read last, by its place in this reader's table of
+   * names, the same for every line with that key (-1: none): a writer of batches
+   * numbers keys by it without hashing the string (event-batch.ts).
+   */
+  keyName = -1;
   readonly line: LineRecord = { index: undefined, time: undefined, process: undefined, type: undefined, f: undefined, key: undefined, error: undefined, value: undefined };
   private readonly value: ValueRecord = { owner: undefined, fence: undefined, ttl_ms: undefined, queued_ms: undefined, released: undefined, data: undefined, validity_ms: undefined };
 
@@ -247,6 +259,7 @@ export class EventLineReader extends Cursor {
     const f = CLIENT_OP_IDS[op];
     if (op < 0 || !this.word(b, e, AT_KEY) || !this.string(b, e)) return false;
     const key = this.names.get(b, this.from, this.to, this.hash);
+    this.keyName = this.names.last;
     let error: string | undefined;
     if (this.word(b, e, AT_ERROR)) {
       if (!this.string(b, e)) return false;

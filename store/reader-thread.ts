@@ -89,7 +89,7 @@ function stripe(): { chunks: number } {
       const whole = chunkLines(fd, size, from, chunkBytes, chunk, scratch, (buf, start, end, offset) => {
         const o = decode(buf, start, end, 0, e);
         if (writer.n === writer.capacity) flush(false);
-        writer.add(e);
+        writer.add(e, decode.keyName());
         if (e.nemesis && nemesis) writer.addNemesis(o as HistoryEvent);
         if (checkpointEvery !== undefined && e.index % checkpointEvery === 0) checkpoints.push({ offset, time: e.time, n: e.index });
       });

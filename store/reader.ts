@@ -186,16 +186,28 @@ export function headerOf(o: unknown, name: string): HistoryHeader {
  * null; nemesis events (handed over whole) and lines of another layout go through
  * JSON.parse, and give the parsed object.
  */
-export function eventDecoder(name: string, data: boolean): (buf: Buffer, start: number, end: number, lineNo: number, e: EventFields) => unknown {
+export function eventDecoder(name: string, data: boolean): EventDecoder {
   const fast = new EventLineReader(data);
-  return (buf, start, end, lineNo, e) => {
-    if (fast.readEvent(buf, start, end, e)) return null;
+  let keyName = -1;
+  const decode = (buf: Buffer, start: number, end: number, lineNo: number, e: EventFields): unknown => {
+    if (fast.readEvent(buf, start, end, e)) {
+      keyName = fast.keyName;
+      return null;
+    }
+    keyName = -1;
     const rec = fast.read(buf, start, end);
     const o = rec !== null && typeof rec.process === "number" ? rec : parse(buf.toString("utf8", start, end), name, lineNo);
     const problem = readFields(o, e);
     if (problem) throw new BadInput(`${name} line ${lineNo}: ${problem}`);
     return o;
   };
+  return Object.assign(decode, { keyName: () => keyName });
+}
+
+/** eventDecoder's reader of a line, and the number its table of names gives the key of the line it read last (EventLineReader.keyName). */
+export interface EventDecoder {
+  (buf: Buffer, start: number, end: number, lineNo: number, e: EventFields): unknown;
+  keyName(): number;
 }
 
 /** Receives the events of a history in (time, index) order; the record is reused for the next event. */
