@@ -281,6 +281,17 @@ export class ModelBuilder {
     };
     const holdsOf: IntList[] = [];
     const writesOf: IntList[] = [];
+    // Each key's holds (at most) and writes counted first, so that its lists are
+    // made once at their size: thousands of keys' lists grown by doubling cost
+    // more than this pass.
+    const holdsAt = new Int32Array(keyName.length), writesAt = new Int32Array(keyName.length);
+    for (let i = 0; i < ops.length; i++) {
+      const key = ops.key[i];
+      if (key < 0 || ops.owner[i] < 0) continue;
+      if (ops.f[i] === ACQUIRE) {
+        if (ops.outcome[i] === OK) holdsAt[key]++;
+      } else if (ops.f[i] === WRITE) writesAt[key]++;
+    }
     // A hold's operations nearly always come from the process that acquired it.
     const latest = new ProcessSlots();
     let keyless = 0;
@@ -314,7 +325,7 @@ export class ModelBuilder {
         if (holdOf[owner] < 0) holdOf[owner] = h;
         else elsewhere.set(`${key}:${owner}`, h);
         latest.set(ops.process[i], h);
-        if (!holdsOf[key]) m.holdsByKey.set(keyName[key], (holdsOf[key] = new IntList()));
+        if (!holdsOf[key]) m.holdsByKey.set(keyName[key], (holdsOf[key] = new IntList(holdsAt[key])));
         holdsOf[key].push(h);
         continue;
       }
@@ -322,7 +333,7 @@ export class ModelBuilder {
       let h = latest.get(ops.process[i]);
       if (h < 0 || holds.owner[h] !== owner || holds.key[h] !== key) h = find(key, owner);
       if (f === WRITE) {
-        if (!writesOf[key]) m.writesByKey.set(keyName[key], (writesOf[key] = new IntList()));
+        if (!writesOf[key]) m.writesByKey.set(keyName[key], (writesOf[key] = new IntList(writesAt[key])));
         writesOf[key].push(i);
       } else if (h < 0) orphans++;
       if (h < 0) continue;
