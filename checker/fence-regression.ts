@@ -4,8 +4,7 @@
 // resource refuses the newer holder or, with fencing off, lets the older one win.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
-import { eventsOf, type Model } from "./model.ts";
-import { orderOf } from "./sweep.ts";
+import { eventsOf, holdsInEndOrder, type Model } from "./model.ts";
 
 export function fenceRegressions(m: Model): Witness[] {
   const { holds, ops } = m;
@@ -16,9 +15,7 @@ export function fenceRegressions(m: Model): Witness[] {
   // whose acquire completed before this one was invoked, the highest fence (the
   // first of equals) is the one to beat. A walk per key would jump all over the
   // columns of a run of thousands of keys.
-  const ends = new Float64Array(holds.length);
-  for (let h = 0; h < holds.length; h++) ends[h] = ops.endOf(holds.acquire[h]);
-  const byEnd = orderOf(ends);
+  const { order: byEnd, ends } = holdsInEndOrder(m);
   const top = new Int32Array(m.keys.names.length).fill(-1);
   let next = 0;
   for (let h = 0; h < holds.length; h++) {

@@ -5,7 +5,7 @@
 // so a stored run is checked in one streaming pass without holding its events.
 import { emptyFields, fieldsOf, INVOKE_TYPE, type EventFields } from "../store/event-fields.ts";
 import type { HistoryEvent, HistoryHeader, ResourceDecision } from "../store/events.ts";
-import { sortedBy } from "./sweep.ts";
+import { orderOf, sortedBy } from "./sweep.ts";
 import { Decisions, FAIL, Holds, INFO, IntList, Interner, OK, Ops, ProcessSlots } from "./table.ts";
 
 export interface RunInput {
@@ -346,6 +346,7 @@ export class ModelBuilder {
     if (keyless > 0) m.unknown.push(`${keyless} acquire, renew, release or write operations have no "key"`);
     if (duplicateOwners > 0) m.unknown.push(`${duplicateOwners} acquires returned an owner already given to another hold of the same key`);
     if (orphans > 0) m.warnings.push(`${orphans} renews or releases name an owner no acquire returned`);
+    holds.allAdded();
     return m;
   }
 }
@@ -376,6 +377,29 @@ export function eventsOf(m: Model, ...ops: number[]): number[] {
     if (m.ops.done[i] >= 0) out.push(m.ops.done[i]);
   }
   return [...new Set(out)].sort((a, b) => a - b);
+}
+
+/**
+ * Every hold in order of its acquire's completion (equal times in hold order), and
+ * those completion times by hold. The order is made once per model, by whichever
+ * thread asks first, in a column both threads of a verdict share (table.ts
+ * Holds.endOrder): the second thread asks first thing, so the checking thread,
+ * which asks later, finds it made (a third of a million holds take tens of ms to
+ * sort in code that runs once).
+ */
+export function holdsInEndOrder(m: Model): { order: Int32Array; ends: Float64Array } {
+  const { holds, ops } = m;
+  const ends = new Float64Array(holds.length);
+  for (let h = 0; h < holds.length; h++) ends[h] = ops.endOf(holds.acquire[h]);
+  const shared = holds.endOrder.length === holds.length;
+  if (shared && Atomics.load(holds.endOrderMade, 0) === 1) return { order: holds.endOrder, ends };
+  const order = orderOf(ends);
+  if (shared) {
+    // Both threads may get here at once: they write the same numbers.
+    holds.endOrder.set(order);
+    Atomics.store(holds.endOrderMade, 0, 1);
+  }
+  return { order, ends };
 }
 
 const endOrders = new WeakMap<Model, Map<string, Int32Array>>();

@@ -10,8 +10,7 @@
 // lease does (K1). Those are counted as lease overlaps, not reported.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
-import { eventsOf, RELEASE, RENEW, type Model } from "./model.ts";
-import { orderOf } from "./sweep.ts";
+import { eventsOf, holdsInEndOrder, RELEASE, RENEW, type Model } from "./model.ts";
 import { INFO, OK } from "./table.ts";
 
 interface Span {
@@ -147,17 +146,16 @@ export function spans(m: Model): { end: Float64Array; claimed: Float64Array } {
 }
 
 export function checkHolds(m: Model): HoldCheck {
-  const { ops, holds } = m;
+  const { holds } = m;
   const violations: Witness[] = [];
   let leaseOverlaps = 0;
-  const { end, claimed } = spans(m);
   // One sweep over every key at once, holds in order of their acquire's ok (equal
   // times in hold order, so each key's come as they would key by key); a walk per
-  // key would jump all over the columns of a run of thousands of keys.
+  // key would jump all over the columns of a run of thousands of keys. The order
+  // first: the checking thread's fence-regression then finds it made (holdsInEndOrder).
+  const { order, ends: start } = holdsInEndOrder(m);
+  const { end, claimed } = spans(m);
   const n = holds.length;
-  const start = new Float64Array(n);
-  for (let h = 0; h < n; h++) start[h] = ops.endOf(holds.acquire[h]);
-  const order = orderOf(start);
   // Per key, the holds whose holder may still act, in a stretch of `active` of its
   // own (as many places as the key has holds), compacted as they fall behind.
   const keys = m.keys.names.length;

@@ -325,6 +325,12 @@ export class Holds {
   /** First and last of its renews, releases and writes (chained by Ops.next). */
   first: Int32Array;
   last: Int32Array;
+  /**
+   * Every hold in order of its acquire's ok, made once (model.ts holdsInEndOrder)
+   * by whichever thread asks first: `endOrderMade[0]` is 1 once it is.
+   */
+  endOrder: Int32Array = shared(Int32Array, 0);
+  readonly endOrderMade = shared(Int32Array, 1);
 
   private cap: number;
 
@@ -345,6 +351,11 @@ export class Holds {
 
   setTtl(h: number, x: number): void {
     this.ttl = putNarrow(this.ttl, h, x);
+  }
+
+  /** Makes room for the order of the holds there are now (holdsInEndOrder): call once they are all added. */
+  allAdded(): void {
+    this.endOrder = shared(Int32Array, this.length);
   }
 
   add(): number {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { generateRun } from "../../bench/checker-history.ts";
 import { analyze, loadRun } from "../../checker/index.ts";
 import { fenceRegressions } from "../../checker/fence-regression.ts";
-import { buildModel, holdsByAcquireEnd, RELEASE, type Model } from "../../checker/model.ts";
+import { buildModel, holdsByAcquireEnd, holdsInEndOrder, RELEASE, type Model } from "../../checker/model.ts";
 import { checkHolds, spanOf, spans } from "../../checker/mutex.ts";
 import { tempRunDir } from "../helpers.ts";
 import type { Results } from "../../store/events.ts";
@@ -256,6 +256,29 @@ describe("mutex-violation: one sweep over every key (checkHolds)", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe("the holds in order of their acquire's ok (holdsInEndOrder)", () => {
+  it("is sorted once per model, in the column both threads share, and read from it after", async () => {
+    const dir = tempRunDir("fc-endorder-");
+    try {
+      generateRun(dir, { events: 5_000, seed: 4, keys: 6, clients: 20, workers: 2, fencing: true });
+      const m = buildModel(await loadRun(dir));
+      expect(Atomics.load(m.holds.endOrderMade, 0)).toBe(0);
+      const first = holdsInEndOrder(m);
+      const ends = Array.from({ length: m.holds.length }, (_, h) => m.ops.endOf(m.holds.acquire[h]));
+      const want = Array.from(ends.keys()).sort((a, b) => ends[a] - ends[b] || a - b);
+      expect(Array.from(first.order)).toEqual(want);
+      expect(Array.from(first.ends)).toEqual(ends);
+      expect(Atomics.load(m.holds.endOrderMade, 0)).toBe(1);
+      expect(m.holds.endOrder.buffer).toBeInstanceOf(SharedArrayBuffer);
+      // What the other thread wrote is what a later caller gets: the column, not a sort of its own.
+      m.holds.endOrder.reverse();
+      expect(Array.from(holdsInEndOrder(m).order)).toEqual([...want].reverse());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("the holds' spans in one pass (mutex.ts spans)", () => {
