@@ -227,14 +227,14 @@ export class ModelBuilder {
     const m = this.m;
     const ds = (m.decisions ??= new Decisions(this.expectedDecisions));
     const i = ds.add();
-    ds.set("seq", i, d.seq);
+    ds.setSeq(i, d.seq);
     ds.time[i] = d.time;
     ds.write[i] = d.op === "write" ? 1 : 0;
     ds.key[i] = this.keyId(d.key);
-    ds.set("process", i, d.process);
+    ds.setProcess(i, d.process);
     ds.owner[i] = this.loggedOwner(d.process, d.owner);
-    ds.set("fence", i, d.fence ?? NaN);
-    ds.set("maxBefore", i, d.max_before ?? NaN);
+    ds.setFence(i, d.fence ?? NaN);
+    ds.setMaxBefore(i, d.max_before ?? NaN);
     ds.accepted[i] = d.accepted ? 1 : 0;
     ds.fencing[i] = d.fencing ? 1 : 0;
     ds.data.push(d.data);

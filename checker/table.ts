@@ -406,9 +406,23 @@ export class Decisions {
     this.fencing = new Uint8Array(this.cap);
   }
 
-  /** Sets column `col` of decision `i` to `x`, widening the column when `x` does not fit it. */
-  set(col: "seq" | "process" | "fence" | "maxBefore", i: number, x: number): void {
-    this[col] = putNarrow(this[col], i, x);
+  // Each narrow column set by a setter of its own, which widens it when `x` does not
+  // fit: one setter taking the column's name made every decision's four stores
+  // look their column up by name.
+  setSeq(i: number, x: number): void {
+    this.seq = putNarrow(this.seq, i, x);
+  }
+
+  setProcess(i: number, x: number): void {
+    this.process = putNarrow(this.process, i, x);
+  }
+
+  setFence(i: number, x: number): void {
+    this.fence = putNarrow(this.fence, i, x);
+  }
+
+  setMaxBefore(i: number, x: number): void {
+    this.maxBefore = putNarrow(this.maxBefore, i, x);
   }
 
   add(): number {

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { analyze } from "../../checker/index.ts";
 import { buildModel } from "../../checker/model.ts";
 import type { HistoryEvent } from "../../store/events.ts";
-import { History } from "./build.ts";
+import { decision, History } from "./build.ts";
 
 /** A mutex violation on k1 (two holds valid at once) and a stale write. */
 function history(): History {
@@ -52,5 +52,22 @@ describe("fences, TTLs and seqs in 32-bit floats", () => {
     const small = buildModel({ header: h.header, events: history().build(), decisions: null });
     expect(small.ops.fence).toBeInstanceOf(Float32Array);
     expect(small.holds.ttl).toBeInstanceOf(Float32Array);
+  });
+
+  it("a decision's seq, process, fence or max_before past 2^24 widens its own column alone", () => {
+    const h = new History();
+    h.acquire(1, "k1", [0, 1], "a", 1, 1000);
+    const big = 2 ** 24 + 1;
+    const cols = ["seq", "process", "fence", "maxBefore"] as const;
+    for (const [k, col] of cols.entries()) {
+      // One decision with a number that only 64 bits hold, in column `col`, between two that fit 32.
+      const d = (seq: number, wide: boolean) => decision(col === "seq" && wide ? big : seq, 10 + seq, "k1", col === "process" && wide ? big : 1, "a",
+        col === "fence" && wide ? big : 1, col === "maxBefore" && wide ? big : null, true, `#${seq}`);
+      const m = buildModel({ header: h.header, events: h.build(), decisions: [d(1, false), d(2, true), d(3, false)] });
+      const ds = m.decisions!;
+      for (const other of cols) expect(ds[other], `${col} made ${other}`).toBeInstanceOf(other === col ? Float64Array : Float32Array);
+      const column = Array.from(ds[col].subarray(0, 3));
+      expect(column[1], `column ${k}`).toBe(big);
+    }
   });
 });
