@@ -62,18 +62,31 @@ export function mutexHistories(m: Model): MutexHistory[] {
     placeOf[r] = kept ? place[holds.key[h]] : -1;
     if (kept) counts[placeOf[r]]++;
   }
+  // Each key's columns are stretches of columns for all keys: a run of thousands of
+  // keys would otherwise allocate eight arrays a key.
+  let total = 0;
+  for (let k = 0; k < keys.length; k++) total += counts[k];
+  const call = new Float64Array(total), ret = new Float64Array(total);
+  const kind = new Uint8Array(total), hold = new Int32Array(total), row = new Int32Array(total);
+  const holdIds = new Int32Array(holds.length), fences = new Float64Array(holds.length), acquireOf = new Int32Array(holds.length);
+  let at = 0, hat = 0;
   const out = keys.map((key, k): MutexHistory => {
     const n = counts[k];
     const list = m.holdsByKey.get(key)!;
     const H = list.length;
-    const fences = new Float64Array(H);
-    for (let j = 0; j < H; j++) fences[j] = holds.fence[list.items[j]];
-    return {
+    for (let j = 0; j < H; j++) {
+      holdIds[hat + j] = list.items[j];
+      fences[hat + j] = holds.fence[list.items[j]];
+    }
+    const x: MutexHistory = {
       key, length: n,
-      call: new Float64Array(n), ret: new Float64Array(n),
-      kind: new Uint8Array(n), hold: new Int32Array(n), row: new Int32Array(n),
-      holds: list.items.slice(0, H), fences, acquireOf: new Int32Array(H),
+      call: call.subarray(at, at + n), ret: ret.subarray(at, at + n),
+      kind: kind.subarray(at, at + n), hold: hold.subarray(at, at + n), row: row.subarray(at, at + n),
+      holds: holdIds.subarray(hat, hat + H), fences: fences.subarray(hat, hat + H), acquireOf: acquireOf.subarray(hat, hat + H),
     };
+    at += n;
+    hat += H;
+    return x;
   });
   const filled = new Int32Array(keys.length);
   for (let r = 0; r < ops.length; r++) {

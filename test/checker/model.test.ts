@@ -2,15 +2,17 @@
 // random histories of a fenced mutex, and its findings reach results.json as
 // strict-mutex-violation only with --model strict (options, run.json, the CLI).
 import { execFile } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { analyze, checkRun, STRICT_MUTEX_VIOLATION } from "../../checker/index.ts";
-import { ACQUIRE, mutexModel, NOT_RELEASED, RELEASE_OK, RENEW_OK, type MutexHistory } from "../../checker/linearizable/fenced-mutex.ts";
+import { generateRun } from "../../bench/checker-history.ts";
+import { analyze, checkRun, loadRun, STRICT_MUTEX_VIOLATION } from "../../checker/index.ts";
+import { buildModel } from "../../checker/model.ts";
+import { ACQUIRE, mutexHistories, mutexModel, NOT_RELEASED, RELEASE_OK, RENEW_OK, type MutexHistory } from "../../checker/linearizable/fenced-mutex.ts";
 import { search, tuning } from "../../checker/linearizable/wgl.ts";
 import { History, writeRun } from "./build.ts";
-import { cliFile } from "../helpers.ts";
+import { cliFile, tempRunDir } from "../helpers.ts";
 
 interface Op {
   kind: number;
@@ -128,6 +130,40 @@ function expired(): History {
 }
 
 const input = (h: History) => ({ header: h.header, events: h.build(), decisions: null });
+
+describe("each key's history for the search (mutexHistories)", () => {
+  it("holds the key's own lock operations in row order, tied to its own holds, on a run of many keys", async () => {
+    const dir = tempRunDir("fc-mutexh-");
+    try {
+      generateRun(dir, { events: 20_000, seed: 6, keys: 50, clients: 60, workers: 3, fencing: true, renew: true });
+      const m = buildModel(await loadRun(dir));
+      const hs = mutexHistories(m);
+      expect(hs.length).toBe(m.holdsByKey.size);
+      let ops = 0;
+      for (const h of hs) {
+        const key = m.keys.names.indexOf(h.key);
+        const list = m.holdsByKey.get(h.key)!;
+        expect(Array.from(h.holds)).toEqual(Array.from(list.items.subarray(0, list.length)));
+        expect(Array.from(h.fences)).toEqual(Array.from(h.holds, (id) => m.holds.fence[id]));
+        for (let i = 0; i < h.length; i++) {
+          const r = h.row[i];
+          expect(m.ops.key[r]).toBe(key);
+          if (i > 0) expect(r).toBeGreaterThan(h.row[i - 1]);
+          expect(m.ops.hold[r]).toBe(h.holds[h.hold[i]]);
+          expect(h.call[i]).toBe(m.ops.invoke[r]);
+        }
+        h.acquireOf.forEach((i, j) => {
+          expect(h.kind[i]).toBe(ACQUIRE);
+          expect(h.hold[i]).toBe(j);
+        });
+        ops += h.length;
+      }
+      expect(ops).toBeGreaterThan(1000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
 
 describe("strict-mutex-violation", () => {
   it("is reported in stats.model only, unless the model is strict", () => {
