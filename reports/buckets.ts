@@ -4,6 +4,7 @@
 // length of the run: when the buckets run out, neighbours merge and the width doubles
 // (the way Jepsen's plots bin a long history).
 export const MAX_BUCKETS = 1024;
+const INITIAL_WIDTH = 10_000_000;
 export const OP_ROWS = ["acquire", "renew", "write", "read", "release", "other"] as const;
 export const OUTCOMES = ["ok", "fail", "stale", "info"] as const;
 const CELLS = OP_ROWS.length * OUTCOMES.length;
@@ -26,8 +27,19 @@ export class Buckets {
   private readonly hist = new Uint32Array(MAX_BUCKETS * BINS);
   private readonly maxMs = new Float64Array(MAX_BUCKETS);
 
-  constructor(readonly origin: number, width = 10_000_000) {
+  constructor(readonly origin: number, width = INITIAL_WIDTH) {
     this.width = width;
+  }
+
+  /**
+   * Buckets that take every time from `origin` to `last` without merging: the width
+   * merging would come to (the same buckets as counting from the start, since a
+   * merged bucket holds exactly what one of twice the width would).
+   */
+  static spanning(origin: number, last: number): Buckets {
+    let width = INITIAL_WIDTH;
+    while (Math.floor((last - origin) / width) >= MAX_BUCKETS) width *= 2;
+    return new Buckets(origin, width);
   }
 
   private at(t: number): number {
@@ -70,7 +82,23 @@ export class Buckets {
 
   /** An operation invoked at `invoked` that ended with `outcome` (index into OUTCOMES) after `ms`. */
   op(invoked: number, row: number, outcome: number, ms: number, isAcquire: boolean): void {
+    this.opIn(this.at(invoked), row, outcome, ms, isAcquire);
+  }
+
+  /**
+   * event(invoked), event(done) and op(invoked, ...) at once, for an operation that
+   * completed at `done` (never before `invoked`): its buckets found once each.
+   */
+  completed(invoked: number, done: number, row: number, outcome: number, isAcquire: boolean): void {
+    // The later time first: should it merge buckets, the earlier one's is found after.
+    const j = this.at(done);
     const i = this.at(invoked);
+    this.events[i]++;
+    this.events[j]++;
+    this.opIn(i, row, outcome, (done - invoked) / 1e6, isAcquire);
+  }
+
+  private opIn(i: number, row: number, outcome: number, ms: number, isAcquire: boolean): void {
     this.counts[i * CELLS + row * OUTCOMES.length + outcome]++;
     if (!isAcquire) return;
     const bin = ms <= 0 ? 0 : Math.min(BINS - 1, Math.max(0, Math.floor((Math.log10(ms) - FLOOR_LOG) * PER_DECADE)));

@@ -18,7 +18,8 @@ export function digestOfCheck(run: CheckedRun): Digest | null {
   const { ops } = m;
   const events = m.events;
   const last = m.lastTime;
-  const b = new Buckets(events > 0 ? m.firstTime : 0);
+  // Every time the history holds is at most its last: buckets that never merge.
+  const b = events > 0 ? Buckets.spanning(m.firstTime, last) : new Buckets(0);
   // The overview's row of each of the model's operation ids.
   const rows = m.fs.names.map(rowOf);
   const stale = m.errors.names.indexOf("stale-fence");
@@ -29,19 +30,17 @@ export function digestOfCheck(run: CheckedRun): Digest | null {
     const f = ops.f[i];
     const row = rows[f];
     const isAcquire = row === 0;
-    b.event(at);
     if (ops.done[i] < 0) {
       // Still open at the end: unknown, with the latency reached so far (a lower bound).
+      b.event(at);
       b.op(at, row, OUTCOME_INFO, (last - at) / 1e6, isAcquire);
       continue;
     }
-    const done = ops.doneTime[i];
-    b.event(done);
     const o = ops.outcome[i];
     if (o === OK && f === ACQUIRE) holds++;
     const outcome = o === OK ? OUTCOME_OK : o === INFO ? OUTCOME_INFO
       : o === FAIL && f === WRITE && stale >= 0 && ops.error[i] === stale ? OUTCOME_STALE : OUTCOME_FAIL;
-    b.op(at, row, outcome, (done - at) / 1e6, isAcquire);
+    b.completed(at, ops.doneTime[i], row, outcome, isAcquire);
   }
   let t0 = events > 0 ? m.firstTime : NaN, t1 = events > 0 ? last : 0;
   const ds = m.decisions;
