@@ -10,7 +10,7 @@ import { BadInput } from "../lib/index.ts";
 import { RUN_FILES, type HistoryEvent, type HistoryHeader } from "../store/events.ts";
 import { scanLines } from "../store/reader.ts";
 import { Buckets, OUTCOMES, rowOf } from "./buckets.ts";
-import { emptyHead, FAIL_TYPE, INFO_TYPE, INVOKE_TYPE, OK_TYPE, parseLine, readDecisionHead, readEventHead } from "./scan.ts";
+import { emptyHead, FAIL_TYPE, INFO_TYPE, INVOKE_TYPE, OK_TYPE, parseLine, readDecisionHead, readEventHead, readEventStart } from "./scan.ts";
 
 /** A line every CHECKPOINT_EVERY: where it starts, its time, and its index (history) or seq (resource log). */
 export interface Checkpoint { offset: number; time: number; n: number }
@@ -152,7 +152,7 @@ export async function locate(runDir: string, d: Digest, indexes: Iterable<number
   const seqTimes = new Map<number, number>();
   const h = emptyHead();
   await byStretch(join(runDir, RUN_FILES.history), d.checkpoints, indexes, eventTimes, (b, s, e) => {
-    readEventHead(b, s, e, h);
+    readEventStart(b, s, e, h);
     return [h.index, h.time];
   });
   if (d.decisions !== null) {

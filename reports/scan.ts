@@ -55,6 +55,26 @@ export function readEventHead(b: Buffer, s: number, e: number, out: EventHead): 
   out.error = typeof o.error === "string" ? o.error : undefined;
 }
 
+/**
+ * readEventHead but `error` (left undefined), for a reader that wants only when an
+ * event happened and whose it is: a line of the runner's layout is read only up to
+ * its `f`.
+ */
+export function readEventStart(b: Buffer, s: number, e: number, out: EventHead): void {
+  if (!events.readStart(b, s, e, fields)) {
+    readEventHead(b, s, e, out);
+    out.error = undefined;
+    return;
+  }
+  out.index = fields.index;
+  out.time = fields.time;
+  out.nemesis = false;
+  out.process = fields.process;
+  out.type = fields.type;
+  out.f = fields.f;
+  out.error = undefined;
+}
+
 /** `seq` and `time` of a resource-log line, in `out[0]` and `out[1]`. */
 export function readDecisionHead(b: Buffer, s: number, e: number, out: [number, number]): void {
   const d = decisions.read(b, s, e) ?? parseLine<ResourceDecision>(b, s, e);

@@ -10,7 +10,7 @@ import { scanLines } from "../store/reader.ts";
 import type { Digest } from "./digest.ts";
 import type { FaultWindow } from "./faults.ts";
 import type { AnomalyGroup } from "./results.ts";
-import { emptyHead, INVOKE_TYPE, OK_TYPE, parseLine, readDecisionHead, readEventHead } from "./scan.ts";
+import { emptyHead, INVOKE_TYPE, OK_TYPE, parseLine, readDecisionHead, readEventStart } from "./scan.ts";
 
 /** Events (about) drawn in full in all windows together. */
 export const WINDOW_EVENTS = 16_000;
@@ -162,7 +162,7 @@ async function readWindow(path: string, d: Digest, w: Window): Promise<void> {
   };
   await scanLines(path, (b, s, e, offset) => {
     if (e === s) return;
-    readEventHead(b, s, e, h);
+    readEventStart(b, s, e, h);
     if (h.time < start) return;
     const p = h.process;
     if (h.time < w.from) {

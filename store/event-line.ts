@@ -298,6 +298,29 @@ export class EventLineReader extends Cursor {
     }
   }
 
+  /**
+   * The start of a client event line of the runner's layout (index, time, process,
+   * type and f) into `out`, the rest of the line not read, let alone checked: for
+   * a reader of lines the checker has already read (the report). False when the
+   * line does not start so (`out` is then garbage).
+   */
+  readStart(b: Buffer, s: number, e: number, out: EventFields): boolean {
+    this.pos = s;
+    if (!this.word(b, e, AT_INDEX)) return false;
+    const index = this.natural(b, e);
+    if (index < 0 || !this.word(b, e, AT_TIME)) return false;
+    const time = this.natural(b, e);
+    if (time < 0 || !this.word(b, e, AT_PROCESS)) return false;
+    const process = this.natural(b, e);
+    if (process < 0 || !this.word(b, e, AT_TYPE)) return false;
+    const type = this.typeOf(b, e);
+    if (type < 0 || !this.word(b, e, AT_F) || !this.string(b, e)) return false;
+    const op = this.opOf(b);
+    if (op < 0) return false;
+    setHead(out, index, time, process, false, type, CLIENT_OP_IDS[op], undefined, undefined);
+    return true;
+  }
+
   private clearValue(): void {
     const v = this.value;
     v.owner = v.fence = v.ttl_ms = v.queued_ms = v.released = v.data = v.validity_ms = undefined;

@@ -1,14 +1,14 @@
 // The byte-level reader of a line's first fields (reports/scan.ts) must agree with
 // JSON.parse on every layout a valid line may have, not only the writers' usual one.
 import { describe, expect, it } from "vitest";
-import { emptyHead, FAIL_TYPE, INFO_TYPE, INVOKE_TYPE, OK_TYPE, readDecisionHead, readEventHead } from "../../reports/scan.ts";
+import { emptyHead, FAIL_TYPE, INFO_TYPE, INVOKE_TYPE, OK_TYPE, readDecisionHead, readEventHead, readEventStart } from "../../reports/scan.ts";
 
 const TYPES: Record<string, number> = { invoke: INVOKE_TYPE, ok: OK_TYPE, fail: FAIL_TYPE, info: INFO_TYPE };
 
-function head(line: string) {
+function head(line: string, read = readEventHead) {
   const b = Buffer.from(`xx${line}\n`);
   const h = emptyHead();
-  readEventHead(b, 2, b.length - 1, h);
+  read(b, 2, b.length - 1, h);
   return h;
 }
 
@@ -31,6 +31,9 @@ const LINES = [
   `{"index":12,"time":120,"process":7,"type":"invoke","f":"wr\\u0069te","key":"k"}`,
   `{"key":"{\\"index\\":99,\\"time\\":1}","value":[{"index":98}],"index":13,"time":130,"process":8,"type":"ok","f":"read"}`,
   `{"index":14,"time":140,"process":9,"type":"invoke","f":"read"}`,
+  // The runner's start, then a value the full reader leaves to JSON.parse.
+  `{"index":15,"time":150,"process":2,"type":"ok","f":"acquire","key":"k","value":{"owner":"o","fence":1,"ttl_ms":0.5}}`,
+  `{"index":16,"time":160,"process":2,"type":"invoke","f":"lease-extend","key":"k"}`,
 ];
 
 describe("readEventHead", () => {
@@ -38,6 +41,13 @@ describe("readEventHead", () => {
     const h = head(line);
     const want = expected(line);
     expect({ index: h.index, time: h.time, process: h.process, nemesis: h.nemesis, type: h.type, f: h.f }).toEqual(want);
+  });
+
+  it.each(LINES)("reads the start (readEventStart) as JSON.parse does on %s", (line) => {
+    const h = head(line, readEventStart);
+    const want = expected(line);
+    expect({ index: h.index, time: h.time, process: h.process, nemesis: h.nemesis, type: h.type, f: h.f }).toEqual(want);
+    expect(h.error).toBeUndefined();
   });
 
   it("reads the error of a failed write, which tells a stale fence from other failures", () => {
