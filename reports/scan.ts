@@ -36,13 +36,7 @@ interface Head {
 export function readEventHead(b: Buffer, s: number, e: number, out: EventHead): void {
   // A client event of the runner's layout, the most of any run, straight into fields.
   if (events.readEvent(b, s, e, fields)) {
-    out.index = fields.index;
-    out.time = fields.time;
-    out.nemesis = false;
-    out.process = fields.process;
-    out.type = fields.type;
-    out.f = fields.f;
-    out.error = fields.error;
+    headOfFields(out);
     return;
   }
   const o: Head = events.read(b, s, e) ?? parseLine<Head>(b, s, e);
@@ -61,18 +55,23 @@ export function readEventHead(b: Buffer, s: number, e: number, out: EventHead): 
  * its `f`.
  */
 export function readEventStart(b: Buffer, s: number, e: number, out: EventHead): void {
-  if (!events.readStart(b, s, e, fields)) {
+  // readStart leaves `error` undefined.
+  if (events.readStart(b, s, e, fields)) headOfFields(out);
+  else {
     readEventHead(b, s, e, out);
     out.error = undefined;
-    return;
   }
+}
+
+/** The head of the client event the byte reader just read into `fields`. */
+function headOfFields(out: EventHead): void {
   out.index = fields.index;
   out.time = fields.time;
   out.nemesis = false;
   out.process = fields.process;
   out.type = fields.type;
   out.f = fields.f;
-  out.error = undefined;
+  out.error = fields.error;
 }
 
 /** `seq` and `time` of a resource-log line, in `out[0]` and `out[1]`. */

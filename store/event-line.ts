@@ -245,28 +245,16 @@ export class EventLineReader extends Cursor {
    * line of a large run.
    */
   readEvent(b: Buffer, s: number, e: number, out: EventFields): boolean {
-    this.pos = s;
-    if (!this.word(b, e, AT_INDEX)) return false;
-    const index = this.natural(b, e);
-    if (index < 0 || !this.word(b, e, AT_TIME)) return false;
-    const time = this.natural(b, e);
-    if (time < 0 || !this.word(b, e, AT_PROCESS)) return false;
-    const process = this.natural(b, e);
-    if (process < 0 || !this.word(b, e, AT_TYPE)) return false;
-    const type = this.typeOf(b, e);
-    if (type < 0 || !this.word(b, e, AT_F) || !this.string(b, e)) return false;
-    const op = this.opOf(b);
-    const f = CLIENT_OP_IDS[op];
+    const op = this.start(b, s, e, out);
     if (op < 0 || !this.word(b, e, AT_KEY) || !this.string(b, e)) return false;
-    const key = this.names.get(b, this.from, this.to, this.hash);
+    out.key = this.names.get(b, this.from, this.to, this.hash);
     this.keyName = this.names.last;
-    let error: string | undefined;
     if (this.word(b, e, AT_ERROR)) {
       if (!this.string(b, e)) return false;
-      error = this.names.get(b, this.from, this.to, this.hash);
+      out.error = this.names.get(b, this.from, this.to, this.hash);
     }
-    setHead(out, index, time, process, false, type, f, key, error);
     clearValue(out);
+    const type = out.type;
     if (this.word(b, e, AT_VALUE)) {
       if (!this.readValue(b, e)) return false;
     } else this.clearValue();
@@ -305,20 +293,25 @@ export class EventLineReader extends Cursor {
    * line does not start so (`out` is then garbage).
    */
   readStart(b: Buffer, s: number, e: number, out: EventFields): boolean {
+    return this.start(b, s, e, out) >= 0;
+  }
+
+  /** readStart, giving the operation's place in CLIENT_OP_IDS (-1: false); `key` and `error` are set undefined. */
+  private start(b: Buffer, s: number, e: number, out: EventFields): number {
     this.pos = s;
-    if (!this.word(b, e, AT_INDEX)) return false;
+    if (!this.word(b, e, AT_INDEX)) return -1;
     const index = this.natural(b, e);
-    if (index < 0 || !this.word(b, e, AT_TIME)) return false;
+    if (index < 0 || !this.word(b, e, AT_TIME)) return -1;
     const time = this.natural(b, e);
-    if (time < 0 || !this.word(b, e, AT_PROCESS)) return false;
+    if (time < 0 || !this.word(b, e, AT_PROCESS)) return -1;
     const process = this.natural(b, e);
-    if (process < 0 || !this.word(b, e, AT_TYPE)) return false;
+    if (process < 0 || !this.word(b, e, AT_TYPE)) return -1;
     const type = this.typeOf(b, e);
-    if (type < 0 || !this.word(b, e, AT_F) || !this.string(b, e)) return false;
+    if (type < 0 || !this.word(b, e, AT_F) || !this.string(b, e)) return -1;
     const op = this.opOf(b);
-    if (op < 0) return false;
+    if (op < 0) return -1;
     setHead(out, index, time, process, false, type, CLIENT_OP_IDS[op], undefined, undefined);
-    return true;
+    return op;
   }
 
   private clearValue(): void {
