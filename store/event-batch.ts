@@ -6,7 +6,7 @@
 // in a table the columns point into. An
 // owner is named by a few lines of its hold, and keys and names recur, so the
 // table holds far fewer strings than the batch has events.
-import type { EventFields } from "./event-fields.ts";
+import { clientOp, CLIENT_OPS, type EventFields } from "./event-fields.ts";
 import type { HistoryEvent, ResourceDecision } from "./events.ts";
 
 /** Events per batch: a few MB, so a batch is handed over while the next is read. */
@@ -40,8 +40,34 @@ export interface EventBatch {
   nemesis: { at: number; event: HistoryEvent }[];
 }
 
-/** The client operations by the codes a batch gives them in place of a string: -2 - their place here. */
-const CLIENT_FS = ["acquire", "renew", "release", "write", "read"];
+
+/**
+ * Per small number (a key's number in the line reader's table of names, a process),
+ * the place in the batch's table of strings it was given in the batch under way:
+ * a typed-array lookup where a map of strings would hash one for every line.
+ */
+class BatchPlaces {
+  private batch = new Int32Array(0);
+  private place = new Int32Array(0);
+
+  /** The place `n` was given in batch `batchNo`, -1 when none (`n` >= 0). */
+  get(n: number, batchNo: number): number {
+    return n < this.batch.length && this.batch[n] === batchNo ? this.place[n] : -1;
+  }
+
+  set(n: number, batchNo: number, place: number): void {
+    if (n >= this.batch.length) {
+      const size = Math.max(n + 1, this.batch.length * 2, 64);
+      const batch = new Int32Array(size).fill(-1), places = new Int32Array(size);
+      batch.set(this.batch);
+      places.set(this.place);
+      this.batch = batch;
+      this.place = places;
+    }
+    this.batch[n] = batchNo;
+    this.place[n] = place;
+  }
+}
 
 /** What both writers share: each batch's numbers in the next slot of the ring, its strings in a table of its own. */
 class Columns {
@@ -49,11 +75,11 @@ class Columns {
   protected nums: Float64Array;
   private strings: string[] = [];
   private ids = new Map<string, number>();
-  /** The batch, and the owner and its place in the table, each process last named in it (ownerId). */
+  /** The batch under way, and the place each key name (keyId) and each process's last owner (ownerId) got in it. */
   private batchNo = 0;
-  private ownerBatch = new Int32Array(256).fill(-1);
+  private readonly keyPlaces = new BatchPlaces();
+  private readonly ownerPlaces = new BatchPlaces();
   private ownerOf: (string | undefined)[] = [];
-  private ownerIdOf = new Int32Array(256);
   n = 0;
   readonly capacity = BATCH_EVENTS;
 
@@ -77,22 +103,12 @@ class Columns {
    */
   protected keyId(s: string | undefined, name: number): number {
     if (name < 0 || s === undefined) return this.id(s);
-    if (name >= this.nameBatch.length) {
-      const size = Math.max(name + 1, this.nameBatch.length * 2, 64);
-      const batch = new Int32Array(size).fill(-1), ids = new Int32Array(size);
-      batch.set(this.nameBatch);
-      ids.set(this.nameId);
-      this.nameBatch = batch;
-      this.nameId = ids;
-    }
-    if (this.nameBatch[name] === this.batchNo) return this.nameId[name];
+    const placed = this.keyPlaces.get(name, this.batchNo);
+    if (placed >= 0) return placed;
     const id = this.id(s);
-    this.nameBatch[name] = this.batchNo;
-    this.nameId[name] = id;
+    this.keyPlaces.set(name, this.batchNo, id);
     return id;
   }
-  private nameBatch = new Int32Array(0);
-  private nameId = new Int32Array(0);
 
   /**
    * An owner: named by a few lines of its hold, from its process, and nearly never
@@ -103,32 +119,18 @@ class Columns {
   protected ownerId(s: string | undefined, process: number): number {
     if (s === undefined) return -1;
     if (!(process >= 0 && process < 1 << 16 && Number.isInteger(process))) return this.id(s);
-    if (process >= this.ownerBatch.length) {
-      const size = Math.max(process + 1, this.ownerBatch.length * 2);
-      const batch = new Int32Array(size).fill(-1), ids = new Int32Array(size);
-      batch.set(this.ownerBatch);
-      ids.set(this.ownerIdOf);
-      this.ownerBatch = batch;
-      this.ownerIdOf = ids;
-    }
-    if (this.ownerBatch[process] === this.batchNo && this.ownerOf[process] === s) return this.ownerIdOf[process];
+    const placed = this.ownerPlaces.get(process, this.batchNo);
+    if (placed >= 0 && this.ownerOf[process] === s) return placed;
     const id = this.strings.push(s) - 1;
-    this.ownerBatch[process] = this.batchNo;
+    this.ownerPlaces.set(process, this.batchNo, id);
     this.ownerOf[process] = s;
-    this.ownerIdOf[process] = id;
     return id;
   }
 
-  /** An operation's name: a client operation by its code, anything else in the table. */
+  /** An operation's name: a client operation by its code, -2 - its place in CLIENT_OPS, anything else in the table. */
   protected fId(f: string): number {
-    switch (f) {
-      case "acquire": return -2;
-      case "renew": return -3;
-      case "release": return -4;
-      case "write": return -5;
-      case "read": return -6;
-      default: return this.id(f);
-    }
+    const op = clientOp(f);
+    return op >= 0 ? -2 - op : this.id(f);
   }
 
   /** The batch so far; the next one starts empty in the next slot. */
@@ -199,7 +201,7 @@ export function readBatch(batch: EventBatch, slots: Float64Array[], e: EventFiel
     e.nemesis = (flags & NEMESIS) !== 0;
     e.notReleased = (flags & NOT_RELEASED) !== 0;
     const f = x[at + 4];
-    e.f = f < 0 ? CLIENT_FS[-2 - f] : s[f];
+    e.f = f < 0 ? CLIENT_OPS[-2 - f] : s[f];
     e.key = str(x[at + 5]);
     e.error = str(x[at + 6]);
     e.owner = str(x[at + 7]);

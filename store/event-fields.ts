@@ -59,8 +59,21 @@ export function typeCode(t: unknown): number {
   }
 }
 
-const CLIENT_OPS = ["acquire", "renew", "release", "write", "read"] as const;
-const isClientOp = (f: string): boolean => f === "acquire" || f === "renew" || f === "release" || f === "write" || f === "read";
+/** The client operations HISTORY.md defines, in the order readers and the model number them (clientOp). */
+export const CLIENT_OPS = ["acquire", "renew", "release", "write", "read"] as const;
+
+/** `f`'s place in CLIENT_OPS, -1 when it is no client operation: a switch, for the readers' and the model's hot loops. */
+export function clientOp(f: string): number {
+  switch (f) {
+    case "acquire": return 0;
+    case "renew": return 1;
+    case "release": return 2;
+    case "write": return 3;
+    case "read": return 4;
+    default: return -1;
+  }
+}
+const isClientOp = (f: string): boolean => clientOp(f) >= 0;
 
 /**
  * Checks a parsed line as an event of HISTORY.md and fills `out` with its fields.

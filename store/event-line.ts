@@ -12,37 +12,18 @@
 // order) gives `null`, and the reader uses JSON.parse. test/store/event-line.test.ts
 // holds both readers to JSON.parse on generated lines of every shape.
 
-import { clearValue, setHead, FAIL_TYPE, INFO_TYPE, INVOKE_TYPE, OK_TYPE, type EventFields } from "./event-fields.ts";
+import { clearValue, CLIENT_OPS, setHead, FAIL_TYPE, INFO_TYPE, INVOKE_TYPE, OK_TYPE, type EventFields } from "./event-fields.ts";
 import type { ResourceDecision } from "./events.ts";
-
-/** The client operations HISTORY.md defines, by the numbers readEvent goes by. */
-const CLIENT_OP_IDS = ["acquire", "renew", "release", "write", "read"];
 
 const QUOTE = 34, BACKSLASH = 92, MINUS = 45, ZERO = 48, NINE = 57, COMMA = 44, COLON = 58, OPEN = 123, CLOSE = 125;
 /** A literal's bytes (ASCII), compared with a line's bytes as they are (word); AT_X: a field's start, its comma and key. */
 const bytesOf = (w: string): Uint8Array => Uint8Array.from(w, (c) => c.charCodeAt(0));
-const OP_BYTES = CLIENT_OP_IDS.map(bytesOf);
+const OP_BYTES = CLIENT_OPS.map(bytesOf);
 /** The `type` words by their codes (event-fields.ts): ok, fail, info, invoke. */
 const TYPE_BYTES = ["ok", "fail", "info", "invoke"].map(bytesOf);
 const TRUE_WORD = bytesOf("true");
 const FALSE_WORD = bytesOf("false");
 const NULL_WORD = bytesOf("null");
-const AT_INDEX = bytesOf(`{"index":`);
-const AT_TIME = bytesOf(`,"time":`);
-const AT_PROCESS = bytesOf(`,"process":`);
-const AT_TYPE = bytesOf(`,"type":`);
-const AT_F = bytesOf(`,"f":`);
-const AT_KEY = bytesOf(`,"key":`);
-const AT_ERROR = bytesOf(`,"error":`);
-const AT_VALUE = bytesOf(`,"value":`);
-const AT_SEQ = bytesOf(`{"seq":`);
-const AT_OP = bytesOf(`,"op":`);
-const AT_OWNER = bytesOf(`,"owner":`);
-const AT_FENCE = bytesOf(`,"fence":`);
-const AT_MAX_BEFORE = bytesOf(`,"max_before":`);
-const AT_ACCEPTED = bytesOf(`,"accepted":`);
-const AT_DATA = bytesOf(`,"data":`);
-const AT_FENCING = bytesOf(`,"fencing":`);
 /** Digits of an integer read here: fewer than 16 is always a safe integer. */
 const MAX_DIGITS = 15;
 
@@ -55,6 +36,11 @@ export interface ValueRecord { owner: unknown; fence: unknown; ttl_ms: unknown; 
 
 const TOP = ["index", "time", "process", "type", "f", "key", "error", "value"] as const;
 const VALUE = ["owner", "fence", "ttl_ms", "queued_ms", "released", "data", "validity_ms"] as const;
+/** A field's start in the writers' layout: `{"index":` first, `,"time":` after another field. */
+const at = (key: string, first = false): Uint8Array => bytesOf(`${first ? "{" : ","}"${key}":`);
+const [AT_INDEX, AT_TIME, AT_PROCESS, AT_TYPE, AT_F, AT_KEY, AT_ERROR, AT_VALUE] = TOP.map((k, i) => at(k, i === 0));
+const [AT_SEQ, AT_OP, AT_OWNER, AT_FENCE, AT_MAX_BEFORE, AT_ACCEPTED, AT_DATA, AT_FENCING] =
+  ["seq", "op", "owner", "fence", "max_before", "accepted", "data", "fencing"].map((k, i) => at(k, i === 0));
 /** Each of VALUE as a line has it, `"owner":`, and by its first letter (no two share one). */
 const VALUE_KEYS = VALUE.map((k) => bytesOf(`"${k}":`));
 const VALUE_BY_LETTER: number[] = [];
@@ -296,7 +282,7 @@ export class EventLineReader extends Cursor {
     return this.start(b, s, e, out) >= 0;
   }
 
-  /** readStart, giving the operation's place in CLIENT_OP_IDS (-1: false); `key` and `error` are set undefined. */
+  /** readStart, giving the operation's place in CLIENT_OPS (-1: false); `key` and `error` are set undefined. */
   private start(b: Buffer, s: number, e: number, out: EventFields): number {
     this.pos = s;
     if (!this.word(b, e, AT_INDEX)) return -1;
@@ -310,7 +296,7 @@ export class EventLineReader extends Cursor {
     if (type < 0 || !this.word(b, e, AT_F) || !this.string(b, e)) return -1;
     const op = this.opOf(b);
     if (op < 0) return -1;
-    setHead(out, index, time, process, false, type, CLIENT_OP_IDS[op], undefined, undefined);
+    setHead(out, index, time, process, false, type, CLIENT_OPS[op], undefined, undefined);
     return op;
   }
 
@@ -350,7 +336,7 @@ export class EventLineReader extends Cursor {
     return n;
   }
 
-  /** The last string read as one of CLIENT_OP_IDS, by its place there; -1: anything else. */
+  /** The last string read as one of CLIENT_OPS, by its place there; -1: anything else. */
   private opOf(b: Buffer): number {
     const s = this.from, len = this.to - s, c = b[s];
     // By length and first letter, then every letter: acquire, renew, release, write, read.
