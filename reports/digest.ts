@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { RUN_FILES, type HistoryEvent, type HistoryHeader } from "../store/events.ts";
 import { scanLines } from "../store/reader.ts";
+import { InOrder } from "../store/structure.ts";
 import { Buckets, OUTCOMES, rowOf } from "./buckets.ts";
 import { emptyHead, FAIL_TYPE, INFO_TYPE, INVOKE_TYPE, OK_TYPE, parseLine, readDecisionHead, readEventHead, readEventStart } from "./scan.ts";
 
@@ -50,6 +51,7 @@ export async function digestRun(runDir: string): Promise<Digest | null> {
   const openRow: number[] = [];
   const openBig = new Map<number, [number, number]>();
   let events = 0, ops = 0, holds = 0, t0 = NaN, t1 = 0, ordered = true;
+  const order = new InOrder();
 
   await scanLines(join(runDir, RUN_FILES.history), (b, s, e, offset) => {
     if (header === null) {
@@ -59,7 +61,7 @@ export async function digestRun(runDir: string): Promise<Digest | null> {
     }
     if (e === s) return;
     readEventHead(b, s, e, h);
-    if (h.index !== events || h.time < t1) { ordered = false; return false; }
+    if (!order.take(h)) { ordered = false; return false; }
     if (events % CHECKPOINT_EVERY === 0) checkpoints.push({ offset, time: h.time, n: h.index });
     if (events === 0) { t0 = h.time; buckets = new Buckets(t0); }
     events++;

@@ -15,7 +15,7 @@ import { emptyFields, type EventFields } from "./event-fields.ts";
 import { DECISION_STRIDE, EVENT_STRIDE, readBatch, readDecisionBatch, ring, slotsOf, type DecisionBatch, type EventBatch } from "./event-batch.ts";
 import type { HistoryHeader, ResourceDecision } from "./events.ts";
 import { headerOf, type Checkpoint, type EventSink, type StreamOptions, type streamHistory, type streamResourceLog } from "./reader.ts";
-import { StructureCheck } from "./structure.ts";
+import { InOrder, StructureCheck } from "./structure.ts";
 
 type Streamed = Awaited<ReturnType<typeof streamHistory>>;
 type StreamedLog = Awaited<ReturnType<typeof streamResourceLog>>;
@@ -144,12 +144,10 @@ export async function streamHistoryInWorkers(path: string, sinkFor: (header: His
   const total = chunkCount(size, head!.end, chunkBytes);
   const sink = sinkFor(header);
   const structure = new StructureCheck();
-  let next = 0;
-  let lastTime = -1;
+  const order = new InOrder();
   const inOrder = (e: EventFields): void => {
-    if (e.index !== next || e.time < lastTime || structure.step(e, e.index + 2) !== null) throw OUT_OF_LINE;
-    next++;
-    lastTime = e.time;
+    // In a file in order, event i stands on line i + 2.
+    if (!order.take(e) || structure.step(e, e.index + 2) !== null) throw OUT_OF_LINE;
     sink(e);
   };
   const e = emptyFields();

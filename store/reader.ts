@@ -13,7 +13,7 @@ import { BadInput } from "../lib/index.ts";
 import { DecisionLineReader, EventLineReader } from "./event-line.ts";
 import { emptyFields, fieldsOf, readFields, type EventFields } from "./event-fields.ts";
 import { FORMAT, type HistoryEvent, type HistoryHeader, type ResourceDecision } from "./events.ts";
-import { StructureCheck } from "./structure.ts";
+import { InOrder, StructureCheck } from "./structure.ts";
 
 export interface HistoryFile {
   header: HistoryHeader;
@@ -241,8 +241,7 @@ export async function streamHistory(path: string, sinkFor: (header: HistoryHeade
   const warnings: string[] = [];
   let header: HistoryHeader | null = null;
   let sink: EventSink | null = null;
-  let next = 0;
-  let lastTime = -1;
+  const order = new InOrder();
   let ordered = true;
   const structure = new StructureCheck();
   const e = emptyFields();
@@ -262,12 +261,10 @@ export async function streamHistory(path: string, sinkFor: (header: HistoryHeade
   /** The event in `e` (parsed as `o` if it was, for the nemesis) goes on, in order, or the file is found out of order. */
   const deliver = (o: unknown, lineNo: number): void => {
     if (!ordered) return;
-    if (e.index !== next || e.time < lastTime) {
+    if (!order.take(e)) {
       ordered = false;
       return;
     }
-    next++;
-    lastTime = e.time;
     if (structureError !== null) return;
     const wrong = structure.step(e, lineNo);
     if (wrong !== null) structureError = `${name} line ${lineNo}: ${wrong}`;

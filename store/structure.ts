@@ -1,6 +1,7 @@
 // The one-operation-at-a-time rules of HISTORY.md (a process invokes only when it
 // has no operation outstanding, completes only what it invoked, and never invokes
-// again after an info), checked as the reader hands the events over in time order.
+// again after an info), checked as the reader hands the events over in time order;
+// and whether a file's events come in that order as they stand (InOrder).
 import { INFO_TYPE, INVOKE_TYPE, typeName, type EventFields } from "./event-fields.ts";
 
 interface ProcessState {
@@ -58,5 +59,23 @@ export class StructureCheck {
     s.open = 0;
     if (e.type === INFO_TYPE) s.retired = line;
     return null;
+  }
+}
+
+/**
+ * Whether events come as a finished run stores them, so that one pass in file
+ * order delivers them in (time, index) order: indexes 0, 1, 2, ... and times that
+ * never go back. The one test of it, for every reader.
+ */
+export class InOrder {
+  private next = 0;
+  private lastTime = -1;
+
+  /** Whether `e` comes next; the event is then taken as the last one. */
+  take(e: Pick<EventFields, "index" | "time">): boolean {
+    if (e.index !== this.next || e.time < this.lastTime) return false;
+    this.next++;
+    this.lastTime = e.time;
+    return true;
   }
 }
