@@ -3,9 +3,9 @@
 // resource's decisions, all in the columns of table.ts. A `ModelBuilder` takes
 // the events one at a time, in (time, index) order, and keeps only those columns,
 // so a stored run is checked in one streaming pass without holding its events.
-import { emptyFields, fieldsOf, INVOKE_TYPE, type EventFields } from "../store/event-fields.ts";
+import { clientOp, CLIENT_OPS, emptyFields, fieldsOf, INVOKE_TYPE, type EventFields } from "../store/event-fields.ts";
 import type { HistoryEvent, HistoryHeader, ResourceDecision } from "../store/events.ts";
-import { orderOf, sortedBy } from "./sweep.ts";
+import { orderOf } from "./sweep.ts";
 import { Decisions, FAIL, Holds, INFO, IntList, Interner, OK, Ops, ProcessSlots } from "./table.ts";
 
 export interface RunInput {
@@ -46,7 +46,7 @@ function lease(asked: number, granted: number): number {
   return Number.isNaN(granted) ? asked : Number.isNaN(asked) ? granted : Math.min(asked, granted);
 }
 
-/** Ids of the client operations HISTORY.md defines, fixed so the hot loop compares numbers. */
+/** Ids of the client operations HISTORY.md defines (their places in CLIENT_OPS), fixed so the hot loop compares numbers. */
 export const ACQUIRE = 0;
 export const RENEW = 1;
 export const RELEASE = 2;
@@ -74,7 +74,7 @@ export class ModelBuilder {
    */
   constructor(header: HistoryHeader, expectedOps = 1024, private readonly writeData = true) {
     const fs = new Interner();
-    for (const f of ["acquire", "renew", "release", "write", "read"]) fs.id(f);
+    for (const f of CLIENT_OPS) fs.id(f);
     this.m = {
       header, keys: new Interner(), owners: new Interner(expectedOps >> 2), fs, errors: new Interner(),
       ops: new Ops(expectedOps), holds: new Holds(Math.ceil(expectedOps / 3)), holdsByKey: new Map(), writesByKey: new Map(), decisions: null, validity: new Map(),
@@ -83,14 +83,8 @@ export class ModelBuilder {
   }
 
   private fId(f: string): number {
-    switch (f) {
-      case "acquire": return ACQUIRE;
-      case "renew": return RENEW;
-      case "release": return RELEASE;
-      case "write": return WRITE;
-      case "read": return READ;
-      default: return this.m.fs.id(f);
-    }
+    const op = clientOp(f);
+    return op >= 0 ? op : this.m.fs.id(f);
   }
 
   private keyId(key: string): number {
@@ -391,27 +385,34 @@ export function holdsInEndOrder(m: Model): { order: Int32Array; ends: Float64Arr
   const { holds, ops } = m;
   const ends = new Float64Array(holds.length);
   for (let h = 0; h < holds.length; h++) ends[h] = ops.endOf(holds.acquire[h]);
-  const shared = holds.endOrder.length === holds.length;
-  if (shared && Atomics.load(holds.endOrderMade, 0) === 1) return { order: holds.endOrder, ends };
+  if (Atomics.load(holds.endOrderMade, 0) === 1) return { order: holds.endOrder, ends };
   const order = orderOf(ends);
-  if (shared) {
-    // Both threads may get here at once: they write the same numbers.
-    holds.endOrder.set(order);
-    Atomics.store(holds.endOrderMade, 0, 1);
-  }
+  // Both threads may get here at once: they write the same numbers.
+  holds.endOrder.set(order);
+  Atomics.store(holds.endOrderMade, 0, 1);
   return { order, ends };
 }
 
 const endOrders = new WeakMap<Model, Map<string, Int32Array>>();
 
-/** A key's holds in order of their acquire's completion (equal times in hold order), computed once per model. */
+/**
+ * A key's holds in order of their acquire's completion (equal times in hold
+ * order): holdsInEndOrder's order, each key's holds taken out of it in one pass,
+ * once per model.
+ */
 export function holdsByAcquireEnd(m: Model, key: string): Int32Array {
   let byKey = endOrders.get(m);
-  if (!byKey) endOrders.set(m, (byKey = new Map()));
-  let order = byKey.get(key);
-  if (!order) {
-    const list = m.holdsByKey.get(key)!;
-    byKey.set(key, (order = sortedBy(list.items.subarray(0, list.length), (h) => m.ops.endOf(m.holds.acquire[h]))));
+  if (!byKey) {
+    const { holds } = m;
+    const { order } = holdsInEndOrder(m);
+    const sizes = new Int32Array(m.keys.names.length);
+    for (let h = 0; h < holds.length; h++) sizes[holds.key[h]]++;
+    const lists = Array.from(sizes, (n) => new Int32Array(n));
+    const filled = new Int32Array(sizes.length);
+    for (const h of order) lists[holds.key[h]][filled[holds.key[h]]++] = h;
+    byKey = new Map();
+    for (let k = 0; k < lists.length; k++) if (sizes[k] > 0) byKey.set(m.keys.names[k], lists[k]);
+    endOrders.set(m, byKey);
   }
-  return order;
+  return byKey.get(key)!;
 }

@@ -6,6 +6,13 @@ import { generateRun } from "../../bench/checker-history.ts";
 import { analyze, loadRun } from "../../checker/index.ts";
 import { fenceRegressions } from "../../checker/fence-regression.ts";
 import { buildModel, holdsByAcquireEnd, holdsInEndOrder, RELEASE, type Model } from "../../checker/model.ts";
+import { sortedBy } from "../../checker/sweep.ts";
+
+/** A key's holds in order of their acquire's ok, sorted here key by key: the reference for the sweeps over all keys. */
+const byAcquireEnd = (m: Model, key: string): Int32Array => {
+  const list = m.holdsByKey.get(key)!;
+  return sortedBy(list.items.subarray(0, list.length), (h) => m.ops.endOf(m.holds.acquire[h]));
+};
 import { checkHolds, spanOf, spans } from "../../checker/mutex.ts";
 import { tempRunDir } from "../helpers.ts";
 import type { Results } from "../../store/events.ts";
@@ -68,7 +75,7 @@ describe("fence-regression", () => {
     const { holds, ops } = m;
     const out: string[] = [];
     for (const [key, list] of m.holdsByKey) {
-      const byEnd = holdsByAcquireEnd(m, key);
+      const byEnd = byAcquireEnd(m, key);
       let next = 0;
       let top = -1;
       for (let j = 0; j < list.length; j++) {
@@ -206,7 +213,7 @@ describe("mutex-violation: one sweep over every key (checkHolds)", () => {
     const witnesses: string[] = [];
     let leaseOverlaps = 0;
     for (const key of m.holdsByKey.keys()) {
-      const order = holdsByAcquireEnd(m, key);
+      const order = byAcquireEnd(m, key);
       const start = Array.from(order, (h) => m.ops.endOf(m.holds.acquire[h]));
       const active: number[] = [];
       for (let i = 0; i < order.length; i++) {
@@ -272,6 +279,8 @@ describe("the holds in order of their acquire's ok (holdsInEndOrder)", () => {
       expect(Array.from(first.ends)).toEqual(ends);
       expect(Atomics.load(m.holds.endOrderMade, 0)).toBe(1);
       expect(m.holds.endOrder.buffer).toBeInstanceOf(SharedArrayBuffer);
+      // Each key's holds, taken out of it, are those of a sort per key.
+      for (const key of m.holdsByKey.keys()) expect(Array.from(holdsByAcquireEnd(m, key))).toEqual(Array.from(byAcquireEnd(m, key)));
       // What the other thread wrote is what a later caller gets: the column, not a sort of its own.
       m.holds.endOrder.reverse();
       expect(Array.from(holdsInEndOrder(m).order)).toEqual([...want].reverse());
