@@ -11,7 +11,7 @@
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
 import { eventsOf, holdsInEndOrder, RELEASE, RENEW, type Model } from "./model.ts";
-import { INFO, OK } from "./table.ts";
+import { INFO, OK, type Ops } from "./table.ts";
 
 interface Span {
   hold: number;
@@ -31,30 +31,53 @@ export interface HoldCheck {
   leaseOverlaps: number;
 }
 
+/**
+ * What a hold's renews, releases and writes tell of its span, per hold (slot):
+ * when its holder last acted, the acquire or renew whose lease certainly bounds
+ * it and that lease's TTL, whether a renew's outcome is unknown, and its earliest
+ * release (-1: none).
+ */
+interface Walks { acted: Float64Array; bound: Int32Array; boundTtl: Float64Array; release: Int32Array; unknownRenew: Uint8Array }
+
+const walks = (n: number): Walks => ({ acted: new Float64Array(n), bound: new Int32Array(n), boundTtl: new Float64Array(n), release: new Int32Array(n), unknownRenew: new Uint8Array(n) });
+
+/** Slot `slot` of `w` set to hold `h` at its acquire, before any of its other operations. */
+function atAcquire(m: Model, h: number, w: Walks, slot: number): void {
+  const acquire = m.holds.acquire[h];
+  w.acted[slot] = m.ops.endOf(acquire);
+  w.bound[slot] = acquire;
+  w.boundTtl[slot] = m.holds.ttl[h];
+  w.release[slot] = -1;
+  w.unknownRenew[slot] = 0;
+}
+
+/** spanOf's walk, reused: spanOf runs to its end before it is called again. */
+const one = walks(1);
+
+/** Takes operation `r`, the next of slot h's hold in invoke order (its chain), into its walk. */
+function fold(ops: Ops, r: number, w: Walks, h: number): void {
+  const at = ops.start[r];
+  if (at > w.acted[h]) w.acted[h] = at;
+  const f = ops.f[r];
+  if (f === RENEW) {
+    if (ops.outcome[r] === OK && at >= ops.start[w.bound[h]]) {
+      w.bound[h] = r;
+      w.boundTtl[h] = ops.ttl[r];
+    } else if (ops.outcome[r] === INFO) w.unknownRenew[h] = 1;
+  } else if (f === RELEASE && (w.release[h] < 0 || at < ops.start[w.release[h]])) w.release[h] = r;
+}
+
 /** The span of hold `h`, written into `into` (a fresh object unless given: the sweep reuses one). */
 export function spanOf(m: Model, h: number, into?: Span): Span {
   const { ops, holds } = m;
-  const acquire = holds.acquire[h];
-  const start = ops.endOf(acquire);
-  // One walk of the hold's operations (they lie all over the columns): the lease
-  // of the latest acquire or renew that certainly happened, whether any renew's
-  // outcome is unknown, and the earliest release.
-  let bound = acquire;
-  let boundTtl: number | null = holds.ttl[h];
-  let acted = start;
-  let unknownRenew = false;
-  let release = -1;
-  for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
-    const f = ops.f[r];
-    const at = ops.start[r];
-    if (at > acted) acted = at;
-    if (f === RENEW) {
-      if (ops.outcome[r] === OK && at >= ops.start[bound]) {
-        bound = r;
-        boundTtl = ops.ttl[r];
-      } else if (ops.outcome[r] === INFO) unknownRenew = true;
-    } else if (f === RELEASE && (release < 0 || at < ops.start[release])) release = r;
-  }
+  const start = ops.endOf(holds.acquire[h]);
+  // One walk of the hold's operations (they lie all over the columns).
+  const w = one;
+  atAcquire(m, h, w, 0);
+  for (let r = holds.first[h]; r >= 0; r = ops.next[r]) fold(ops, r, w, 0);
+  let bound = w.bound[0];
+  let boundTtl: number | null = w.boundTtl[0];
+  const acted = w.acted[0], release = w.release[0], unknownRenew = w.unknownRenew[0] === 1;
   const leaseFrom = ops.start[bound];
   let end = leaseFrom + (Number.isNaN(boundTtl) ? 0 : boundTtl * 1e6);
   // A later renew with an unknown outcome may have set a shorter lease.
@@ -102,30 +125,13 @@ function why(m: Model, s: Span): string {
 export function spans(m: Model): { end: Float64Array; claimed: Float64Array } {
   const { ops, holds } = m;
   const n = holds.length;
-  const acted = new Float64Array(n);
-  const bound = new Int32Array(n);
-  const boundTtl = new Float64Array(n);
-  const release = new Int32Array(n).fill(-1);
-  const unknownRenew = new Uint8Array(n);
-  for (let h = 0; h < n; h++) {
-    const acquire = holds.acquire[h];
-    acted[h] = ops.endOf(acquire);
-    bound[h] = acquire;
-    boundTtl[h] = holds.ttl[h];
-  }
+  const w = walks(n);
+  for (let h = 0; h < n; h++) atAcquire(m, h, w, h);
   for (let r = 0; r < ops.length; r++) {
     const h = ops.hold[r];
-    if (h < 0 || holds.acquire[h] === r) continue;
-    const f = ops.f[r];
-    const at = ops.start[r];
-    if (at > acted[h]) acted[h] = at;
-    if (f === RENEW) {
-      if (ops.outcome[r] === OK && at >= ops.start[bound[h]]) {
-        bound[h] = r;
-        boundTtl[h] = ops.ttl[r];
-      } else if (ops.outcome[r] === INFO) unknownRenew[h] = 1;
-    } else if (f === RELEASE && (release[h] < 0 || at < ops.start[release[h]])) release[h] = r;
+    if (h >= 0 && holds.acquire[h] !== r) fold(ops, r, w, h);
   }
+  const { acted, bound, boundTtl, release, unknownRenew } = w;
   // In place: each hold's end over its lease's TTL, its claimed end over when it last acted.
   const end = boundTtl, claimed = acted;
   const scratch: Span = { hold: -1, start: 0, end: 0, bound: -1, boundTtl: null, claimedEnd: 0 };
