@@ -137,7 +137,7 @@ export interface CheckedRun {
  * holds (ModelBuilder.group), before the decisions are: what reads only those may
  * start then.
  */
-async function readRun(runDir: string, checkpointEvery?: number, grouped?: (m: Model) => void) {
+export async function readRun(runDir: string, checkpointEvery?: number, grouped?: (m: Model) => void) {
   const historyPath = await historyOf(runDir);
   // Columns sized from the files up front are not copied as they grow.
   const expectedOps = Math.ceil((await bytes(historyPath)) / BYTES_PER_OP);

@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkRun, writeResults } from "../../checker/index.ts";
+import { readRun } from "../../checker/run.ts";
 import { BadInput } from "../../lib/index.ts";
 import type { RunStats } from "../../store/events.ts";
 import { decision, History, tempDir, writeRun } from "./build.ts";
@@ -106,5 +107,20 @@ describe("checkRun", () => {
     expect(warnings).toEqual(["run.json: not a JSON object; ignored"]);
     await writeResults(dir, results);
     expect(JSON.parse(readFileSync(join(dir, "results.json"), "utf8"))).toEqual(results);
+  });
+});
+
+describe("readRun", () => {
+  it("hands over the model with its holds grouped once the history is in, before the decisions are read", async () => {
+    const dir = join(import.meta.dirname, "../../histories/fixtures/good/recorded-redis-k1-two-clients-fence-on");
+    let seen: { holds: number; keys: number; decisions: number | null } | null = null;
+    const { b } = await readRun(dir, undefined, (m) => {
+      seen = { holds: m.holds.length, keys: m.holdsByKey.size, decisions: m.decisions?.length ?? null };
+    });
+    const m = b.finish();
+    // The second thread of a large run's verdict starts from this model (checkRunKeeping).
+    expect(seen).toEqual({ holds: m.holds.length, keys: m.holdsByKey.size, decisions: null });
+    expect(m.holds.length).toBeGreaterThan(0);
+    expect(m.decisions?.length).toBeGreaterThan(0);
   });
 });
