@@ -4,6 +4,7 @@
 // a bad option reads the same everywhere: a BadInput naming the option.
 // BadInput comes from exit.ts, not index.ts, because index.ts re-exports this file.
 import { BadInput } from "./exit.ts";
+import { didYouMean } from "./nearest.ts";
 
 /** `flag` takes no value: its presence sets it (default false). */
 export type OptionKind = "int" | "number" | "string" | "on-off" | "list" | "flag";
@@ -78,7 +79,7 @@ export function parseArgs(argv: string[], specs: readonly OptionSpec[]): { optio
     const eq = arg.indexOf("=");
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     const spec = byName.get(name);
-    if (!spec) throw new BadInput(`unknown option --${name} (see --help)`);
+    if (!spec) throw new BadInput(`unknown option --${name}${didYouMean(name, byName.keys(), "--")} (see --help)`);
     let raw: string | undefined = eq < 0 ? undefined : arg.slice(eq + 1);
     if (spec.kind === "flag") {
       // A flag never takes the next argument, so `--json 5` leaves 5 positional

@@ -12,4 +12,5 @@ export { BUILT, ROOT, repoFile, entryFile, entryArgs, nodeArgsFor, tsxUrl } from
 export { namesTypeScript, rerunWithTypeScript } from "./typescript.ts";
 export { onParentGone } from "./lifeline.ts";
 export { parseHostPort } from "./address.ts";
+export { nearest, didYouMean, editDistance } from "./nearest.ts";
 export { startWorker } from "./worker.ts";

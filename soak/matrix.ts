@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import { basename, extname, join } from "node:path";
-import { BadInput, repoFile, parseArgs, noPositional, type OptionValue } from "../lib/index.ts";
+import { BadInput, repoFile, parseArgs, noPositional, didYouMean, type OptionValue } from "../lib/index.ts";
 import { TEST_OPTIONS, buildTest } from "../runner/index.ts";
 import { ANOMALY_TYPES, type AnomalyType } from "../store/events.ts";
 
@@ -102,7 +102,7 @@ function parseConfiguration(raw: unknown, where: string): Configuration {
   const at = `configuration "${raw.name}"`;
   unknownKeys(raw, ["name", "description", "options", "expect"], at);
   if (raw.description !== undefined && typeof raw.description !== "string") throw new BadInput(`${at}: "description" must be a string`);
-  if (raw.options !== undefined && !isObject(raw.options)) throw new BadInput(`${at}: "options" must be an object of test:jepsen options, e.g. {"backend": "redis", "fence": "off"}`);
+  if (raw.options !== undefined && !isObject(raw.options)) throw new BadInput(`${at}: "options" must be an object of the options of fencecheck test, e.g. {"backend": "redis", "fence": "off"}`);
   const options: Record<string, OptionValue> = {};
   for (const [k, v] of Object.entries(raw.options ?? {})) {
     if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean" && !(Array.isArray(v) && v.every((s) => typeof s === "string" || typeof s === "number")))
@@ -152,11 +152,11 @@ export interface RunOverrides {
 export function argvOf(config: Configuration, overrides: RunOverrides): string[] {
   const argv: string[] = [];
   for (const [name, value] of Object.entries(config.options)) {
-    if (SOAK_OWNED.has(name)) throw new BadInput(`configuration "${config.name}": option "${name}" is set by the soak for each run (--seed, --store, --metrics-port of npm run soak)`);
+    if (SOAK_OWNED.has(name)) throw new BadInput(`configuration "${config.name}": option "${name}" is set by the soak for each run (--seed, --store, --metrics-port of fencecheck soak)`);
     if (name === "time-limit" && overrides.timeLimitS !== undefined) continue;
     if (name === "deploy" && overrides.deploy !== undefined) continue;
     const spec = TEST_OPTIONS.find((s) => s.name === name);
-    if (!spec) throw new BadInput(`configuration "${config.name}": unknown option "${name}" (npm run test:jepsen -- --help lists them)`);
+    if (!spec) throw new BadInput(`configuration "${config.name}": unknown option "${name}"${didYouMean(name, TEST_OPTIONS.map((s) => s.name))} (fencecheck test --help lists them)`);
     if (typeof value === "boolean") {
       if (spec.kind === "flag") {
         if (value) argv.push(`--${name}`);
