@@ -1,13 +1,26 @@
 // A server whose wall clock the clock nemesis can move: libfaketime preloaded
-// behind our malloc shim (cluster/faketime/shim.c, built by scripts/setup.sh), the
+// behind our malloc shim (cluster/faketime/shim.c, built into the user's cache by
+// setup/shim.ts when a run first needs it), the
 // offset read from a file on every time call, so moving a clock is writing a file.
 // The monotonic clock is left alone: a real clock jump (NTP, an operator) moves
 // wall time only, and Redis expires keys by wall time.
-import { existsSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { repoFile } from "../lib/paths.ts";
+import { cacheDirectory } from "../lib/user-dir.ts";
 
 export const SHIM_SOURCE = repoFile("cluster/faketime/shim.c");
-export const SHIM_LIBRARY = repoFile("build/faketime-shim.so");
+
+/**
+ * Where the shim built from this SHIM_SOURCE lives: the user's cache, named by a
+ * hash of the source, so a changed source is a new file and fencecheck's own
+ * folder (perhaps a read-only node_modules) is never written.
+ */
+export function shimLibrary(): string {
+  const hash = createHash("sha256").update(readFileSync(SHIM_SOURCE)).digest("hex").slice(0, 12);
+  return join(cacheDirectory(), `faketime-shim-${hash}.so`);
+}
 
 const LIBFAKETIME_DIRS = ["/usr/lib/faketime", "/usr/local/lib/faketime", "/usr/lib64/faketime"];
 
@@ -37,11 +50,11 @@ export function faketimePreload(): string[] {
     throw new Error(
       process.env.FENCECHECK_LIBFAKETIME
         ? `FENCECHECK_LIBFAKETIME names ${process.env.FENCECHECK_LIBFAKETIME}, which does not exist`
-        : "skewing clocks needs libfaketime, which is not installed: run `npm run setup` (or apt-get install faketime)",
+        : "skewing clocks needs libfaketime, which is not installed: run `fencecheck setup --extras clock` (or apt-get install faketime)",
     );
-  if (!existsSync(SHIM_LIBRARY) || statSync(SHIM_LIBRARY).mtimeMs < statSync(SHIM_SOURCE).mtimeMs)
-    throw new Error(`skewing clocks needs ${SHIM_LIBRARY} built from the current ${SHIM_SOURCE}: run \`npm run setup\``);
-  return [SHIM_LIBRARY, libfaketime];
+  const shim = shimLibrary();
+  if (!existsSync(shim)) throw new Error(`skewing clocks needs ${shim} built from ${SHIM_SOURCE}: run \`fencecheck setup --extras clock\``);
+  return [shim, libfaketime];
 }
 
 /** The environment of a process whose wall clock follows `offsetFile`. */

@@ -5,10 +5,11 @@
 // only those files are sent.
 import type Docker from "dockerode";
 import { createHash } from "node:crypto";
-import { readFileSync, mkdirSync, rmdirSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, sleep } from "../lib/index.ts";
+import { ROOT } from "../lib/index.ts";
+import { withDirLock } from "../lib/dir-lock.ts";
 import type { ServerKind } from "../cluster/deployment.ts";
 
 
@@ -51,29 +52,13 @@ export async function ensureImage(docker: Docker, kind: ServerKind, log: (line: 
   const tag = imageTag(kind);
   if (await exists(docker, tag)) return tag;
   const lock = join(tmpdir(), `fencecheck-build-${tag.replace(/[^a-z0-9.-]/gi, "_")}.lock`);
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      // A lock older than the slowest build is a builder that died.
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > 15 * 60_000) rmdirSync(lock);
-      } catch {
-        // gone meanwhile
-      }
-      await sleep(500);
-      if (await exists(docker, tag)) return tag;
-    }
-  }
-  try {
+  // A lock older than the slowest build is a builder that died.
+  return withDirLock(lock, { staleMs: 15 * 60_000, doneMeanwhile: async () => ((await exists(docker, tag)) ? tag : null) }, async () => {
     if (await exists(docker, tag)) return tag;
-    log(`fencecheck: building image ${tag} from ${IMAGE_SOURCES[kind].dockerfile} (once for this checkout; Debian packages, a minute or two)`);
+    log(`fencecheck: building image ${tag} from ${IMAGE_SOURCES[kind].dockerfile} (once for this version of fencecheck; Debian packages, a minute or two)`);
     await build(docker, kind, tag);
     return tag;
-  } finally {
-    rmdirSync(lock);
-  }
+  });
 }
 
 async function build(docker: Docker, kind: ImageKind, tag: string): Promise<void> {

@@ -2,8 +2,8 @@
 // redis-server processes: a skewed clock moves TIME and expires keys early (K3's
 // mechanism); a killed node comes back on its port, remembering what its
 // persistence kept.
+import { ensure } from "../../setup/index.ts";
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
-import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -13,7 +13,7 @@ import { startRedisCluster } from "../../cluster/redis-cluster.ts";
 import { clockOffsetFile } from "../../cluster/redis.ts";
 import { formatOffset } from "../../cluster/faketime.ts";
 import type { Cluster } from "../../cluster/cluster.ts";
-import { tempRunDir, processesMentioning, REPO } from "../helpers.ts";
+import { tempRunDir, processesMentioning } from "../helpers.ts";
 
 const groups: Array<{ group: ProcessGroup; dir: string }> = [];
 const conns: Redis[] = [];
@@ -39,10 +39,10 @@ async function skewOf(r: Redis): Promise<number> {
   return Number(s) * 1000 + Number(us) / 1000 - (before + after) / 2;
 }
 
-beforeAll(() => {
-  // The shim is built by the set-up script; vitest run directly skips `pretest`.
-  execFileSync("bash", [join(REPO, "scripts/setup.sh")], { stdio: "inherit" });
-});
+beforeAll(async () => {
+  // Moving a clock needs libfaketime and our malloc shim (built into the cache); vitest run directly skips `pretest`.
+  await ensure(["clock"]);
+}, 300_000);
 
 afterAll(async () => {
   for (const r of conns) r.disconnect();

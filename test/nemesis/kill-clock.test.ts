@@ -3,15 +3,15 @@
 // run while it goes; kills are followed by restarts (by the timer or by the final
 // heal) and leave no process behind; --redis-persistence reaches the node's
 // config and its data directory. A backend without an ability is refused.
+import { ensure } from "../../setup/index.ts";
 import { describe, it, expect, beforeAll } from "vitest";
-import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { parseArgs, BadInput } from "../../lib/index.ts";
 import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
 import { BACKENDS, type Backend } from "../../runner/backends.ts";
-import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning, REPO } from "../helpers.ts";
+import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../helpers.ts";
 
 // --keep-data: the tests look at the servers' files after the run.
 const short = ["--concurrency", "4", "--workers", "2", "--work", "5", "--seed", "3", "--keep-data"];
@@ -41,14 +41,15 @@ function expectPaired(events: Event[], start: string, end: string): void {
   expect([...open.keys()]).toEqual([]);
 }
 
-beforeAll(() => {
-  execFileSync("bash", [join(REPO, "scripts/setup.sh")], { stdio: "inherit" });
-});
+beforeAll(async () => {
+  // Moving a clock needs libfaketime and our malloc shim (built into the cache); vitest run directly skips `pretest`.
+  await ensure(["clock"]);
+}, 300_000);
 
 describe("clock nemesis", () => {
   it("a bump shows in the history's event and in the node's TIME; every clock is reset by the end", async () => {
     const store = tempRunDir("fc-clock-");
-    const cli = runCli("test-jepsen", [...short, "--nemesis", "clock", "--clock-modes", "bump", "--clock-offset", "20000", "--nemesis-interval", "0.3", "--fault-min", "1500", "--fault-max", "1500", "--time-limit", "3", "--store", store]);
+    const cli = runCli("test", [...short, "--nemesis", "clock", "--clock-modes", "bump", "--clock-offset", "20000", "--nemesis-interval", "0.3", "--fault-min", "1500", "--fault-max", "1500", "--time-limit", "3", "--store", store]);
     // Sample the node's wall clock from outside the run, as an operator would.
     const skews: number[] = [];
     let exited = false;
@@ -99,7 +100,7 @@ describe("clock nemesis", () => {
 describe("kill nemesis", () => {
   it("kills are followed by restarts after --restart-delay, the AOF of --redis-persistence always is there, and nothing is left running", async () => {
     const store = tempRunDir("fc-kill-");
-    const cli = runCli("test-jepsen", [...short, "--nemesis", "kill", "--restart-delay", "300", "--redis-persistence", "always", "--nemesis-interval", "0.5", "--time-limit", "4", "--store", store]);
+    const cli = runCli("test", [...short, "--nemesis", "kill", "--restart-delay", "300", "--redis-persistence", "always", "--nemesis-interval", "0.5", "--time-limit", "4", "--store", store]);
     expect([0, 1], cli.stderr()).toContain(await cli.exit);
     const { dir, nemesis } = load(store);
     const kills = nemesis.filter((e) => e.f === "kill");
@@ -121,7 +122,7 @@ describe("kill nemesis", () => {
 
   it("the final heal restarts a node whose restart delay outlasts the run; without persistence it has no AOF", async () => {
     const store = tempRunDir("fc-kill-");
-    const cli = runCli("test-jepsen", [...short, "--nemesis", "kill", "--restart-delay", "60000", "--nemesis-interval", "0.5", "--time-limit", "2", "--command-timeout", "500", "--store", store]);
+    const cli = runCli("test", [...short, "--nemesis", "kill", "--restart-delay", "60000", "--nemesis-interval", "0.5", "--time-limit", "2", "--command-timeout", "500", "--store", store]);
     expect([0, 1, 2], cli.stderr()).toContain(await cli.exit);
     const { dir, nemesis } = load(store);
     expect(nemesis.map((e) => e.f)).toEqual(["kill", "restart"]);
@@ -135,7 +136,7 @@ describe("kill nemesis", () => {
 describe("backends without an ability", () => {
   it("--backend etcd --nemesis clock is bad input: libfaketime cannot move Go's clock; nothing is stored", async () => {
     const store = tempRunDir("fc-etcd-clock-");
-    const cli = runCli("test-jepsen", ["--backend", "etcd", "--nemesis", "clock", "--store", store]);
+    const cli = runCli("test", ["--backend", "etcd", "--nemesis", "clock", "--store", store]);
     expect(await cli.exit).toBe(254);
     expect(cli.stderr()).toMatch(/--nemesis clock does not work with --backend etcd: libfaketime cannot move etcd's clock/);
     expect(existsSync(latestRun(store))).toBe(false);

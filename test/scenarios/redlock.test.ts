@@ -3,16 +3,14 @@
 // on the node they share lets both hold the lock: a mutex-violation whose witness
 // names both acquires. K5 sets a client that checks validity against one that
 // does not, on the same stall.
+import { ensure } from "../../setup/index.ts";
 import { describe, it, expect, beforeAll } from "vitest";
-import { execFileSync } from "node:child_process";
-import { join } from "node:path";
-import { REPO } from "../helpers.ts";
 import { scenario, completion, type Event } from "./run.ts";
 
-beforeAll(() => {
-  // K3 moves a clock: libfaketime and our malloc shim must be there.
-  execFileSync("bash", [join(REPO, "scripts/setup.sh")], { stdio: "inherit" });
-});
+beforeAll(async () => {
+  // Moving a clock needs libfaketime and our malloc shim (built into the cache); vitest run directly skips `pretest`.
+  await ensure(["clock"]);
+}, 300_000);
 
 type Run = Awaited<ReturnType<typeof scenario>>;
 

@@ -1,0 +1,71 @@
+// What each part of fencecheck needs from the machine, as data: the Debian
+// packages that provide it and how to tell it is already there. A run asks for
+// the parts it uses (requirementsOf), so a first run of the default Redis test
+// installs Redis and nothing else; `fencecheck setup` asks for the parts named.
+import { accessSync, constants, existsSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import { findLibfaketime } from "../cluster/faketime.ts";
+import { javaBinary, redisBinary, etcdBinary } from "../cluster/deployment.ts";
+import { pgBin } from "../cluster/postgres.ts";
+import { pgbouncerBinary } from "../cluster/pgbouncer.ts";
+import { ZK_CLASSPATH } from "../cluster/zookeeper.ts";
+
+export const REQUIREMENT_IDS = ["redis", "etcd", "zookeeper", "postgres", "pgbouncer", "clock", "docker", "gnu-time"] as const;
+export type RequirementId = (typeof REQUIREMENT_IDS)[number];
+
+export interface Requirement {
+  id: RequirementId;
+  /** What it serves, for the lines set-up prints. */
+  serves: string;
+  /** Debian's packages that provide it; empty for docker, which its own script sets up. */
+  packages: readonly string[];
+  /** Whether the machine has it (programs named by FENCECHECK_* variables count). */
+  present(): boolean;
+  /**
+   * Whether a failure to install it may be only a warning when it was not asked
+   * for by name (Ubuntu's apt has no postgresql-15; a machine may have no engine).
+   */
+  optional?: boolean;
+}
+
+/** A program by name on PATH, or a path to an executable file. */
+export function onPath(program: string): boolean {
+  const executable = (p: string): boolean => {
+    try {
+      accessSync(p, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (program.includes("/")) return executable(program);
+  return (process.env.PATH ?? "").split(delimiter).some((d) => d !== "" && executable(join(d, program)));
+}
+
+export const REQUIREMENTS: Record<RequirementId, Requirement> = {
+  redis: { id: "redis", serves: "--backend redis and redlock", packages: ["redis-server"], present: () => onPath(redisBinary()) },
+  etcd: { id: "etcd", serves: "--backend etcd", packages: ["etcd-server"], present: () => onPath(etcdBinary()) },
+  zookeeper: {
+    id: "zookeeper",
+    serves: "--backend zookeeper",
+    // The package puts its jar in /usr/share/java and nothing on PATH; the JVM is its own package.
+    packages: ["zookeeper", "default-jre-headless"],
+    present: () => existsSync(ZK_CLASSPATH[1]) && onPath(javaBinary()),
+  },
+  postgres: { id: "postgres", serves: "--backend postgres and --resource postgres", packages: ["postgresql-15"], present: () => onPath(pgBin("postgres")), optional: true },
+  pgbouncer: { id: "pgbouncer", serves: "--pg-pooler pgbouncer", packages: ["pgbouncer"], present: () => onPath(pgbouncerBinary()), optional: true },
+  // The shim that lets libfaketime run inside Debian's redis-server is built from
+  // source, hence the compiler (setup/shim.ts builds it once into the cache).
+  clock: { id: "clock", serves: "--nemesis clock on local servers", packages: ["faketime", "gcc", "libc6-dev"], present: () => findLibfaketime() !== null && onPath("gcc") && existsSync("/usr/include/stdio.h") },
+  docker: { id: "docker", serves: "--deploy docker and the compose lab", packages: [], present: () => false, optional: true },
+  "gnu-time": { id: "gnu-time", serves: "npm run bench:checker (peak memory of each process)", packages: ["time"], present: () => existsSync("/usr/bin/time") },
+};
+
+/** Which requirement each backend's local servers have. */
+export const BACKEND_NEEDS: Record<string, RequirementId> = {
+  redis: "redis",
+  redlock: "redis",
+  etcd: "etcd",
+  zookeeper: "zookeeper",
+  postgres: "postgres",
+};
