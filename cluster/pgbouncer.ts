@@ -4,14 +4,14 @@
 // server connection that other clients' transactions then use. That is the
 // pitfall the P1 scenario shows; the pool is one server connection so that
 // every client's transactions share it, and the outcome does not depend on timing.
-import { mkdirSync, writeFileSync, chownSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "node:net";
 import { sleep } from "../lib/index.ts";
 import { logTail, type ProcessGroup } from "./processes.ts";
 import type { PortPlan } from "./ports.ts";
 import type { ServerNode } from "./redis.ts";
-import { postgresUser } from "./postgres.ts";
+import { serverDataDir, serverUser } from "./postgres.ts";
 
 export const pgbouncerBinary = (): string => process.env.FENCECHECK_PGBOUNCER ?? "pgbouncer";
 
@@ -38,11 +38,9 @@ function config(listen: ServerNode, upstream: ServerNode, dir: string): string {
 /** Start pgbouncer in front of `upstream` on a port of its own; the node clients reach. */
 export async function startPgbouncer(group: ProcessGroup, ports: PortPlan, runDir: string, upstream: ServerNode): Promise<ServerNode> {
   const node: ServerNode = { name: "pgbouncer-1", host: "127.0.0.1", port: await ports.take() };
-  const dir = join(runDir, "data", node.name);
-  mkdirSync(dir, { recursive: true });
-  const user = postgresUser();
-  // It refuses to run as root, like Postgres.
-  chownSync(dir, user.uid, user.gid);
+  // It refuses to run as root, like Postgres, and reads its files as the postgres user.
+  const dir = serverDataDir(group, runDir, node.name);
+  const user = serverUser();
   const ini = join(dir, "pgbouncer.ini");
   writeFileSync(ini, config(node, upstream, dir));
   writeFileSync(join(dir, "userlist.txt"), `"postgres" ""\n`);

@@ -1,13 +1,14 @@
 // A Postgres 15 server made for one run: initdb into data/postgres-1 of the run
-// directory, then the postmaster as a child process of the run's group on a
-// loopback port of its own. Debian's package may run a system cluster on 5432;
-// it is never used.
+// directory (or a directory the postgres user can reach, linked from there), then
+// the postmaster as a child process of the run's group on a loopback port of its
+// own. Debian's package may run a system cluster on 5432; it is never used.
 //
 // The postmaster is started directly rather than through `pg_ctl start`: pg_ctl
 // daemonizes it, and the group (and the reaper after a crash) could then not know
 // its pid. Postgres refuses to run as root, so both initdb and the server run as
 // the `postgres` user (a setuid of the child, no runuser in between to outlive a
-// SIGKILL), and the data directory is theirs.
+// SIGKILL), and the data directory is theirs. Run by another user than root, both
+// run as that user, who owns the run directory.
 //
 // The backends the postmaster forks for each connection are children of it, each
 // in a session of its own (Postgres calls setsid), so a signal to the postmaster
@@ -16,7 +17,8 @@
 // backends notice its death and exit by themselves. A frozen server needs every
 // one of them frozen, and they are then put on the reaper's list until thawed
 // (ProcessGroup does all of this for a process started withChildren).
-import { chownSync, chmodSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { chownSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import pg from "pg";
 import { sleep } from "../lib/index.ts";
@@ -41,7 +43,7 @@ export interface PostgresOptions {
 /** The `postgres` user's ids, from /etc/passwd (Node has no getpwnam). */
 export function postgresUser(): { uid: number; gid: number } {
   const line = readFileSync("/etc/passwd", "utf8").split("\n").find((l) => l.startsWith("postgres:"));
-  if (!line) throw new Error("there is no postgres user: install Debian's postgresql-15 (npm run setup)");
+  if (!line) throw new Error("there is no postgres user: install Debian's postgresql-15 (fencecheck setup --backends postgres)");
   const [, , uid, gid] = line.split(":");
   return { uid: Number(uid), gid: Number(gid) };
 }
@@ -65,34 +67,58 @@ function serverArgs(dir: string, port: number, opts: PostgresOptions): string[] 
   return ["-D", dir, "-p", String(port), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
 }
 
-/**
- * The server runs as the postgres user, so it must be able to pass through every
- * directory above its data directory: a run directory under /root (mode 0700)
- * or under mkdtemp's private directories is out of its reach, and initdb would
- * only say "Permission denied" about the data directory itself.
- */
-function reachable(dir: string, user: { uid: number; gid: number }): void {
+/** The user the servers run as: postgres when we are root (Postgres refuses root), else ourselves. */
+export function serverUser(): { uid: number; gid: number } | undefined {
+  return process.getuid?.() === 0 ? postgresUser() : undefined;
+}
+
+/** Whether `user` can pass through every directory down to `dir`. */
+function reachable(dir: string, user: { uid: number; gid: number }): boolean {
   for (let d = resolve(dir); ; d = dirname(d)) {
     const s = statSync(d);
     const x = s.uid === user.uid ? 0o100 : s.gid === user.gid ? 0o010 : 0o001;
-    if (!(s.mode & x))
-      throw new Error(`the postgres user cannot reach ${dir}: ${d} is mode ${(s.mode & 0o777).toString(8)} (it needs o+x); use a --store it can reach, e.g. under /tmp or /var/tmp`);
-    if (d === dirname(d)) return;
+    if (!(s.mode & x)) return false;
+    if (d === dirname(d)) return true;
   }
 }
 
-async function initdb(group: ProcessGroup, name: string, dir: string, logFile: string): Promise<void> {
-  const user = postgresUser();
+/**
+ * The directory a server run as the postgres user keeps its files in, made and
+ * given to that user: data/<name> of the run directory when the user can pass
+ * through every directory above it. A store in root's home (/root is 0700), a
+ * user's (0750 on Ubuntu) or a mktemp directory (0700) is out of its reach; the
+ * files then go to a directory of the run's own under the system's temporary
+ * directory, data/<name> links to it, and it is removed with the run's servers
+ * (by the reaper if the runner dies) unless --keep-data keeps it.
+ */
+export function serverDataDir(group: ProcessGroup, runDir: string, name: string): string {
+  const inRun = join(runDir, "data", name);
+  mkdirSync(dirname(inRun), { recursive: true });
+  const user = serverUser();
+  let dir = inRun;
+  if (user && !reachable(dirname(inRun), user)) {
+    const outside = mkdtempSync(join(tmpdir(), `fencecheck-${name}-`));
+    group.removeAtTeardown(outside);
+    // mkdtemp makes it 0700: the postgres user must pass through to its own directory inside.
+    chmodSync(outside, 0o711);
+    if (!reachable(outside, user))
+      throw new Error(`the postgres user can reach neither ${dirname(inRun)} nor ${outside} (set TMPDIR to a directory it can pass through, e.g. /var/tmp)`);
+    dir = join(outside, name);
+    symlinkSync(dir, inRun);
+  }
   mkdirSync(dir, { recursive: true });
-  reachable(dirname(dir), user);
-  chownSync(dir, user.uid, user.gid);
+  if (user) chownSync(dir, user.uid, user.gid);
   chmodSync(dir, 0o700);
+  return dir;
+}
+
+async function initdb(group: ProcessGroup, name: string, dir: string, logFile: string): Promise<void> {
   const proc = await group.spawn({
     name: `${name}-initdb`,
     command: pgBin("initdb"),
     args: ["-D", dir, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"],
     logFile,
-    user,
+    user: serverUser(),
     env: { ...process.env, HOME: dir, LC_ALL: "C" },
   });
   const code = await proc.exited;
@@ -104,7 +130,7 @@ async function initdb(group: ProcessGroup, name: string, dir: string, logFile: s
 async function startPostmaster(group: ProcessGroup, node: ServerNode, dir: string, logFile: string, opts: PostgresOptions): Promise<void> {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    await group.spawn({ name: node.name, command: pgBin("postgres"), args: serverArgs(dir, node.port, opts), logFile, user: postgresUser(), withChildren: true });
+    await group.spawn({ name: node.name, command: pgBin("postgres"), args: serverArgs(dir, node.port, opts), logFile, user: serverUser(), withChildren: true });
     for (;;) {
       if (!group.running(node.name)) break;
       if (await answers(node)) return;
@@ -135,7 +161,7 @@ async function answers(node: ServerNode): Promise<boolean> {
 
 export async function startPostgresCluster(group: ProcessGroup, ports: PortPlan, opts: PostgresOptions): Promise<Cluster> {
   const node: ServerNode = { name: opts.name ?? "postgres-1", host: "127.0.0.1", port: await ports.take() };
-  const dir = join(opts.runDir, "data", node.name);
+  const dir = serverDataDir(group, opts.runDir, node.name);
   const logFile = join(opts.runDir, "logs", `${node.name}.log`);
   await initdb(group, node.name, dir, logFile);
   await startPostmaster(group, node, dir, logFile, opts);

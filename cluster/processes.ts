@@ -59,6 +59,19 @@ export class ProcessGroup {
     else this.reaper.add(pid);
   }
 
+  /**
+   * A directory the run made outside its run directory, removed at teardown after
+   * the processes, or by the reaper if the runner dies first; unless keepDirs().
+   */
+  removeAtTeardown(dir: string): void {
+    this.reaper.removeDir(dir);
+  }
+
+  /** Keep the directories removeAtTeardown named (--keep-data). */
+  keepDirs(): void {
+    this.reaper.keepDirs();
+  }
+
   /** Stop something started elsewhere (a service with its own stop) at teardown. */
   onStop(stop: () => Promise<void>): void {
     if (this.closed) void stop().catch(() => {});

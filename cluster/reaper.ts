@@ -4,17 +4,24 @@
 // means, SIGKILL included) it resumes and kills whatever is still registered.
 // SIGCONT comes first because a SIGSTOPped process would otherwise never act on
 // anything but SIGKILL, and the reaper may be all that is left to send it.
+// "dir PATH" lines name directories the run made outside its run directory (a
+// Postgres data directory its server's user can reach), removed once the
+// processes are gone; "keep" forgets them (--keep-data).
 import { spawn, type ChildProcess } from "node:child_process";
 
 const SCRIPT = `
 pids=" "
-while read -r op pid; do
+dirs=()
+while read -r op arg; do
   case "$op" in
-    add) pids="$pids$pid " ;;
-    del) pids="\${pids/ $pid / }" ;;
+    add) pids="$pids$arg " ;;
+    del) pids="\${pids/ $arg / }" ;;
+    dir) dirs+=("$arg") ;;
+    keep) dirs=() ;;
   esac
 done
 for p in $pids; do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+for d in "\${dirs[@]}"; do rm -rf -- "$d"; done
 exit 0
 `;
 
@@ -38,6 +45,17 @@ export class Reaper {
 
   remove(pid: number): void {
     this.child.stdin?.write(`del ${pid}\n`);
+  }
+
+  /** Remove `dir` once the processes are killed (at teardown, or when the runner dies). */
+  removeDir(dir: string): void {
+    if (/[\n\r]/.test(dir)) throw new Error(`a directory name with a line break cannot be handed to the reaper: ${JSON.stringify(dir)}`);
+    this.child.stdin?.write(`dir ${dir}\n`);
+  }
+
+  /** Forget the directories removeDir named: they are kept. */
+  keepDirs(): void {
+    this.child.stdin?.write("keep\n");
   }
 
   /** Kill everything still registered now (the normal teardown path calls it last). */

@@ -140,6 +140,8 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     await metrics?.close();
     await schedule?.healAll().catch(() => {});
     await system?.close().catch(() => {});
+    // Data kept outside the run directory (a Postgres the postgres user can reach) stays too.
+    if (test.keepData) group.keepDirs();
     await group.stopAll();
     // The servers' files serve no check and no report, and etcd's alone are 384 MB
     // a run (preallocated WALs), which a nightly soak of many runs cannot afford.
