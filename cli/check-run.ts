@@ -1,7 +1,8 @@
-// Checking a stored run: the one path that `npm run check`, the runner after a
-// fresh run (run-and-check.ts) and bench:checker take, so a stored run and a
-// fresh one get the same verdict. Kept apart from the commands so that loading it
-// loads the checker and the report and nothing of the runner.
+// Checking a stored run: the one path that `fencecheck check`, the runner after a
+// fresh run (run-and-check.ts), the programmatic API and bench:checker take, so a
+// stored run and a fresh one get the same verdict. Kept apart from the commands so
+// that loading it loads the checker and the report and nothing of the runner.
+import { mkdirSync } from "node:fs";
 import { checkRun, checkRunKeeping, writeResults, type CheckOptions } from "../checker/index.ts";
 import { exitCodeFor } from "../lib/index.ts";
 import { REPORT_CHECKPOINT_EVERY, renderSummary, reportRun } from "../reports/index.ts";
@@ -14,34 +15,41 @@ export interface CheckOutcome {
   /** The few lines to print. */
   summary: string;
   exitCode: number;
+  /** Where results.json and report.html were written. */
+  outDir: string;
 }
 
 /**
  * The check alone: reads the run in one streaming pass (checker/run.ts) and writes
- * results.json. Throws BadInput, before writing anything, when the directory or
- * its files are unusable. Options left out come from the run's run.json.
+ * results.json into `outDir` (the run itself by default). Throws BadInput, before
+ * writing anything, when the directory or its files are unusable. Options left out
+ * come from the run's run.json.
  */
-export async function checkOnly(runDir: string, options: CheckOptions = {}): Promise<{ results: Results; warnings: string[] }> {
+export async function checkOnly(runDir: string, options: CheckOptions = {}, outDir = runDir): Promise<{ results: Results; warnings: string[] }> {
   const checked = await checkRun(runDir, options);
-  await writeResults(runDir, checked.results);
+  mkdirSync(outDir, { recursive: true });
+  await writeResults(outDir, checked.results);
   return checked;
 }
 
 /**
- * Checks the run in `runDir` and writes results.json, then report.html. A large
- * run's report is drawn from what the check's pass kept (its model, the nemesis
- * events, checkpoints into the files) plus the few stretches of the files it
- * draws in full, so the history is read once and never held in memory
+ * Checks the run in `runDir` and writes results.json, then report.html, into
+ * `outDir` (the run itself by default; another directory leaves the run as it
+ * was). A large run's report is drawn from what the check's pass kept (its model,
+ * the nemesis events, checkpoints into the files) plus the few stretches of the
+ * files it draws in full, so the history is read once and never held in memory
  * (reports/index.ts reportRun).
  */
-export async function checkAndReport(runDir: string, options: CheckOptions = {}): Promise<CheckOutcome> {
+export async function checkAndReport(runDir: string, options: CheckOptions = {}, outDir = runDir, colour?: boolean): Promise<CheckOutcome> {
   const { results, warnings, run } = await checkRunKeeping(runDir, options, REPORT_CHECKPOINT_EVERY);
-  await writeResults(runDir, results);
-  const { header } = await reportRun(runDir, results, { checked: run });
+  mkdirSync(outDir, { recursive: true });
+  await writeResults(outDir, results);
+  const { header } = await reportRun(runDir, results, { checked: run, outDir });
   return {
     results,
     warnings,
-    summary: renderSummary({ header, results }),
+    summary: renderSummary({ header, results, colour }),
     exitCode: exitCodeFor(results.valid),
+    outDir,
   };
 }

@@ -1,63 +1,48 @@
-// `npm run check -- [--model strict] <run directory>`: checks a stored run again,
-// rewrites its results.json and report.html, prints the summary, and exits with
+// `fencecheck check [options] <run directory>` (in the checkout also `npm run
+// check --`): checks a stored run again, prints the summary, and exits with
 // HISTORY.md's code. It takes the path the runner takes after a fresh run
-// (check-run.ts), so a stored run and a fresh one get the same
-// verdict.
+// (check-run.ts), so a stored run and a fresh one get the same verdict.
+//
+// A run someone hands you is evidence: with --out DIR, results.json and
+// report.html go to DIR and the run is left as it was. Without it they are
+// rewritten in the run, as the runner wrote them, and the command says so.
+import { resolve } from "node:path";
 import { MODELS, type CheckOptions } from "../checker/index.ts";
 import { BadInput, EXIT, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
 import { checkAndReport } from "./check-run.ts";
 
-const USAGE = `usage: npm run check -- [options] <run directory>
-  Checks a stored run (e.g. histories/latest) again, rewrites its results.json and
-  report.html and prints the verdict. Exit 0 valid, 1 invalid, 2 unknown,
-  254 bad input, 255 internal error.`;
+const USAGE = `Usage: fencecheck check [options] <run directory>
+
+Checks a stored run (e.g. histories/latest) again and prints the verdict. Writes
+results.json and report.html into --out DIR, leaving the run untouched; without
+--out, rewrites them in the run directory.
+Exit: 0 valid, 1 invalid, 2 unknown, 254 bad input, 255 internal error.`;
 
 const CHECK_OPTIONS: readonly OptionSpec[] = [
+  { name: "out", kind: "string", default: undefined, defaultText: "the run directory", help: "write results.json and report.html here (made if missing) and leave the run untouched" },
   { name: "model", kind: "string", default: undefined, choices: MODELS, defaultText: "as the run was made (run.json), else lease", help: "strict: the model check's strict-mutex-violation makes the run invalid" },
   { name: "model-budget", kind: "int", default: undefined, min: 1, defaultText: "10000", help: "ms the model check may take in all before it says unknown" },
 ];
 
-async function main(args: string[]): Promise<number> {
-  let runDir: string;
-  let options: CheckOptions;
-  try {
-    const { options: o, positional, help } = parseArgs(args, CHECK_OPTIONS);
-    if (help) {
-      console.log(helpText(USAGE, CHECK_OPTIONS));
-      return EXIT.valid;
-    }
-    if (positional.length !== 1) {
-      throw new BadInput(positional.length === 0 ? "no run directory given" : `expected one run directory, got ${positional.map((a) => JSON.stringify(a)).join(" ")}`);
-    }
-    runDir = positional[0];
-    options = { model: o.model as CheckOptions["model"], modelBudgetMs: o["model-budget"] as number | undefined };
-  } catch (err) {
-    if (!(err instanceof BadInput)) throw err;
-    console.error(`check: ${err.message}`);
-    console.error(USAGE);
-    return EXIT.badInput;
+export async function main(args: string[]): Promise<number> {
+  const { options: o, positional, help } = parseArgs(args, CHECK_OPTIONS);
+  if (help) {
+    process.stdout.write(helpText(USAGE, CHECK_OPTIONS));
+    return EXIT.valid;
   }
-  try {
-    const out = await checkAndReport(runDir, options);
-    for (const w of out.warnings) console.error(`warning: ${w}`);
-    console.log(out.summary);
-    return out.exitCode;
-  } catch (err) {
-    if (err instanceof BadInput) {
-      console.error(`check: ${err.message}`);
-      return EXIT.badInput;
-    }
-    console.error("check: internal error:", err);
-    return EXIT.crash;
-  }
+  if (positional.length !== 1)
+    throw new BadInput(positional.length === 0 ? "no run directory given (fencecheck check --help)" : `expected one run directory, got ${positional.map((a) => JSON.stringify(a)).join(" ")}`);
+  const runDir = positional[0];
+  const options: CheckOptions = { model: o.model as CheckOptions["model"], modelBudgetMs: o["model-budget"] as number | undefined };
+  const out = o.out as string | undefined;
+  const intoRun = out === undefined || resolve(out) === resolve(runDir);
+  const checked = await checkAndReport(runDir, options, out ?? runDir);
+  for (const w of checked.warnings) process.stderr.write(`warning: ${w}\n`);
+  process.stdout.write(`${checked.summary}\n`);
+  process.stdout.write(
+    intoRun
+      ? `Wrote results.json and report.html into the run, ${runDir} (--out DIR leaves a run untouched)\n`
+      : `Wrote results.json and report.html into ${out}; the run ${runDir} is untouched\n`,
+  );
+  return checked.exitCode;
 }
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    console.error("check: internal error:", err);
-    process.exitCode = EXIT.crash;
-  },
-);

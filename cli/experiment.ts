@@ -1,19 +1,20 @@
-// npm run experiment -- <name> [options]: one of the lab's experiments, against
-// real servers, stored under <store>/experiments/<name>/<timestamp>/ with
-// results.json and a self-contained report.html of its tables and plots.
-// npm run experiment -- --list: each experiment with what it measures.
-import { BadInput, EXIT, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
+// `fencecheck experiment <name> [options]` (in the checkout also `npm run
+// experiment --`): one of the lab's experiments, against real servers, stored
+// under <store>/experiments/<name>/<timestamp>/ with results.json and a
+// self-contained report.html of its tables and plots.
+// `fencecheck experiment --list`: each experiment with what it measures.
+import { BadInput, EXIT, didYouMean, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
 import { EXPERIMENTS, createExperimentDir, listing, writeExperiment, EXPERIMENT_FILES, Interrupted } from "../experiments/index.ts";
 import { join } from "node:path";
 
-const USAGE = `Usage: npm run experiment -- <name> [options]
-       npm run experiment -- <name> --help     what it measures, and its options
-       npm run experiment -- --list
+const USAGE = `Usage: fencecheck experiment <name> [options]
+       fencecheck experiment <name> --help     what it measures, and its options
+       fencecheck experiment --list
 
 Runs one of the lab's experiments against real servers and stores it under
 <store>/experiments/<name>/<timestamp>/: results.json (every figure, and the
 tables and plots as data), report.html (readable offline) and runs/ (the
-test:jepsen runs it made). --quick runs a short version (what the tests use):
+test runs it made). --quick runs a short version (what the tests use):
 its figures show the experiment works, not what it measures.
 Exit: 0 when the figures were stored, 130 interrupted, 254 bad arguments,
 255 the tool failed.`;
@@ -24,7 +25,7 @@ const COMMON: readonly OptionSpec[] = [
   { name: "store", kind: "string", default: "histories", help: "the run store; the experiment goes under <store>/experiments/" },
 ];
 
-async function main(argv: string[]): Promise<number> {
+async function experiment(argv: string[]): Promise<number> {
   if (argv[0] === "--list") {
     if (argv.length > 1) throw new BadInput(`--list takes nothing after it, got ${argv.slice(1).join(" ")}`);
     console.log(listing());
@@ -36,11 +37,11 @@ async function main(argv: string[]): Promise<number> {
   }
   const [name, ...rest] = argv;
   const e = EXPERIMENTS[name];
-  if (!e) throw new BadInput(`no experiment named ${JSON.stringify(name)}; choose from ${Object.keys(EXPERIMENTS).join(", ")}`);
+  if (!e) throw new BadInput(`no experiment named ${JSON.stringify(name)}${didYouMean(name, Object.keys(EXPERIMENTS))} (experiments: ${Object.keys(EXPERIMENTS).join(", ")})`);
   const specs = [...e.options, ...COMMON];
   const { options, positional, help } = parseArgs(rest, specs);
   if (help) {
-    console.log(helpText(`Usage: npm run experiment -- ${e.name} [options]\n\n${e.title}: ${e.describe}.\n--quick sets ${Object.entries(e.quick).map(([k, v]) => `--${k} ${Array.isArray(v) ? v.join(",") : v}`).join(" ")}.`, specs));
+    console.log(helpText(`Usage: fencecheck experiment ${e.name} [options]\n\n${e.title}: ${e.describe}.\n--quick sets ${Object.entries(e.quick).map(([k, v]) => `--${k} ${Array.isArray(v) ? v.join(",") : v}`).join(" ")}.`, specs));
     return EXIT.valid;
   }
   if (positional.length) throw new BadInput(`unexpected argument ${JSON.stringify(positional[0])}: options start with --`);
@@ -52,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   log(`fencecheck experiment ${e.name}${quick ? " (--quick)" : ""}: ${dir}`);
   const findings = await e.run({ options, quick, dir, runStore: join(dir, EXPERIMENT_FILES.runs), log });
-  const record = { name: e.name, title: e.title, started, finished: new Date().toISOString(), quick, command: `npm run experiment -- ${argv.join(" ")}`, options: { ...options } };
+  const record = { name: e.name, title: e.title, started, finished: new Date().toISOString(), quick, command: `fencecheck experiment ${argv.join(" ")}`, options: { ...options } };
   writeExperiment(dir, record, findings);
   for (const s of findings.summary) console.log(s);
   for (const t of findings.tables) {
@@ -66,19 +67,15 @@ async function main(argv: string[]): Promise<number> {
   return EXIT.valid;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => (process.exitCode = code),
-  (err: unknown) => {
-    if (err instanceof BadInput) {
-      console.error(`experiment: ${err.message}`);
-      process.exitCode = EXIT.badInput;
-      return;
-    }
+/** The dispatcher (cli/commands.ts) turns BadInput into 254; an interruption is 130 with nothing stored. */
+export async function main(argv: string[]): Promise<number> {
+  try {
+    return await experiment(argv);
+  } catch (err) {
     if (err instanceof Interrupted) {
-      console.error(`experiment: ${err.message}; no results stored`);
-      process.exit(130);
+      process.stderr.write(`fencecheck experiment: ${err.message}; no results stored\n`);
+      return 130;
     }
-    console.error("experiment: failed:", err);
-    process.exitCode = EXIT.crash;
-  },
-);
+    throw err;
+  }
+}

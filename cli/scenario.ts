@@ -1,20 +1,22 @@
-// npm run scenario -- <id> [options]: one scenario of the failure catalogue, run
-// deterministically (chosen faults at chosen moments against chosen clients), then
-// checked like any test:jepsen run; exits with the checker's verdict.
-// npm run scenario -- --list: each scenario with what it shows and why.
-import { BadInput, EXIT } from "../lib/index.ts";
+// `fencecheck scenario <id> [options]` (in the checkout also `npm run scenario --`):
+// one scenario of the failure catalogue, run deterministically (chosen faults at
+// chosen moments against chosen clients), then checked like any test run; exits
+// with the checker's verdict.
+// `fencecheck scenario --list`: each scenario with what it shows and why.
+import { BadInput, EXIT, didYouMean } from "../lib/index.ts";
 import type { ScriptStep } from "../nemesis/index.ts";
 import { SCENARIOS, FREE_OPTIONS, buildScenario, commandLine, listing, matches, type Scenario, type ScenarioRun } from "../scenarios/index.ts";
-import { runAndCheck, exitWith } from "./run-and-check.ts";
+import { runAndCheck } from "./run-and-check.ts";
+import { ensureFor } from "../setup/index.ts";
 import { preflight } from "../runner/index.ts";
 
-const USAGE = `Usage: npm run scenario -- <id> [options]
-       npm run scenario -- <id> --help     what it runs, and the options it takes
-       npm run scenario -- --list
+const USAGE = `Usage: fencecheck scenario <id> [options]
+       fencecheck scenario <id> --help     what it runs, and the options it takes
+       fencecheck scenario --list
 
 Runs one scenario of the failure catalogue (REFERENCES §1) against real servers:
-the test:jepsen options that reproduce it, with chosen faults at chosen moments
-in place of random ones. Records, checks and reports the run as test:jepsen does
+the test options that reproduce it, with chosen faults at chosen moments
+in place of random ones. Records, checks and reports the run as fencecheck test does
 (--store, --seed, ... work the same), says whether the checker found what the
 catalogue predicts, and exits with the checker's verdict.
 Exit: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 the tool failed.`;
@@ -46,7 +48,7 @@ function header(run: ScenarioRun): string {
   return [
     `Scenario ${s.id}: ${s.title}`,
     `  ${s.shows}`,
-    `  test:jepsen options: ${commandLine(run)}`,
+    `  test options: ${commandLine(run)}`,
     script.length ? `  faults, from the clients' start:\n${script.map((st) => `    ${describeStep(st)}`).join("\n")}` : "  faults: none (the clients' own options make the scenario)",
     `  the catalogue predicts: ${expected(p.anomalies)} (${p.why})`,
   ].join("\n");
@@ -55,11 +57,10 @@ function header(run: ScenarioRun): string {
 function describe(s: Scenario): string {
   const run = buildScenario(s, []);
   const opts = (o: Record<string, string>) => Object.entries(o).map(([n, why]) => `  --${n.padEnd(22)} ${why}`).join("\n");
-  return `${header(run)}\n\nOptions it takes (every other test:jepsen option is fixed):\n${opts(s.varies)}\n${opts(FREE_OPTIONS)}\n`;
+  return `${header(run)}\n\nOptions it takes (every other option of fencecheck test is fixed):\n${opts(s.varies)}\n${opts(FREE_OPTIONS)}\n`;
 }
 
-async function main(): Promise<number> {
-  const argv = process.argv.slice(2);
+export async function main(argv: string[]): Promise<number> {
   if (argv[0] === "--list" && argv.length === 1) {
     process.stdout.write(listing() + "\n");
     return EXIT.valid;
@@ -70,23 +71,15 @@ async function main(): Promise<number> {
   }
   const [id, ...rest] = argv;
   const scenario = SCENARIOS[id.toUpperCase()];
-  let run: ScenarioRun;
-  try {
-    if (id.startsWith("-")) throw new BadInput(`the scenario id comes first, before ${id} (scenarios: ${Object.keys(SCENARIOS).join(", ")})`);
-    if (!scenario) throw new BadInput(`unknown scenario ${JSON.stringify(id)}; scenarios: ${Object.keys(SCENARIOS).join(", ")} (npm run scenario -- --list)`);
-    if (rest.length === 1 && (rest[0] === "--help" || rest[0] === "-h")) {
-      process.stdout.write(describe(scenario));
-      return EXIT.valid;
-    }
-    run = buildScenario(scenario, rest);
-    await preflight(run.test);
-  } catch (err) {
-    if (err instanceof BadInput) {
-      process.stderr.write(`fencecheck scenario: ${err.message}\n`);
-      return EXIT.badInput;
-    }
-    throw err;
+  if (id.startsWith("-")) throw new BadInput(`the scenario id comes first, before ${id} (scenarios: ${Object.keys(SCENARIOS).join(", ")})`);
+  if (!scenario) throw new BadInput(`unknown scenario ${JSON.stringify(id)}${didYouMean(id.toUpperCase(), Object.keys(SCENARIOS))} (scenarios: ${Object.keys(SCENARIOS).join(", ")}; fencecheck scenario --list)`);
+  if (rest.length === 1 && (rest[0] === "--help" || rest[0] === "-h")) {
+    process.stdout.write(describe(scenario));
+    return EXIT.valid;
   }
+  const run: ScenarioRun = buildScenario(scenario, rest);
+  await ensureFor(run.test);
+  await preflight(run.test);
   process.stdout.write(header(run) + "\n");
   const { code, results } = await runAndCheck(run.test);
   if (results) process.stdout.write(verdictLine(run, results) + "\n");
@@ -102,4 +95,3 @@ function verdictLine(run: ScenarioRun, results: { valid: boolean | "unknown"; an
     : `Scenario ${run.scenario.id}: found ${found}, NOT what the catalogue predicts (${expected(run.prediction.anomalies)}).`;
 }
 
-exitWith(main);

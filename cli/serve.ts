@@ -1,9 +1,9 @@
-// npm run serve -- [--port N] [--store DIR]: browse the run store in a browser, on
-// loopback only. Runs until Ctrl-C.
+// `fencecheck serve [--port N] [--store DIR]` (in the checkout also `npm run serve
+// --`): browse the run store in a browser, on loopback only. Runs until Ctrl-C.
 import { BadInput, EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
 import { startServe } from "../serve/index.ts";
 
-const USAGE = `Usage: npm run serve -- [options]
+const USAGE = `Usage: fencecheck serve [options]
 
 Serves the run store read-only on 127.0.0.1: a list of runs with their verdicts,
 and each run's report.html, history, resource log, results, run.json and logs.
@@ -18,34 +18,16 @@ const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: "store", kind: "string", default: "histories", help: "directory of the run store" },
 ];
 
-async function main(): Promise<number> {
-  let handle;
-  try {
-    const options = commandOptions(process.argv.slice(2), SERVE_OPTIONS, USAGE);
-    if (!options) return EXIT.valid;
-    const port = options.port as number;
-    if (RESERVED_PORTS.includes(port)) throw new BadInput(`--port ${port} is reserved for the servers fencecheck tests beside; choose another`);
-    handle = await startServe({ port, store: options.store as string });
-  } catch (err) {
-    if (err instanceof BadInput) {
-      process.stderr.write(`serve: ${err.message}\n`);
-      return EXIT.badInput;
-    }
-    throw err;
-  }
+export async function main(argv: string[]): Promise<number> {
+  const options = commandOptions(argv, SERVE_OPTIONS, USAGE);
+  if (!options) return EXIT.valid;
+  const port = options.port as number;
+  if (RESERVED_PORTS.includes(port)) throw new BadInput(`--port ${port} is reserved for the servers fencecheck tests beside; choose another`);
+  const handle = await startServe({ port, store: options.store as string });
   process.stdout.write(`serving ${handle.url}\n`);
-  const h = handle;
   await new Promise<void>((resolve) => {
     for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(sig, () => resolve());
   });
-  await h.close();
+  await handle.close();
   return EXIT.valid;
 }
-
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    process.stderr.write(`serve failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(EXIT.crash);
-  },
-);

@@ -1,4 +1,4 @@
-// The options of `npm run soak`, and how they become a soak request: the matrix
+// The options of `fencecheck soak`, and how they become a soak request: the matrix
 // loaded and every configuration validated through test:jepsen's own parser, the
 // subset --only names, and the soak's seed. The command and the test of the CI
 // workflow both go through `soakRequest`, so the workflow cannot ask for what the
@@ -11,7 +11,7 @@ export const SOAK_OPTIONS: readonly OptionSpec[] = [
   { name: "matrix", kind: "string", default: undefined, help: "a matrix file of your own (JSON; see the README)" },
   { name: "test-count", kind: "int", default: 1, min: 1, max: 1000, help: "runs of each configuration" },
   { name: "time-limit", kind: "number", default: undefined, min: 1, defaultText: "each configuration's own, else 30", help: "seconds of operations in each run" },
-  { name: "deploy", kind: "string", default: undefined, choices: ["local", "docker"], defaultText: "each configuration's own, else local", help: "where every run's servers run: local processes, or containers (see test:jepsen --deploy)" },
+  { name: "deploy", kind: "string", default: undefined, choices: ["local", "docker"], defaultText: "each configuration's own, else local", help: "where every run's servers run: local processes, or containers (see fencecheck test --deploy)" },
   { name: "time-budget", kind: "number", default: undefined, min: 1, defaultText: "none", help: "seconds for the whole soak; runs that would not fit are reported as not run" },
   { name: "seed", kind: "int", default: undefined, min: 0, max: 2 ** 31 - 1, defaultText: "random, printed", help: "run i of configuration c gets a seed derived from this, c and i" },
   { name: "store", kind: "string", default: "histories", help: "the run store; the soak goes to <store>/soaks/<time>/" },
@@ -19,15 +19,15 @@ export const SOAK_OPTIONS: readonly OptionSpec[] = [
   { name: "compare", kind: "string", default: undefined, defaultText: "the previous soak of the matrix", help: "a soak directory (or its summary.json) to compare with" },
   { name: "keep-runs", kind: "int", default: undefined, min: 0, defaultText: "keep all", help: "keep the run directories of the newest N soaks; older soaks keep their summaries only" },
   { name: "summarize", kind: "string", default: undefined, help: "write the summary of a soak directory left by a killed soak, and run nothing" },
-  { name: "metrics-port", kind: "int", default: undefined, defaultText: "off", min: 0, max: 65535, help: "every run serves its Prometheus metrics at http://127.0.0.1:PORT/metrics in turn (test:jepsen --metrics-port), so one scrape job covers the soak; a fixed port of 1024 or more" },
+  { name: "metrics-port", kind: "int", default: undefined, defaultText: "off", min: 0, max: 65535, help: "every run serves its Prometheus metrics at http://127.0.0.1:PORT/metrics in turn (fencecheck test --metrics-port), so one scrape job covers the soak; a fixed port of 1024 or more" },
   { name: "list", kind: "flag", default: false, help: "print the matrix's configurations and what each expects, and run nothing" },
 ];
 
-export const SOAK_USAGE = `Usage: npm run soak -- (--preset nightly|smoke|detection | --matrix FILE) [options]
-       npm run soak -- --summarize <soak directory>
+export const SOAK_USAGE = `Usage: fencecheck soak (--preset nightly|smoke|detection | --matrix FILE) [options]
+       fencecheck soak --summarize <soak directory>
 
-Runs every configuration of a matrix --test-count times as test:jepsen runs,
-each stored as test:jepsen stores it, and judges each configuration against what
+Runs every configuration of a matrix --test-count times as fencecheck test
+runs, each stored as a test stores it, and judges each configuration against what
 it expects: valid, or the anomaly types it must find in a share of its runs.
 Prints a line per run and a table at the end, writes summary.json and
 summary.html under <store>/soaks/<time>/ and says what changed since the
@@ -40,7 +40,7 @@ export type SoakRequest =
   /** `list` prints the configurations instead of running them. */
   | ({ kind: "run" | "list" } & Omit<SoakOptions, "log">);
 
-/** A soak command's arguments (after `npm run soak --`) as a request; BadInput names what is wrong. */
+/** A soak command's arguments (after `fencecheck soak`) as a request; BadInput names what is wrong. */
 export function parseSoakArgs(argv: string[]): { request: SoakRequest; help: boolean } {
   const { options, positional, help } = parseArgs(argv, SOAK_OPTIONS);
   noPositional(positional);

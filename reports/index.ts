@@ -30,12 +30,12 @@ export { esc, plain } from "./format.ts";
 export { CSS as REPORT_CSS } from "./style.ts";
 
 /** Writes `<runDir>/report.html`, replacing any earlier one only once complete. */
-export async function writeReport(runDir: string, input: ReportInput): Promise<void> {
-  await writePage(runDir, renderReportHtml(input));
+export async function writeReport(outDir: string, input: ReportInput): Promise<void> {
+  await writePage(outDir, renderReportHtml(input));
 }
 
-async function writePage(runDir: string, html: string): Promise<void> {
-  const path = join(runDir, RUN_FILES.report);
+async function writePage(outDir: string, html: string): Promise<void> {
+  const path = join(outDir, RUN_FILES.report);
   const partial = `${path}.${process.pid}.tmp`;
   await writeFile(partial, html, "utf8");
   await rename(partial, path);
@@ -45,6 +45,8 @@ async function writePage(runDir: string, html: string): Promise<void> {
 export const FULL_REPORT_EVENTS = 20_000;
 
 export interface ReportOptions {
+  /** Where report.html goes (default: the run directory). The page is self-contained, so it reads the same anywhere. */
+  outDir?: string;
   /** Default FULL_REPORT_EVENTS. */
   fullUpTo?: number;
   /** Events drawn in full in the windows of a downsampled report; default WINDOW_EVENTS. */
@@ -72,6 +74,7 @@ export const REPORT_CHECKPOINT_EVERY = CHECKPOINT_EVERY;
  */
 export async function reportRun(runDir: string, results: Results, options: ReportOptions = {}): Promise<{ header: HistoryHeader; downsampled: boolean }> {
   const fullUpTo = options.fullUpTo ?? FULL_REPORT_EVENTS;
+  const outDir = options.outDir ?? runDir;
   const known = readFigures(results.stats).events;
   const groups = anomalyGroups(results);
   if (known === undefined || known > fullUpTo) {
@@ -82,12 +85,12 @@ export async function reportRun(runDir: string, results: Results, options: Repor
       const faults = faultWindows(digest.nemesis, digest.t1);
       const plan = planWindows(digest, located, groups, faults, options.windowEvents);
       await readWindows(runDir, digest, plan.windows);
-      await writePage(runDir, renderDigestHtml({ header: digest.header, results, digest, faults, groups, plan }));
+      await writePage(outDir, renderDigestHtml({ header: digest.header, results, digest, faults, groups, plan }));
       return { header: digest.header, downsampled: true };
     }
   }
   const history = await readHistory(join(runDir, RUN_FILES.history));
   const resource = await readResourceLog(join(runDir, RUN_FILES.resource));
-  await writeReport(runDir, { header: history.header, events: history.events, decisions: resource?.decisions ?? null, results });
+  await writeReport(outDir, { header: history.header, events: history.events, decisions: resource?.decisions ?? null, results });
   return { header: history.header, downsampled: false };
 }

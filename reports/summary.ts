@@ -13,27 +13,31 @@ type Paint = (code: string, text: string) => string;
 const ANSI = { red: "31", green: "32", yellow: "33", bold: "1", dim: "2" } as const;
 const VERDICT_COLOUR: Record<Verdict, string> = { VALID: ANSI.green, INVALID: ANSI.red, UNKNOWN: ANSI.yellow };
 
-function painter(): Paint {
-  // Colour only for a person at a terminal; logs and pipes get plain text.
-  const on = process.stdout.isTTY === true && !process.env.NO_COLOR;
+function painter(colour?: boolean): Paint {
+  // Colour only for a person at a terminal; logs, pipes and the API get plain text.
+  const on = colour ?? (process.stdout.isTTY === true && !process.env.NO_COLOR);
   return on ? (code, text) => `\u001b[${code}m${text}\u001b[0m` : (_code, text) => text;
 }
 
 const na = "n/a";
 
-export function renderSummary(input: { header: HistoryHeader; results: Results }): string {
+export function renderSummary(input: { header: HistoryHeader; results: Results; colour?: boolean }): string {
   const { header, results } = input;
-  const paint = painter();
+  const paint = painter(input.colour);
   const verdict = verdictOf(results);
   const fencing = header.fencing === true ? "on" : header.fencing === false ? "off" : "unknown";
   const lines: string[] = [];
   lines.push(`${paint(`${ANSI.bold};${VERDICT_COLOUR[verdict]}`, verdict)}  ${plain(header.workload)} on ${plain(header.backend)}, fencing ${fencing}` +
     paint(ANSI.dim, `  (run ${plain(header.run)})`));
 
+  // The checker keeps at most MAX_WITNESSES witnesses a type; stats.anomaly_counts has how many it found.
+  const counts = results.stats?.anomaly_counts as Record<string, unknown> | undefined;
   for (const group of anomalyGroups(results)) {
-    const n = group.witnesses.length;
+    const counted = counts?.[group.type];
+    const n = typeof counted === "number" ? counted : group.witnesses.length;
+    const kept = n > group.witnesses.length ? ` (${group.witnesses.length} witnesses kept)` : "";
     const first = group.witnesses[0];
-    lines.push(`  ${paint(ANSI.red, plain(group.type))} ×${n}${first ? `: ${plain(first.explanation)}` : ""}`);
+    lines.push(`  ${paint(ANSI.red, plain(group.type))} ×${n}${kept}${first ? `: ${plain(first.explanation)}` : ""}`);
   }
 
   const f = readFigures(results.stats);

@@ -62,7 +62,7 @@ export async function preflight(test: Test, warn: (line: string) => void = (l) =
         if (!(err instanceof ToxiproxyError) || !/status code 400/.test(err.message)) throw err;
         throw new BadInput(
           `--toxiproxy ${url} does not know the ${type} toxic (it answered 400, as a real Toxiproxy does), and --backend ${test.backend.name} needs it for ${why}. ` +
-            `Leave out --toxiproxy to use fencecheck's own fault proxy, or point it at one (npm run proxy -- --port N)`,
+            `Leave out --toxiproxy to use fencecheck's own fault proxy, or point it at one (fencecheck proxy --port N)`,
         );
       }
     }

@@ -33,7 +33,7 @@ export function buildScenario(scenario: Scenario, argv: string[]): ScenarioRun {
     if (!(name in allowed))
       throw new BadInput(
         `--${name} is fixed by scenario ${scenario.id}: changing it would move its faults or its clients off the moments that reproduce it. ` +
-          `Options it takes: ${Object.keys(allowed).map((n) => `--${n}`).join(", ")} (or run npm run test:jepsen with any options)`,
+          `Options it takes: ${Object.keys(allowed).map((n) => `--${n}`).join(", ")} (or run fencecheck test with any options)`,
       );
   const defaults = parseArgs([], TEST_OPTIONS).options;
   const options: ParsedOptions = { ...defaults, ...scenario.options, ...given };

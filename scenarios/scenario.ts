@@ -36,7 +36,7 @@ export const FREE_OPTIONS: Record<string, string> = {
   store: "where the run is stored",
   seed: "the seed of the clients' retry delays (the scenario's moments do not depend on it)",
   "port-base": "the ports its servers take",
-  "metrics-port": "where the run serves its Prometheus metrics (see test:jepsen --metrics-port)",
+  "metrics-port": "where the run serves its Prometheus metrics (see fencecheck test --metrics-port)",
   toxiproxy: "a Toxiproxy of your own for the links",
   deploy: "where its servers run: local processes or containers",
 };

@@ -48,7 +48,7 @@ export function listPage(store: string, runs: RunSummary[], soaks: SoakListing[]
   );
   const table = runs.length
     ? `<table><thead><tr><th>test</th><th>started</th><th>verdict</th><th>anomalies</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`
-    : `<p class="muted">No runs yet: <code>npm run test:jepsen</code> records one.</p>`;
+    : `<p class="muted">No runs yet: <code>fencecheck test</code> records one.</p>`;
   return page("fencecheck runs", `<h1>fencecheck runs</h1><p class="muted">${runs.length} runs${soaks.length ? ` and ${soaks.length} soaks` : ""} in <code>${esc(store)}</code></p>${soakTable(soaks)}${table}`);
 }
 

@@ -107,7 +107,7 @@ export async function listSoakDirs(root: string): Promise<SoakListing[]> {
       matrix: String(matrixOf(summary) ?? matrixOf(plan) ?? "?"),
       started: typeof plan?.started === "string" ? plan.started : startedOf(null, name),
       exitCode: typeof summary?.exit_code === "number" ? summary.exit_code : null,
-      verdict: typeof summary?.verdict === "string" ? summary.verdict : "no summary yet: running, or killed (npm run soak -- --summarize)",
+      verdict: typeof summary?.verdict === "string" ? summary.verdict : "no summary yet: running, or killed (fencecheck soak --summarize)",
       configurations: configs.length,
       missed: configs.filter((c) => c.expectation === "missed").map((c) => String(c.name)),
       worse: changes.filter((c) => ["newly-failing", "new-anomaly-type", "detection-fell", "new-crashes"].includes(String(c.kind))).map((c) => String(c.sentence)),

@@ -92,7 +92,7 @@ function runRow(r: RunRecord, pruned: boolean): string {
   const verdict = `${r.status.toUpperCase()}${r.incomplete ? " (incomplete)" : ""}`;
   return `<tr><td>#${r.index}</td><td class="seed"><code>${r.seed}</code></td><td class="status-${esc(r.status)}">${esc(verdict)}</td>
 <td>${anomalies || (r.error ? esc(r.error) : "none")}</td><td class="num">${r.wall_s.toFixed(1)} s</td><td>${links.join(" · ")}</td>
-<td class="repeat"><code>npm run test:jepsen -- ${esc(repeatArgs(r.argv).join(" "))}</code></td></tr>`;
+<td class="repeat"><code>fencecheck test ${esc(repeatArgs(r.argv).join(" "))}</code></td></tr>`;
 }
 
 /** The run's arguments without the soak's --store, which would put the repeat inside this soak. */

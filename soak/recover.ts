@@ -92,6 +92,6 @@ async function checkLeftRun(soakDir: string, p: PlannedRun, runDir: string): Pro
   };
   const status = code === 0 ? "valid" : code === 1 ? "invalid" : code === 2 ? "unknown" : null;
   const results = status ? readResults(runDir) : null;
-  if (!status || !results) return { ...base, error: `the history it left could not be checked (npm run check exited ${code}; see ${base.output})` };
+  if (!status || !results) return { ...base, error: `the history it left could not be checked (fencecheck check exited ${code}; see ${base.output})` };
   return { ...base, status, ...figuresOf(results) };
 }

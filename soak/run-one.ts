@@ -1,4 +1,4 @@
-// One run of a soak: `test:jepsen` as a child process of its own, so a run that
+// One run of a soak: `fencecheck test` as a child process of its own, so a run that
 // crashes (a server that will not start, a worker that dies, the tool itself
 // throwing) is one crashed run and the soak goes on, and each run is stored by
 // exactly the code that stores a single run. The child's output goes to a file
@@ -12,7 +12,7 @@ import { entryArgs } from "../lib/index.ts";
 import { RUN_FILES, type Results } from "../store/events.ts";
 import type { RunRecord, RunStatus } from "./records.ts";
 
-/** test:jepsen's first line names the run directory: "fencecheck: <test>, seed N, run directory DIR". */
+/** The test's first line names the run directory: "fencecheck: <test>, seed N, run directory DIR". */
 const RUN_DIR_LINE = /^fencecheck: .*, run directory (.+)$/m;
 
 export interface RunRequest {
@@ -34,15 +34,15 @@ export interface RunningRun {
 }
 
 /**
- * One of our commands (cli/<name>.ts) as a child whose output goes to `outputFile`.
- * The child watches the pipe on its stdin (FENCECHECK_LIFELINE): if the soak is
- * killed hard, the pipe closes and a run heals, tears down and stops, instead of
- * running on with nobody to count it.
+ * One of our subcommands (`fencecheck test`, `fencecheck check`) as a child whose
+ * output goes to `outputFile`. The child watches the pipe on its stdin
+ * (FENCECHECK_LIFELINE): if the soak is killed hard, the pipe closes and a run
+ * heals, tears down and stops, instead of running on with nobody to count it.
  */
-export function spawnCommand(command: "test-jepsen" | "check", argv: string[], outputFile: string): ChildProcess {
+export function spawnCommand(command: "test" | "check", argv: string[], outputFile: string): ChildProcess {
   const out = openSync(outputFile, "a");
   try {
-    const child = spawn(process.execPath, [...entryArgs(`cli/${command}`), ...argv], {
+    const child = spawn(process.execPath, [...entryArgs("cli/fencecheck"), command, ...argv], {
       stdio: ["pipe", out, out],
       env: { ...process.env, FENCECHECK_LIFELINE: "stdin" },
     });
@@ -55,7 +55,7 @@ export function spawnCommand(command: "test-jepsen" | "check", argv: string[], o
 
 export function startRun(req: RunRequest): RunningRun {
   const started = Date.now();
-  const child = spawnCommand("test-jepsen", req.argv, req.outputFile);
+  const child = spawnCommand("test", req.argv, req.outputFile);
   const done = new Promise<RunRecord>((resolve) => {
     let spawnError: Error | null = null;
     child.once("error", (err) => (spawnError = err));
@@ -93,13 +93,13 @@ export function recordOf(req: RunRequest, code: number | null, signal: NodeJS.Si
     faults: {},
     argv: req.argv,
   };
-  if (spawnError) return { ...base, error: `could not start test:jepsen: ${spawnError.message}` };
-  if (signal) return { ...base, error: `test:jepsen was killed by ${signal}${tail(output)}` };
+  if (spawnError) return { ...base, error: `could not start fencecheck test: ${spawnError.message}` };
+  if (signal) return { ...base, error: `fencecheck test was killed by ${signal}${tail(output)}` };
   if (code === 130) return { ...base, status: "interrupted", error: "interrupted before its time limit; not checked" };
   const status = ({ 0: "valid", 1: "invalid", 2: "unknown" } as Record<number, RunStatus>)[code ?? -1];
-  if (!status) return { ...base, error: `test:jepsen exited ${code}${tail(output)}` };
+  if (!status) return { ...base, error: `fencecheck test exited ${code}${tail(output)}` };
   const results = runDir === null ? null : readResults(runDir);
-  if (!results) return { ...base, error: `test:jepsen exited ${code} but left no readable results.json${runDir ? ` in ${runDir}` : ""}` };
+  if (!results) return { ...base, error: `fencecheck test exited ${code} but left no readable results.json${runDir ? ` in ${runDir}` : ""}` };
   return { ...base, status, ...figuresOf(results) };
 }
 

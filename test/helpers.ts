@@ -79,16 +79,23 @@ export interface CliRun {
   exit: Promise<number | null>;
 }
 
-/** The built command (dist/cli/<name>.js, brought up to date by test/build-once.ts), as `npm run <name>` starts it. */
-export function cliFile(name: string): string {
-  return join(REPO, "dist", "cli", `${name}.js`);
+/** `node` arguments that run `fencecheck <command>` from the built bin (dist/cli/fencecheck.js, brought up to date by test/build-once.ts), as a user's `fencecheck` does. */
+export function cliArgs(command: string): string[] {
+  return [join(REPO, "dist", "cli", "fencecheck.js"), command];
 }
 
-/** Run one of the project's commands as a user would (the built dist/cli/<name>.js), in a process group of its own. */
-export function runCli(name: string, args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
-  const child = spawn(process.execPath, [cliFile(name), ...args], {
-    cwd: REPO,
-    env: { ...process.env, ...env },
+/** The environment of a command the suite runs: without npm's INIT_CWD, which would send it to where `npm test` was typed (lib/user-dir.ts). */
+export function cliEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const all: NodeJS.ProcessEnv = { ...process.env, ...env };
+  delete all.INIT_CWD;
+  return all;
+}
+
+/** Run `fencecheck <command>` as a user would (the built bin), in a process group of its own, in the checkout unless `cwd` says otherwise. */
+export function runCli(command: string, args: string[], env: NodeJS.ProcessEnv = {}, cwd = REPO): CliRun {
+  const child = spawn(process.execPath, [...cliArgs(command), ...args], {
+    cwd,
+    env: cliEnv(env),
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -126,7 +133,7 @@ export async function jepsenRun(args: string[], prefix = "fc-run-"): Promise<Sto
   const store = tempRunDir(prefix);
   // mkdtemp makes it 0700: a Postgres run's server (the postgres user) must pass through.
   chmodSync(store, 0o755);
-  const cli = runCli("test-jepsen", [...args, "--store", store]);
+  const cli = runCli("test", [...args, "--store", store]);
   const exit = await cli.exit;
   const run = latestRun(store);
   const stored = existsSync(run) ? realpathSync(run) : null;

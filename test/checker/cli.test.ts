@@ -4,13 +4,13 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decision, History, tempDir, writeRun } from "./build.ts";
-import { cliFile } from "../helpers.ts";
+import { cliArgs } from "../helpers.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
 function runCheck(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, [cliFile("check"), ...args], { cwd: ROOT }, (err, stdout, stderr) => {
+    execFile(process.execPath, [...cliArgs("check"), ...args], { cwd: ROOT }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
       done({ code, stdout, stderr });
     });

@@ -16,7 +16,7 @@ const TIME_LIMIT: Record<string, string> = { etcd: "6", redis: "3" };
 
 async function run(backend: string, client: string) {
   const store = tempRunDir("fc-fair-");
-  const cli = runCli("test-jepsen", ["--backend", backend, "--client", client, ...LOAD, "--time-limit", TIME_LIMIT[backend], "--store", store]);
+  const cli = runCli("test", ["--backend", backend, "--client", client, ...LOAD, "--time-limit", TIME_LIMIT[backend], "--store", store]);
   const code = await cli.exit;
   const dir = latestRun(store);
   const results = JSON.parse(readFileSync(join(dir, "results.json"), "utf8"));

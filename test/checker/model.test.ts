@@ -12,7 +12,7 @@ import { buildModel } from "../../checker/model.ts";
 import { ACQUIRE, mutexHistories, mutexModel, NOT_RELEASED, RELEASE_OK, RENEW_OK, type MutexHistory } from "../../checker/linearizable/fenced-mutex.ts";
 import { search, tuning } from "../../checker/linearizable/wgl.ts";
 import { History, writeRun } from "./build.ts";
-import { cliFile, tempRunDir } from "../helpers.ts";
+import { cliArgs, tempRunDir } from "../helpers.ts";
 
 interface Op {
   kind: number;
@@ -224,11 +224,11 @@ describe("--model strict", () => {
     expect((await checkRun(dir, { model: "lease" })).results.valid).toBe(true);
 
     const code = await new Promise<number>((done) =>
-      execFile(process.execPath, [cliFile("check"), "--model", "lease", dir], { cwd: ROOT }, (err) => done(err ? Number(err.code) : 0)));
+      execFile(process.execPath, [...cliArgs("check"), "--model", "lease", dir], { cwd: ROOT }, (err) => done(err ? Number(err.code) : 0)));
     expect(code).toBe(0);
     writeFileSync(join(dir, "run.json"), JSON.stringify({ options: {} }));
     const strict = await new Promise<number>((done) =>
-      execFile(process.execPath, [cliFile("check"), "--model", "strict", dir], { cwd: ROOT }, (err) => done(err ? Number(err.code) : 0)));
+      execFile(process.execPath, [...cliArgs("check"), "--model", "strict", dir], { cwd: ROOT }, (err) => done(err ? Number(err.code) : 0)));
     expect(strict).toBe(1);
     expect(JSON.parse(readFileSync(join(dir, "results.json"), "utf8")).anomaly_types).toEqual([STRICT_MUTEX_VIOLATION]);
   });

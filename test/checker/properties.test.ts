@@ -13,7 +13,7 @@ import { BadInput } from "../../lib/index.ts";
 import type { Results, Witness } from "../../store/events.ts";
 import { tempDir } from "./build.ts";
 import { ndjson, PLANTED_KEY, Planter, simOptions, simulated } from "./sim.ts";
-import { cliFile } from "../helpers.ts";
+import { cliArgs } from "../helpers.ts";
 
 const RUNS = { numRuns: 1000 };
 
@@ -296,7 +296,7 @@ describe("broken lines", () => {
     const runDir = tempDir();
     writeFileSync(join(runDir, "history.ndjson"), text);
     const { code, stderr } = await new Promise<{ code: number; stderr: string }>((done) =>
-      execFile(process.execPath, [cliFile("check"), runDir], { cwd: resolve(import.meta.dirname, "../..") }, (err, _out, stderr) =>
+      execFile(process.execPath, [...cliArgs("check"), runDir], { cwd: resolve(import.meta.dirname, "../..") }, (err, _out, stderr) =>
         done({ code: err ? Number(err.code) : 0, stderr })));
     expect(code).toBe(254);
     expect(stderr).toContain(`history.ndjson line ${line}: second completion`);

@@ -6,7 +6,7 @@ import { TEST_OPTIONS } from "../../runner/options.ts";
 
 describe("test:jepsen options", () => {
   it("--help lists every option", async () => {
-    const r = runCli("test-jepsen", ["--help"]);
+    const r = runCli("test", ["--help"]);
     expect(await r.exit).toBe(0);
     for (const o of TEST_OPTIONS) expect(r.stdout()).toContain(`--${o.name}`);
     expect(r.stdout()).toContain("(default: redis)");
@@ -33,5 +33,5 @@ describe("test:jepsen options", () => {
     [["--backend", "etcd", "--client", "zookeeper"], /--client zookeeper does not work with --backend etcd/],
     [["--backend", "zookeeper", "--partition-mode", "network"], /--partition-mode network needs --deploy docker/],
   ];
-  refusesEach("test-jepsen", bad);
+  refusesEach("test", bad);
 });

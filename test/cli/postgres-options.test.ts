@@ -16,5 +16,5 @@ describe("test:jepsen options of the postgres backend", () => {
     [["--backend", "postgres", "--pg-pooler", "pgpool"], /--pg-pooler: unknown value "pgpool"/],
     [["--backend", "postgres", "--pg-pooler", "pgbouncer", "--nemesis", "kill"], /--nemesis kill with --pg-pooler pgbouncer: the clients reach pgbouncer-1/],
   ];
-  refusesEach("test-jepsen", bad);
+  refusesEach("test", bad);
 });

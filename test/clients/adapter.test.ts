@@ -16,7 +16,7 @@ function results(store: string) {
 describe("--client with an adapter module", () => {
   it("the example adapter under pauses, fencing on: valid, the module named in run.json", async () => {
     const store = tempRunDir("fc-adapter-");
-    const cli = runCli("test-jepsen", [...run, "--client", "./examples/redis-lock-adapter.ts", "--store", store]);
+    const cli = runCli("test", [...run, "--client", "./examples/redis-lock-adapter.ts", "--store", store]);
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
     const r = results(store);
     expect(r.run.options.client).toMatch(/\/examples\/redis-lock-adapter\.ts$/);
@@ -25,7 +25,7 @@ describe("--client with an adapter module", () => {
 
   it("the same adapter releasing without an owner check is caught: mutex-violation", async () => {
     const store = tempRunDir("fc-adapter-");
-    const cli = runCli("test-jepsen", [...run, "--client", "./examples/broken-release-adapter.ts", "--fence", "off", "--store", store]);
+    const cli = runCli("test", [...run, "--client", "./examples/broken-release-adapter.ts", "--fence", "off", "--store", store]);
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(1);
     expect(results(store).results.anomaly_types).toContain("mutex-violation");
   });
@@ -39,10 +39,10 @@ describe("--client with an adapter module", () => {
         `export default { ...example, fences: false, create: (ctx) => { const c = example.create(ctx); const acquire = c.acquire.bind(c);\n` +
         `  c.acquire = async (...a) => { const r = await acquire(...a); return r.type === "ok" ? { ...r, value: { ...r.value, fence: null } } : r; }; return c; } };\n`,
     );
-    const refused = runCli("test-jepsen", [...run, "--client", unfenced, "--store", store]);
+    const refused = runCli("test", [...run, "--client", unfenced, "--store", store]);
     expect(await refused.exit).toBe(254);
     expect(refused.stderr()).toMatch(/issues no fencing tokens .*--fence-source single/);
-    const cli = runCli("test-jepsen", [...run, "--client", unfenced, "--fence-source", "single", "--store", store]);
+    const cli = runCli("test", [...run, "--client", unfenced, "--fence-source", "single", "--store", store]);
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
     const events = readFileSync(join(realpathSync(latestRun(store)), "history.ndjson"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
     const fences = events.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => e.value.fence);
@@ -72,7 +72,7 @@ describe("--client with an adapter module", () => {
   for (const [what, args, message] of cases)
     it(`${what}: exit 254 naming it, nothing stored`, async () => {
       const store = tempRunDir("fc-adapter-bad-");
-      const cli = runCli("test-jepsen", [...args, "--time-limit", "1", "--store", store]);
+      const cli = runCli("test", [...args, "--time-limit", "1", "--store", store]);
       expect(await cli.exit, cli.stderr()).toBe(254);
       expect(cli.stderr()).toMatch(message);
       expect(readdirSync(store).filter((f) => f !== "logs")).toEqual([]);

@@ -80,7 +80,7 @@ describe("--deploy external through a proxy of the user's", () => {
     const store = tempRunDir("fc-ext-toxi-");
     const file = endpointsFile(store, { toxiproxy: url, servers: [{ name: "redis-1", host: "127.0.0.1", port: redis.port, proxy: "redis-main" }] });
     const watch = watchToxics();
-    const cli = runCli("test-jepsen", [...short, "--endpoints", file, "--nemesis", "partition", "--partition", "isolate-one", "--store", store]);
+    const cli = runCli("test", [...short, "--endpoints", file, "--nemesis", "partition", "--partition", "isolate-one", "--store", store]);
     const exit = await cli.exit;
     watch.stop();
     // Fencing on, and a single Redis: valid.
@@ -123,7 +123,7 @@ describe("--deploy external through a proxy of the user's", () => {
       // The same Toxiproxy in the file (with a trailing slash) and on the command line is no conflict.
       const file = endpointsFile(store, { toxiproxy: `${url}/`, servers: [{ proxy: "redis-main" }] });
       const watch = watchToxics();
-      const cli = runCli("test-jepsen", [
+      const cli = runCli("test", [
         ...short,
         "--endpoints", file,
         "--toxiproxy", url,
@@ -167,7 +167,7 @@ describe("--deploy external through a proxy of the user's", () => {
     try {
       const store = tempRunDir("fc-ext-toxi-bad-");
       const file = endpointsFile(store, { toxiproxy: url, servers: [{ proxy: "redis-off" }] });
-      const cli = runCli("test-jepsen", ["--deploy", "external", "--endpoints", file, "--time-limit", "1", "--store", store]);
+      const cli = runCli("test", ["--deploy", "external", "--endpoints", file, "--time-limit", "1", "--store", store]);
       expect(await cli.exit, cli.stderr()).toBe(254);
       expect(cli.stderr()).toMatch(new RegExp(`redis-1's proxy "redis-off" on ${url} is disabled`));
       expect((await api<ProxyJson>("/proxies/redis-off")).enabled).toBe(false);
@@ -188,7 +188,7 @@ describe("--deploy external through a proxy of the user's", () => {
     it(`${what}: exit 254, nothing stored, the user's proxy untouched`, async () => {
       const store = tempRunDir("fc-ext-toxi-bad-");
       const file = endpointsFile(store, content());
-      const cli = runCli("test-jepsen", ["--deploy", "external", "--endpoints", file, ...args, "--time-limit", "1", "--store", store]);
+      const cli = runCli("test", ["--deploy", "external", "--endpoints", file, ...args, "--time-limit", "1", "--store", store]);
       expect(await cli.exit, cli.stderr()).toBe(254);
       expect(cli.stderr()).toMatch(message());
       expect(readdirSync(store).filter((f) => f !== "logs" && f !== "endpoints.json")).toEqual([]);

@@ -44,7 +44,7 @@ describe("--deploy external", () => {
     const r = new Redis({ host: redis.host, port: redis.port });
     await r.set("theirs", "1");
     const store = tempRunDir("fc-external-");
-    const cli = runCli("test-jepsen", [...short, "--endpoints", `${redis.host}:${redis.port}`, "--nemesis", "partition", "--store", store]);
+    const cli = runCli("test", [...short, "--endpoints", `${redis.host}:${redis.port}`, "--nemesis", "partition", "--store", store]);
     expect([0, 1], cli.stdout() + cli.stderr()).toContain(await cli.exit);
     const { run, events } = stored(store);
     expect(run.servers).toEqual([{ name: "redis-1", host: redis.host, port: redis.port }]);
@@ -60,13 +60,13 @@ describe("--deploy external", () => {
 
   it("pause-server is refused without control commands, and works through them", async () => {
     const store = tempRunDir("fc-external-");
-    const refused = runCli("test-jepsen", [...short, "--endpoints", `${redis.host}:${redis.port}`, "--nemesis", "pause-server", "--store", store]);
+    const refused = runCli("test", [...short, "--endpoints", `${redis.host}:${redis.port}`, "--nemesis", "pause-server", "--store", store]);
     expect(await refused.exit).toBe(254);
     expect(refused.stderr()).toMatch(/--nemesis pause-server needs a "pause" control command for every server, and redis-1 has none/);
     const pid = group.get("redis-1")!.pid;
     const file = join(store, "endpoints.json");
     writeFileSync(file, JSON.stringify({ servers: [{ name: "redis-1", host: redis.host, port: redis.port, control: { pause: `kill -STOP ${pid}`, resume: `kill -CONT ${pid}` } }] }));
-    const cli = runCli("test-jepsen", [...short, "--endpoints", file, "--nemesis", "pause-server", "--store", store]);
+    const cli = runCli("test", [...short, "--endpoints", file, "--nemesis", "pause-server", "--store", store]);
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
     const { events } = stored(store);
     expect(events.filter((e) => e.f === "start-pause").length).toBeGreaterThan(0);
@@ -76,7 +76,7 @@ describe("--deploy external", () => {
   it("pause-server on the user's etcd: refused without control commands, and works through them", async () => {
     const store = tempRunDir("fc-external-");
     const endpoints = etcd.nodes.map((m) => `${m.name}=${m.host}:${m.port}`).join(",");
-    const refused = runCli("test-jepsen", [...short, "--backend", "etcd", "--endpoints", endpoints, "--nemesis", "pause-server", "--store", store]);
+    const refused = runCli("test", [...short, "--backend", "etcd", "--endpoints", endpoints, "--nemesis", "pause-server", "--store", store]);
     expect(await refused.exit).toBe(254);
     expect(refused.stderr()).toMatch(/--nemesis pause-server needs a "pause" control command for every server, and etcd-1 has none/);
     const file = join(store, "endpoints.json");
@@ -85,7 +85,7 @@ describe("--deploy external", () => {
       return { name: m.name, host: m.host, port: m.port, control: { pause: `kill -STOP ${pid}`, resume: `kill -CONT ${pid}` } };
     });
     writeFileSync(file, JSON.stringify({ servers }));
-    const cli = runCli("test-jepsen", [...short, "--backend", "etcd", "--endpoints", file, "--key-prefix", "fc-ext-pause:", "--nemesis", "pause-server", "--store", store]);
+    const cli = runCli("test", [...short, "--backend", "etcd", "--endpoints", file, "--key-prefix", "fc-ext-pause:", "--nemesis", "pause-server", "--store", store]);
     expect([0, 1], cli.stdout() + cli.stderr()).toContain(await cli.exit);
     const { events } = stored(store);
     expect(events.filter((e) => e.f === "start-pause").length).toBeGreaterThan(0);
@@ -102,7 +102,7 @@ describe("--deploy external", () => {
     const kv = (admin as unknown as { client: { put(k: string): { value(v: string): Promise<unknown> }; getAll(): { keys(): Promise<string[]> } } }).client;
     await kv.put("fencecheck/queue/fc-ext-test:k9/dead").value("left over");
     await kv.put("someone/elses").value("kept");
-    const cli = runCli("test-jepsen", [...short, "--backend", "etcd", "--endpoints", endpoints, "--key-prefix", "fc-ext-test:", "--nemesis", "partition", "--store", store]);
+    const cli = runCli("test", [...short, "--backend", "etcd", "--endpoints", endpoints, "--key-prefix", "fc-ext-test:", "--nemesis", "partition", "--store", store]);
     expect([0, 1], cli.stdout() + cli.stderr()).toContain(await cli.exit);
     const { run, results, events } = stored(store);
     expect(results.valid).not.toBe("unknown");
@@ -130,7 +130,7 @@ describe("--deploy external", () => {
   ] as const)
     it(`${what}: exit 254, nothing stored`, async () => {
       const store = tempRunDir("fc-external-bad-");
-      const cli = runCli("test-jepsen", ["--deploy", "external", ...args, "--time-limit", "1", "--store", store]);
+      const cli = runCli("test", ["--deploy", "external", ...args, "--time-limit", "1", "--store", store]);
       expect(await cli.exit).toBe(254);
       expect(cli.stderr()).toMatch(message);
       expect(readdirSync(store).filter((f) => f !== "logs")).toEqual([]);

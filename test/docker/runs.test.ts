@@ -31,7 +31,7 @@ describe.skipIf(!engine)("--deploy docker", () => {
   // fences again (duplicate-fence), in a container as locally.
   it("redis in a container under pause-server and kill: fenced and valid, the faults in the history, nothing left", async () => {
     const store = tempRunDir("fc-docker-");
-    const cli = runCli("test-jepsen", [...short, "--backend", "redis", "--nemesis", "pause-server,kill", "--fence", "on", "--redis-persistence", "always", "--nemesis-interval", "1", "--time-limit", "8", "--store", store]);
+    const cli = runCli("test", [...short, "--backend", "redis", "--nemesis", "pause-server,kill", "--fence", "on", "--redis-persistence", "always", "--nemesis-interval", "1", "--time-limit", "8", "--store", store]);
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
     const { dir, events, run } = load(store);
     expect(run.deployment).toMatchObject({ engine: expect.stringMatching(/^unix:|^tcp:/), pause_mode: "signal" });
@@ -45,7 +45,7 @@ describe.skipIf(!engine)("--deploy docker", () => {
 
   it("etcd with --partition-mode network: a member cut off the run's network loses its leader, and the cluster heals", async () => {
     const store = tempRunDir("fc-docker-");
-    const cli = runCli("test-jepsen", [...short, "--backend", "etcd", "--nemesis", "partition", "--partition", "majority-minority", "--partition-mode", "network", "--nemesis-interval", "1", "--fault-min", "2000", "--fault-max", "2500", "--time-limit", "8", "--store", store]);
+    const cli = runCli("test", [...short, "--backend", "etcd", "--nemesis", "partition", "--partition", "majority-minority", "--partition-mode", "network", "--nemesis-interval", "1", "--fault-min", "2000", "--fault-max", "2500", "--time-limit", "8", "--store", store]);
     expect([0, 1], cli.stdout() + cli.stderr()).toContain(await cli.exit);
     const { dir, events, results } = load(store);
     const cuts = events.filter((e) => e.f === "start-partition");
@@ -61,7 +61,7 @@ describe.skipIf(!engine)("--deploy docker", () => {
 
   it("a runner killed outright leaves no container running, and the next run removes what it left", async () => {
     const store = tempRunDir("fc-docker-");
-    const cli = runCli("test-jepsen", [...short, "--backend", "redlock", "--nemesis", "none", "--time-limit", "30", "--store", store]);
+    const cli = runCli("test", [...short, "--backend", "redlock", "--nemesis", "none", "--time-limit", "30", "--store", store]);
     // Up: five containers running.
     let dir = "";
     expect(
@@ -100,7 +100,7 @@ describe.skipIf(!engine)("--deploy external against a Redis in a container", () 
     try {
       const [node] = await startRedisNodes(group, new PortPlan(0), 1, { runDir: dir, deployment });
       const store = tempRunDir("fc-docker-ext-");
-      const cli = runCli("test-jepsen", ["--deploy", "external", "--endpoints", `${node.host}:${node.port}`, "--nemesis", "partition", "--nemesis-interval", "1", "--time-limit", "5", "--seed", "2", "--store", store]);
+      const cli = runCli("test", ["--deploy", "external", "--endpoints", `${node.host}:${node.port}`, "--nemesis", "partition", "--nemesis-interval", "1", "--time-limit", "5", "--seed", "2", "--store", store]);
       expect([0, 1], cli.stdout() + cli.stderr()).toContain(await cli.exit);
       const { run, events } = load(store);
       expect(events.some((e) => e.f === "start-partition")).toBe(true);
@@ -132,7 +132,7 @@ describe("options that need containers", () => {
   ] as const)
     it(`${args.join(" ")}: exit 254, nothing stored`, async () => {
       const store = tempRunDir("fc-docker-bad-");
-      const cli = runCli("test-jepsen", [...args, "--time-limit", "1", "--store", store], { DOCKER_HOST: "unix:///nonexistent/docker.sock" });
+      const cli = runCli("test", [...args, "--time-limit", "1", "--store", store], { DOCKER_HOST: "unix:///nonexistent/docker.sock" });
       expect(await cli.exit).toBe(254);
       expect(cli.stderr()).toMatch(message);
       expect(readdirSync(store).filter((f) => f !== "logs")).toEqual([]);

@@ -15,7 +15,7 @@ export interface PartitionStart {
 
 export async function isolateLeaderRun(backend: string, members: string[], faultMs: [number, number]): Promise<{ dir: string; starts: PartitionStart[] }> {
   const store = tempRunDir(`fc-${backend}-part-`);
-  const cli = runCli("test-jepsen", [
+  const cli = runCli("test", [
     "--backend", backend, "--nemesis", "partition", "--partition", "isolate-leader",
     "--concurrency", "4", "--workers", "2", "--work", "5", "--seed", "5",
     "--nemesis-interval", "0.5", "--fault-min", String(faultMs[0]), "--fault-max", String(faultMs[1]), "--time-limit", "6", "--store", store,

@@ -24,7 +24,7 @@ function load(store: string) {
 describe("network nemeses", () => {
   it("a partition (isolate-one, silent drops) is recorded with its links, and cut-off clients see timeouts", async () => {
     const store = tempRunDir("fc-part-");
-    const cli = runCli("test-jepsen", [...short, "--nemesis", "partition", "--partition", "isolate-one", "--nemesis-interval", "0.5", "--fault-min", "1500", "--fault-max", "2000", "--command-timeout", "500", "--time-limit", "4", "--store", store]);
+    const cli = runCli("test", [...short, "--nemesis", "partition", "--partition", "isolate-one", "--nemesis-interval", "0.5", "--fault-min", "1500", "--fault-max", "2000", "--command-timeout", "500", "--time-limit", "4", "--store", store]);
     expect([0, 1]).toContain(await cli.exit);
     const { events, run } = load(store);
     const start = events.find((e) => e.f === "start-partition") as { value: { targets: string[]; grudge: string } } | undefined;
@@ -38,7 +38,7 @@ describe("network nemeses", () => {
 
   it("--partition-mode reset refuses connections instead", async () => {
     const store = tempRunDir("fc-part-");
-    const cli = runCli("test-jepsen", [...short, "--nemesis", "partition", "--partition", "isolate-one", "--partition-mode", "reset", "--nemesis-interval", "0.5", "--fault-min", "1500", "--fault-max", "2000", "--time-limit", "4", "--store", store]);
+    const cli = runCli("test", [...short, "--nemesis", "partition", "--partition", "isolate-one", "--partition-mode", "reset", "--nemesis-interval", "0.5", "--fault-min", "1500", "--fault-max", "2000", "--time-limit", "4", "--store", store]);
     expect([0, 1]).toContain(await cli.exit);
     const { events } = load(store);
     expect(events.find((e) => e.f === "start-partition")).toMatchObject({ value: { mode: "reset" } });
@@ -50,7 +50,7 @@ describe("network nemeses", () => {
     // 100 ms of work per hold keeps the one key busy, as in a default run: only a
     // fault that slows a holder (not a worker that must first win the lock against
     // clients retrying every few ms) makes the stale write here.
-    const cli = runCli("test-jepsen", [...short, "--work", "100", "--nemesis", "latency", "--fence", "off", "--ttl", "500", "--nemesis-interval", "0.5", "--fault-min", "1500", "--fault-max", "1500", "--time-limit", "8", "--store", store]);
+    const cli = runCli("test", [...short, "--work", "100", "--nemesis", "latency", "--fence", "off", "--ttl", "500", "--nemesis-interval", "0.5", "--fault-min", "1500", "--fault-max", "1500", "--time-limit", "8", "--store", store]);
     expect(await cli.exit, cli.stdout()).toBe(1);
     const { events, results } = load(store);
     expect(events.some((e) => e.f === "start-latency")).toBe(true);
@@ -61,7 +61,7 @@ describe("network nemeses", () => {
     const server = await startProxyServer({ port: 0 });
     try {
       const store = tempRunDir("fc-tp-");
-      const cli = runCli("test-jepsen", [...short, "--toxiproxy", server.url, "--nemesis", "partition", "--nemesis-interval", "0.5", "--fault-min", "500", "--fault-max", "800", "--time-limit", "3", "--store", store]);
+      const cli = runCli("test", [...short, "--toxiproxy", server.url, "--nemesis", "partition", "--nemesis-interval", "0.5", "--fault-min", "500", "--fault-max", "800", "--time-limit", "3", "--store", store]);
       expect([0, 1], cli.stderr()).toContain(await cli.exit);
       const { events, run } = load(store);
       expect(events.some((e) => e.f === "start-partition")).toBe(true);
@@ -76,7 +76,7 @@ describe("network nemeses", () => {
 
   it("--toxiproxy where nothing answers is bad input: 254, nothing started or stored", async () => {
     const store = tempRunDir("fc-tp-none-");
-    const cli = runCli("test-jepsen", [...short, "--toxiproxy", "http://127.0.0.1:9", "--time-limit", "3", "--store", store]);
+    const cli = runCli("test", [...short, "--toxiproxy", "http://127.0.0.1:9", "--time-limit", "3", "--store", store]);
     expect(await cli.exit, cli.stderr()).toBe(254);
     expect(cli.stderr()).toMatch(/--toxiproxy http:\/\/127\.0\.0\.1:9: no Toxiproxy answers there/);
     expect(readdirSync(store).filter((n) => n !== "logs")).toEqual([]);
@@ -87,7 +87,7 @@ describe("network nemeses", () => {
     const server = await startProxyServer({ port: 0, toxiproxyOnly: true });
     try {
       const store = tempRunDir("fc-tp-etcd-");
-      const cli = runCli("test-jepsen", ["--backend", "etcd", "--toxiproxy", server.url, "--time-limit", "3", "--store", store]);
+      const cli = runCli("test", ["--backend", "etcd", "--toxiproxy", server.url, "--time-limit", "3", "--store", store]);
       expect(await cli.exit, cli.stderr()).toBe(254);
       expect(cli.stderr()).toMatch(/does not know the block_from toxic .*--backend etcd needs it for member-to-member partitions/);
       expect(readdirSync(store).filter((n) => n !== "logs")).toEqual([]);

@@ -24,7 +24,7 @@ describe("nemeses on ZooKeeper", () => {
 
   it("kill (restarted on its data), pause-server and latency", async () => {
     const store = tempRunDir("fc-zk-kill-");
-    const cli = runCli("test-jepsen", [
+    const cli = runCli("test", [
       "--backend", "zookeeper", "--nemesis", "kill,pause-server,latency", "--concurrency", "4", "--workers", "2",
       "--seed", "6", "--nemesis-interval", "0.7", "--time-limit", "6", "--store", store,
     ]);

@@ -13,7 +13,8 @@ import { freePort, sleep } from "./helpers.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 // The built command and service, as `npm run proxy` and the runner start them.
-const CLI = join(ROOT, "dist/cli/proxy.js");
+// `fencecheck proxy`, as the built bin runs it.
+const CLI = join(ROOT, "dist/cli/fencecheck.js");
 const MAIN = join(ROOT, "dist/proxy/main.js");
 const dir = mkdtempSync(join(tmpdir(), "fencecheck-proxy-"));
 
@@ -85,15 +86,15 @@ describe("spawnProxyServer", () => {
   });
 });
 
-describe("proxy/main.ts and cli/proxy.ts", () => {
+describe("proxy/main.ts and fencecheck proxy", () => {
   it("--help exits 0; bad options exit 254 with a message", async () => {
-    const help = await run([CLI, "--help"]);
+    const help = await run([CLI, "proxy", "--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/usage: .*--port N/);
     expect(help.stdout).toMatch(/18474/);
 
     for (const bad of [["--port", "abc"], ["--port", "70000"], ["--bogus"], ["extra"]]) {
-      const res = await run([CLI, ...bad]);
+      const res = await run([CLI, "proxy", ...bad]);
       expect([bad, res.code]).toEqual([bad, 254]);
       expect(res.stderr.length).toBeGreaterThan(0);
     }
@@ -102,7 +103,7 @@ describe("proxy/main.ts and cli/proxy.ts", () => {
 
   it("the CLI prints {\"port\":N} and exits 0 on SIGTERM", async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [CLI, "--port", String(port)], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI, "proxy", "--port", String(port)], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     expect(JSON.parse(await firstLine(child))).toEqual({ port });
     const version = await fetch(`http://127.0.0.1:${port}/version`);
     expect(version.status).toBe(200);
@@ -137,7 +138,7 @@ describe("proxy/main.ts and cli/proxy.ts", () => {
     });
     // A launcher between us and the parent that dies (as tsx's is under npx):
     // the inner shell lives on, orphaned, and the proxy must not.
-    const inner = `"${process.execPath}" "${CLI}" --port 0 < /dev/null > "${portFiles[1]}" & echo "$!"; wait`;
+    const inner = `"${process.execPath}" "${CLI}" proxy --port 0 < /dev/null > "${portFiles[1]}" & echo "$!"; wait`;
     const grandParent = spawn("bash", ["-c", `bash -c '${inner}' & wait`], { cwd: ROOT, stdio: ["ignore", "pipe", "ignore"] });
     const pids = (await Promise.all([firstLine(nodeParent), firstLine(shellParent), firstLine(grandParent)])).map(Number);
     try {

@@ -12,7 +12,7 @@ const K1 = ["--concurrency", "2", "--workers", "2", "--nemesis", "none", "--ttl"
 describe("--links direct", () => {
   it("runs without links: run.json says direct, and the paused holder's late write is still found (K1)", async () => {
     const store = tempRunDir("fc-direct-");
-    const cli = runCli("test-jepsen", [...K1, "--links", "direct", "--store", store]);
+    const cli = runCli("test", [...K1, "--links", "direct", "--store", store]);
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(1);
     const dir = latestRun(store);
     const run = JSON.parse(readFileSync(join(dir, "run.json"), "utf8"));
@@ -27,7 +27,7 @@ describe("--links direct", () => {
   ] as const)
     it(`refuses ${what}: exit 254, nothing stored`, async () => {
       const store = tempRunDir("fc-direct-");
-      const cli = runCli("test-jepsen", ["--links", "direct", ...args, "--store", store]);
+      const cli = runCli("test", ["--links", "direct", ...args, "--store", store]);
       expect(await cli.exit).toBe(254);
       expect(cli.stderr()).toMatch(message);
     });

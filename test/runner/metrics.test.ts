@@ -26,7 +26,7 @@ describe("--metrics-port", () => {
   it("serves each worker's series, the proxy's and the resource's during a run, and closes with it", async () => {
     const store = tempRunDir("fc-metrics-");
     // The default nemesis freezes workers with SIGSTOP: a scrape must not wait on a frozen one.
-    const run = runCli("test-jepsen", ["--time-limit", "6", "--workers", "2", "--metrics-port", "0", "--store", store]);
+    const run = runCli("test", ["--time-limit", "6", "--workers", "2", "--metrics-port", "0", "--store", store]);
     expect(await waitFor(() => ADDRESS.test(run.stderr()), 30_000), run.stderr()).toBe(true);
     const url = ADDRESS.exec(run.stderr())![1]!;
 
@@ -66,7 +66,7 @@ describe("--metrics-port", () => {
   });
 
   it("--help says it is off unless given", async () => {
-    const run = runCli("test-jepsen", ["--help"]);
+    const run = runCli("test", ["--help"]);
     expect(await run.exit).toBe(0);
     expect(run.stdout()).toMatch(/--metrics-port .*\(default: off\)/);
   });
@@ -78,7 +78,7 @@ describe("--metrics-port", () => {
   ] as const)
     it(`refuses --metrics-port ${value} with 254 before anything starts`, async () => {
       const store = tempRunDir("fc-metrics-bad-");
-      const run = runCli("test-jepsen", ["--metrics-port", value, "--store", store]);
+      const run = runCli("test", ["--metrics-port", value, "--store", store]);
       expect(await run.exit, run.stderr()).toBe(254);
       expect(run.stderr()).toMatch(message);
       expect(readdirSync(store).filter((f) => f !== "logs")).toEqual([]);
@@ -89,7 +89,7 @@ describe("--metrics-port", () => {
     const taken = await takenPort();
     const port = taken.port;
     try {
-      const run = runCli("test-jepsen", ["--metrics-port", String(port), "--store", store]);
+      const run = runCli("test", ["--metrics-port", String(port), "--store", store]);
       expect(await run.exit, run.stderr()).toBe(254);
       expect(run.stderr()).toContain(`--metrics-port ${port}: 127.0.0.1:${port} cannot be bound (EADDRINUSE)`);
       expect(existsSync(latestRun(store))).toBe(false);

@@ -52,7 +52,7 @@ describe("postgres runs", () => {
   it("a SIGKILLed runner leaves no Postgres process (the reaper kills the postmaster, its backends follow)", async () => {
     const store = tempRunDir("fc-pg-");
     chmodSync(store, 0o755);
-    const run = runCli("test-jepsen", [...quick, "--client", "postgres-advisory", "--nemesis", "pause-server", "--time-limit", "60", "--store", store]);
+    const run = runCli("test", [...quick, "--client", "postgres-advisory", "--nemesis", "pause-server", "--time-limit", "60", "--store", store]);
     const history = () => join(latestRun(store), "history.ndjson");
     // Killed while the server and its backends are frozen: the hardest moment.
     expect(await waitFor(() => existsSync(history()) && readFileSync(history(), "utf8").includes("start-pause"), 30_000), run.stderr()).toBe(true);

@@ -15,7 +15,7 @@ const short = ["--concurrency", "4", "--workers", "2", "--work", "5", "--seed", 
 describe("--backend redlock", () => {
   it("runs to a verdict under partitions, with them in the history and five nodes in run.json", async () => {
     const store = tempRunDir("fc-redlock-");
-    const cli = runCli("test-jepsen", [...short, "--backend", "redlock", "--nemesis", "partition", "--command-timeout", "700", "--time-limit", "5", "--store", store]);
+    const cli = runCli("test", [...short, "--backend", "redlock", "--nemesis", "partition", "--command-timeout", "700", "--time-limit", "5", "--store", store]);
     expect([0, 1], cli.stdout() + cli.stderr()).toContain(await cli.exit);
     const dir = latestRun(store);
     const events = readNdjson(join(dir, "history.ndjson")).slice(1);
@@ -35,7 +35,7 @@ describe("--backend redlock", () => {
 
   it("refuses --fence-source none with --fence on, saying why, before starting anything", async () => {
     const store = tempRunDir("fc-redlock-");
-    const cli = runCli("test-jepsen", ["--backend", "redlock", "--fence-source", "none", "--fence", "on", "--store", store]);
+    const cli = runCli("test", ["--backend", "redlock", "--fence-source", "none", "--fence", "on", "--store", store]);
     expect(await cli.exit).toBe(254);
     expect(cli.stderr()).toMatch(/--fence-source none.*--fence on.*no fencing token/);
     expect(existsSync(latestRun(store))).toBe(false);

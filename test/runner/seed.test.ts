@@ -6,7 +6,7 @@ import { tempRunDir, runCli, latestRun, readNdjson } from "../helpers.ts";
 
 async function schedule(seed: number) {
   const store = tempRunDir("fc-seed-");
-  const cli = runCli("test-jepsen", [
+  const cli = runCli("test", [
     "--seed", String(seed), "--keys", "5", "--concurrency", "4", "--workers", "2", "--time-limit", "3",
     "--nemesis", "pause", "--pause-target", "random", "--nemesis-interval", "0.4", "--pause-min", "50", "--pause-max", "150", "--store", store,
   ]);

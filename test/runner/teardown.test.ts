@@ -41,7 +41,7 @@ async function takeNextPort(): Promise<{ taken: Server; base: number }> {
 describe("teardown", () => {
   it("a finished run leaves no process", async () => {
     const store = tempRunDir("fc-store-");
-    const run = runCli("test-jepsen", [...quick, "--time-limit", "2", "--nemesis", "pause", "--nemesis-interval", "0.5", "--store", store]);
+    const run = runCli("test", [...quick, "--time-limit", "2", "--nemesis", "pause", "--nemesis-interval", "0.5", "--store", store]);
     const code = await run.exit;
     expect([0, 1]).toContain(code);
     expect(await noSurvivors(store)).toEqual([]);
@@ -50,7 +50,7 @@ describe("teardown", () => {
 
   it("Ctrl-C mid-run, with a worker SIGSTOPped, leaves no process and keeps the history", async () => {
     const store = tempRunDir("fc-store-");
-    const run = runCli("test-jepsen", [...quick, "--time-limit", "60", "--nemesis", "pause", "--nemesis-interval", "0.2", "--pause-min", "3000", "--pause-max", "4000", "--store", store]);
+    const run = runCli("test", [...quick, "--time-limit", "60", "--nemesis", "pause", "--nemesis-interval", "0.2", "--pause-min", "3000", "--pause-max", "4000", "--store", store]);
     const history = () => join(latestRun(store), "history.ndjson");
     // Wait until a pause is in force.
     expect(await waitFor(() => existsSync(history()) && readFileSync(history(), "utf8").includes("start-pause"), 30_000)).toBe(true);
@@ -66,7 +66,7 @@ describe("teardown", () => {
 
   it("Ctrl-C during start-up leaves no process", async () => {
     const store = tempRunDir("fc-store-");
-    const run = runCli("test-jepsen", [...quick, "--time-limit", "60", "--store", store]);
+    const run = runCli("test", [...quick, "--time-limit", "60", "--store", store]);
     await waitFor(() => existsSync(join(latestRun(store), "run.json")), 20_000, 10);
     process.kill(-run.child.pid!, "SIGINT");
     expect(await run.exit, run.stderr()).toBe(130);
@@ -75,7 +75,7 @@ describe("teardown", () => {
 
   it("a SIGKILLed runner leaves no process (the reaper) and a checkable prefix of the history", async () => {
     const store = tempRunDir("fc-store-");
-    const run = runCli("test-jepsen", [...quick, "--time-limit", "60", "--nemesis", "pause", "--nemesis-interval", "0.3", "--pause-min", "2000", "--pause-max", "3000", "--store", store]);
+    const run = runCli("test", [...quick, "--time-limit", "60", "--nemesis", "pause", "--nemesis-interval", "0.3", "--pause-min", "2000", "--pause-max", "3000", "--store", store]);
     const history = () => join(latestRun(store), "history.ndjson");
     expect(await waitFor(() => existsSync(history()) && readFileSync(history(), "utf8").includes("start-pause"), 30_000)).toBe(true);
     const size = statSync(history()).size;
@@ -92,7 +92,7 @@ describe("teardown", () => {
     // The resource takes the base port; what comes next (the fault proxy) finds its port taken.
     const { taken, base } = await takeNextPort();
     try {
-      const run = runCli("test-jepsen", [...quick, "--time-limit", "5", "--port-base", String(base), "--store", store]);
+      const run = runCli("test", [...quick, "--time-limit", "5", "--port-base", String(base), "--store", store]);
       expect(await run.exit).toBe(255);
       expect(run.stderr()).toMatch(/fencecheck failed: /);
       expect(run.stderr()).toMatch(/EADDRINUSE|Address already in use/);
@@ -104,7 +104,7 @@ describe("teardown", () => {
 
   it("a start that fails on a missing binary leaves no process", async () => {
     const store = tempRunDir("fc-store-");
-    const run = runCli("test-jepsen", [...quick, "--time-limit", "5", "--store", store], { FENCECHECK_REDIS_SERVER: "/nonexistent/redis-server" });
+    const run = runCli("test", [...quick, "--time-limit", "5", "--store", store], { FENCECHECK_REDIS_SERVER: "/nonexistent/redis-server" });
     expect(await run.exit).toBe(255);
     expect(run.stderr()).toContain("/nonexistent/redis-server not found");
     expect(await noSurvivors(store)).toEqual([]);

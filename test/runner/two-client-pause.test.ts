@@ -16,7 +16,7 @@ const experiment = [
 
 async function run(fence: "on" | "off") {
   const store = tempRunDir("fc-k1-");
-  const cli = runCli("test-jepsen", [...experiment, "--fence", fence, "--store", store]);
+  const cli = runCli("test", [...experiment, "--fence", fence, "--store", store]);
   const code = await cli.exit;
   const dir = latestRun(store);
   const decisions = readNdjson(join(dir, "resource.ndjson"));

@@ -11,7 +11,7 @@ const args = ["--backend", "zookeeper", "--concurrency", "4", "--workers", "2", 
 
 /** Starts a run and waits until its clients have acquired the lock: the servers are up. */
 async function running(store: string) {
-  const run = runCli("test-jepsen", [...args, "--store", store]);
+  const run = runCli("test", [...args, "--store", store]);
   const history = () => join(latestRun(store), "history.ndjson");
   expect(await waitFor(() => existsSync(history()) && readFileSync(history(), "utf8").includes('"type":"ok","f":"acquire"'), 60_000), run.stderr()).toBe(true);
   expect(processesMentioning(store).filter((p) => p.includes("QuorumPeerMain"))).toHaveLength(3);

@@ -15,7 +15,7 @@ const twoClients = [
 
 async function run(args: string[]) {
   const store = tempRunDir("fc-counter-");
-  const cli = runCli("test-jepsen", [...args, "--store", store]);
+  const cli = runCli("test", [...args, "--store", store]);
   const code = await cli.exit;
   const dir = latestRun(store);
   const decisions = readNdjson(join(dir, "resource.ndjson"));
@@ -78,7 +78,7 @@ describe("counter options", () => {
   for (const args of [["--pause-at", "read"], ["--fence-reads"]]) {
     it(`refuses ${args.join(" ")} for a workload that does not read`, async () => {
       const store = tempRunDir("fc-counter-opts-");
-      const r = runCli("test-jepsen", ["--workload", "fenced-write", ...args, "--store", join(store, "s")]);
+      const r = runCli("test", ["--workload", "fenced-write", ...args, "--store", join(store, "s")]);
       expect(await r.exit).toBe(254);
       expect(r.stderr()).toContain(`${args.join(" ")} needs a workload that reads the resource`);
       expect(existsSync(join(store, "s"))).toBe(false);

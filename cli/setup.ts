@@ -1,0 +1,69 @@
+// `fencecheck setup [--backends LIST] [--extras LIST] [--list]`: installs the Debian
+// packages of the parts named, and says what each part needs and whether it is
+// there. A run does the same for the parts it uses, so this is for preparing a
+// machine ahead (a CI image, a machine without network at run time) and for the
+// test suite, which needs everything.
+import { BACKENDS } from "../runner/index.ts";
+import { EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
+import { BACKEND_NEEDS, REQUIREMENTS, REQUIREMENT_IDS, ensure, type RequirementId } from "../setup/index.ts";
+
+const EXTRAS: readonly RequirementId[] = ["clock", "pgbouncer", "docker", "gnu-time"];
+
+const USAGE = `Usage: fencecheck setup [--backends LIST] [--extras LIST] [--list]
+
+Installs with apt-get (as root, or through sudo without a password) the Debian
+packages that the backends and extras named need and this machine lacks, and
+prints what it installed and how long it took. With no options: everything (what
+the test suite needs). A run installs what it uses by itself; this prepares a
+machine ahead.
+
+Backends: ${Object.keys(BACKENDS).join(", ")}
+Extras:   ${EXTRAS.map((e) => `${e} (${REQUIREMENTS[e].serves})`).join("\n          ")}
+Exit: 0 everything asked for is there, 1 something could not be installed, 254 bad arguments.`;
+
+const SETUP_OPTIONS: readonly OptionSpec[] = [
+  { name: "backends", kind: "list", default: undefined, choices: [...Object.keys(BACKENDS), "all", "none"], defaultText: "all", help: "the backends to run locally" },
+  { name: "extras", kind: "list", default: undefined, choices: [...EXTRAS, "all", "none"], defaultText: "all without --backends, else none", help: "what some options need beyond a backend" },
+  { name: "list", kind: "flag", default: false, help: "say what each part needs and whether it is there; install nothing" },
+];
+
+function pick<T extends string>(given: string[] | undefined, all: readonly T[], fallback: readonly T[]): T[] {
+  if (given === undefined) return [...fallback];
+  if (given.includes("none")) return [];
+  if (given.includes("all")) return [...all];
+  return given as T[];
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const o = commandOptions(argv, SETUP_OPTIONS, USAGE);
+  if (!o) return EXIT.valid;
+  const everything = o.backends === undefined && o.extras === undefined;
+  const backends = pick(o.backends as string[] | undefined, Object.keys(BACKENDS), Object.keys(BACKENDS));
+  const extras = pick(o.extras as string[] | undefined, EXTRAS, o.backends === undefined ? EXTRAS : []);
+  const wanted = new Set<RequirementId>([...backends.map((b) => BACKEND_NEEDS[b]), ...extras]);
+  const ids = REQUIREMENT_IDS.filter((id) => wanted.has(id));
+  if (o.list) {
+    for (const id of REQUIREMENT_IDS) {
+      const r = REQUIREMENTS[id];
+      const state = id === "docker" ? "set up by scripts/setup-docker.sh" : r.present() ? "present" : "missing";
+      process.stdout.write(`${id.padEnd(10)} ${state.padEnd(34)} ${r.packages.join(" ").padEnd(36)} ${r.serves}\n`);
+    }
+    return EXIT.valid;
+  }
+  const say = (line: string): void => void process.stderr.write(`${line}\n`);
+  // Asked for everything, the optional parts may fail with a warning: Ubuntu's apt
+  // has no postgresql-15, and a machine may have no way to run a container engine.
+  const soft = new Set<RequirementId>(everything ? ids.filter((id) => REQUIREMENTS[id].optional) : []);
+  const already = ids.filter((id) => id !== "docker" && REQUIREMENTS[id].packages.length > 0 && REQUIREMENTS[id].present());
+  try {
+    const report = await ensure(ids, { say, soft });
+    for (const w of report.warnings) say(`fencecheck setup: warning: ${w}`);
+    if (already.length) say(`fencecheck setup: already there: ${already.join(", ")}`);
+    say(`fencecheck setup: ready for ${ids.join(", ") || "nothing"}${report.installed.length ? ` (installed ${report.installed.length} packages in ${report.seconds.toFixed(1)} s)` : ""}`);
+    return EXIT.valid;
+  } catch (err) {
+    if (!(err instanceof Error) || err.name !== "BadInput") throw err;
+    say(`fencecheck setup: ${err.message}`);
+    return 1;
+  }
+}
