@@ -7,20 +7,11 @@ import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BadInput, rng } from "../lib/index.ts";
-import type { ClientContext, Hold, LockClient, Outcome } from "./lock.ts";
+import type { ClientContext, Hold, LockAdapter, LockClient, Outcome } from "./lock.ts";
 import { RedlockNodes } from "./redlock-nodes.ts";
 import { redlockFence } from "./redlock-fence.ts";
 
-export interface LockAdapter {
-  /** One line: what the lock is and how it works. */
-  describe: string;
-  /** The backends whose servers it talks to: "redis" (ctx.endpoints: one node), "redlock" (five), "etcd" (three members). */
-  backends: readonly string[];
-  /** Whether its holds carry a fencing token the lock service issued (Hold.fence), or null. */
-  fences: boolean;
-  /** One client for one logical client; it may connect lazily (the first acquire) or at once. */
-  create(ctx: ClientContext): LockClient;
-}
+export type { LockAdapter };
 
 /**
  * The adapter as the worker makes its clients: a lock that issues no fences gets

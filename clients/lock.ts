@@ -5,7 +5,8 @@
 // did not do the thing (busy, not-owner) and throws when it cannot know (timeout,
 // connection lost). The workload turns a throw into an `info` completion in one
 // place, so clients never guess.
-import { sleep, type Rng } from "../lib/index.ts";
+import { sleep } from "../lib/time.ts";
+import type { Rng } from "../lib/random.ts";
 
 export interface Hold {
   /** Unique per successful acquire, even within one process. */
@@ -30,6 +31,22 @@ export interface LockClient {
    * The workload stops using a hold its client knows is lost.
    */
   lost?(hold: Hold): string | null;
+}
+
+/**
+ * A lock client of the user's own, in one module (`--client ./my-lock.ts`): the
+ * module's default export says what the lock is and makes one LockClient per
+ * logical client (clients/adapter.ts loads and checks it).
+ */
+export interface LockAdapter {
+  /** One line: what the lock is and how it works. */
+  describe: string;
+  /** The backends whose servers it talks to: "redis" (ctx.endpoints: one node), "redlock" (five), "etcd" (three members), "zookeeper" (three), "postgres" (one). */
+  backends: readonly string[];
+  /** Whether its holds carry a fencing token the lock service issued (Hold.fence), or null. */
+  fences: boolean;
+  /** One client for one logical client; it may connect lazily (the first acquire) or at once. */
+  create(ctx: ClientContext): LockClient;
 }
 
 /** Options of the lock clients, set from the CLI; each client reads the ones it knows. */

@@ -5,28 +5,10 @@
 import { Redis } from "ioredis";
 import { pollAcquire, type Hold, type LockClient, type Outcome } from "./lock.ts";
 import { sleep, type Rng } from "../lib/index.ts";
+import { REDIS_LOCK_SCRIPTS } from "./redis-scripts.ts";
 
-/** The lock's three scripts, shared with examples/redis-lock-adapter.ts. */
-export const REDIS_LOCK_SCRIPTS = {
-  /** KEYS: lock, fence counter; ARGV: owner, ttl ms. The fence, or nil when held. */
-  acquire: `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return redis.call('INCR', KEYS[2])
-end
-return false`,
-  /** KEYS: lock; ARGV: owner, ttl ms. 1 when this owner still held it. */
-  renew: `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0`,
-  /** KEYS: lock; ARGV: owner. 1 when this owner's key was deleted. */
-  release: `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0`,
-};
+export { REDIS_LOCK_SCRIPTS };
+
 const { acquire: ACQUIRE, renew: RENEW, release: RELEASE } = REDIS_LOCK_SCRIPTS;
 
 export interface RedisEndpoint {

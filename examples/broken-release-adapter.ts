@@ -3,11 +3,11 @@
 // longer than the TTL) then deletes the NEXT holder's lock on its way out, and a
 // third client takes it while the second still believes it holds it.
 //
-//   npm run test:jepsen -- --client ./examples/broken-release-adapter.ts --nemesis pause --fence off
+//   npx fencecheck test --client ./examples/broken-release-adapter.ts --nemesis pause --fence off
 //
 // finds mutex-violation: the checker sees two holds whose leases were both
 // certainly running at once.
-import type { ClientContext, Hold, Outcome } from "../clients/index.ts";
+import { defineAdapter, type ClientContext, type Hold, type Outcome } from "fencecheck/adapter";
 import { ExampleRedisLock } from "./redis-lock-adapter.ts";
 
 class BrokenReleaseLock extends ExampleRedisLock {
@@ -18,9 +18,9 @@ class BrokenReleaseLock extends ExampleRedisLock {
   }
 }
 
-export default {
+export default defineAdapter({
   describe: "the example adapter, releasing with a plain DEL (no owner check)",
   backends: ["redis"],
   fences: true,
   create: (ctx: ClientContext) => new BrokenReleaseLock(ctx),
-};
+});

@@ -1,7 +1,8 @@
 // An example of a lock client adapter: your lock, in one file, tested by
 // fencecheck as it tests its own clients.
 //
-//   npm run test:jepsen -- --client ./examples/redis-lock-adapter.ts --nemesis pause
+//   npx fencecheck test --client ./examples/redis-lock-adapter.ts --nemesis pause
+//   (in fencecheck's own checkout: npm run test:jepsen -- --client ...)
 //
 // The module's default export says what the lock is and makes one client per
 // logical client. A client has four methods, and one rule about failures:
@@ -23,11 +24,13 @@
 // This one is the single-Redis lock of the Redis documentation, written with
 // ioredis: SET NX PX and a fence from INCR in one script, owner-checked renew and
 // release. Copy it and put your own lock's calls in its place.
+//
+// In your repository, this file sits next to your lock code and imports your own
+// copy of your lock library: fencecheck loads it from where it lives.
 import { Redis } from "ioredis";
-import type { ClientContext, Hold, LockClient, Outcome } from "../clients/index.ts";
-import { REDIS_LOCK_SCRIPTS } from "../clients/redis.ts";
+import { defineAdapter, REDIS_LOCK_SCRIPTS, type ClientContext, type Hold, type LockClient, type Outcome } from "fencecheck/adapter";
 
-// The scripts of fencecheck's own Redis client (clients/redis.ts): SET NX PX and
+// The scripts of fencecheck's own Redis client (clients/redis-scripts.ts): SET NX PX and
 // INCR of the fence counter in one script, so the counter moves only when a hold
 // is granted; renew and release compare the owner first, in the same script, so
 // a holder whose lease ran out cannot touch the next holder's key.
@@ -94,11 +97,11 @@ export class ExampleRedisLock implements LockClient {
   }
 }
 
-export default {
+export default defineAdapter({
   describe: "example adapter: SET NX PX with an INCR fence in one script, owner-checked renew and release (ioredis)",
   // ctx.endpoints holds one Redis for --backend redis.
   backends: ["redis"],
   // Its holds carry the fence INCR issued.
   fences: true,
   create: (ctx: ClientContext) => new ExampleRedisLock(ctx),
-};
+});

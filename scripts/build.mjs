@@ -1,6 +1,7 @@
 // Builds the JavaScript that every command, worker and service runs: one ESM
 // bundle per entry point in dist/, our own code inlined and the npm packages left
-// to node_modules. A command then starts as plain node, without compiling
+// to node_modules; and the type declarations of the modules a package's users
+// import (dist/types/, for package.json "exports"). A command then starts as plain node, without compiling
 // TypeScript at each start (tsx took about 0.3 s of every start, and a run starts
 // a dozen processes). `npm ci` runs this (the "prepare" script), and so do the
 // commands' pre-scripts and the test suite, so dist/ follows the sources.
@@ -11,10 +12,10 @@
 // --if-stale builds only when a source is newer than the last build (the
 // pre-scripts use it, so a developer's edit is never run stale, and an unchanged
 // checkout pays a few milliseconds).
-import { mkdirSync, readdirSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { chmodSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ENTRIES } from "./entries.mjs";
+import { ENTRIES, TYPED_ENTRIES } from "./entries.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -76,9 +77,51 @@ for (const f of result.outputFiles) {
   writeFileSync(aside, f.contents);
   renameSync(aside, f.path);
 }
+// The bin: npm makes it executable when it installs the package; in the checkout we do.
+chmodSync(join(out, "cli", "fencecheck.js"), 0o755);
+await declarations();
 // Stamped with the time the build started, which --if-stale compares the sources
 // with: a source saved during the build counts as newer.
 writeFileSync(stamp, `built by scripts/build.mjs\n`);
 const startedAt = new Date(Date.now() - (performance.now() - started));
 utimesSync(stamp, startedAt, startedAt);
-if (!quiet) console.error(`fencecheck: built ${ENTRIES.length} entry points into dist/ in ${Math.round(performance.now() - started)} ms`);
+if (!quiet) console.error(`fencecheck: built ${ENTRIES.length} entry points and the types of ${TYPED_ENTRIES.join(", ")} into dist/ in ${Math.round(performance.now() - started)} ms`);
+
+/**
+ * The .d.ts files of TYPED_ENTRIES and of the files their declarations import,
+ * each made from its source alone (TypeScript's isolated declarations: a few
+ * hundred milliseconds, where a type-checked emit of everything the API's code
+ * reaches takes ten seconds). That asks every exported function and constant of
+ * those files to state its type, which `npm test`'s type check holds them to
+ * (tsconfig.check.json); here an error stops the build. TypeScript is a
+ * development dependency: a checkout has it, and so does `npm pack`, which builds
+ * the tarball's dist/ through the "prepare" script.
+ */
+async function declarations() {
+  const ts = (await import("typescript")).default;
+  const aside = join(out, `types.${process.pid}.tmp`);
+  const compilerOptions = { module: ts.ModuleKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, allowImportingTsExtensions: true };
+  const queue = TYPED_ENTRIES.map((e) => join(ROOT, `${e}.ts`));
+  const done = new Set();
+  const errors = [];
+  while (queue.length) {
+    const file = queue.shift();
+    if (done.has(file)) continue;
+    done.add(file);
+    const { outputText, diagnostics = [] } = ts.transpileDeclaration(readFileSync(file, "utf8"), { fileName: file, reportDiagnostics: true, compilerOptions });
+    errors.push(...diagnostics);
+    const target = join(aside, relative(ROOT, file).replace(/\.ts$/, ".d.ts"));
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, outputText);
+    // A declaration imports others by the sources' names ("../store/events.ts"), which TypeScript reads as their .d.ts.
+    for (const m of outputText.matchAll(/\bfrom\s+"(\.{1,2}\/[^"]+\.ts)"/g)) queue.push(resolve(dirname(file), m[1]));
+  }
+  if (errors.length) {
+    rmSync(aside, { recursive: true, force: true });
+    console.error(ts.formatDiagnostics(errors, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => "\n" }));
+    console.error("fencecheck: the declarations of the package's API cannot be made file by file (above): give those exports their types");
+    process.exit(1);
+  }
+  rmSync(join(out, "types"), { recursive: true, force: true });
+  renameSync(aside, join(out, "types"));
+}
