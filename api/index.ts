@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { checkAndReport } from "../cli/check-run.ts";
 import { BadInput, EXIT } from "../lib/exit.ts";
 import { entryArgs } from "../lib/paths.ts";
+import { nearest } from "../lib/nearest.ts";
 import { TEST_OPTIONS } from "../runner/index.ts";
 import { RUN_FILES, type AnomalyType, type Results, type Validity, type Witness } from "../store/events.ts";
 import type { TestOptions } from "./test-options.ts";
@@ -73,6 +74,7 @@ export class RunInterrupted extends Error {
 }
 
 const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+const camel = (name: string): string => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /** The `fencecheck test` arguments `options` stand for; BadInput names an option that is not one of the command's. */
 export function testArgs(options: TestOptions): string[] {
@@ -81,7 +83,10 @@ export function testArgs(options: TestOptions): string[] {
     if (value === undefined) continue;
     const name = kebab(key);
     const spec = TEST_OPTIONS.find((s) => s.name === name);
-    if (!spec || key.includes("-")) throw new BadInput(`runTest: unknown option ${JSON.stringify(key)} (the options of fencecheck test, in camelCase: timeLimit for --time-limit)`);
+    if (!spec || key.includes("-")) {
+      const near = nearest(key, TEST_OPTIONS.map((s) => camel(s.name)));
+      throw new BadInput(`runTest: unknown option ${JSON.stringify(key)}${near ? `; did you mean ${near}?` : ""} (the options of fencecheck test, in camelCase: timeLimit for --time-limit)`);
+    }
     if (spec.kind === "flag") {
       if (typeof value !== "boolean") throw new BadInput(`runTest: option ${key} is true or false, got ${JSON.stringify(value)}`);
       if (value) argv.push(`--${name}`);

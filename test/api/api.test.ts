@@ -1,0 +1,95 @@
+// The programmatic API (`import { runTest, checkRun } from "fencecheck"`): the
+// command's options by their camelCase names, every one of them; a run as the
+// command makes it, with its results; bad options refused with the command's
+// message; a run stopped by its AbortSignal keeps its history; a stored run
+// checked into another directory, leaving the run as it was.
+import { describe, it, expect } from "vitest";
+import { cpSync, existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { BadInput, RunInterrupted, checkRun, runTest, testArgs, type TestOptions } from "../../api/index.ts";
+import { TEST_OPTIONS } from "../../runner/index.ts";
+import { REPO, readNdjson, tempRunDir } from "../helpers.ts";
+import { snapshot } from "../package/team.ts";
+
+/** Every option of TestOptions, once: tsc refuses this object if the interface gains or loses one. */
+const EVERY: Record<keyof Required<TestOptions>, true> = {
+  backend: true, client: true, workload: true, nemesis: true, fence: true, fenceSource: true, releaseGap: true, redlockCheckValidity: true,
+  resource: true, fenceReads: true, timeLimit: true, concurrency: true, workers: true, rate: true, keys: true, ttl: true, acquireTimeout: true,
+  work: true, pause: true, pauseClients: true, pauseAt: true, writesPerHold: true, renew: true, stagger: true, nemesisInterval: true, aim: true,
+  pauseTarget: true, pauseMin: true, pauseMax: true, grace: true, partition: true, partitionMode: true, faultMin: true, faultMax: true, latency: true,
+  jitter: true, clockOffset: true, clockModes: true, strobePeriod: true, restartDelay: true, pgDurable: true, pgPooler: true, redisPersistence: true,
+  deploy: true, endpoints: true, keyPrefix: true, pauseMode: true, toxiproxy: true, links: true, connections: true, commandTimeout: true, seed: true,
+  store: true, keepData: true, portBase: true, metricsPort: true, model: true,
+};
+
+/** K1 on Redis: client 0 frozen 2.5 s past its 1 s lease writes after client 1 (scenarios/lease.ts). */
+const K1: TestOptions = { nemesis: "none", concurrency: 2, workers: 2, ttl: 1000, pause: 2500, pauseClients: "0", work: 0, stagger: 300, acquireTimeout: 3000, rate: 0.01, timeLimit: 1, seed: 1 };
+
+describe("the API's options", () => {
+  it("are the command's options, every one, by its camelCase name", () => {
+    const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    expect(Object.keys(EVERY).map(kebab).sort()).toEqual(TEST_OPTIONS.map((o) => o.name).sort());
+  });
+
+  it("become the command's arguments: on-off from booleans, flags only when true, lists joined", () => {
+    expect(testArgs({ timeLimit: 5, fence: false, nemesis: ["pause", "kill"], keepData: true, fenceReads: false, pauseClients: [0, 2] })).toEqual([
+      "--time-limit", "5", "--fence", "off", "--nemesis", "pause,kill", "--keep-data", "--pause-clients", "0,2",
+    ]);
+    expect(() => testArgs({ timeLimt: 5 } as TestOptions)).toThrow(/unknown option "timeLimt"; did you mean timeLimit\?/);
+    expect(() => testArgs({ "time-limit": 5 } as TestOptions)).toThrow(BadInput);
+    expect(() => testArgs({ keepData: "yes" } as unknown as TestOptions)).toThrow(/keepData is true or false/);
+  });
+});
+
+describe("runTest and checkRun", () => {
+  it("runTest makes the command's run and resolves with its verdict and results.json", async () => {
+    const store = tempRunDir("fc-api-");
+    const lines: string[] = [];
+    const r = await runTest({ ...K1, fence: false, store }, { log: (l) => lines.push(l) });
+    expect(r.exitCode).toBe(1);
+    expect(r.valid).toBe(false);
+    expect(r.results.anomaly_types).toContain("stale-write-accepted");
+    expect(r.runDir.startsWith(store)).toBe(true);
+    expect(JSON.parse(readFileSync(join(r.runDir, "results.json"), "utf8"))).toEqual(r.results);
+    expect(r.summary).toMatch(/^INVALID {2}fenced-write on redis, fencing off/);
+    expect(lines.some((l) => l.includes(`run directory ${r.runDir}`))).toBe(true);
+  }, 60_000);
+
+  it("relative paths are the caller's (control.cwd), and bad options reject with the command's message, nothing stored", async () => {
+    const cwd = tempRunDir("fc-api-");
+    const r = await runTest({ ...K1, fence: true, store: "here" }, { cwd });
+    expect(r.valid).toBe(true);
+    expect(r.runDir.startsWith(join(cwd, "here"))).toBe(true);
+    const bad = runTest({ backend: "redis", client: "./nowhere.ts", store: "bad" }, { cwd });
+    await expect(bad).rejects.toThrow(BadInput);
+    await expect(bad).rejects.toThrow(/--client \.\/nowhere\.ts: no such file/);
+    expect(existsSync(join(cwd, "bad"))).toBe(false);
+  }, 60_000);
+
+  it("an aborted run rejects with RunInterrupted, its history kept", async () => {
+    const store = tempRunDir("fc-api-");
+    const stop = new AbortController();
+    const lines: string[] = [];
+    const run = runTest({ timeLimit: 60, concurrency: 2, store }, { signal: stop.signal, log: (l) => (lines.push(l), l.startsWith("[") && stop.abort()) });
+    const err = await run.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RunInterrupted);
+    const runDir = (err as RunInterrupted).runDir!;
+    expect(readNdjson(join(runDir, "history.ndjson")).length).toBeGreaterThan(1);
+  }, 60_000);
+
+  it("checkRun writes into `out` and leaves the run as it was", async () => {
+    const run = tempRunDir("fc-api-");
+    cpSync(join(REPO, "histories/fixtures/bad/recorded-redis-fenced-write-pause-fence-off"), run, { recursive: true });
+    const before = snapshot(run);
+    const out = join(tempRunDir("fc-api-"), "audit");
+    const r = await checkRun(run, { out });
+    expect(r.valid).toBe(false);
+    expect(r.exitCode).toBe(1);
+    expect(r.results.anomaly_types).toContain("stale-write-accepted");
+    expect(r.summary).not.toMatch(/\u001b\[/);
+    expect(existsSync(join(out, "report.html"))).toBe(true);
+    expect(JSON.parse(readFileSync(join(out, "results.json"), "utf8"))).toEqual(r.results);
+    expect(snapshot(run)).toEqual(before);
+    await expect(checkRun(join(run, "nothing-here"))).rejects.toThrow(BadInput);
+  });
+});

@@ -1,0 +1,217 @@
+// What a team does with fencecheck, outside this checkout: install the packed
+// tarball into a project of its own next to its own lock library (ioredis 5,
+// where fencecheck has 6), write an adapter that imports fencecheck/adapter,
+// and then run `npx fencecheck test`, `check --out` and `soak --matrix`, and the
+// API once; then the GitHub Action's commands, two nights of them. Every path
+// resolves in the team's project; the adapter's imports resolve from where the
+// adapter lives.
+import { describe, it, expect, beforeAll } from "vitest";
+import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { readNdjson, REPO } from "../helpers.ts";
+import { parse } from "yaml";
+import { ok, run, snapshot, teamEnv, teamProject } from "./team.ts";
+
+let dir: string;
+let firstRun: string;
+
+beforeAll(async () => {
+  ({ dir } = await teamProject());
+}, 300_000);
+
+const npx = (args: string[]) => run("npx", ["--no-install", "fencecheck", ...args], { cwd: dir });
+
+describe("fencecheck installed in a team's project", () => {
+  it("is a command with the package's version, and its adapter's types check in the team's project", async () => {
+    const version = await npx(["--version"]);
+    expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")).version);
+    // fencecheck keeps its own ioredis; the team's is another major version.
+    expect(JSON.parse(readFileSync(join(dir, "node_modules/ioredis/package.json"), "utf8")).version).toMatch(/^5\./);
+    expect(JSON.parse(readFileSync(join(dir, "node_modules/fencecheck/node_modules/ioredis/package.json"), "utf8")).version).toMatch(/^6\./);
+    // The declarations in the tarball type the adapter: a wrong type there is an error. (The
+    // project is CommonJS, as `npm init` makes one, and tsx runs its ES-module adapter as is;
+    // "preserve" lets tsc read the adapter's import.meta as tsx does.)
+    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { module: "preserve", moduleResolution: "bundler", target: "ES2022", strict: true, noEmit: true, allowImportingTsExtensions: true, skipLibCheck: true, types: [] }, files: ["my-lock.ts"] }));
+    const tsc = join(REPO, "node_modules/typescript/bin/tsc");
+    const checked = await run(process.execPath, [tsc, "-p", "."], { cwd: dir });
+    expect(checked.code, ok(checked)).toBe(0);
+    writeFileSync(join(dir, "wrong.ts"), `import type { Hold } from "fencecheck/adapter";\nexport const h: Hold = { owner: "x", fence: "not a number", ttlMs: 1 };\n`);
+    writeFileSync(join(dir, "tsconfig.wrong.json"), JSON.stringify({ extends: "./tsconfig.json", files: ["wrong.ts"] }));
+    const wrong = await run(process.execPath, [tsc, "-p", "tsconfig.wrong.json"], { cwd: dir });
+    expect(wrong.stdout).toMatch(/wrong\.ts.*Type 'string' is not assignable to type 'number'/);
+  }, 120_000);
+
+  it("`fencecheck test --client ./my-lock.ts --nemesis pause --fence off`: INVALID (exit 1), the history in the project's ./histories, the team's ioredis loaded", async () => {
+    const r = await npx(["test", "--client", "./my-lock.ts", "--nemesis", "pause", "--fence", "off", "--time-limit", "15", "--nemesis-interval", "1"]);
+    expect(r.code, ok(r)).toBe(1);
+    expect(r.stdout).toMatch(/^INVALID /m);
+    expect(r.stdout).toMatch(/stale-write-accepted ×\d+/);
+    firstRun = realpathSync(join(dir, "histories", "latest"));
+    expect(firstRun.startsWith(realpathSync(dir))).toBe(true);
+    expect(r.stdout).toContain(`Run directory: ${firstRun}`);
+    const grants = readNdjson(join(firstRun, "history.ndjson")).filter((e) => e.f === "acquire" && e.type === "ok");
+    expect(grants.length).toBeGreaterThan(5);
+    for (const g of grants) {
+      const loaded = (g.value as { ioredis: { version: string; path: string; same: boolean } }).ioredis;
+      expect(loaded.version).toMatch(/^5\./);
+      expect(loaded.path.startsWith(join(realpathSync(dir), "node_modules", "ioredis"))).toBe(true);
+      expect(loaded.same).toBe(true);
+    }
+  }, 120_000);
+
+  it("`fencecheck check RUN --out DIR`: the same verdict, results and report in DIR, the run untouched", async () => {
+    const before = snapshot(firstRun);
+    const first = JSON.parse(readFileSync(join(firstRun, "results.json"), "utf8"));
+    const r = await npx(["check", "histories/latest", "--out", "audit"]);
+    expect(r.code, ok(r)).toBe(1);
+    expect(r.stdout).toMatch(/^INVALID /m);
+    expect(r.stdout).toContain("the run histories/latest is untouched");
+    const audited = JSON.parse(readFileSync(join(dir, "audit", "results.json"), "utf8"));
+    expect(audited.valid).toBe(false);
+    expect(audited.anomaly_types).toEqual(first.anomaly_types);
+    expect(audited.stats.anomaly_counts).toEqual(first.stats.anomaly_counts);
+    expect(existsSync(join(dir, "audit", "report.html"))).toBe(true);
+    expect(snapshot(firstRun)).toEqual(before);
+  }, 60_000);
+
+  it("the API: checkRun from `import { checkRun } from \"fencecheck\"` gives the command's verdict", async () => {
+    writeFileSync(
+      join(dir, "audit.mjs"),
+      `import { checkRun } from "fencecheck";\nconst r = await checkRun(process.argv[2], { out: "api-audit" });\nconsole.log(JSON.stringify({ valid: r.valid, exitCode: r.exitCode, types: r.results.anomaly_types, outDir: r.outDir }));\n`,
+    );
+    const r = await run(process.execPath, ["audit.mjs", "histories/latest"], { cwd: dir });
+    expect(r.code, ok(r)).toBe(0);
+    const first = JSON.parse(readFileSync(join(firstRun, "results.json"), "utf8"));
+    expect(JSON.parse(r.stdout)).toEqual({ valid: false, exitCode: 1, types: first.anomaly_types, outDir: "api-audit" });
+    expect(existsSync(join(dir, "api-audit", "report.html"))).toBe(true);
+  }, 60_000);
+
+  it("the API from the team's own vitest suite: examples/vitest/my-lock.test.ts passes there", async () => {
+    const vitest = JSON.parse(readFileSync(join(REPO, "node_modules/vitest/package.json"), "utf8")).version;
+    const installed = await run("npm", ["install", "--no-audit", "--no-fund", "--save-dev", `vitest@${vitest}`], { cwd: dir });
+    expect(installed.code, ok(installed)).toBe(0);
+    cpSync(join(REPO, "examples/vitest/my-lock.test.ts"), join(dir, "my-lock.test.ts"));
+    const r = await run("npx", ["--no-install", "vitest", "run", "my-lock.test.ts"], { cwd: dir });
+    expect(r.code, ok(r)).toBe(0);
+    expect(r.stdout.replace(/\u001b\[[0-9;]*m/g, "")).toMatch(/Tests\s+2 passed/);
+    expect(readdirSync(join(dir, "histories", "vitest")).length).toBeGreaterThan(0);
+  }, 180_000);
+
+  it("`fencecheck soak --matrix ./locks.json`: two configurations of the team's adapter, PASSED (exit 0), under the project's ./histories", async () => {
+    const r = await npx(["soak", "--matrix", "./locks.json", "--seed", "3"]);
+    expect(r.code, ok(r)).toBe(0);
+    expect(r.stdout).toMatch(/^PASSED: every configuration met its expectation/m);
+    const soakDir = realpathSync(join(dir, "histories", "soaks", "latest"));
+    const summary = JSON.parse(readFileSync(join(soakDir, "summary.json"), "utf8"));
+    expect(summary.configurations.map((c: { name: string }) => c.name)).toEqual(["k1-fenced", "k1-unfenced"]);
+  }, 180_000);
+});
+
+/** A step of action.yml as Actions reads it. */
+interface Step {
+  name?: string;
+  id?: string;
+  uses?: string;
+  run?: string;
+  if?: string;
+  shell?: string;
+  env?: Record<string, string>;
+  with?: Record<string, string>;
+}
+
+describe("the GitHub Action (action.yml), its commands run in the team's project", () => {
+  const action = parse(readFileSync(join(REPO, "action.yml"), "utf8")) as {
+    inputs: Record<string, { default?: string }>;
+    outputs: Record<string, { value: string }>;
+    runs: { using: string; steps: Step[] };
+  };
+  const steps = action.runs.steps;
+  const index = (pred: (s: Step) => boolean): number => steps.findIndex(pred);
+
+  it("installs Node, brings back the last summary before the soak, uploads and keeps the summary whatever the verdict, then fails on it", () => {
+    expect(action.runs.using).toBe("composite");
+    const setupNode = index((s) => s.uses?.startsWith("actions/setup-node@") === true);
+    const restore = index((s) => s.uses?.startsWith("actions/cache/restore@") === true);
+    const soak = index((s) => s.id === "soak");
+    const upload = index((s) => s.uses?.startsWith("actions/upload-artifact@") === true);
+    const save = index((s) => s.uses?.startsWith("actions/cache/save@") === true);
+    const verdict = steps.length - 1;
+    expect([setupNode, restore, soak, upload, save].every((i) => i >= 0)).toBe(true);
+    expect(setupNode).toBeLessThan(restore);
+    expect(restore).toBeLessThan(soak);
+    expect(soak).toBeLessThan(upload);
+    expect(upload).toBeLessThan(save);
+    expect(save).toBeLessThan(verdict);
+    for (const i of [upload, save]) expect(steps[i].if).toMatch(/always\(\)/);
+    // The cache holds summaries only, under the store the soak writes to, per name.
+    expect(steps[restore].with!.path).toBe("${{ inputs.store }}/soaks/*/summary.json");
+    expect(steps[save].with!.path).toBe(steps[restore].with!.path);
+    expect(steps[restore].with!["restore-keys"]).toBe("${{ inputs.name }}-");
+    expect(steps[upload].with!.path).toBe("${{ steps.soak.outputs.soak-dir }}");
+    expect(Number(steps[upload].with!["retention-days"])).toBeGreaterThan(0);
+    // Every step that runs a command runs it in bash, as the test below does.
+    for (const s of steps.filter((s) => s.run)) expect(s.shell).toBe("bash");
+  });
+
+  /** Runs the action's `run:` steps in the project as Actions would (bash -eo pipefail), the `uses:` steps left to Actions. */
+  async function runAction(inputs: Record<string, string>): Promise<{ outputs: Record<string, string>; summary: string; codes: Record<string, number>; log: string }> {
+    const outputs: Record<string, string> = {};
+    const codes: Record<string, number> = {};
+    const summaryFile = join(dir, ".step-summary.md");
+    writeFileSync(summaryFile, "");
+    let log = "";
+    const expand = (text: string): string =>
+      text.replace(/\$\{\{\s*(.+?)\s*\}\}/g, (_, expr: string) => {
+        const input = /^inputs\.([\w-]+)$/.exec(expr);
+        if (input) {
+          expect(action.inputs, `inputs.${input[1]}`).toHaveProperty(input[1]);
+          return inputs[input[1]] ?? action.inputs[input[1]].default ?? "";
+        }
+        const output = /^steps\.soak\.outputs\.([\w-]+)$/.exec(expr);
+        if (output) return outputs[output[1]] ?? "";
+        throw new Error(`an expression this test cannot expand: ${expr}`);
+      });
+    for (const step of steps.filter((s) => s.run)) {
+      const outputFile = join(dir, ".step-output");
+      writeFileSync(outputFile, "");
+      const env = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(v)]));
+      const r = await run("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", expand(step.run!)], {
+        cwd: dir,
+        env: teamEnv({ ...env, GITHUB_OUTPUT: outputFile, GITHUB_STEP_SUMMARY: summaryFile, GITHUB_ACTION_PATH: REPO }),
+      });
+      codes[step.name ?? step.id ?? "?"] = r.code;
+      log += `--- ${step.name}: exit ${r.code}\n${r.stdout}${r.stderr}`;
+      if (step.id) for (const line of readFileSync(outputFile, "utf8").split("\n").filter(Boolean)) outputs[line.slice(0, line.indexOf("="))] = line.slice(line.indexOf("=") + 1);
+    }
+    return { outputs, summary: readFileSync(summaryFile, "utf8"), codes, log };
+  }
+
+  it("a night that meets every expectation passes; the next night, its summary brought back as the cache would, says what changed and fails on a missed expectation", async () => {
+    const inputs = { matrix: "locks.json", store: "ci-histories", "test-count": "1", "time-budget": "600", name: "team-soak" };
+    const night1 = await runAction(inputs);
+    expect(night1.codes, night1.log).toEqual({ "Install fencecheck": 0, Soak: 0, Verdict: 0 });
+    expect(night1.outputs["exit-code"]).toBe("0");
+    expect(existsSync(join(dir, night1.outputs["soak-dir"], "summary.html"))).toBe(true);
+    expect(night1.summary).toMatch(/PASSED: every configuration met its expectation/);
+
+    // What actions/cache carries from one night to the next: the summaries, nothing else.
+    const store = join(dir, "ci-histories");
+    const kept = join(dir, ".cache");
+    const summaries = readdirSync(join(store, "soaks")).filter((d) => d !== "latest" && existsSync(join(store, "soaks", d, "summary.json")));
+    expect(summaries.length).toBe(1);
+    for (const d of summaries) cpSync(join(store, "soaks", d, "summary.json"), join(kept, "soaks", d, "summary.json"));
+    rmSync(store, { recursive: true });
+    cpSync(kept, store, { recursive: true });
+
+    // Night 2: the fenced configuration is now expected to show the stale write, which fencing refuses.
+    const locks = JSON.parse(readFileSync(join(dir, "locks.json"), "utf8"));
+    locks.configurations[0].expect = { find: { "stale-write-accepted": 1 } };
+    writeFileSync(join(dir, "locks-night2.json"), JSON.stringify({ ...locks }));
+    const night2 = await runAction({ ...inputs, matrix: "locks-night2.json" });
+    expect(night2.codes, night2.log).toEqual({ "Install fencecheck": 0, Soak: 0, Verdict: 1 });
+    expect(night2.outputs["exit-code"]).toBe("1");
+    expect(night2.summary).toMatch(/MISSED k1-fenced/);
+    expect(night2.summary).toMatch(/Changed since/);
+    expect(night2.log).toMatch(/::error::a configuration missed its expectation/);
+  }, 300_000);
+});
