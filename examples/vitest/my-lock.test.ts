@@ -1,7 +1,7 @@
 // Your lock's safety as tests of your own suite (vitest here; jest is the same):
 // runTest runs `fencecheck test` with the command's options, in camelCase, and
-// resolves with the verdict and results.json. Put this file beside my-lock.ts
-// (examples/ci/my-lock.ts) and run `npx vitest run`. Each run starts real
+// resolves with the verdict and results.json. Put this file beside your adapter,
+// my-lock.ts (start from examples/redis-lock-adapter.ts), and run `npx vitest run`. Each run starts real
 // servers, so give the tests time.
 import { describe, it, expect } from "vitest";
 import { runTest, type TestOptions } from "fencecheck";

@@ -10,6 +10,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, wr
 import { join } from "node:path";
 import { readNdjson, REPO } from "../helpers.ts";
 import { parse } from "yaml";
+import type { Step } from "../github.ts";
 import { ok, run, snapshot, teamEnv, teamProject } from "./team.ts";
 
 let dir: string;
@@ -106,18 +107,6 @@ describe("fencecheck installed in a team's project", () => {
     expect(summary.configurations.map((c: { name: string }) => c.name)).toEqual(["k1-fenced", "k1-unfenced"]);
   }, 180_000);
 });
-
-/** A step of action.yml as Actions reads it. */
-interface Step {
-  name?: string;
-  id?: string;
-  uses?: string;
-  run?: string;
-  if?: string;
-  shell?: string;
-  env?: Record<string, string>;
-  with?: Record<string, string>;
-}
 
 describe("the GitHub Action (action.yml), its commands run in the team's project", () => {
   const action = parse(readFileSync(join(REPO, "action.yml"), "utf8")) as {

@@ -44,7 +44,7 @@ export async function teamProject(): Promise<{ dir: string; tarball: string }> {
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "team-locks", version: "1.0.0", private: true }, null, 2));
   const installed = await run("npm", ["install", "--no-audit", "--no-fund", tarball, "ioredis@5"], { cwd: dir });
   if (installed.code !== 0) throw new Error(`npm install failed: ${ok(installed)}`);
-  copyFileSync(join(REPO, "examples/ci/my-lock.ts"), join(dir, "example-lock.ts"));
+  copyFileSync(join(REPO, "examples/redis-lock-adapter.ts"), join(dir, "example-lock.ts"));
   copyFileSync(join(REPO, "test/package/fixtures/my-lock.ts"), join(dir, "my-lock.ts"));
   copyFileSync(join(REPO, "test/package/fixtures/locks.json"), join(dir, "locks.json"));
   return { dir, tarball };

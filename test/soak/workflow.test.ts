@@ -12,15 +12,7 @@ import { parse } from "yaml";
 import { parseSoakArgs } from "../../cli/soak-options.ts";
 import { loadPreset } from "../../soak/index.ts";
 import { REPO } from "../helpers.ts";
-
-interface Step {
-  name?: string;
-  uses?: string;
-  run?: string;
-  if?: string;
-  id?: string;
-  with?: Record<string, unknown>;
-}
+import type { Step } from "../github.ts";
 
 const workflow = parse(readFileSync(join(REPO, ".github/workflows/nightly-soak.yml"), "utf8"));
 const job = workflow.jobs.soak;
