@@ -6,6 +6,7 @@
 import { BadInput, EXIT, didYouMean, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
 import { EXPERIMENTS, createExperimentDir, listing, writeExperiment, EXPERIMENT_FILES, Interrupted } from "../experiments/index.ts";
 import { join } from "node:path";
+import { ensure } from "../setup/index.ts";
 
 const USAGE = `Usage: fencecheck experiment <name> [options]
        fencecheck experiment <name> --help     what it measures, and its options
@@ -49,6 +50,7 @@ async function experiment(argv: string[]): Promise<number> {
   // --quick fills in what the user did not set.
   const given = new Set(rest.filter((a) => a.startsWith("--")).map((a) => a.slice(2).split("=")[0]));
   if (quick) for (const [k, v] of Object.entries(e.quick)) if (!given.has(k)) options[k] = v;
+  if (e.starts?.length) await ensure(e.starts);
   const { dir, started } = createExperimentDir(String(options.store), e.name);
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   log(`fencecheck experiment ${e.name}${quick ? " (--quick)" : ""}: ${dir}`);

@@ -59,7 +59,7 @@ export async function main(argv: string[]): Promise<number> {
     const report = await ensure(ids, { say, soft });
     for (const w of report.warnings) say(`fencecheck setup: warning: ${w}`);
     if (already.length) say(`fencecheck setup: already there: ${already.join(", ")}`);
-    say(`fencecheck setup: ready for ${ids.join(", ") || "nothing"}${report.installed.length ? ` (installed ${report.installed.length} packages in ${report.seconds.toFixed(1)} s)` : ""}`);
+    say(`fencecheck setup: ready for ${ids.join(", ") || "nothing"}${report.seconds >= 0.1 ? ` (apt added ${report.installed.length} packages; ${report.seconds.toFixed(1)} s in all)` : ""}`);
     return EXIT.valid;
   } catch (err) {
     if (!(err instanceof Error) || err.name !== "BadInput") throw err;

@@ -3,6 +3,7 @@
 // for the page, and whatever it measured for results.json. Each experiment is
 // one file that runs real servers (through test:jepsen runs, or directly) and
 // returns its findings; storing and drawing them is the framework's business.
+import type { RequirementId } from "../setup/index.ts";
 import type { OptionSpec, OptionValue, ParsedOptions } from "../lib/index.ts";
 
 /**
@@ -69,5 +70,10 @@ export interface Experiment {
   options: readonly OptionSpec[];
   /** Option values --quick sets unless the user gave them: a short version the tests run. */
   quick: Record<string, OptionValue>;
+  /**
+   * The servers it starts itself, for `fencecheck experiment` to install first
+   * (setup/): the runs it makes as `fencecheck test` install their own.
+   */
+  starts?: readonly RequirementId[];
   run(ctx: ExperimentContext): Promise<Findings>;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes a container engine with Docker's HTTP API available for fencecheck's
-# optional docker mode (--deploy docker, docker/compose.yml). Called at the end of
-# scripts/setup.sh, so before every `npm test`, several times at once.
+# optional docker mode (--deploy docker, docker/compose.yml). Run by `fencecheck
+# setup` (so before every `npm test`) and by every docker-mode run before it
+# starts (setup/index.ts), several times at once.
 #
 #  - An engine that already answers is kept, whatever it is: a user with Docker
 #    keeps their Docker, and nothing is printed.
@@ -12,8 +13,8 @@
 #
 # Docker mode is optional, so nothing here may fail the caller for want of
 # rights: without root (or sudo -n), one warning line and exit 0. Real failures
-# (apt, debootstrap, a service that does not answer) exit non-zero, and setup.sh
-# reports them without failing. FENCECHECK_NO_DOCKER=1 skips all of it.
+# (apt, debootstrap, a service that does not answer) exit non-zero, which its
+# caller reports. FENCECHECK_NO_DOCKER=1 skips all of it.
 # The measurements behind the choices: /work/shared/REFERENCES.md §7.
 set -euo pipefail
 

@@ -203,3 +203,17 @@ export function refusesEach(command: string, bad: ReadonlyArray<[string[], RegEx
     });
   }
 }
+
+/** Every file under `dir` with its bytes, to tell that nothing in it changed. */
+export function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string, rel: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p, `${rel}${e.name}/`);
+      else out[`${rel}${e.name}`] = readFileSync(p, "base64");
+    }
+  };
+  walk(dir, "");
+  return out;
+}

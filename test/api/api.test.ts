@@ -8,8 +8,7 @@ import { cpSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BadInput, RunInterrupted, checkRun, runTest, testArgs, type TestOptions } from "../../api/index.ts";
 import { TEST_OPTIONS } from "../../runner/index.ts";
-import { REPO, readNdjson, tempRunDir } from "../helpers.ts";
-import { snapshot } from "../package/team.ts";
+import { REPO, readNdjson, snapshot, tempRunDir } from "../helpers.ts";
 
 /** Every option of TestOptions, once: tsc refuses this object if the interface gains or loses one. */
 const EVERY: Record<keyof Required<TestOptions>, true> = {

@@ -1,10 +1,10 @@
-// `npm run check -- <dir>` as a user runs it: exit codes, files written or left alone.
+// `fencecheck check <dir>` as a user runs it: exit codes, files written or left alone.
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decision, History, tempDir, writeRun } from "./build.ts";
-import { cliArgs } from "../helpers.ts";
+import { cliArgs, snapshot } from "../helpers.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -44,6 +44,24 @@ describe("check CLI", { timeout: 60_000 }, () => {
     const results = JSON.parse(readFileSync(join(dir, "results.json"), "utf8"));
     expect(results.valid).toBe(false);
     expect(results.anomaly_types).toEqual(["duplicate-fence"]);
+  });
+
+  it.concurrent("--out DIR: results.json and report.html go to DIR, the run is left as it was, and the command says which", async () => {
+    const h = cleanRun();
+    h.acquire(1, "k", [10, 11], "B", 1, 1000);
+    const dir = writeRun(h);
+    const before = snapshot(dir);
+    const out = join(tempDir(), "audit", "of-run");
+    const { code, stdout } = await runCheck(dir, "--out", out);
+    expect(code).toBe(1);
+    expect(stdout).toContain(`Wrote results.json and report.html into ${out}; the run ${dir} is untouched`);
+    expect(JSON.parse(readFileSync(join(out, "results.json"), "utf8")).anomaly_types).toEqual(["duplicate-fence"]);
+    expect(existsSync(join(out, "report.html"))).toBe(true);
+    expect(snapshot(dir)).toEqual(before);
+    // Without --out the run is rewritten, and it says so.
+    const inRun = await runCheck(dir);
+    expect(inRun.stdout).toContain(`Wrote results.json and report.html into the run, ${dir} (--out DIR leaves a run untouched)`);
+    expect(existsSync(join(dir, "results.json"))).toBe(true);
   });
 
   it.concurrent("exits 2 when the run cannot be fully checked", async () => {

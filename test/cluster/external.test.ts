@@ -58,6 +58,38 @@ describe("--deploy external", () => {
     r.disconnect();
   });
 
+  it("a soak of the user's own cluster: a matrix's --deploy external configurations, the endpoints file relative to where the soak runs, no key of theirs left", async () => {
+    const r = new Redis({ host: redis.host, port: redis.port });
+    await r.set("theirs-too", "1");
+    const project = tempRunDir("fc-external-");
+    const pid = group.get("redis-1")!.pid;
+    writeFileSync(join(project, "staging.json"), JSON.stringify({ servers: [{ name: "redis-1", host: redis.host, port: redis.port, control: { pause: `kill -STOP ${pid}`, resume: `kill -CONT ${pid}` } }] }));
+    const external = { deploy: "external", endpoints: "./staging.json", concurrency: 4, workers: 2, "nemesis-interval": 1, "time-limit": 4 };
+    writeFileSync(
+      join(project, "locks.json"),
+      JSON.stringify({
+        name: "staging",
+        configurations: [
+          { name: "staging-pause-fenced", options: { ...external, nemesis: "pause", fence: "on" }, expect: "valid" },
+          { name: "staging-server-pause-fenced", options: { ...external, nemesis: "pause-server", fence: "on" }, expect: "valid" },
+        ],
+      }),
+    );
+    const soak = runCli("soak", ["--matrix", "locks.json", "--store", "histories", "--seed", "5"], {}, project);
+    expect(await soak.exit, soak.stdout() + soak.stderr()).toBe(0);
+    expect(soak.stdout()).toMatch(/^PASSED/m);
+    const records = readNdjson(join(project, "histories", "soaks", "latest", "runs.ndjson"));
+    expect(records.map((x) => x.status)).toEqual(["valid", "valid"]);
+    for (const rec of records) {
+      const runDir = join(project, "histories", "soaks", "latest", String(rec.run_dir));
+      const info = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8"));
+      expect(info.servers).toEqual([{ name: "redis-1", host: redis.host, port: redis.port }]);
+      expect(info.keys_removed).toBeGreaterThan(0);
+    }
+    expect((await r.keys("*")).sort()).toEqual(["theirs", "theirs-too"]);
+    r.disconnect();
+  });
+
   it("pause-server is refused without control commands, and works through them", async () => {
     const store = tempRunDir("fc-external-");
     const refused = runCli("test", [...short, "--endpoints", `${redis.host}:${redis.port}`, "--nemesis", "pause-server", "--store", store]);

@@ -8,10 +8,10 @@
 import { describe, it, expect, beforeAll } from "vitest";
 import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readNdjson, REPO } from "../helpers.ts";
+import { readNdjson, REPO, snapshot } from "../helpers.ts";
 import { parse } from "yaml";
 import type { Step } from "../github.ts";
-import { ok, run, snapshot, teamEnv, teamProject } from "./team.ts";
+import { ok, run, teamEnv, teamProject } from "./team.ts";
 
 let dir: string;
 let firstRun: string;

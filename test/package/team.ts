@@ -3,7 +3,7 @@
 // fencecheck does not pin (ioredis 5, where fencecheck has 6), and the team's
 // adapter and locks.json written into it. Shared by the tests that work there.
 import { execFile, type ExecFileOptions } from "node:child_process";
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO } from "../helpers.ts";
@@ -48,18 +48,4 @@ export async function teamProject(): Promise<{ dir: string; tarball: string }> {
   copyFileSync(join(REPO, "test/package/fixtures/my-lock.ts"), join(dir, "my-lock.ts"));
   copyFileSync(join(REPO, "test/package/fixtures/locks.json"), join(dir, "locks.json"));
   return { dir, tarball };
-}
-
-/** Every file under `dir` with its bytes, to tell that nothing in it changed. */
-export function snapshot(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string, rel: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p, `${rel}${e.name}/`);
-      else out[`${rel}${e.name}`] = readFileSync(p, "base64");
-    }
-  };
-  walk(dir, "");
-  return out;
 }

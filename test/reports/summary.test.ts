@@ -27,6 +27,15 @@ describe("renderSummary", () => {
     expect(noAnsi(unknown)).toMatch(/^UNKNOWN/);
   });
 
+  it("prints each anomaly type's true count (stats.anomaly_counts), not the witnesses kept", () => {
+    const kept = results.anomalies["mutex-violation"];
+    const text = noAnsi(renderSummary({ header, results: { ...results, stats: { ...results.stats, anomaly_counts: { "mutex-violation": 250 } } } }));
+    expect(text).toContain(`mutex-violation ×250 (${kept.length} witnesses kept): Hold A`);
+    // Without the count (an old results.json), the witnesses are the count.
+    const old = noAnsi(renderSummary({ header, results: { ...results, stats: { ...results.stats, anomaly_counts: undefined } } }));
+    expect(old).toContain(`mutex-violation ×${kept.length}: Hold A`);
+  });
+
   it("tolerates a results file with missing or malformed stats", () => {
     const text = noAnsi(renderSummary({
       header,

@@ -3,8 +3,8 @@
 // clients) are recorded, fencing keeps the verdict valid, and nothing of the
 // server outlives the run, even when the runner is SIGKILLed.
 import { describe, it, expect } from "vitest";
-import { chmodSync, existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, existsSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { jepsenRun, latestRun, processesMentioning, runCli, tempRunDir, waitFor } from "../helpers.ts";
 
 const quick = ["--backend", "postgres", "--concurrency", "4", "--workers", "2", "--ttl", "400", "--work", "5", "--rate", "20", "--acquire-timeout", "500", "--nemesis-interval", "0.6", "--grace", "2"];
@@ -49,6 +49,42 @@ describe("postgres runs", () => {
     expect(await noSurvivors(r.store)).toEqual([]);
   });
 
+  it.each(["700", "750"])("a store under a directory of mode %s (root's home, a new Ubuntu user's) the postgres user cannot enter: the run works, the server's files live outside and go with it", async (mode) => {
+    const home = tempRunDir("fc-pg-home-");
+    chmodSync(home, parseInt(mode, 8));
+    const store = join(home, "histories");
+    const run = runCli("test", [...quick, "--client", "postgres-lease", "--nemesis", "pause", "--time-limit", "3", "--store", store]);
+    // data/postgres-1 is a link while the server runs: to a directory of the run's own it can reach.
+    let outside: string | null = null;
+    await waitFor(() => {
+      try {
+        outside = readlinkSync(join(latestRun(store), "data", "postgres-1"));
+        return true;
+      } catch {
+        return false;
+      }
+    }, 30_000);
+    expect(await run.exit, run.stderr()).toBe(0);
+    expect(outside).toMatch(/fencecheck-postgres-1-[^/]+\/postgres-1$/);
+    expect(JSON.parse(readFileSync(join(latestRun(store), "results.json"), "utf8")).valid).toBe(true);
+    expect(readFileSync(join(latestRun(store), "logs", "postgres-1.log"), "utf8")).toContain("ready to accept connections");
+    // Gone with the run: the link, its directory, and every process that used it.
+    expect(existsSync(join(latestRun(store), "data"))).toBe(false);
+    expect(existsSync(dirname(outside!))).toBe(false);
+    expect(await noSurvivors(dirname(outside!))).toEqual([]);
+  });
+
+  it("--keep-data keeps the outside directory and the link to it", async () => {
+    const home = tempRunDir("fc-pg-home-");
+    const store = join(home, "histories");
+    const r = runCli("test", [...quick, "--client", "postgres-advisory", "--nemesis", "none", "--time-limit", "2", "--keep-data", "--store", store]);
+    expect(await r.exit, r.stderr()).toBe(0);
+    const link = join(latestRun(store), "data", "postgres-1");
+    const outside = readlinkSync(link);
+    expect(existsSync(join(outside, "PG_VERSION"))).toBe(true);
+    rmSync(dirname(outside), { recursive: true, force: true });
+  });
+
   it("a SIGKILLed runner leaves no Postgres process (the reaper kills the postmaster, its backends follow)", async () => {
     const store = tempRunDir("fc-pg-");
     chmodSync(store, 0o755);
@@ -60,5 +96,19 @@ describe("postgres runs", () => {
     process.kill(-run.child.pid!, "SIGKILL");
     await run.exit;
     expect(await noSurvivors(store)).toEqual([]);
+  });
+
+  it("a SIGKILLed runner whose server's files live outside the store: the reaper removes them after the processes", async () => {
+    const home = tempRunDir("fc-pg-home-");
+    const store = join(home, "histories");
+    const run = runCli("test", [...quick, "--client", "postgres-lease", "--nemesis", "pause", "--time-limit", "60", "--store", store]);
+    const history = () => join(latestRun(store), "history.ndjson");
+    expect(await waitFor(() => existsSync(history()) && readFileSync(history(), "utf8").includes('"type":"ok"'), 30_000), run.stderr()).toBe(true);
+    const outside = dirname(readlinkSync(join(latestRun(store), "data", "postgres-1")));
+    expect(existsSync(outside)).toBe(true);
+    process.kill(-run.child.pid!, "SIGKILL");
+    await run.exit;
+    expect(await noSurvivors(outside)).toEqual([]);
+    expect(await waitFor(() => !existsSync(outside), 8000)).toBe(true);
   });
 });

@@ -1,0 +1,82 @@
+// What a run asks of the machine: only the parts it uses (the default Redis test
+// needs Redis and nothing else), and, where a part is missing and cannot be
+// installed here (no root, no passwordless sudo), a refusal (254) that names the
+// packages and the command, with nothing started or stored.
+import { describe, it, expect } from "vitest";
+import { accessSync, constants, existsSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { parseArgs, noPositional } from "../../lib/index.ts";
+import { TEST_OPTIONS, buildTest } from "../../runner/index.ts";
+import { REQUIREMENTS, requirementsOf } from "../../setup/index.ts";
+import { cliArgs, cliEnv, REPO } from "../helpers.ts";
+
+function needs(...argv: string[]): string[] {
+  const { options, positional } = parseArgs(argv, TEST_OPTIONS);
+  noPositional(positional);
+  return requirementsOf(buildTest(options));
+}
+
+describe("requirementsOf", () => {
+  it("asks for the parts a test uses and no others", () => {
+    expect(needs()).toEqual(["redis"]);
+    expect(needs("--backend", "redlock")).toEqual(["redis"]);
+    expect(needs("--backend", "etcd")).toEqual(["etcd"]);
+    expect(needs("--backend", "zookeeper")).toEqual(["zookeeper"]);
+    expect(needs("--backend", "postgres", "--pg-pooler", "pgbouncer")).toEqual(["postgres", "pgbouncer"]);
+    expect(needs("--nemesis", "clock")).toEqual(["redis", "clock"]);
+    expect(needs("--resource", "postgres")).toEqual(["redis", "postgres"]);
+    // The servers run elsewhere: nothing of theirs is needed here.
+    expect(needs("--deploy", "docker", "--backend", "etcd")).toEqual(["docker"]);
+    expect(needs("--deploy", "external", "--endpoints", "127.0.0.1:6379")).toEqual([]);
+  });
+
+  it("each part names the Debian packages that provide it", () => {
+    for (const r of Object.values(REQUIREMENTS)) if (r.id !== "docker") expect(r.packages.length, r.id).toBeGreaterThan(0);
+  });
+});
+
+/** Whether the user nobody can run the built command from this checkout (not where it lies under a private home). */
+function nobodyCanRun(): boolean {
+  try {
+    accessSync(join(REPO, "dist", "cli", "fencecheck.js"), constants.R_OK);
+  } catch {
+    return false;
+  }
+  return REPO.split("/").every((_, i, parts) => {
+    const dir = parts.slice(0, i + 1).join("/") || "/";
+    try {
+      accessSync(dir, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+function asNobody(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [...cliArgs(args[0]), ...args.slice(1)], { cwd: "/tmp", uid: 65534, gid: 65534, env: cliEnv({ ...env, HOME: "/nonexistent" }) }, (err, _out, stderr) =>
+      resolve({ code: err ? (typeof err.code === "number" ? err.code : null) : 0, stderr }),
+    );
+  });
+}
+
+describe.skipIf(process.getuid?.() !== 0 || !nobodyCanRun())("a part missing where nobody may install it", { timeout: 60_000 }, () => {
+  // etcd made to look missing: FENCECHECK_ETCD names the program a run would start.
+  const missing = { FENCECHECK_ETCD: "/nonexistent/etcd" };
+
+  it("fencecheck test refuses (254) naming the packages and the command, and stores nothing", async () => {
+    const store = join("/tmp", `fc-nobody-${process.pid}-${Date.now()}`);
+    const r = await asNobody(["test", "--backend", "etcd", "--store", store], missing);
+    expect(r.code, r.stderr).toBe(254);
+    expect(r.stderr).toMatch(/fencecheck needs the Debian packages etcd-server \(etcd: --backend etcd\); install them as root: sudo apt-get install -y etcd-server/);
+    expect(existsSync(store)).toBe(false);
+  });
+
+  it("fencecheck setup says the same and exits 1", async () => {
+    const r = await asNobody(["setup", "--backends", "etcd"], missing);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/sudo apt-get install -y etcd-server/);
+  });
+});
