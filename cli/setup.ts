@@ -5,7 +5,7 @@
 // test suite, which needs everything.
 import { BACKENDS } from "../runner/index.ts";
 import { EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
-import { BACKEND_NEEDS, REQUIREMENTS, REQUIREMENT_IDS, ensure, type RequirementId } from "../setup/index.ts";
+import { BACKEND_NEEDS, REQUIREMENTS, REQUIREMENT_IDS, ensure, satisfied, type RequirementId } from "../setup/index.ts";
 
 const EXTRAS: readonly RequirementId[] = ["clock", "pgbouncer", "docker", "gnu-time"];
 
@@ -45,7 +45,8 @@ export async function main(argv: string[]): Promise<number> {
   if (o.list) {
     for (const id of REQUIREMENT_IDS) {
       const r = REQUIREMENTS[id];
-      const state = id === "docker" ? "set up by scripts/setup-docker.sh" : r.present() ? "present" : "missing";
+      const chosen = (r.chosenBy ?? []).filter((v) => process.env[v]);
+      const state = id === "docker" ? "set up by scripts/setup-docker.sh" : chosen.length ? `yours (${chosen.join(", ")})` : r.present() ? "present" : "missing";
       process.stdout.write(`${id.padEnd(10)} ${state.padEnd(34)} ${r.packages.join(" ").padEnd(36)} ${r.serves}\n`);
     }
     return EXIT.valid;
@@ -54,7 +55,7 @@ export async function main(argv: string[]): Promise<number> {
   // Asked for everything, the optional parts may fail with a warning: Ubuntu's apt
   // has no postgresql-15, and a machine may have no way to run a container engine.
   const soft = new Set<RequirementId>(everything ? ids.filter((id) => REQUIREMENTS[id].optional) : []);
-  const already = ids.filter((id) => id !== "docker" && REQUIREMENTS[id].packages.length > 0 && REQUIREMENTS[id].present());
+  const already = ids.filter((id) => id !== "docker" && REQUIREMENTS[id].packages.length > 0 && satisfied(REQUIREMENTS[id]));
   try {
     const report = await ensure(ids, { say, soft });
     for (const w of report.warnings) say(`fencecheck setup: warning: ${w}`);

@@ -7,10 +7,10 @@ import { BadInput } from "../lib/exit.ts";
 import { repoFile } from "../lib/paths.ts";
 import type { Test } from "../runner/test.ts";
 import { aptInstall, hasApt, installCommand, InstallFailed, rootCommand } from "./apt.ts";
-import { BACKEND_NEEDS, REQUIREMENTS, REQUIREMENT_IDS, type RequirementId } from "./requirements.ts";
+import { BACKEND_NEEDS, REQUIREMENTS, REQUIREMENT_IDS, satisfied, type RequirementId } from "./requirements.ts";
 import { ensureShim } from "./shim.ts";
 
-export { REQUIREMENTS, REQUIREMENT_IDS, BACKEND_NEEDS, type Requirement, type RequirementId } from "./requirements.ts";
+export { REQUIREMENTS, REQUIREMENT_IDS, BACKEND_NEEDS, satisfied, type Requirement, type RequirementId } from "./requirements.ts";
 
 /** The parts of the machine a test uses: its backend's servers where they run here, and the extras its options name. */
 export function requirementsOf(test: Test): RequirementId[] {
@@ -54,7 +54,7 @@ export async function ensure(ids: readonly RequirementId[], opts: EnsureOptions 
     if (opts.soft?.has(id)) report.warnings.push(message);
     else throw new BadInput(message);
   };
-  const missing = ids.filter((id) => REQUIREMENTS[id].packages.length > 0 && !REQUIREMENTS[id].present());
+  const missing = ids.filter((id) => REQUIREMENTS[id].packages.length > 0 && !satisfied(REQUIREMENTS[id]));
   if (missing.length) {
     const packages = [...new Set(missing.flatMap((id) => REQUIREMENTS[id].packages))];
     const why = missing.map((id) => `${id}: ${REQUIREMENTS[id].serves}`).join("; ");
@@ -68,7 +68,7 @@ export async function ensure(ids: readonly RequirementId[], opts: EnsureOptions 
         const done = await aptInstall(packages, {
           root,
           say,
-          stillNeeded: () => [...new Set(missing.filter((id) => !REQUIREMENTS[id].present()).flatMap((id) => REQUIREMENTS[id].packages))],
+          stillNeeded: () => [...new Set(missing.filter((id) => !satisfied(REQUIREMENTS[id])).flatMap((id) => REQUIREMENTS[id].packages))],
         });
         report.installed.push(...done.added);
         report.seconds += done.seconds;
@@ -77,7 +77,7 @@ export async function ensure(ids: readonly RequirementId[], opts: EnsureOptions 
         if (!(err instanceof InstallFailed)) throw err;
         for (const id of missing) fail(id, `installing ${packages.join(" ")} (${why}) failed: ${err.message}`);
       }
-      for (const id of missing) if (!REQUIREMENTS[id].present() && !report.warnings.some((w) => w.includes(id))) fail(id, `${id} is still missing after apt-get installed ${REQUIREMENTS[id].packages.join(" ")}`);
+      for (const id of missing) if (!satisfied(REQUIREMENTS[id]) && !report.warnings.some((w) => w.includes(id))) fail(id, `${id} is still missing after apt-get installed ${REQUIREMENTS[id].packages.join(" ")}`);
     }
   }
   if (ids.includes("clock") && REQUIREMENTS.clock.present()) {

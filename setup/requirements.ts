@@ -19,8 +19,15 @@ export interface Requirement {
   serves: string;
   /** Debian's packages that provide it; empty for docker, which its own script sets up. */
   packages: readonly string[];
-  /** Whether the machine has it (programs named by FENCECHECK_* variables count). */
+  /** Whether the machine has it. */
   present(): boolean;
+  /**
+   * The variables by which a user names the program to run instead (another
+   * Postgres, a redis-server of their own build). With one set the part counts as
+   * present: nothing of Debian's would be run, and a program that is not there
+   * fails the run's start naming it.
+   */
+  chosenBy?: readonly string[];
   /**
    * Whether a failure to install it may be only a warning when it was not asked
    * for by name (Ubuntu's apt has no postgresql-15; a machine may have no engine).
@@ -43,8 +50,8 @@ export function onPath(program: string): boolean {
 }
 
 export const REQUIREMENTS: Record<RequirementId, Requirement> = {
-  redis: { id: "redis", serves: "--backend redis and redlock", packages: ["redis-server"], present: () => onPath(redisBinary()) },
-  etcd: { id: "etcd", serves: "--backend etcd", packages: ["etcd-server"], present: () => onPath(etcdBinary()) },
+  redis: { id: "redis", serves: "--backend redis and redlock", packages: ["redis-server"], present: () => onPath(redisBinary()), chosenBy: ["FENCECHECK_REDIS_SERVER"] },
+  etcd: { id: "etcd", serves: "--backend etcd", packages: ["etcd-server"], present: () => onPath(etcdBinary()), chosenBy: ["FENCECHECK_ETCD"] },
   zookeeper: {
     id: "zookeeper",
     serves: "--backend zookeeper",
@@ -52,8 +59,8 @@ export const REQUIREMENTS: Record<RequirementId, Requirement> = {
     packages: ["zookeeper", "default-jre-headless"],
     present: () => existsSync(ZK_CLASSPATH[1]) && onPath(javaBinary()),
   },
-  postgres: { id: "postgres", serves: "--backend postgres and --resource postgres", packages: ["postgresql-15"], present: () => onPath(pgBin("postgres")), optional: true },
-  pgbouncer: { id: "pgbouncer", serves: "--pg-pooler pgbouncer", packages: ["pgbouncer"], present: () => onPath(pgbouncerBinary()), optional: true },
+  postgres: { id: "postgres", serves: "--backend postgres and --resource postgres", packages: ["postgresql-15"], present: () => onPath(pgBin("postgres")), chosenBy: ["FENCECHECK_PG_BIN"], optional: true },
+  pgbouncer: { id: "pgbouncer", serves: "--pg-pooler pgbouncer", packages: ["pgbouncer"], present: () => onPath(pgbouncerBinary()), chosenBy: ["FENCECHECK_PGBOUNCER"], optional: true },
   // The shim that lets libfaketime run inside Debian's redis-server is built from
   // source, hence the compiler (setup/shim.ts builds it once into the cache).
   clock: { id: "clock", serves: "--nemesis clock on local servers", packages: ["faketime", "gcc", "libc6-dev"], present: () => findLibfaketime() !== null && onPath("gcc") && existsSync("/usr/include/stdio.h") },
@@ -69,3 +76,8 @@ export const BACKEND_NEEDS: Record<string, RequirementId> = {
   zookeeper: "zookeeper",
   postgres: "postgres",
 };
+
+/** Whether the part is there, or the user named a program of their own for it. */
+export function satisfied(r: Requirement, env: NodeJS.ProcessEnv = process.env): boolean {
+  return (r.chosenBy ?? []).some((v) => env[v]) || r.present();
+}

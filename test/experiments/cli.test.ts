@@ -20,7 +20,7 @@ describe("npm run experiment", () => {
     const store = tempRunDir("fc-exp-");
     const unknown = runCli("experiment", ["nope", "--store", store]);
     expect(await unknown.exit).toBe(254);
-    expect(unknown.stderr()).toMatch(/no experiment named "nope"; choose from fairness, renew, contention, ttl-liveness, keys/);
+    expect(unknown.stderr()).toMatch(/no experiment named "nope"; did you mean renew\? \(experiments: fairness, renew, contention, ttl-liveness, keys/);
     const bad = runCli("experiment", ["renew", "--ttl", "soon", "--store", store]);
     expect(await bad.exit).toBe(254);
     expect(bad.stderr()).toMatch(/--ttl/);

@@ -61,7 +61,7 @@ describe("teardown", () => {
     expect(events.some((e) => e.f === "start-pause")).toBe(true);
     // The final heal ran: the pause was ended and recorded.
     expect(events.some((e) => e.f === "stop-pause")).toBe(true);
-    expect(run.stderr()).toContain("npm run check --");
+    expect(run.stderr()).toMatch(/Check it with: fencecheck check \//);
   });
 
   it("Ctrl-C during start-up leaves no process", async () => {
@@ -94,7 +94,7 @@ describe("teardown", () => {
     try {
       const run = runCli("test", [...quick, "--time-limit", "5", "--port-base", String(base), "--store", store]);
       expect(await run.exit).toBe(255);
-      expect(run.stderr()).toMatch(/fencecheck failed: /);
+      expect(run.stderr()).toMatch(/fencecheck test failed: /);
       expect(run.stderr()).toMatch(/EADDRINUSE|Address already in use/);
       expect(await noSurvivors(store)).toEqual([]);
     } finally {

@@ -172,13 +172,13 @@ describe("npm run scenario", () => {
     const store = tempRunDir("fc-scenario-");
     const unknown = runCli("scenario", ["K9", "--store", store]);
     expect(await unknown.exit).toBe(254);
-    expect(unknown.stderr()).toMatch(/unknown scenario "K9"; scenarios: K1, K2, K3, K4, K5, T1, F1, F2/);
+    expect(unknown.stderr()).toMatch(/unknown scenario "K9"; did you mean K1\? \(scenarios: K1, K2, K3, K4, K5, T1, F1, F2/);
     const fixed = runCli("scenario", ["T1", "--concurrency", "5", "--store", store]);
     expect(await fixed.exit).toBe(254);
     expect(fixed.stderr()).toMatch(/--concurrency is fixed by scenario T1.*--release-gap/);
     const none = runCli("scenario", []);
     expect(await none.exit).toBe(254);
-    expect(none.stderr()).toMatch(/Usage: npm run scenario -- <id>/);
+    expect(none.stderr()).toMatch(/Usage: fencecheck scenario <id>/);
     expect(existsSync(latestRun(store))).toBe(false);
   });
 });

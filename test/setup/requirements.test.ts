@@ -3,12 +3,13 @@
 // installed here (no root, no passwordless sudo), a refusal (254) that names the
 // packages and the command, with nothing started or stored.
 import { describe, it, expect } from "vitest";
-import { accessSync, constants, existsSync } from "node:fs";
+import { accessSync, chmodSync, constants, existsSync, mkdtempSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { parseArgs, noPositional } from "../../lib/index.ts";
 import { TEST_OPTIONS, buildTest } from "../../runner/index.ts";
-import { REQUIREMENTS, requirementsOf } from "../../setup/index.ts";
+import { REQUIREMENTS, requirementsOf, satisfied } from "../../setup/index.ts";
 import { cliArgs, cliEnv, REPO } from "../helpers.ts";
 
 function needs(...argv: string[]): string[] {
@@ -31,8 +32,9 @@ describe("requirementsOf", () => {
     expect(needs("--deploy", "external", "--endpoints", "127.0.0.1:6379")).toEqual([]);
   });
 
-  it("each part names the Debian packages that provide it", () => {
+  it("each part names the Debian packages that provide it; a program the user named counts as there", () => {
     for (const r of Object.values(REQUIREMENTS)) if (r.id !== "docker") expect(r.packages.length, r.id).toBeGreaterThan(0);
+    expect(satisfied(REQUIREMENTS.etcd, { FENCECHECK_ETCD: "/opt/etcd/bin/etcd" })).toBe(true);
   });
 });
 
@@ -63,8 +65,11 @@ function asNobody(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: numbe
 }
 
 describe.skipIf(process.getuid?.() !== 0 || !nobodyCanRun())("a part missing where nobody may install it", { timeout: 60_000 }, () => {
-  // etcd made to look missing: FENCECHECK_ETCD names the program a run would start.
-  const missing = { FENCECHECK_ETCD: "/nonexistent/etcd" };
+  // etcd made to look missing: a PATH with apt-get, dpkg-query and sudo (where there is one) and no etcd.
+  const bin = mkdtempSync(join(tmpdir(), "fc-path-"));
+  chmodSync(bin, 0o755);
+  for (const p of ["apt-get", "dpkg-query", "sudo"]) if (existsSync(`/usr/bin/${p}`)) symlinkSync(`/usr/bin/${p}`, join(bin, p));
+  const missing = { PATH: bin };
 
   it("fencecheck test refuses (254) naming the packages and the command, and stores nothing", async () => {
     const store = join("/tmp", `fc-nobody-${process.pid}-${Date.now()}`);

@@ -120,7 +120,7 @@ describe("soak verdicts", () => {
       const soak = runCli("soak", ["--matrix", matrix, "--store", store]);
       expect(await soak.exit, soak.stderr()).toBe(255);
       expect(soak.stdout()).toMatch(/^CRASHED runs in crashes/);
-      expect(soak.stdout()).toMatch(/CRASHED crashes #0 \(seed \d+\): test:jepsen exited 255/);
+      expect(soak.stdout()).toMatch(/CRASHED crashes #0 \(seed \d+\): fencecheck test exited 255/);
       const records: RunRecord[] = readFileSync(join(soakDirs(store)[0], "runs.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
       expect(records.map((r) => [r.config, r.status])).toEqual([
         ["crashes", "crashed"],
