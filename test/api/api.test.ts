@@ -41,24 +41,21 @@ describe("the API's options", () => {
 });
 
 describe("runTest and checkRun", () => {
-  it("runTest makes the command's run and resolves with its verdict and results.json", async () => {
-    const store = tempRunDir("fc-api-");
+  it("runTest makes the command's run, relative paths the caller's (control.cwd), and resolves with its verdict and results.json", async () => {
+    const cwd = tempRunDir("fc-api-");
     const lines: string[] = [];
-    const r = await runTest({ ...K1, fence: false, store }, { log: (l) => lines.push(l) });
+    const r = await runTest({ ...K1, fence: false, store: "here" }, { cwd, log: (l) => lines.push(l) });
     expect(r.exitCode).toBe(1);
     expect(r.valid).toBe(false);
     expect(r.results.anomaly_types).toContain("stale-write-accepted");
-    expect(r.runDir.startsWith(store)).toBe(true);
+    expect(r.runDir.startsWith(join(cwd, "here"))).toBe(true);
     expect(JSON.parse(readFileSync(join(r.runDir, "results.json"), "utf8"))).toEqual(r.results);
     expect(r.summary).toMatch(/^INVALID {2}fenced-write on redis, fencing off/);
     expect(lines.some((l) => l.includes(`run directory ${r.runDir}`))).toBe(true);
   }, 60_000);
 
-  it("relative paths are the caller's (control.cwd), and bad options reject with the command's message, nothing stored", async () => {
+  it("bad options reject with the command's message, nothing stored", async () => {
     const cwd = tempRunDir("fc-api-");
-    const r = await runTest({ ...K1, fence: true, store: "here" }, { cwd });
-    expect(r.valid).toBe(true);
-    expect(r.runDir.startsWith(join(cwd, "here"))).toBe(true);
     const bad = runTest({ backend: "redis", client: "./nowhere.ts", store: "bad" }, { cwd });
     await expect(bad).rejects.toThrow(BadInput);
     await expect(bad).rejects.toThrow(/--client \.\/nowhere\.ts: no such file/);

@@ -34,15 +34,15 @@ export const ok = (r: Ran): string => `exit ${r.code}\n${r.stdout}\n${r.stderr}`
 /**
  * Packs this checkout as `npm pack` does (its dist/, which the suite's global
  * set-up built from these sources) and makes a project that installs the tarball
- * and ioredis 5 from the registry or npm's cache. Resolves with the project's directory.
+ * and ioredis 5 (and `more`) from the registry or npm's cache. Resolves with the project's directory.
  */
-export async function teamProject(): Promise<{ dir: string; tarball: string }> {
+export async function teamProject(more: string[] = []): Promise<{ dir: string; tarball: string }> {
   const dir = mkdtempSync(join(tmpdir(), "fc-team-"));
   const packed = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir, REPO], { cwd: dir });
   if (packed.code !== 0) throw new Error(`npm pack failed: ${ok(packed)}`);
   const tarball = join(dir, packed.stdout.trim().split("\n").pop()!);
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "team-locks", version: "1.0.0", private: true }, null, 2));
-  const installed = await run("npm", ["install", "--no-audit", "--no-fund", tarball, "ioredis@5"], { cwd: dir });
+  const installed = await run("npm", ["install", "--no-audit", "--no-fund", tarball, "ioredis@5", ...more], { cwd: dir });
   if (installed.code !== 0) throw new Error(`npm install failed: ${ok(installed)}`);
   copyFileSync(join(REPO, "examples/redis-lock-adapter.ts"), join(dir, "example-lock.ts"));
   copyFileSync(join(REPO, "test/package/fixtures/my-lock.ts"), join(dir, "my-lock.ts"));
