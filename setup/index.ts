@@ -55,30 +55,34 @@ export async function ensure(ids: readonly RequirementId[], opts: EnsureOptions 
     else throw new BadInput(message);
   };
   const missing = ids.filter((id) => REQUIREMENTS[id].packages.length > 0 && !satisfied(REQUIREMENTS[id]));
-  if (missing.length) {
-    const packages = [...new Set(missing.flatMap((id) => REQUIREMENTS[id].packages))];
-    const why = missing.map((id) => `${id}: ${REQUIREMENTS[id].serves}`).join("; ");
+  // What must be had goes in one apt-get call; a part allowed to fail goes in one
+  // of its own, so that apt refusing it (no postgresql-15 on Ubuntu) takes nothing else with it.
+  const groups = [missing.filter((id) => !opts.soft?.has(id)), ...missing.filter((id) => opts.soft?.has(id)).map((id) => [id])];
+  for (const group of groups.filter((g) => g.length > 0)) {
+    const packages = [...new Set(group.flatMap((id) => REQUIREMENTS[id].packages))];
+    const why = group.map((id) => `${id}: ${REQUIREMENTS[id].serves}`).join("; ");
     const root = hasApt() ? rootCommand() : null;
     if (root === null) {
       const how = hasApt() ? `install them as root: ${installCommand(packages)}` : "this machine has no apt-get to install them with";
-      for (const id of missing) fail(id, `fencecheck needs the Debian packages ${packages.join(" ")} (${why}); ${how}`);
-    } else {
-      say(`fencecheck: installing ${packages.join(" ")} with apt-get (${why})`);
-      try {
-        const done = await aptInstall(packages, {
-          root,
-          say,
-          stillNeeded: () => [...new Set(missing.filter((id) => !satisfied(REQUIREMENTS[id])).flatMap((id) => REQUIREMENTS[id].packages))],
-        });
-        report.installed.push(...done.added);
-        report.seconds += done.seconds;
-        say(`fencecheck: installed in ${done.seconds.toFixed(1)} s: ${done.added.length ? done.added.join(" ") : "nothing new (another process had installed them)"}`);
-      } catch (err) {
-        if (!(err instanceof InstallFailed)) throw err;
-        for (const id of missing) fail(id, `installing ${packages.join(" ")} (${why}) failed: ${err.message}`);
-      }
-      for (const id of missing) if (!satisfied(REQUIREMENTS[id]) && !report.warnings.some((w) => w.includes(id))) fail(id, `${id} is still missing after apt-get installed ${REQUIREMENTS[id].packages.join(" ")}`);
+      for (const id of group) fail(id, `fencecheck needs the Debian packages ${packages.join(" ")} (${why}); ${how}`);
+      continue;
     }
+    say(`fencecheck: installing ${packages.join(" ")} with apt-get (${why})`);
+    try {
+      const done = await aptInstall(packages, {
+        root,
+        say,
+        stillNeeded: () => [...new Set(group.filter((id) => !satisfied(REQUIREMENTS[id])).flatMap((id) => REQUIREMENTS[id].packages))],
+      });
+      report.installed.push(...done.added);
+      report.seconds += done.seconds;
+      say(`fencecheck: installed in ${done.seconds.toFixed(1)} s: ${done.added.length ? done.added.join(" ") : "nothing new (another process had installed them)"}`);
+    } catch (err) {
+      if (!(err instanceof InstallFailed)) throw err;
+      for (const id of group) fail(id, `installing ${packages.join(" ")} (${why}) failed: ${err.message}`);
+      continue;
+    }
+    for (const id of group) if (!satisfied(REQUIREMENTS[id])) fail(id, `${id} is still missing after apt-get installed ${REQUIREMENTS[id].packages.join(" ")}`);
   }
   if (ids.includes("clock") && REQUIREMENTS.clock.present()) {
     try {
