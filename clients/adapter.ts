@@ -19,7 +19,7 @@ export type { LockAdapter };
  * (single: INCR on the first node; max-incr: on every node, the largest), as the
  * Redlock clients do, taken right after each acquire.
  */
-export function adapterClients(adapter: LockAdapter): { create(ctx: ClientContext): LockClient } {
+export function adapterClients(adapter: Pick<LockAdapter, "fences" | "create">): { create(ctx: ClientContext): LockClient } {
   return {
     create(ctx) {
       const client = adapter.create(ctx);

@@ -21,7 +21,9 @@
 import type { Hold, Outcome } from "./lock.ts";
 import { call, EtcdCallError, errorCode, hex, keepAliveOnce, key, leaseFacts, leaseSeconds, LeaseLock, revokeQuietly, under, type LeaseHold } from "./etcd-connection.ts";
 
-export const QUEUE_PREFIX = "fencecheck/queue";
+import { QUEUE_PREFIX } from "./places.ts";
+
+export { QUEUE_PREFIX };
 
 export class EtcdQueueLock extends LeaseLock<LeaseHold> {
   async acquire(k: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {

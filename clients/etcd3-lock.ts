@@ -14,7 +14,9 @@ import type { Hold, Outcome } from "./lock.ts";
 import { sleep } from "../lib/index.ts";
 import { call, classify, errorCode, key, leaseFacts, leaseSeconds, LeaseLock, type LeaseHold } from "./etcd-connection.ts";
 
-export const LOCK_PREFIX = "fencecheck/etcd3-lock";
+import { LOCK_PREFIX } from "./places.ts";
+
+export { LOCK_PREFIX };
 
 interface Held extends LeaseHold {
   lock: Lock;

@@ -63,8 +63,8 @@ class RedisSemaphoreMutex implements LockClient {
   }
 }
 
-export const redisSemaphore: LockAdapter = {
-  describe: "redis-semaphore 5.8 Mutex: SET NX PX with its own retries and refresh timer; no fence (use --fence-source)",
+/** An adapter but for its one-line description, which the registry (index.ts) holds. */
+export const redisSemaphore: Omit<LockAdapter, "describe"> = {
   backends: ["redis"],
   fences: false,
   create: (ctx) => new RedisSemaphoreMutex(ctx),

@@ -221,8 +221,8 @@ class SimpleRedisMutex implements LockClient {
   }
 }
 
-export const simpleRedisMutex: LockAdapter = {
-  describe: "simple-redis-mutex 3.0.0: SET NX PX, waits by pub/sub with failAfter, fence = INCR of one global counter after the SET",
+/** An adapter but for its one-line description, which the registry (index.ts) holds. */
+export const simpleRedisMutex: Omit<LockAdapter, "describe"> = {
   backends: ["redis"],
   fences: true,
   create: (ctx) => new SimpleRedisMutex(ctx),

@@ -29,7 +29,9 @@ import { ZkCallError, ZkSession, isZk, zxid } from "./zookeeper-session.ts";
 
 const { CreateMode } = zookeeper;
 
-export const LOCK_ROOT = "/fencecheck/locks";
+import { ZK_LOCK_ROOT as LOCK_ROOT } from "./places.ts";
+
+export { LOCK_ROOT };
 
 interface ZkHold {
   dir: string;

@@ -5,6 +5,7 @@
 // its `control` layer). Adding a deployment touches no backend.
 import type { ProcessGroup } from "./processes.ts";
 import { faketimeEnv } from "./faketime.ts";
+import { etcdBinary, javaBinary, redisBinary } from "./programs.ts";
 
 /** The server programs a backend runs; a deployment knows how to start each. */
 export type ServerKind = "redis" | "etcd" | "zookeeper";
@@ -52,10 +53,7 @@ export interface Deployment {
   network?: { disconnect(name: string): Promise<void>; connect(name: string): Promise<void> };
 }
 
-export const redisBinary = (): string => process.env.FENCECHECK_REDIS_SERVER ?? "redis-server";
-export const etcdBinary = (): string => process.env.FENCECHECK_ETCD ?? "etcd";
-/** ZooKeeper is a Java program: its arguments start with the JVM's (cluster/zookeeper.ts). */
-export const javaBinary = (): string => process.env.FENCECHECK_JAVA ?? "java";
+export { redisBinary, etcdBinary, javaBinary } from "./programs.ts";
 const LOCAL_PROGRAMS: Record<ServerKind, () => string> = { redis: redisBinary, etcd: etcdBinary, zookeeper: javaBinary };
 
 /** Local child processes, in the run's process group (its teardown and reaper stop them). */

@@ -12,8 +12,9 @@ import { logTail, type ProcessGroup } from "./processes.ts";
 import type { PortPlan } from "./ports.ts";
 import type { ServerNode } from "./redis.ts";
 import { serverDataDir, serverUser } from "./postgres.ts";
+import { pgbouncerBinary } from "./programs.ts";
 
-export const pgbouncerBinary = (): string => process.env.FENCECHECK_PGBOUNCER ?? "pgbouncer";
+export { pgbouncerBinary };
 
 function config(listen: ServerNode, upstream: ServerNode, dir: string): string {
   return [

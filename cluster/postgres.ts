@@ -26,9 +26,9 @@ import type { Cluster } from "./cluster.ts";
 import { logTail, type ProcessGroup } from "./processes.ts";
 import type { PortPlan } from "./ports.ts";
 import type { ServerNode } from "./redis.ts";
+import { pgBin } from "./programs.ts";
 
-/** Where Debian's postgresql-15 keeps its programs (not on PATH). */
-export const pgBin = (program: string): string => join(process.env.FENCECHECK_PG_BIN ?? "/usr/lib/postgresql/15/bin", program);
+export { pgBin };
 
 export interface PostgresOptions {
   runDir: string;

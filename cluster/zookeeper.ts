@@ -19,9 +19,9 @@ import type { ServerNode } from "./redis.ts";
 import { ZkPeerProxies, hostsFile } from "./zookeeper-peers.ts";
 import { fourLetterWord, zkMode } from "./zookeeper-admin.ts";
 import { sleep } from "../lib/index.ts";
+import { ZK_CLASSPATH } from "./programs.ts";
 
-/** Where Debian's package puts the server and the logging it needs (slf4j to log4j 1.2, both its dependencies). */
-export const ZK_CLASSPATH = ["/etc/zookeeper/conf", "/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-log4j12.jar", "/usr/share/java/log4j-1.2.jar"];
+export { ZK_CLASSPATH };
 
 export interface ZkMember extends ServerNode {
   /** 1-based, as in its myid file and its server.N line. */

@@ -9,7 +9,7 @@
 // itself: only the kill ends it. It tells its parent over IPC (HolderMessage),
 // with times as epoch ms to the microsecond, comparable across processes on this
 // machine.
-import { CLIENTS } from "../clients/index.ts";
+import { createClient } from "../clients/index.ts";
 import { rng } from "../lib/index.ts";
 import type { Hold } from "../clients/index.ts";
 
@@ -25,7 +25,7 @@ process.on("disconnect", () => process.exit(0));
 
 const [name, endpoints, key, ttlArg] = process.argv.slice(2);
 const ttlMs = Number(ttlArg);
-const lock = CLIENTS[name].create({ endpoints: JSON.parse(endpoints), ownerPrefix: `holder${process.pid}`, commandTimeoutMs: 2000, rng: rng(1, "holder", process.pid), options: {} });
+const lock = await createClient(name, { endpoints: JSON.parse(endpoints), ownerPrefix: `holder${process.pid}`, commandTimeoutMs: 2000, rng: rng(1, "holder", process.pid), options: {} });
 
 const began = now();
 const r = await lock.acquire(key, ttlMs, 0).catch((err: unknown) => ({ type: "threw", error: String(err) }) as const);

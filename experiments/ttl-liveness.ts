@@ -9,7 +9,7 @@
 // paused holder's lock on sooner, and fencing is what keeps that hand-over safe.
 import { mkdirSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
-import { CLIENTS, type Endpoint, type Hold, type LockClient } from "../clients/index.ts";
+import { CLIENTS, createClient, type Endpoint, type Hold, type LockClient } from "../clients/index.ts";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
 import { localDeployment } from "../cluster/deployment.ts";
@@ -206,7 +206,7 @@ async function measure(ctx: ExperimentContext, client: string, ttls: number[], r
     const starting = startServers(group, backend, dir);
     starting.catch(() => {});
     const endpoints = await until(starting, signal);
-    waiter = CLIENTS[client].create({ endpoints, ownerPrefix: "waiter", commandTimeoutMs: 2000, rng: rng(1, "waiter"), options: {} });
+    waiter = await createClient(client, { endpoints, ownerPrefix: "waiter", commandTimeoutMs: 2000, rng: rng(1, "waiter"), options: {} });
     // The harness's own question (what lease the member granted), on a client port, not through the lock client.
     if (backend === "etcd") admin = new EtcdAdmin(endpoints[0].name, endpoints[0].port, 2000);
     const bench: Bench = { group, dir, client, backend, endpoints, waiter, admin, killAfterMs: ctx.options["kill-after"] as number, signal };

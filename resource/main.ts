@@ -11,7 +11,6 @@ import { parseResourceArgs } from "./args.ts";
 import { DecisionLog } from "./decision-log.ts";
 import { FencedStore } from "./fences.ts";
 import { memoryDecider } from "./decider.ts";
-import { pgDecider } from "./pg-decider.ts";
 import { ResourceMetrics } from "./metrics.ts";
 import { createResourceServer } from "./server.ts";
 
@@ -34,7 +33,8 @@ async function main(): Promise<void> {
   const args = parseResourceArgs(process.argv.slice(2));
   const clock = inputOrFail(() => runClockFromEnv());
   const log = inputOrFail(() => new DecisionLog(args.log, clock), `cannot open --log ${args.log}: `);
-  const decider = args.pg ? await pgDecider({ ...args.pg, fencing: args.fencing }) : memoryDecider(new FencedStore(args.fencing, args.fenceReads));
+  // Postgres' client is loaded only by a resource that keeps its state there.
+  const decider = args.pg ? await (await import("./pg-decider.ts")).pgDecider({ ...args.pg, fencing: args.fencing }) : memoryDecider(new FencedStore(args.fencing, args.fenceReads));
   const server = createResourceServer({ decider, log, metrics: new ResourceMetrics() });
 
   // Every decision is already on disk (written synchronously), so stopping needs

@@ -5,15 +5,11 @@ import type { PortPlan } from "../cluster/ports.ts";
 import { startRedisCluster } from "../cluster/redis-cluster.ts";
 import type { RedisPersistence, RedisNodeOptions } from "../cluster/redis.ts";
 import type { Cluster, ClusterAbility } from "../cluster/cluster.ts";
-import { startEtcdCluster } from "../cluster/etcd.ts";
-import { startZkCluster } from "../cluster/zookeeper.ts";
 import type { Deployment, PauseMode } from "../cluster/deployment.ts";
 import type { ExternalServer } from "../cluster/external.ts";
 import type { ServerNode } from "../cluster/redis.ts";
-import { EtcdAdmin } from "../cluster/etcd-admin.ts";
 import { removeKeysUnder } from "../clients/redis.ts";
-import { etcdKeyRanges } from "../clients/index.ts";
-import { startPostgresBackend, removePostgresKeys } from "./postgres-backend.ts";
+import { etcdKeyRanges } from "../clients/places.ts";
 
 /** How servers are started, from the options; each backend applies what concerns it. */
 export interface ServerOptions {
@@ -75,6 +71,7 @@ async function removeRedisKeys(nodes: readonly ServerNode[], prefix: string): Pr
 
 /** On the first member that answers: a delete is replicated to the others. */
 async function removeEtcdKeys(nodes: readonly ServerNode[], prefix: string): Promise<number> {
+  const { EtcdAdmin } = await import("../cluster/etcd-admin.ts");
   let last: unknown = null;
   for (const n of nodes) {
     const admin = new EtcdAdmin(n.name, n.port, 5000, n.host);
@@ -120,8 +117,10 @@ export const BACKENDS: Record<string, Backend> = {
     abilities: ["kill"],
     lacks: { clock: "libfaketime cannot move etcd's clock (Go reads time without libc)" },
     needsToxics: { block_from: "member-to-member partitions: it refuses a connection whose first request comes from a blocked member" },
-    start: (ctx) =>
-      startEtcdCluster({
+    // etcd's, ZooKeeper's and Postgres' code (and the client libraries it uses) is
+    // loaded by the runs of those backends only.
+    start: async (ctx) =>
+      (await import("../cluster/etcd.ts")).startEtcdCluster({
         group: ctx.group,
         ports: ctx.ports,
         runDir: ctx.runDir,
@@ -145,7 +144,7 @@ export const BACKENDS: Record<string, Backend> = {
       zk_sid_only: "member-to-member partitions: leader election connects back to the address a member advertises, around the proxies, unless the first message is rewritten",
     },
     deploys: ["local"],
-    start: (ctx) => startZkCluster({ group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: ctx.toxiproxyUrl, deployment: ctx.deployment }),
+    start: async (ctx) => (await import("../cluster/zookeeper.ts")).startZkCluster({ group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: ctx.toxiproxyUrl, deployment: ctx.deployment }),
     serverNames: ["zk-1", "zk-2", "zk-3"],
     removeKeys: async () => {
       throw new Error("--backend zookeeper runs its own servers only");
@@ -159,9 +158,9 @@ export const BACKENDS: Record<string, Backend> = {
     abilities: ["kill"],
     lacks: { clock: "the lock clients read the time with clock_timestamp(), and libfaketime under Postgres is not set up here" },
     deploys: ["local"],
-    start: startPostgresBackend,
+    start: async (ctx) => (await import("./postgres-backend.ts")).startPostgresBackend(ctx),
     serverNames: ["postgres-1"],
-    removeKeys: removePostgresKeys,
+    removeKeys: async (nodes, prefix) => (await import("./postgres-backend.ts")).removePostgresKeys(nodes, prefix),
   },
 };
 

@@ -6,7 +6,7 @@ import { startPostgresCluster, pgConnection } from "../cluster/postgres.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import { startPgbouncer } from "../cluster/pgbouncer.ts";
 import type { ServerNode } from "../cluster/redis.ts";
-import { LOCK_TABLES_SQL } from "../clients/index.ts";
+import { LOCK_TABLES_SQL } from "../clients/postgres-session.ts";
 import type { BackendContext } from "./backends.ts";
 import type { ProcessGroup } from "../cluster/processes.ts";
 import type { PortPlan } from "../cluster/ports.ts";

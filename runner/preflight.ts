@@ -7,7 +7,6 @@
 import { Toxiproxy, ToxiproxyError } from "toxiproxy-node-client";
 import { BadInput } from "../lib/index.ts";
 import type { Test } from "./test.ts";
-import { findEngine, NoEngine } from "../docker/index.ts";
 import { isAdapterPath, loadAdapter, checkAdapterClient } from "../clients/index.ts";
 import { checkUserProxies } from "../cluster/external-proxies.ts";
 import { checkMetricsPort } from "./metrics.ts";
@@ -34,6 +33,7 @@ export async function preflight(test: Test, warn: (line: string) => void = (l) =
   if (isAdapterPath(test.client)) await checkAdapter(test);
   if (test.serverOptions.deploy === "docker") {
     // No engine is a fact about this machine and --deploy docker: said before anything starts.
+    const { findEngine, NoEngine } = await import("../docker/index.ts");
     await findEngine().catch((err: unknown) => {
       throw err instanceof NoEngine ? new BadInput(err.message) : err;
     });

@@ -4,8 +4,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { redisBinary } from "../cluster/redis.ts";
-import { pgBin } from "../cluster/postgres.ts";
+import { pgBin, redisBinary } from "../cluster/programs.ts";
 import { repoFile } from "../lib/index.ts";
 import type { Test } from "./test.ts";
 

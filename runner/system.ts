@@ -18,8 +18,6 @@ import type { Endpoint } from "../clients/index.ts";
 import { spawnWorker, type WorkerHandle } from "./workers.ts";
 import type { Test } from "./test.ts";
 import { localDeployment, type Deployment } from "../cluster/deployment.ts";
-import { startResourceDb } from "./postgres-backend.ts";
-import { dockerDeployment, findEngine } from "../docker/index.ts";
 
 export interface System {
   resource: ResourceHandle;
@@ -56,7 +54,8 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   const { test, group, ports, runDir, t0 } = ctx;
   const logs = (name: string): string => join(runDir, "logs", `${name}.log`);
   // The resource first: it takes the first port of --port-base, the servers the next.
-  const pg = test.resourceStore === "postgres" ? await startResourceDb(group, ports, runDir) : undefined;
+  // Postgres' client and docker mode's engine client are loaded only by the runs that use them.
+  const pg = test.resourceStore === "postgres" ? await (await import("./postgres-backend.ts")).startResourceDb(group, ports, runDir) : undefined;
   if (pg) ctx.started("resource_db", pg);
   const resource = await startResource({
     ...(pg ? { pg } : {}),
@@ -156,6 +155,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
 async function deploy(ctx: SystemContext): Promise<Deployment> {
   const { test, group, runDir } = ctx;
   if (test.serverOptions.deploy === "local") return localDeployment(group);
+  const { dockerDeployment, findEngine } = await import("../docker/index.ts");
   const engine = await findEngine();
   const deployment = await dockerDeployment({ engine, runDir, group, pauseMode: test.serverOptions.pauseMode, log: (line) => process.stderr.write(line + "\n") });
   group.onStop(() => deployment.stop());

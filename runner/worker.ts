@@ -65,9 +65,9 @@ async function setup(c: WorkerConfig): Promise<void> {
     await sendMetrics();
   }
   // A shipped client by name, or the user's adapter module by its absolute path.
-  const kind = CLIENTS[c.client] ?? adapterClients(await loadAdapter(c.client));
+  const create = CLIENTS[c.client] ? await CLIENTS[c.client].load() : adapterClients(await loadAdapter(c.client)).create;
   locks = c.clients.map((id) =>
-    kind.create({ id, endpoints: c.endpoints[id], ownerPrefix: `c${id}`, commandTimeoutMs: c.commandTimeoutMs, rng: rng(c.seed, "lock", id), options: c.clientOptions }),
+    create({ id, endpoints: c.endpoints[id], ownerPrefix: `c${id}`, commandTimeoutMs: c.commandTimeoutMs, rng: rng(c.seed, "lock", id), options: c.clientOptions }),
   );
   send({ type: "ready" });
 }

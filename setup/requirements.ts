@@ -5,10 +5,7 @@
 import { accessSync, constants, existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { findLibfaketime } from "../cluster/faketime.ts";
-import { javaBinary, redisBinary, etcdBinary } from "../cluster/deployment.ts";
-import { pgBin } from "../cluster/postgres.ts";
-import { pgbouncerBinary } from "../cluster/pgbouncer.ts";
-import { ZK_CLASSPATH } from "../cluster/zookeeper.ts";
+import { ZK_CLASSPATH, etcdBinary, javaBinary, pgBin, pgbouncerBinary, redisBinary } from "../cluster/programs.ts";
 
 export const REQUIREMENT_IDS = ["redis", "etcd", "zookeeper", "postgres", "pgbouncer", "clock", "docker", "gnu-time"] as const;
 export type RequirementId = (typeof REQUIREMENT_IDS)[number];

@@ -3,11 +3,11 @@
 // one command per line on stdin and answers each with one JSON line on stdout:
 //   acquire <key> <ttlMs> <timeoutMs>   renew <key> <ttlMs>   release <key>   close
 import { createInterface } from "node:readline";
-import { CLIENTS, type Hold } from "../../clients/index.ts";
+import { createClient, type Hold } from "../../clients/index.ts";
 import { rng } from "../../lib/index.ts";
 
 const [name, endpoints] = process.argv.slice(2);
-const lock = CLIENTS[name].create({ endpoints: JSON.parse(endpoints), ownerPrefix: `child${process.pid}`, commandTimeoutMs: 2000, rng: rng(1, "child"), options: {} });
+const lock = await createClient(name, { endpoints: JSON.parse(endpoints), ownerPrefix: `child${process.pid}`, commandTimeoutMs: 2000, rng: rng(1, "child"), options: {} });
 let hold: Hold | null = null;
 const say = (v: unknown): void => void process.stdout.write(JSON.stringify(v) + "\n");
 

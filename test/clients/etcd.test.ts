@@ -7,11 +7,17 @@ import { ProcessGroup } from "../../cluster/processes.ts";
 import { PortPlan } from "../../cluster/ports.ts";
 import { startEtcdCluster, type EtcdCluster } from "../../cluster/etcd.ts";
 import { startProxyServer, type ProxyServer } from "../../proxy/index.ts";
-import { CLIENTS, type Endpoint, type Hold, type LockClient, type Outcome } from "../../clients/index.ts";
+import { CLIENTS, type Endpoint, type Hold, type LockClient, type Outcome, type MakeClient } from "../../clients/index.ts";
 import { QUEUE_PREFIX } from "../../clients/etcd-queue.ts";
 import { LOCK_PREFIX } from "../../clients/etcd3-lock.ts";
 import { rng } from "../../lib/index.ts";
 import { tempRunDir, processesMentioning, REPO } from "../helpers.ts";
+
+/** Each client kind's maker, its module loaded once for the file (clients are made synchronously below). */
+const made: Record<string, MakeClient> = {};
+beforeAll(async () => {
+  for (const [name, kind] of Object.entries(CLIENTS)) made[name] = await kind.load();
+});
 
 let dir: string;
 let group: ProcessGroup;
@@ -24,7 +30,7 @@ const children: ChildProcess[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function lock(kind: string, prefix: string, eps: Endpoint[] = endpoints): LockClient {
-  const c = CLIENTS[kind].create({ endpoints: eps, ownerPrefix: prefix, commandTimeoutMs: 2000, rng: rng(3, prefix), options: {} });
+  const c = made[kind]({ endpoints: eps, ownerPrefix: prefix, commandTimeoutMs: 2000, rng: rng(3, prefix), options: {} });
   locks.push(c);
   return c;
 }
@@ -163,7 +169,7 @@ describe.each(["etcd-queue", "etcd3-lock"])("%s", (kind) => {
   });
 
   it("--connections per-worker: clients of one process share one etcd3 client, each with its own holds, and it lives until the last closes", async () => {
-    const make = (prefix: string) => CLIENTS[kind].create({ endpoints, ownerPrefix: prefix, commandTimeoutMs: 2000, rng: rng(4, prefix), options: { sharedConnection: true } });
+    const make = (prefix: string) => made[kind]({ endpoints, ownerPrefix: prefix, commandTimeoutMs: 2000, rng: rng(4, prefix), options: { sharedConnection: true } });
     const a = make("sa"), b = make("sb");
     const own = lock(kind, "sc");
     const etcd = (c: LockClient) => (c as unknown as { client: Etcd3 }).client;

@@ -1,17 +1,23 @@
 // The Postgres lock clients against a real server made as a run makes it.
-import { describe, it, expect } from "vitest";
+import { describe, it, expect, beforeAll } from "vitest";
 import pg from "pg";
 import { rng, sleep } from "../../lib/index.ts";
 import type { LockClient } from "../../clients/index.ts";
-import { CLIENTS } from "../../clients/index.ts";
+import { CLIENTS, type MakeClient } from "../../clients/index.ts";
 import { pgConnection } from "../../cluster/postgres.ts";
 import { usePostgresServer } from "../postgres-server.ts";
+
+/** Each client kind's maker, its module loaded once for the file (clients are made synchronously below). */
+const made: Record<string, MakeClient> = {};
+beforeAll(async () => {
+  for (const [name, kind] of Object.entries(CLIENTS)) made[name] = await kind.load();
+});
 
 const clients: LockClient[] = [];
 const server = usePostgresServer(() => Promise.all(clients.map((c) => c.close())));
 const lock = (kind: "postgres-lease" | "postgres-advisory", prefix: string): LockClient => {
   const endpoint = { ...server.node() };
-  const c = CLIENTS[kind].create({ endpoints: [endpoint], ownerPrefix: prefix, commandTimeoutMs: 2000, rng: rng(7, prefix), options: {} });
+  const c = made[kind]({ endpoints: [endpoint], ownerPrefix: prefix, commandTimeoutMs: 2000, rng: rng(7, prefix), options: {} });
   clients.push(c);
   return c;
 };

@@ -7,10 +7,16 @@ import { ProcessGroup } from "../../cluster/processes.ts";
 import { PortPlan } from "../../cluster/ports.ts";
 import { startRedisCluster } from "../../cluster/redis-cluster.ts";
 import type { Cluster } from "../../cluster/cluster.ts";
-import { CLIENTS, type ClientOptions, type Endpoint, type Hold, type LockClient, type Outcome } from "../../clients/index.ts";
+import { CLIENTS, type ClientOptions, type Endpoint, type Hold, type LockClient, type Outcome, type MakeClient } from "../../clients/index.ts";
 import { fenceKey } from "../../clients/redis.ts";
 import { rng } from "../../lib/index.ts";
 import { tempRunDir } from "../helpers.ts";
+
+/** Each client kind's maker, its module loaded once for the file (clients are made synchronously below). */
+const made: Record<string, MakeClient> = {};
+beforeAll(async () => {
+  for (const [name, kind] of Object.entries(CLIENTS)) made[name] = await kind.load();
+});
 
 const NAMES = ["node-redlock", "node-redlock-4", "redlock", "sesame-redlock"] as const;
 const COMMAND_TIMEOUT_MS = 500;
@@ -22,7 +28,7 @@ let direct: Redis[];
 const clients: LockClient[] = [];
 
 function make(name: string, prefix: string, options: ClientOptions = {}, commandTimeoutMs = COMMAND_TIMEOUT_MS): LockClient {
-  const c = CLIENTS[name].create({
+  const c = made[name]({
     endpoints,
     ownerPrefix: prefix,
     commandTimeoutMs,

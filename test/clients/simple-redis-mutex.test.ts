@@ -3,17 +3,23 @@
 // from the commands it sent. Then whole runs under SIGSTOP pauses of its
 // clients: its own fence (one global INCR) shows a paused holder writing after
 // the next one, and fencing at the resource refuses that write.
-import { describe, it, expect } from "vitest";
-import { CLIENTS, type Hold, type LockClient, type Outcome } from "../../clients/index.ts";
+import { describe, it, expect, beforeAll } from "vitest";
+import { CLIENTS, type Hold, type LockClient, type Outcome, type MakeClient } from "../../clients/index.ts";
 import { rng, sleep } from "../../lib/index.ts";
 import { jepsenRun } from "../helpers.ts";
 import { useRedisServer } from "../redis-server.ts";
+
+/** Each client kind's maker, its module loaded once for the file (clients are made synchronously below). */
+const made: Record<string, MakeClient> = {};
+beforeAll(async () => {
+  for (const [name, kind] of Object.entries(CLIENTS)) made[name] = await kind.load();
+});
 
 const clients: LockClient[] = [];
 const server = useRedisServer(() => Promise.all(clients.map((c) => c.close())));
 const make = (prefix: string): LockClient => {
   const { host, port } = server();
-  const c = CLIENTS["simple-redis-mutex"].create({ endpoints: [{ name: "redis-1", host, port }], ownerPrefix: prefix, commandTimeoutMs: 1000, rng: rng(5, prefix), options: {} });
+  const c = made["simple-redis-mutex"]({ endpoints: [{ name: "redis-1", host, port }], ownerPrefix: prefix, commandTimeoutMs: 1000, rng: rng(5, prefix), options: {} });
   clients.push(c);
   return c;
 };

@@ -11,10 +11,16 @@ import { ProcessGroup } from "../../cluster/processes.ts";
 import { PortPlan } from "../../cluster/ports.ts";
 import { startZkCluster, type ZkCluster } from "../../cluster/zookeeper.ts";
 import { startProxyServer, type ProxyServer } from "../../proxy/index.ts";
-import { CLIENTS, ZK_LOCK_ROOT, type Endpoint, type Hold, type LockClient, type Outcome } from "../../clients/index.ts";
+import { CLIENTS, ZK_LOCK_ROOT, type Endpoint, type Hold, type LockClient, type Outcome, type MakeClient } from "../../clients/index.ts";
 import { zxid } from "../../clients/zookeeper-session.ts";
 import { rng, sleep } from "../../lib/index.ts";
 import { tempRunDir, processesMentioning, eventually } from "../helpers.ts";
+
+/** Each client kind's maker, its module loaded once for the file (clients are made synchronously below). */
+const made: Record<string, MakeClient> = {};
+beforeAll(async () => {
+  for (const [name, kind] of Object.entries(CLIENTS)) made[name] = await kind.load();
+});
 
 let dir: string;
 let group: ProcessGroup;
@@ -25,7 +31,7 @@ let admin: zookeeper.Client;
 const locks: LockClient[] = [];
 
 function lock(kind: string, prefix: string, eps: Endpoint[] = endpoints, commandTimeoutMs = 2000): LockClient {
-  const c = CLIENTS[kind].create({ endpoints: eps, ownerPrefix: prefix, commandTimeoutMs, rng: rng(3, prefix), options: {} });
+  const c = made[kind]({ endpoints: eps, ownerPrefix: prefix, commandTimeoutMs, rng: rng(3, prefix), options: {} });
   locks.push(c);
   return c;
 }

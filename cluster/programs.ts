@@ -1,0 +1,17 @@
+// The programs a run starts for its servers, where Debian's packages put them,
+// and the variables by which a user names others (a Postgres of another version,
+// a redis-server of their own build). Kept apart from the code that starts them,
+// so that set-up and run.json can name them without loading a server's client
+// library.
+import { join } from "node:path";
+
+export const redisBinary = (): string => process.env.FENCECHECK_REDIS_SERVER ?? "redis-server";
+export const etcdBinary = (): string => process.env.FENCECHECK_ETCD ?? "etcd";
+/** ZooKeeper is a Java program: its arguments start with the JVM's (cluster/zookeeper.ts). */
+export const javaBinary = (): string => process.env.FENCECHECK_JAVA ?? "java";
+/** Where Debian's postgresql-15 keeps its programs (not on PATH). */
+export const pgBin = (program: string): string => join(process.env.FENCECHECK_PG_BIN ?? "/usr/lib/postgresql/15/bin", program);
+export const pgbouncerBinary = (): string => process.env.FENCECHECK_PGBOUNCER ?? "pgbouncer";
+
+/** Where Debian's package puts the ZooKeeper server and the logging it needs (slf4j to log4j 1.2, both its dependencies). */
+export const ZK_CLASSPATH = ["/etc/zookeeper/conf", "/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-log4j12.jar", "/usr/share/java/log4j-1.2.jar"];
