@@ -1,5 +1,5 @@
 // `import type { LockClient, ... } from "fencecheck/adapter"`: what a lock client
-// adapter of a team's own is written against (docs/adapters.md, and
+// adapter of a team's own is written against (docs/own-lock.md, and
 // examples/redis-lock-adapter.ts for a whole one). The adapter's default export
 // is a LockAdapter; its clients are LockClients; every operation ends in an
 // Outcome, `fail` only when the lock service certainly did not do the thing (an

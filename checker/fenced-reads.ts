@@ -1,10 +1,11 @@
 // Fenced reads (--fence-reads, REFERENCES.md C1): a read that carries its hold's
 // fence, which the resource refuses when a higher fence has been accepted on the
-// key and otherwise advances the key's fence to (resource/fences.ts). HISTORY.md
-// has no anomaly type for a read: a read changes nothing, and what a holder does
-// with a stale value is a write, which stale-write-accepted, false-rejection and
-// lost-update judge. So what reads did is counted in stats, like the refused
-// writes, with witnesses of where the resource broke its rule for reads:
+// key and otherwise advances the key's fence to (resource/fences.ts).
+// docs/history-format.md has no anomaly type for a read: a read changes nothing,
+// and what a holder does with a stale value is a write, which stale-write-accepted,
+// false-rejection and lost-update judge. So what reads did is counted in stats,
+// like the refused writes, with witnesses of where the resource broke its rule for
+// reads:
 //
 //   stale_reads_refused  reads refused for a stale fence (as stale_writes_refused)
 //   fenced_reads         reads that carried a fence: accepted, stale_accepted (a

@@ -46,7 +46,7 @@ function lease(asked: number, granted: number): number {
   return Number.isNaN(granted) ? asked : Number.isNaN(asked) ? granted : Math.min(asked, granted);
 }
 
-/** Ids of the client operations HISTORY.md defines (their places in CLIENT_OPS), fixed so the hot loop compares numbers. */
+/** Ids of the client operations docs/history-format.md defines (their places in CLIENT_OPS), fixed so the hot loop compares numbers. */
 export const ACQUIRE = 0;
 export const RENEW = 1;
 export const RELEASE = 2;

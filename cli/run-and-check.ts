@@ -1,6 +1,7 @@
 // What every command that runs a test does once it has one: run it, check the
-// history, write the report, print the verdict, and exit with HISTORY.md's code.
-// `fencecheck test` and `scenario` share it, so a scenario's run is a test's run.
+// history, write the report, print the verdict, and exit with the code
+// docs/history-format.md gives it. `fencecheck test` and `scenario` share it, so a
+// scenario's run is a test's run.
 import { exitCodeFor } from "../lib/index.ts";
 import { runTest, type Test } from "../runner/index.ts";
 import type { Results } from "../store/events.ts";

@@ -32,7 +32,7 @@ const SESSION_ENDED = new Set([
 
 const IDLE_SESSION_TIMEOUT = "57P05";
 
-/** pg's errors with the short codes of the history (HISTORY.md): its own carry only a message. */
+/** pg's errors with the short codes of the history (docs/history-format.md): its own carry only a message. */
 function named(err: unknown): unknown {
   if (sqlState(err) !== undefined || typeof (err as { code?: unknown })?.code === "string") return err;
   const message = String((err as Error)?.message ?? err);

@@ -1,4 +1,4 @@
-// Exit codes of test:jepsen and check, as ../shared/HISTORY.md fixes them, and the
+// Exit codes of test and check, as docs/history-format.md fixes them, and the
 // one error type that means "the user gave us something wrong" (exit 254).
 
 export const EXIT = { valid: 0, invalid: 1, unknown: 2, badInput: 254, crash: 255 } as const;

@@ -1,8 +1,8 @@
-// Fault windows from nemesis events. HISTORY.md records each fault as a start and a
-// stop event (`start-X`/`stop-X`, `bump-clock`/`reset-clock`, `kill`/`restart`);
-// a window is the time between them, which is what plots shade. A fault never healed
-// within the history runs to its end; a nemesis event that pairs with nothing is kept
-// as an instant so the page still shows it happened.
+// Fault windows from nemesis events. docs/history-format.md records each fault as a
+// start and a stop event (`start-X`/`stop-X`, `bump-clock`/`reset-clock`,
+// `kill`/`restart`); a window is the time between them, which is what plots shade.
+// A fault never healed within the history runs to its end; a nemesis event that
+// pairs with nothing is kept as an instant so the page still shows it happened.
 import type { HistoryEvent } from "../store/events.ts";
 import { ordered } from "./ops.ts";
 

@@ -1,9 +1,9 @@
-// From a history's events to operations and holds. HISTORY.md promises that each
-// process has at most one operation outstanding and that every invoke is completed by
-// the same process and `f`, so pairing is a walk with one open slot per process. A
-// hold is what one successful acquire granted: its `owner` id, which the hold's later
-// renews, writes and releases carry in their invoke value. Nothing here is specific to
-// drawing, so the checker can share it.
+// From a history's events to operations and holds. docs/history-format.md promises
+// that each process has at most one operation outstanding and that every invoke is
+// completed by the same process and `f`, so pairing is a walk with one open slot
+// per process. A hold is what one successful acquire granted: its `owner` id, which
+// the hold's later renews, writes and releases carry in their invoke value. Nothing
+// here is specific to drawing, so the checker can share it.
 import type { HistoryEvent, ResourceDecision } from "../store/events.ts";
 
 /** One client operation: an invoke and what completed it. */
@@ -45,7 +45,7 @@ export interface Pairing {
   orphans: HistoryEvent[];
 }
 
-/** Events ordered as HISTORY.md says readers order them: by (time, index). */
+/** Events ordered as docs/history-format.md says readers order them: by (time, index). */
 export function ordered(events: readonly HistoryEvent[]): readonly HistoryEvent[] {
   for (let i = 1; i < events.length; i++) {
     const a = events[i - 1], b = events[i];

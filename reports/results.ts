@@ -16,7 +16,7 @@ export function readFigures(stats: unknown): Figures {
   const out: Figures = {};
   for (const name of ["events", "duration_s", "ops_per_s", "writes_accepted",
     "stale_writes_refused", "lease_overlaps"] as const) {
-    // HISTORY.md's prose says `lease-overlaps`; accept the hyphenated spelling too.
+    // The format's first description spelt it `lease-overlaps`; accept the hyphenated spelling too.
     const v = s[name] ?? s[name.replace(/_/g, "-")];
     if (isNum(v)) out[name] = v;
   }

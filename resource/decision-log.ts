@@ -1,8 +1,8 @@
-// resource.ndjson, written as HISTORY.md defines it. Every line is written with a
-// synchronous write on an O_APPEND descriptor before the client gets its answer:
-// once a client has seen a decision, the kernel has it, and a crash of this
-// process cannot lose it. `seq` only moves when the line is written, so a failed
-// write leaves no gap.
+// resource.ndjson, written as docs/history-format.md defines it. Every line is
+// written with a synchronous write on an O_APPEND descriptor before the client gets
+// its answer: once a client has seen a decision, the kernel has it, and a crash of
+// this process cannot lose it. `seq` only moves when the line is written, so a
+// failed write leaves no gap.
 import { closeSync, openSync, writeSync } from "node:fs";
 import type { RunClock } from "../store/clock.ts";
 import type { ResourceDecision } from "../store/events.ts";

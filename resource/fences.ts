@@ -6,7 +6,7 @@
 // request: it is what resource.ndjson records as `max_before` and what a read
 // reports. `maxWritten` is the highest fence of an accepted write. Without
 // --fence-reads only writes carry fences into the state, the two are equal, and
-// the write rule below is exactly HISTORY.md's `fence > max_before`.
+// the write rule below is exactly docs/history-format.md's `fence > max_before`.
 //
 // With --fence-reads a read advances `maxSeen` (Kleppmann's cure for a lost update
 // under fencing, REFERENCES.md C1). The hold that read with fence f must still be

@@ -1,6 +1,6 @@
 // The protected resource: the thing a lock guards. Clients write to it with their
 // fencing token; it refuses stale tokens (when fencing is on) and writes every
-// decision to resource.ndjson (HISTORY.md). It runs as a process of its own
+// decision to resource.ndjson (docs/history-format.md). It runs as a process of its own
 // (main.ts); this folder offers the way to start and stop it. Talk to it with
 // clients/resource.ts.
 export { startResource, type ResourceHandle, type ResourceOptions } from "./spawn.ts";

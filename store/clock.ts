@@ -1,8 +1,8 @@
-// The run's clock. HISTORY.md wants every process of a run (runner, workers, the
-// resource) to stamp events on one monotonic clock. process.hrtime is
-// CLOCK_MONOTONIC, which is system-wide on Linux, so each process computes
-// "now - t0" from the same t0 handed down by the runner, and the stamps compare
-// across processes. Wall clocks would not do: the clock nemesis moves them.
+// The run's clock. docs/history-format.md wants every process of a run (runner,
+// workers, the resource) to stamp events on one monotonic clock. process.hrtime is
+// CLOCK_MONOTONIC, which is system-wide on Linux, so each process computes "now -
+// t0" from the same t0 handed down by the runner, and the stamps compare across
+// processes. Wall clocks would not do: the clock nemesis moves them.
 
 export const T0_ENV = "FENCECHECK_T0";
 

@@ -1,4 +1,4 @@
-// The shapes of a run directory's files, as ../shared/HISTORY.md (format 1) defines
+// The shapes of a run directory's files, as docs/history-format.md (format 1) defines
 // them. This file is the one place in the code that spells the contract out; every
 // writer and reader imports these types rather than restating them.
 

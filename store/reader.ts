@@ -1,6 +1,6 @@
-// Reading a run's history.ndjson and resource.ndjson (HISTORY.md, format 1). Every
-// line is checked here, once, so the checker can trust what it gets; every error
-// names the file and the 1-based line, as the contract asks.
+// Reading a run's history.ndjson and resource.ndjson (docs/history-format.md,
+// format 1). Every line is checked here, once, so the checker can trust what it
+// gets; every error names the file and the 1-based line, as the contract asks.
 //
 // Speed matters (a 2M-line history must check in at most 1.5x a bare parse loop,
 // under 1 GB), so lines are cut by hand from large chunks, the checker's readers

@@ -1,5 +1,5 @@
 // The run store: histories/<test-name>/<timestamp>/, and histories/latest pointing
-// at the newest run (HISTORY.md, "A run directory").
+// at the newest run (docs/history-format.md, "The run directory").
 import { mkdirSync, symlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 

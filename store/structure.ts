@@ -1,7 +1,8 @@
-// The one-operation-at-a-time rules of HISTORY.md (a process invokes only when it
-// has no operation outstanding, completes only what it invoked, and never invokes
-// again after an info), checked as the reader hands the events over in time order;
-// and whether a file's events come in that order as they stand (InOrder).
+// The one-operation-at-a-time rules of docs/history-format.md (a process invokes
+// only when it has no operation outstanding, completes only what it invoked, and
+// never invokes again after an info), checked as the reader hands the events over
+// in time order; and whether a file's events come in that order as they stand
+// (InOrder).
 import { INFO_TYPE, INVOKE_TYPE, typeName, type EventFields } from "./event-fields.ts";
 
 interface ProcessState {
@@ -16,7 +17,7 @@ interface ProcessState {
   retired: number;
 }
 
-/** The one-operation-at-a-time rules of HISTORY.md, fed the events in time order. */
+/** The one-operation-at-a-time rules of docs/history-format.md, fed the events in time order. */
 export class StructureCheck {
   // Process numbers are nearly always small: an array beats a map on every event.
   private readonly small: (ProcessState | undefined)[] = [];

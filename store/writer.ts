@@ -2,7 +2,8 @@
 // write, so the lines are with the kernel before anything else happens: a run
 // that is killed leaves a prefix the checker can read. Events from different
 // workers arrive slightly out of time order; `finish` sorts the file by
-// (time, index) and numbers the events again, as HISTORY.md wants of a whole run.
+// (time, index) and numbers the events again, as docs/history-format.md wants of a
+// whole run.
 import { openSync, writeSync, closeSync, renameSync, fsyncSync } from "node:fs";
 import type { HistoryEvent, HistoryHeader, UnindexedEvent } from "./events.ts";
 

@@ -20,7 +20,8 @@ export const counter: Workload = {
       const held = await acquire(c, lock, key, o);
       if (!held) continue;
       await pauseAt("acquire", c, o);
-      // A key never written holds 0 (HISTORY.md), so the first increment writes 1.
+      // A key never written holds 0 (docs/history-format.md), so the first
+      // increment writes 1.
       const read = stillHeld(c, held) ? await readResource(c, resource, held, o, 0) : null;
       // A refused read (a newer hold has read or written) abandons the hold: its
       // value is gone and no write of it could be accepted.

@@ -11,9 +11,9 @@
 //    invoke, or never. Such a release is kept, as an operation with no return. Such
 //    an acquire or renew is left out: a renew changes nothing, and an acquire that
 //    no one heard back from can only keep the lock from everyone else, since no
-//    later operation can name the owner it would have made (HISTORY.md: a process
-//    that got info never issues another), so an order that leaves it out is valid
-//    whenever one that keeps it is.
+//    later operation can name the owner it would have made (docs/history-format.md:
+//    a process that got info never issues another), so an order that leaves it out
+//    is valid whenever one that keeps it is.
 // Renews and releases whose owner no acquire returned are left out too: the
 // checker warns about them, and they cannot be tied to a hold.
 import type { Model } from "../model.ts";

@@ -1,8 +1,8 @@
 // Properties of the checker over generated runs (fast-check, 1000 cases each):
 // runs of a correct lock service and resource are valid, with or without the
-// resource log; one anomaly of each type of HISTORY.md planted after such a run is
-// found, with a witness naming the planted events; and a history with one broken
-// line is refused with that line's number, never checked.
+// resource log; one anomaly of each type of docs/history-format.md planted after
+// such a run is found, with a witness naming the planted events; and a history with
+// one broken line is refused with that line's number, never checked.
 import fc from "fast-check";
 import { execFile } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";

@@ -80,7 +80,8 @@ describe("a large run's report", () => {
     const other = await newDir();
     generateRun(other, { events: 3_000, seed: 5, keys: 2, clients: 6, workers: 2, fencing: true });
     const lines = (await readFile(join(other, "history.ndjson"), "utf8")).split("\n");
-    // A killed run may store lines out of time order (HISTORY.md); swap two far apart.
+    // A killed run may store lines out of time order (docs/history-format.md); swap
+    // two far apart.
     [lines[100], lines[2000]] = [lines[2000], lines[100]];
     await writeFile(join(other, "history.ndjson"), lines.join("\n"));
     const out = await reportRun(other, { ...results, anomalies: {}, anomaly_types: [], stats: {} }, { fullUpTo: 1000 });

@@ -1,5 +1,6 @@
 // With fencing on, the resource applies a write only if its fence is higher than
-// every fence accepted before on that key (HISTORY.md), and says so in its log.
+// every fence accepted before on that key (docs/history-format.md), and says so in
+// its log.
 import { describe, expect, it } from "vitest";
 import { resourceForSuite } from "./helpers.ts";
 
