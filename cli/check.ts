@@ -1,7 +1,8 @@
 // `fencecheck check [options] <run directory>` (in the checkout also `npm run
 // check --`): checks a stored run again, prints the summary, and exits with
-// HISTORY.md's code. It takes the path the runner takes after a fresh run
-// (check-run.ts), so a stored run and a fresh one get the same verdict.
+// the code docs/history-format.md gives it. It takes the path the runner takes
+// after a fresh run (check-run.ts), so a stored run and a fresh one get the same
+// verdict.
 //
 // A run someone hands you is evidence: with --out DIR, results.json and
 // report.html go to DIR and the run is left as it was. Without it they are
@@ -18,7 +19,7 @@ results.json and report.html into --out DIR, leaving the run untouched; without
 --out, rewrites them in the run directory.
 Exit: 0 valid, 1 invalid, 2 unknown, 254 bad input, 255 internal error.`;
 
-const CHECK_OPTIONS: readonly OptionSpec[] = [
+export const CHECK_OPTIONS: readonly OptionSpec[] = [
   { name: "out", kind: "string", default: undefined, defaultText: "the run directory", help: "write results.json and report.html here (made if missing) and leave the run untouched" },
   { name: "model", kind: "string", default: undefined, choices: MODELS, defaultText: "as the run was made (run.json), else lease", help: "strict: the model check's strict-mutex-violation makes the run invalid" },
   { name: "model-budget", kind: "int", default: undefined, min: 1, defaultText: "10000", help: "ms the model check may take in all before it says unknown" },

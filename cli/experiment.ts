@@ -21,7 +21,7 @@ Exit: 0 when the figures were stored, 130 interrupted, 254 bad arguments,
 255 the tool failed.`;
 
 /** Options every experiment takes. */
-const COMMON: readonly OptionSpec[] = [
+export const COMMON: readonly OptionSpec[] = [
   { name: "quick", kind: "flag", default: false, help: "a short version (the tests run it): checks the experiment works, measures little" },
   { name: "store", kind: "string", default: "histories", help: "the run store; the experiment goes under <store>/experiments/" },
 ];
@@ -50,7 +50,8 @@ async function experiment(argv: string[]): Promise<number> {
   // --quick fills in what the user did not set.
   const given = new Set(rest.filter((a) => a.startsWith("--")).map((a) => a.slice(2).split("=")[0]));
   if (quick) for (const [k, v] of Object.entries(e.quick)) if (!given.has(k)) options[k] = v;
-  if (e.starts?.length) await ensure(e.starts);
+  const starts = e.starts?.(options) ?? [];
+  if (starts.length) await ensure(starts);
   const { dir, started } = createExperimentDir(String(options.store), e.name);
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   log(`fencecheck experiment ${e.name}${quick ? " (--quick)" : ""}: ${dir}`);

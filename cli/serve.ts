@@ -13,7 +13,7 @@ Exit: 0 when stopped, 254 bad arguments, 255 the tool failed.`;
 // one of them must never be answered by us.
 const RESERVED_PORTS = [2379, 2380, 6379, 8080, 8474];
 
-const SERVE_OPTIONS: readonly OptionSpec[] = [
+export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: "port", kind: "int", default: 18080, min: 0, max: 65535, help: `port on 127.0.0.1; 0 picks a free one (never ${RESERVED_PORTS.join(", ")})` },
   { name: "store", kind: "string", default: "histories", help: "directory of the run store" },
 ];

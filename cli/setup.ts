@@ -21,8 +21,8 @@ Backends: ${Object.keys(BACKENDS).join(", ")}
 Extras:   ${EXTRAS.map((e) => `${e} (${REQUIREMENTS[e].serves})`).join("\n          ")}
 Exit: 0 everything asked for is there, 1 something could not be installed, 254 bad arguments.`;
 
-const SETUP_OPTIONS: readonly OptionSpec[] = [
-  { name: "backends", kind: "list", default: undefined, choices: [...Object.keys(BACKENDS), "all", "none"], defaultText: "all", help: "the backends to run locally" },
+export const SETUP_OPTIONS: readonly OptionSpec[] = [
+  { name: "backends", kind: "list", default: undefined, choices: [...Object.keys(BACKENDS), "all", "none"], defaultText: "all without --extras, else none", help: "the backends to run locally" },
   { name: "extras", kind: "list", default: undefined, choices: [...EXTRAS, "all", "none"], defaultText: "all without --backends, else none", help: "what some options need beyond a backend" },
   { name: "list", kind: "flag", default: false, help: "say what each part needs and whether it is there; install nothing" },
 ];
@@ -38,7 +38,8 @@ export async function main(argv: string[]): Promise<number> {
   const o = commandOptions(argv, SETUP_OPTIONS, USAGE);
   if (!o) return EXIT.valid;
   const everything = o.backends === undefined && o.extras === undefined;
-  const backends = pick(o.backends as string[] | undefined, Object.keys(BACKENDS), Object.keys(BACKENDS));
+  // Naming only extras asks for those alone; naming only backends, for those alone.
+  const backends = pick(o.backends as string[] | undefined, Object.keys(BACKENDS), o.extras === undefined ? Object.keys(BACKENDS) : []);
   const extras = pick(o.extras as string[] | undefined, EXTRAS, o.backends === undefined ? EXTRAS : []);
   const wanted = new Set<RequirementId>([...backends.map((b) => BACKEND_NEEDS[b]), ...extras]);
   const ids = REQUIREMENT_IDS.filter((id) => wanted.has(id));
