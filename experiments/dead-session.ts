@@ -124,7 +124,7 @@ export const deadSession: Experiment = {
   describe: "a holder of pg_advisory_lock killed, frozen or cut off (iptables): time until a waiter gets the lock, with Postgres' defaults, TCP keepalives, idle_session_timeout",
   options: OPTIONS,
   quick: { settings: ["defaults", "idle-session-timeout"], fates: ["killed", "frozen"], limit: 4000 },
-  starts: ["postgres"],
+  starts: () => ["postgres"],
   async run(ctx: ExperimentContext): Promise<Findings> {
     const o = ctx.options;
     const settings = o.settings as string[];

@@ -71,9 +71,9 @@ export interface Experiment {
   /** Option values --quick sets unless the user gave them: a short version the tests run. */
   quick: Record<string, OptionValue>;
   /**
-   * The servers it starts itself, for `fencecheck experiment` to install first
-   * (setup/): the runs it makes as `fencecheck test` install their own.
+   * The servers it starts itself with these options, for `fencecheck experiment`
+   * to install first (setup/): the runs it makes as `fencecheck test` install their own.
    */
-  starts?: readonly RequirementId[];
+  starts?(options: ParsedOptions): RequirementId[];
   run(ctx: ExperimentContext): Promise<Findings>;
 }

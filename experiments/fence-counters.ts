@@ -81,7 +81,7 @@ export const fenceCounters: Experiment = {
   describe: "the fencing token's own cost: Redis INCR fence:{key}, Redlock's INCR on five nodes, etcd revisions, over 1 to 100,000 hot keys (fences/s, latency, server CPU, state left)",
   options: OPTIONS,
   quick: { keys: ["1", "100"], duration: 1, clients: 16, connections: 2 },
-  starts: ["redis", "etcd"],
+  starts: () => ["redis", "etcd"],
   async run(ctx): Promise<Findings> {
     const o = ctx.options;
     const keyCounts = (o.keys as string[]).map((k) => {

@@ -41,7 +41,7 @@ export const keys: Experiment = {
   // The etcd load must end before its leases expire (a few hundred locks a second
   // here), or the lease count never shows them all.
   quick: { keys: 20_000, "etcd-keys": 200, ttl: 4000, observe: 1 },
-  starts: ["redis", "etcd"],
+  starts: () => ["redis", "etcd"],
   async run(ctx): Promise<Findings> {
     const o = ctx.options;
     const backends = o.backends as string[];

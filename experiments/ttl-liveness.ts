@@ -16,6 +16,7 @@ import { localDeployment } from "../cluster/deployment.ts";
 import { EtcdAdmin } from "../cluster/etcd-admin.ts";
 import { spawnProxyServer } from "../proxy/index.ts";
 import { BACKENDS } from "../runner/index.ts";
+import { BACKEND_NEEDS } from "../setup/index.ts";
 import { BadInput, rng, sleep, entryArgs, type OptionSpec } from "../lib/index.ts";
 import { Interrupted, type Experiment, type ExperimentContext, type Findings } from "./experiment.ts";
 import { backendOf, jepsen } from "./runs.ts";
@@ -326,6 +327,8 @@ export const ttlLiveness: Experiment = {
   // A TTL of a second: short, yet long enough that a holder's report reaching us late
   // on a busy machine still leaves most of the lease to measure.
   quick: { clients: ["redis", "etcd-queue"], ttls: ["1000"], repeats: 1, "fenced-time-limit": 3 },
+  // Each client's backend's servers, which it starts itself for the kills.
+  starts: (o) => [...new Set((o.clients as string[]).map((c) => BACKEND_NEEDS[backendOf(c)]))],
   async run(ctx): Promise<Findings> {
     const ttls = (ctx.options.ttls as string[]).map((s) => {
       const ttl = Number(s);
