@@ -7,7 +7,8 @@ import type { Findings, Plot } from "./experiment.ts";
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
 const W = 640;
 const H = 300;
-const M = { left: 64, right: 150, top: 24, bottom: 44 };
+// The left margin holds tick labels as wide as "1.0e+4" and, beside them, the rotated axis label.
+const M = { left: 78, right: 150, top: 24, bottom: 44 };
 
 /** Round ticks (1, 2, 5 × 10^k) over [lo, hi]. */
 function ticks(lo: number, hi: number, max = 6): number[] {

@@ -7,7 +7,7 @@ import { delimiter, join } from "node:path";
 import { findLibfaketime } from "../cluster/faketime.ts";
 import { ZK_CLASSPATH, etcdBinary, javaBinary, pgBin, pgbouncerBinary, redisBinary } from "../cluster/programs.ts";
 
-export const REQUIREMENT_IDS = ["redis", "etcd", "zookeeper", "postgres", "pgbouncer", "clock", "docker", "gnu-time"] as const;
+export const REQUIREMENT_IDS = ["redis", "etcd", "zookeeper", "postgres", "pgbouncer", "clock", "docker", "gnu-time", "chromium"] as const;
 export type RequirementId = (typeof REQUIREMENT_IDS)[number];
 
 export interface Requirement {
@@ -63,7 +63,12 @@ export const REQUIREMENTS: Record<RequirementId, Requirement> = {
   clock: { id: "clock", serves: "--nemesis clock on local servers", packages: ["faketime", "gcc", "libc6-dev"], present: () => findLibfaketime() !== null && onPath("gcc") && existsSync("/usr/include/stdio.h") },
   docker: { id: "docker", serves: "--deploy docker and the compose lab", packages: [], present: () => false, optional: true },
   "gnu-time": { id: "gnu-time", serves: "npm run bench:checker (peak memory of each process)", packages: ["time"], present: () => existsSync("/usr/bin/time") },
+  // Only for the docs' pictures (scripts/screenshots.ts): never among what `fencecheck setup` installs unasked.
+  chromium: { id: "chromium", serves: "npm run docs:images (headless screenshots for docs/images/)", packages: ["chromium"], present: () => onPath(chromiumBinary()), chosenBy: ["FENCECHECK_CHROMIUM"] },
 };
+
+/** The browser scripts/screenshots.ts runs: FENCECHECK_CHROMIUM, or Debian's chromium. */
+export const chromiumBinary = (): string => process.env.FENCECHECK_CHROMIUM || "chromium";
 
 /** Which requirement each backend's local servers have. */
 export const BACKEND_NEEDS: Record<string, RequirementId> = {
