@@ -92,7 +92,7 @@ export interface TestOptions {
   redisPersistence?: "none" | "everysec" | "always";
   /** where the lock servers run: local child processes, containers of a Docker API engine (DOCKER_HOST, /var/run/docker.sock, Podman's socket), or a cluster of yours (--endpoints) (default: local) */
   deploy?: "local" | "docker" | "external";
-  /** --deploy external: the servers, host:port or name=host:port comma-separated, or a JSON file with control commands, a Toxiproxy and proxies of yours (see the README) */
+  /** --deploy external: the servers, host:port or name=host:port comma-separated, or a JSON file with control commands, a Toxiproxy and proxies of yours (docs/clusters.md) */
   endpoints?: string;
   /** every lock key's name starts with this; a run's keys are deleted at the end with --deploy external (default: fencecheck:<run>: with --deploy external, else none) */
   keyPrefix?: string;

@@ -12,6 +12,15 @@ import { EXIT } from "../lib/exit.ts";
 import { userDirectory } from "../lib/user-dir.ts";
 import { dispatch } from "./commands.ts";
 
+// An error no code path caught (a container engine's stream failing mid-run) is
+// the tool failing: 255, never Node's own exit code 1, which would read as
+// INVALID. The history is written synchronously, line by line, so nothing
+// recorded is lost; the reaper kills the run's processes once we are gone.
+for (const event of ["uncaughtException", "unhandledRejection"] as const)
+  process.on(event, (err: unknown) => {
+    process.stderr.write(`fencecheck failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(EXIT.crash);
+  });
 process.chdir(userDirectory());
 dispatch(process.argv.slice(2)).then(
   (code) => process.exit(code),

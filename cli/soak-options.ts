@@ -8,7 +8,7 @@ import { loadMatrixFile, loadPreset, presetNames, readSummary, selectConfigurati
 
 export const SOAK_OPTIONS: readonly OptionSpec[] = [
   { name: "preset", kind: "string", default: undefined, choices: presetNames(), help: "a shipped matrix (soak/presets/<name>.json)" },
-  { name: "matrix", kind: "string", default: undefined, help: "a matrix file of your own (JSON; see the README)" },
+  { name: "matrix", kind: "string", default: undefined, help: "a matrix file of your own (JSON; docs/ci.md#the-matrix)" },
   { name: "test-count", kind: "int", default: 1, min: 1, max: 1000, help: "runs of each configuration" },
   { name: "time-limit", kind: "number", default: undefined, min: 1, defaultText: "each configuration's own, else 30", help: "seconds of operations in each run" },
   { name: "deploy", kind: "string", default: undefined, choices: ["local", "docker"], defaultText: "each configuration's own, else local", help: "where every run's servers run: local processes, or containers (see fencecheck test --deploy)" },

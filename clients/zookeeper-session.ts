@@ -1,5 +1,5 @@
 // A ZooKeeper session as the lock clients use it, over npm node-zookeeper-client
-// 1.1.3 (pure JavaScript; see the README for why not the `zookeeper` package):
+// 1.1.3 (pure JavaScript; docs/backends.md says why not the `zookeeper` package):
 // every request sent once (the package's `retries: 0`), with --command-timeout as
 // its deadline, and errors sorted by what they prove about the request:
 //

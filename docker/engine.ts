@@ -44,7 +44,7 @@ export async function findEngine(env: NodeJS.ProcessEnv = process.env): Promise<
   throw new NoEngine(
     `--deploy docker needs a container engine, and none answered` +
       (tried.length ? `: tried ${tried.join(", ")}` : " (no DOCKER_HOST, no /var/run/docker.sock, no /run/podman/podman.sock)") +
-      `. Start Docker, or run \`fencecheck setup --docker\` (it installs and starts Podman on Debian), or set DOCKER_HOST.`,
+      `. Start Docker, or run \`fencecheck setup --extras docker\` (it installs and starts Podman on Debian), or set DOCKER_HOST.`,
   );
 }
 

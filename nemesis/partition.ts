@@ -72,7 +72,9 @@ export const partitionNemesis = (): Nemesis =>
           ? { aim: "holder", holder, exiled: g.exiled }
           : holders.length > 0 && exiling.length > 0
             ? { aim: "random", held: holders.length, why: "one partition in three draws from every grudge" }
-            : ctx.options.aim === "holder"
+            : holders.length > 0 && ctx.options.aim === "holder"
+              ? { aim: "random", held: holders.length, why: `no grudge of --partition can leave a holder without the lock service (${EXILING.join(" and ")} can)` }
+              : ctx.options.aim === "holder"
               ? { aim: "random", held: holders.length }
               : { aim: "random" };
       const value: Record<string, unknown> = { grudge: kind, mode: ctx.options.partitionMode, components: g.components, ...aim };

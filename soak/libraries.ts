@@ -94,7 +94,7 @@ export function renderLibraryTable(configs: ConfigSummary[]): string[] {
   return lines;
 }
 
-/** The same as a Markdown table, for the README. */
+/** The same as a Markdown table, for docs/measurements.md. */
 export function libraryMarkdown(configs: ConfigSummary[]): string[] {
   const rows = libraryRows(configs);
   return [

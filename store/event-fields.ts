@@ -1,8 +1,8 @@
-// What the checker reads of a history event, checked against HISTORY.md and copied
-// out of the parsed line in one pass. A parsed line is an object of one of many
-// shapes, so every property read of it is a slow one; reading each once, into a
-// record of one fixed shape that is reused for every line, keeps the check of a
-// two-million-line history close to the cost of parsing it.
+// What the checker reads of a history event, checked against docs/history-format.md
+// and copied out of the parsed line in one pass. A parsed line is an object of one
+// of many shapes, so every property read of it is a slow one; reading each once,
+// into a record of one fixed shape that is reused for every line, keeps the check
+// of a two-million-line history close to the cost of parsing it.
 import type { HistoryEvent } from "./events.ts";
 
 /** `type` codes: a completion's code is its outcome (ok, fail, info); then invoke. */
@@ -59,7 +59,7 @@ export function typeCode(t: unknown): number {
   }
 }
 
-/** The client operations HISTORY.md defines, in the order readers and the model number them (clientOp). */
+/** The client operations docs/history-format.md defines, in the order readers and the model number them (clientOp). */
 export const CLIENT_OPS = ["acquire", "renew", "release", "write", "read"] as const;
 
 /** `f`'s place in CLIENT_OPS, -1 when it is no client operation: a switch, for the readers' and the model's hot loops. */
@@ -76,8 +76,9 @@ export function clientOp(f: string): number {
 const isClientOp = (f: string): boolean => clientOp(f) >= 0;
 
 /**
- * Checks a parsed line as an event of HISTORY.md and fills `out` with its fields.
- * Returns what is wrong with it (for a message naming its line), or null.
+ * Checks a parsed line as an event of docs/history-format.md and fills `out` with
+ * its fields. Returns what is wrong with it (for a message naming its line), or
+ * null.
  */
 export function readFields(o: unknown, out: EventFields): string | null {
   if (!isObj(o)) return "not a JSON object";
@@ -115,8 +116,9 @@ const NO_VALUE: Obj = Object.freeze({});
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 /**
- * The value fields the checker relies on, for the operations HISTORY.md defines:
- * checked, and copied into `out`. Only the fields this operation has are read.
+ * The value fields the checker relies on, for the operations docs/history-format.md
+ * defines: checked, and copied into `out`. Only the fields this operation has are
+ * read.
  */
 function readValue(f: string, type: number, v: Obj, out: EventFields): string | null {
   switch (f) {
@@ -186,7 +188,7 @@ export function clearValue(out: EventFields): void {
 }
 
 const ownerProblem = (owner: unknown, what: string): string | null =>
-  typeof owner === "string" ? null : `a ${what} needs "value.owner" (a string)`;
+  typeof owner === "string" ? null : `${/^[aeiou]/.test(what) ? "an" : "a"} ${what} needs "value.owner" (a string)`;
 const fenceProblem = (fence: unknown): string | null =>
   fence === undefined || isFence(fence) ? null : `"value.fence" must be an integer or null`;
 const ttlProblem = (ttl: unknown): string | null =>

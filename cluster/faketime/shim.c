@@ -8,7 +8,9 @@
  * (which neither reads the time nor calls dlsym) breaks the cycle. Redis loses
  * jemalloc's fragmentation statistics, which a lock test does not need.
  *
- * Built by scripts/setup.sh into build/faketime-shim.so.
+ * Built by setup/shim.ts, when a run first needs it, into the user's cache
+ * (~/.cache/fencecheck/faketime-shim-<hash of this file>.so), and by
+ * docker/redis/Dockerfile into the redis image.
  */
 #define _GNU_SOURCE
 #include <stddef.h>
