@@ -2,8 +2,8 @@
 // read as files: no engine, no network. What `up` would get wrong without a word:
 // a Dockerfile that isn't there, a port on every interface or on a server's
 // default, a proxy to a port nothing listens on, an etcd cluster naming a member
-// it doesn't have, a Prometheus scraping another port than the README tells runs
-// to serve on, and a README table that says other ports than the lab has.
+// it doesn't have, a Prometheus scraping another port than docs/docker.md tells
+// runs to serve on, and a table there that says other ports than the lab has.
 import { describe, it, expect } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -140,7 +140,7 @@ describe("docker/compose.yml", () => {
     }
   });
 
-  it("has a Prometheus on the host's network that scrapes the --metrics-port the README gives runs", () => {
+  it("has a Prometheus on the host's network that scrapes the --metrics-port docs/docker.md gives runs", () => {
     const mounting = services.filter(([, s]) => (s.volumes ?? []).some((v) => v.startsWith("./prometheus.yml:")));
     expect(mounting.map(([n]) => n)).toEqual(["prometheus"]);
     const [, prometheus] = mounting[0]!;
@@ -161,14 +161,14 @@ describe("docker/compose.yml", () => {
     expect(DEFAULTS).not.toContain(port);
     // Not a port the lab itself takes: the runner must be able to bind it while the lab is up.
     expect([...hostEndpoints().keys()]).not.toContain(port);
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    expect(readme, "the README tells runs to serve on the port it scrapes").toContain(`--metrics-port ${port}`);
+    const guide = readFileSync(join(ROOT, "docs", "docker.md"), "utf8");
+    expect(guide, "docs/docker.md tells runs to serve on the port it scrapes").toContain(`--metrics-port ${port}`);
   });
 
-  it("is what README.md's table of the lab says", () => {
-    const lines = readFileSync(join(ROOT, "README.md"), "utf8").split("\n");
+  it("is what docs/docker.md's table of the lab says", () => {
+    const lines = readFileSync(join(ROOT, "docs", "docker.md"), "utf8").split("\n");
     const start = lines.findIndex((l) => /^#+\s+The compose lab/.test(l));
-    expect(start, "README.md has no section 'The compose lab'").toBeGreaterThanOrEqual(0);
+    expect(start, "docs/docker.md has no section 'The compose lab'").toBeGreaterThanOrEqual(0);
     const end = lines.findIndex((l, i) => i > start && /^#+\s/.test(l));
     const rows = lines.slice(start, end < 0 ? undefined : end).filter((l) => l.trim().startsWith("|")).map((l) => l.trim().replace(/^\||\|$/g, "").split("|").map((c) => c.trim().replace(/`/g, "")));
     const [head, , ...body] = rows;
