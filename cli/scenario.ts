@@ -3,7 +3,7 @@
 // chosen moments against chosen clients), then checked like any test run; exits
 // with the checker's verdict.
 // `fencecheck scenario --list`: each scenario with what it shows and why.
-import { BadInput, EXIT, didYouMean } from "../lib/index.ts";
+import { BadInput, EXIT, didYouMean, namesTypeScript, rerunWithTypeScript } from "../lib/index.ts";
 import type { ScriptStep } from "../nemesis/index.ts";
 import { SCENARIOS, FREE_OPTIONS, buildScenario, commandLine, listing, matches, type Scenario, type ScenarioRun } from "../scenarios/index.ts";
 import { runAndCheck } from "./run-and-check.ts";
@@ -61,6 +61,9 @@ function describe(s: Scenario): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // A client adapter in TypeScript needs tsx's loader, which the built command lacks (as for `fencecheck test`).
+  const rerun = rerunWithTypeScript(namesTypeScript(argv, "client"));
+  if (rerun) return rerun;
   if (argv[0] === "--list" && argv.length === 1) {
     process.stdout.write(listing() + "\n");
     return EXIT.valid;

@@ -54,7 +54,9 @@ export class ExampleRedisLock implements LockClient {
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
       autoResendUnfulfilledCommands: false,
-      enableReadyCheck: false,
+      // The ready check stays on: without it ioredis 5 can call a connection "ready"
+      // that closed as it opened (a proxy accepting while the server restarts) and
+      // never reconnect.
       lazyConnect: true,
       retryStrategy: () => 100,
     });

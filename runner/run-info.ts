@@ -3,9 +3,10 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pgBin, redisBinary } from "../cluster/programs.ts";
 import { repoFile } from "../lib/index.ts";
+import { isAdapterPath } from "../clients/adapter.ts";
 import type { Test } from "./test.ts";
 
 const require = createRequire(import.meta.url);
@@ -47,6 +48,40 @@ export interface RunInfo {
   [more: string]: unknown;
 }
 
+/**
+ * A client adapter of the user's: its module, the package it belongs to, and the
+ * versions of that package's dependencies as the module resolves them, which are
+ * the libraries the run really used (not fencecheck's own copies, in `versions`).
+ */
+function adapterInfo(path: string): Record<string, unknown> {
+  let dir = dirname(path);
+  let manifest: { name?: string; version?: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> } | null = null;
+  for (;;) {
+    try {
+      manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+      break;
+    } catch {
+      if (dirname(dir) === dir) break;
+      dir = dirname(dir);
+    }
+  }
+  const own = createRequire(path);
+  const versions: Record<string, string | null> = {};
+  for (const name of Object.keys({ ...manifest?.dependencies, ...manifest?.devDependencies }).sort()) {
+    if (name === "fencecheck") continue;
+    versions[name] = null;
+    for (const nm of own.resolve.paths(name) ?? []) {
+      try {
+        versions[name] = (JSON.parse(readFileSync(join(nm, name, "package.json"), "utf8")) as { version: string }).version;
+        break;
+      } catch {
+        // not in this node_modules
+      }
+    }
+  }
+  return { module: path, package: manifest?.name ? `${manifest.name}@${manifest.version ?? "?"}` : null, versions };
+}
+
 export function describeRun(test: Test, runDir: string): RunInfo {
   const { backend, workload, ...rest } = test;
   return {
@@ -56,6 +91,8 @@ export function describeRun(test: Test, runDir: string): RunInfo {
     run_dir: runDir,
     command: process.argv.slice(2),
     options: { ...rest, backend: backend.name, workload: workload.name },
+    ...(isAdapterPath(test.client) ? { adapter: adapterInfo(test.client) } : {}),
+    // The servers', and fencecheck's own clients' libraries (an adapter's are under `adapter`).
     versions: {
       fencecheck: (JSON.parse(readFileSync(repoFile("package.json"), "utf8")) as { version: string }).version,
       node: process.version,

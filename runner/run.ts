@@ -62,7 +62,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
   });
   const info = describeRun(test, runDir);
   writeJson(join(runDir, RUN_FILES.run), info);
-  log(`fencecheck: ${test.name}, seed ${test.seed}, run directory ${runDir}`);
+  log(`fencecheck: ${test.name}, client ${test.client}, seed ${test.seed}, run directory ${runDir}`);
 
   let system: System | null = null;
   let metrics: MetricsServer | null = null;

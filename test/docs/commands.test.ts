@@ -33,6 +33,7 @@ import { COMMON as EXPERIMENT_COMMON } from "../../cli/experiment.ts";
 import { EXPERIMENTS } from "../../experiments/index.ts";
 import { SCENARIOS, FREE_OPTIONS, buildScenario } from "../../scenarios/index.ts";
 import { givenOptions } from "../../scenarios/build.ts";
+import { isAdapterPath } from "../../clients/index.ts";
 import { parseProxyArgs } from "../../proxy/index.ts";
 import { BadInput, noPositional, parseArgs, type OptionSpec } from "../../lib/index.ts";
 
@@ -293,7 +294,9 @@ function checkCommand(words: string[]): void {
       if (!scenario) throw new BadInput(`unknown scenario ${JSON.stringify(id)} (scenarios: ${Object.keys(SCENARIOS).join(", ")})`);
       if (options.length === 1 && helpAsked(options)) return;
       // As the command does: the options it refuses (fixed by the scenario) and the test it would build from them.
-      buildScenario(scenario, filled(options, TEST_OPTIONS));
+      // A reader's own adapter (`--client ./my-lock.ts`) is a file of theirs: the example adapter stands in for it.
+      const own = (a: string, i: number, all: string[]) => (i > 0 && all[i - 1] === "--client" && isAdapterPath(a) ? join(REPO, "examples", "redis-lock-adapter.ts") : a);
+      buildScenario(scenario, filled(options.map(own), TEST_OPTIONS));
       return;
     }
   }

@@ -51,6 +51,10 @@ describe("fencecheck installed in a team's project", () => {
     firstRun = realpathSync(join(dir, "histories", "latest"));
     expect(firstRun.startsWith(realpathSync(dir))).toBe(true);
     expect(r.stdout).toContain(`Run directory: ${firstRun}`);
+    // run.json says which libraries the adapter used: the project's, not fencecheck's.
+    const info = JSON.parse(readFileSync(join(firstRun, "run.json"), "utf8"));
+    expect(info.adapter).toMatchObject({ module: join(realpathSync(dir), "my-lock.ts"), package: "team-locks@1.0.0", versions: { ioredis: expect.stringMatching(/^5\./) } });
+    expect(r.stderr).toMatch(/^fencecheck: redis-fenced-write-pause-fence-off, client .*my-lock\.ts, seed 7, run directory /m);
     const grants = readNdjson(join(firstRun, "history.ndjson")).filter((e) => e.f === "acquire" && e.type === "ok");
     expect(grants.length).toBeGreaterThan(5);
     for (const g of grants) {
