@@ -9,6 +9,7 @@ import { readStats } from "./fenced-reads.ts";
 import { fenceRegressions } from "./fence-regression.ts";
 import { expiredOnArrival } from "./expired-on-arrival.ts";
 import { lostLocksUnnoticed } from "./lost-lock.ts";
+import { lostHoldsStats } from "./lost-holds.ts";
 import { orphanLockNodes } from "./orphan-node.ts";
 import { interleavedWriters } from "./interleaved.ts";
 import { lostUpdates } from "./lost-update.ts";
@@ -133,7 +134,7 @@ function ownAnalyses(m: Model) {
   const reads = readStats(m);
   const fairness = fairnessStats(m, m.ops.reportsQueued ? (i) => m.ops.queuedOf(i) : undefined);
   found.set(last, analyses[last]?.(m) ?? []);
-  return { found, reads, fairness };
+  return { found, reads, fairness, lostHolds: lostHoldsStats(m) };
 }
 
 /** The verdict from every analysis's findings. */
@@ -159,11 +160,11 @@ function assemble(m: Model, options: CheckOptions, own: Own, holds: HoldCheck, m
     // Not part of the verdict, but a reader of results.json should see why.
     Object.assign(modelStats, { witnesses: model.witnesses.sort(byFirstEvent).slice(0, MODEL_WITNESSES_IN_STATS) });
   }
-  const { reads, fairness } = own;
+  const { reads, fairness, lostHolds } = own;
   m.warnings.push(...reads.warnings);
   const anomaly_types = Object.keys(anomalies);
   const valid: Validity = anomaly_types.length > 0 ? false : m.unknown.length > 0 ? "unknown" : true;
-  const stats = { ...runStats(m, holds.leaseOverlaps), ...reads.stats, anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness };
+  const stats = { ...runStats(m, holds.leaseOverlaps), ...reads.stats, anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness, ...(lostHolds ? { lost_holds: lostHolds } : {}) };
   const warnings = [...m.warnings, ...m.unknown.map((r) => `cannot fully check the run: ${r}`)];
   return { results: { valid, anomaly_types, anomalies, stats }, warnings };
 }

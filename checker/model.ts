@@ -5,8 +5,20 @@
 // so a stored run is checked in one streaming pass without holding its events.
 import { clientOp, CLIENT_OPS, emptyFields, fieldsOf, INVOKE_TYPE, type EventFields } from "../store/event-fields.ts";
 import type { HistoryEvent, HistoryHeader, ResourceDecision } from "../store/events.ts";
+import { BadInput } from "../lib/exit.ts";
 import { orderOf } from "./sweep.ts";
 import { Decisions, FAIL, Holds, INFO, IntList, Interner, OK, Ops, ProcessSlots } from "./table.ts";
+
+/** A notice line, as the analyses read it. */
+export interface Notice {
+  index: number;
+  time: number;
+  process: number;
+  f: string;
+  key: string | undefined;
+  /** The hold it names; undefined when the library named none. */
+  owner: string | undefined;
+}
 
 export interface RunInput {
   header: HistoryHeader;
@@ -36,6 +48,8 @@ export interface Model {
   lastTime: number;
   /** Nemesis events by `f`, in order of first appearance. */
   nemesis: Map<string, number>;
+  /** The notice lines (format 2): what the lock library told its user, in time order. */
+  notices: Notice[];
   /** Why the history cannot be fully checked; any entry makes the verdict unknown. */
   unknown: string[];
   warnings: string[];
@@ -78,7 +92,7 @@ export class ModelBuilder {
     this.m = {
       header, keys: new Interner(), owners: new Interner(expectedOps >> 2), fs, errors: new Interner(),
       ops: new Ops(expectedOps), holds: new Holds(Math.ceil(expectedOps / 3)), holdsByKey: new Map(), writesByKey: new Map(), decisions: null, validity: new Map(),
-      events: 0, firstTime: 0, lastTime: 0, nemesis: new Map(), unknown: [], warnings: [],
+      events: 0, firstTime: 0, lastTime: 0, nemesis: new Map(), notices: [], unknown: [], warnings: [],
     };
   }
 
@@ -165,6 +179,12 @@ export class ModelBuilder {
     m.lastTime = time;
     if (e.nemesis) {
       m.nemesis.set(e.f, (m.nemesis.get(e.f) ?? 0) + 1);
+      return;
+    }
+    if (e.notice) {
+      // The readers refuse a notice in a format 1 history where they know its line; a stripe of a large file is read without the header.
+      if (m.header.format !== 2) throw new BadInput(`history.ndjson: event ${e.index} is a notice, which needs a format 2 history (the header says format ${m.header.format})`);
+      m.notices.push({ index: e.index, time, process: e.process, f: e.f, key: e.key, owner: e.owner });
       return;
     }
     const process = e.process;

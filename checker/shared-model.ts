@@ -64,7 +64,7 @@ export function modelOf(v: ModelView): Model {
     holds: Object.assign(Object.create(Holds.prototype) as Holds, v.holds),
     holdsByKey: new Map(v.holdsByKey.map(([key, items]) => [key, Object.assign(Object.create(IntList.prototype) as IntList, { items, length: items.length })])),
     writesByKey: new Map(), decisions: null, validity: new Map(),
-    events: v.events, firstTime: v.firstTime, lastTime: v.lastTime, nemesis: new Map(), unknown: [], warnings: [],
+    events: v.events, firstTime: v.firstTime, lastTime: v.lastTime, nemesis: new Map(), notices: [], unknown: [], warnings: [],
   };
 }
 

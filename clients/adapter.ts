@@ -10,6 +10,7 @@ import { BadInput, rng } from "../lib/index.ts";
 import type { ClientContext, Hold, LockAdapter, LockClient, Outcome } from "./lock.ts";
 import { RedlockNodes } from "./redlock-nodes.ts";
 import { redlockFence } from "./redlock-fence.ts";
+import { isManifestPath, loadProgramAdapter } from "./program/index.ts";
 
 export type { LockAdapter };
 
@@ -63,8 +64,8 @@ class CounterFenced implements LockClient {
   }
 }
 
-/** Whether a --client value names a module rather than a shipped client. */
-export const isAdapterPath = (name: string): boolean => /^\.{0,2}\//.test(name) || /\.(ts|mts|js|mjs)$/.test(name);
+/** Whether a --client value names a module, or an adapter program's manifest (.json), rather than a shipped client. */
+export const isAdapterPath = (name: string): boolean => /^\.{0,2}\//.test(name) || /\.(ts|mts|js|mjs|json)$/.test(name);
 
 /** The absolute path of an adapter named on the command line, which must exist. */
 export function adapterPath(name: string, cwd = process.cwd()): string {
@@ -77,6 +78,7 @@ const METHODS = ["acquire", "renew", "release", "close"] as const;
 
 /** Load and check the module's exports; BadInput names each thing missing. */
 export async function loadAdapter(path: string): Promise<LockAdapter> {
+  if (isManifestPath(path)) return loadProgramAdapter(path);
   let mod: Record<string, unknown>;
   try {
     mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
@@ -116,6 +118,15 @@ export async function checkAdapterClient(adapter: LockAdapter, path: string, end
     throw new BadInput(`--client ${path}: create() threw: ${(err as Error).message}`);
   }
   const lacks = METHODS.filter((m) => typeof (client as unknown as Record<string, unknown>)?.[m] !== "function");
+  if (lacks.length === 0 && client.whenStarted) {
+    // An adapter program: started once, answering init, then closed.
+    try {
+      await client.whenStarted();
+    } catch (err) {
+      await Promise.resolve(client.close()).catch(() => {});
+      throw new BadInput(`--client ${path}: the adapter did not start as the protocol asks (docs/adapter-protocol.md): ${(err as Error).message}`);
+    }
+  }
   if (typeof client?.close === "function") await Promise.resolve(client.close()).catch(() => {});
   if (lacks.length) throw new BadInput(`--client ${path}: the client create() returns has no ${lacks.map((m) => `${m}()`).join(", ")} (a lock client has acquire, renew, release and close)`);
 }

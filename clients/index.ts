@@ -7,11 +7,15 @@
 import type { RedlockClientOptions } from "./redlock-nodes.ts";
 import type { LockClient, ClientContext, ClientOptions } from "./lock.ts";
 import { adapterClients } from "./adapter.ts";
+import { isManifestPath } from "./program/index.ts";
 
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
 export { QUEUE_PREFIX, LOCK_PREFIX, ZK_LOCK_ROOT, etcdKeyRanges } from "./places.ts";
 export { isAdapterPath, adapterPath, loadAdapter, checkAdapterClient, adapterClients, type LockAdapter } from "./adapter.ts";
+
+/** Whether a --client runs as an adapter program (its manifest named, or a shipped one): its history may hold notices. */
+export const speaksProtocol = (client: string): boolean => isManifestPath(client) || CLIENTS[client]?.program !== undefined;
 
 /** How to make clients of one kind: `create` of the module `load` brings in. */
 export type MakeClient = (ctx: ClientContext) => LockClient;
@@ -22,6 +26,8 @@ export interface ClientKind {
   load(): Promise<MakeClient>;
   /** False for a lock that issues no fencing tokens: with --fence on it takes them from --fence-source. */
   fences?: boolean;
+  /** A reference adapter program: its manifest's path from the package's root (adapters/). */
+  program?: string;
 }
 
 /** One client of the kind named, its module loaded first. */

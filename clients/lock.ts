@@ -31,6 +31,17 @@ export interface LockClient {
    * The workload stops using a hold its client knows is lost.
    */
   lost?(hold: Hold): string | null;
+  /** Optional: the library told its user this hold is gone (a `lost` notice); the workload then neither writes with it nor releases it. */
+  toldLost?(hold: Hold): boolean;
+  /** Optional: false when renew means nothing to this lock (no lease, or the library renews itself): no renew watchdog. */
+  readonly renews?: boolean;
+  /** Optional: resolves once the client can take requests (an adapter program started and answered init). */
+  whenStarted?(): Promise<void>;
+}
+
+/** What a lock library may tell its user unasked (format 2 notices). */
+export interface NoticeSink {
+  (f: "lost" | "suspended" | "reconnected", key: string | undefined, owner: string | null): void;
 }
 
 /**
@@ -83,6 +94,14 @@ export interface ClientContext {
   commandTimeoutMs: number;
   rng: Rng;
   options: ClientOptions;
+  /** The run's backend, TTL and seed, for clients that pass them on (an adapter program's init). */
+  backend?: string;
+  ttlMs?: number;
+  seed?: number;
+  /** Records a notice under the logical client's current process; absent where nothing records them (the set-up check). */
+  notice?: NoticeSink;
+  /** Where the client's own log lines go (the worker's log); absent: nowhere. */
+  log?: (line: string) => void;
 }
 
 /**

@@ -25,6 +25,12 @@ export interface SpawnSpec {
    * would go on answering through them).
    */
   withChildren?: boolean;
+  /**
+   * Signal its whole process group, which it leads: a worker and the adapter
+   * programs it starts (a pause freezes the program running the lock library
+   * with its client; a kill, or the reaper, leaves none behind).
+   */
+  group?: boolean;
 }
 
 export interface Supervised {
@@ -35,6 +41,7 @@ export interface Supervised {
   /** Resolves with the exit code or signal once the process has exited. */
   exited: Promise<string>;
   withChildren: boolean;
+  group: boolean;
   readonly alive: boolean;
 }
 
@@ -99,16 +106,19 @@ export class ProcessGroup {
       process.kill(pid, "SIGKILL");
       throw new Error(`${spec.name} started after the run was stopped`);
     }
-    this.reaper.add(pid);
+    const group = spec.group ?? false;
+    this.reaper.add(pid, group);
     let alive = true;
     const exited = new Promise<string>((resolve) => {
       child.once("exit", (code, signal) => {
         alive = false;
-        this.reaper.remove(pid);
+        // A group's other members may outlive its leader: kill them (a worker that died leaves its adapter programs).
+        if (group) signalGroup(pid, "SIGKILL");
+        this.reaper.remove(pid, group);
         resolve(signal ?? String(code));
       });
     });
-    const proc: Supervised = { name: spec.name, pid, child, logFile: spec.logFile, exited, withChildren: spec.withChildren ?? false, get alive() { return alive; } };
+    const proc: Supervised = { name: spec.name, pid, child, logFile: spec.logFile, exited, withChildren: spec.withChildren ?? false, group, get alive() { return alive; } };
     this.procs.set(spec.name, proc);
     return proc;
   }
@@ -195,12 +205,21 @@ export class ProcessGroup {
     const p = this.procs.get(name);
     if (!p || !p.alive) return false;
     try {
-      process.kill(p.pid, sig);
+      process.kill(p.group ? -p.pid : p.pid, sig);
       after();
       return true;
     } catch {
       return false;
     }
+  }
+}
+
+/** Signal every process of the group `pgid` leads, if any is left. */
+function signalGroup(pgid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, sig);
+  } catch {
+    // None left.
   }
 }
 

@@ -4,7 +4,8 @@
 // means, SIGKILL included) it resumes and kills whatever is still registered.
 // SIGCONT comes first because a SIGSTOPped process would otherwise never act on
 // anything but SIGKILL, and the reaper may be all that is left to send it.
-// "dir PATH" lines name directories the run made outside its run directory (a
+// A negative PID names a whole process group (a worker and the adapter programs it
+// started). "dir PATH" lines name directories the run made outside its run directory (a
 // Postgres data directory its server's user can reach), removed once the
 // processes are gone; "keep" forgets them (--keep-data).
 import { spawn, type ChildProcess } from "node:child_process";
@@ -20,7 +21,7 @@ while read -r op arg; do
     keep) dirs=() ;;
   esac
 done
-for p in $pids; do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+for p in $pids; do kill -CONT -- "$p" 2>/dev/null; kill -KILL -- "$p" 2>/dev/null; done
 for d in "\${dirs[@]}"; do rm -rf -- "$d"; done
 exit 0
 `;
@@ -39,12 +40,13 @@ export class Reaper {
     (this.child.stdin as unknown as { unref?: () => void }).unref?.();
   }
 
-  add(pid: number): void {
-    this.child.stdin?.write(`add ${pid}\n`);
+  /** `group`: kill the process group `pid` leads, not the process alone. */
+  add(pid: number, group = false): void {
+    this.child.stdin?.write(`add ${group ? -pid : pid}\n`);
   }
 
-  remove(pid: number): void {
-    this.child.stdin?.write(`del ${pid}\n`);
+  remove(pid: number, group = false): void {
+    this.child.stdin?.write(`del ${group ? -pid : pid}\n`);
   }
 
   /** Remove `dir` once the processes are killed (at teardown, or when the runner dies). */

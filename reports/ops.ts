@@ -66,7 +66,8 @@ export function pairOps(events: readonly HistoryEvent[]): Pairing {
   const orphans: HistoryEvent[] = [];
   const open = new Map<number, Op>();
   for (const e of ordered(events)) {
-    if (typeof e.process !== "number") continue;
+    // Notices are no operations (the report shows them apart).
+    if (typeof e.process !== "number" || e.type === "notice") continue;
     if (e.type === "invoke") {
       // A second invoke while one is open breaks the contract; the first can then
       // only be treated as unknown.

@@ -15,6 +15,8 @@ export interface WorkerConfig {
   endpoints: Record<number, Endpoint[]>;
   client: string;
   clientOptions: ClientOptions;
+  /** The backend's name, for clients that pass it on (an adapter program's init). */
+  backend: string;
   workload: string;
   opts: WorkloadOptions;
   resourceUrl: string;

@@ -9,13 +9,14 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
-import { HistoryWriter, createRunDir, writeJson, newRunStart, runClock, FORMAT, RUN_FILES, type HistoryHeader, type UnindexedEvent } from "../store/index.ts";
+import { HistoryWriter, createRunDir, writeJson, newRunStart, runClock, FORMAT, FORMAT_2, RUN_FILES, type HistoryHeader, type UnindexedEvent } from "../store/index.ts";
 import { NEMESES, NemesisSchedule, ScriptSchedule, type NemesisContext, type Schedule } from "../nemesis/index.ts";
 import { rng, sleep } from "../lib/index.ts";
 import { startSystem, workerOfClient, type System } from "./system.ts";
 import { StatusLine } from "./status.ts";
 import { HoldTracker } from "./holders.ts";
 import { describeRun } from "./run-info.ts";
+import { speaksProtocol } from "../clients/index.ts";
 import { serveMetrics, type MetricsServer } from "./metrics.ts";
 import type { Test } from "./test.ts";
 
@@ -35,7 +36,12 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
   const { dir: runDir, id } = createRunDir(test.store, test.name);
   const group = new ProcessGroup(runDir);
   const ports = new PortPlan(test.portBase);
-  const header: HistoryHeader = { format: FORMAT, kind: "header", run: id, workload: test.workload.name, backend: test.backend.name, fencing: test.fencing };
+  // An adapter program may tell of lost locks (notices), which only format 2 has.
+  const notices = speaksProtocol(test.client);
+  const header: HistoryHeader = {
+    format: notices ? FORMAT_2 : FORMAT, kind: "header", run: id, workload: test.workload.name, backend: test.backend.name, fencing: test.fencing,
+    ...(notices ? { lock: "mutex", client: test.client } : {}),
+  };
   const history = new HistoryWriter(join(runDir, RUN_FILES.history), header);
   const status = new StatusLine(() => clock() / 1e9, test.timeLimitS, () => schedule?.active() ?? []);
   // A retired process carries on as process + concurrency, so p mod concurrency is its client.

@@ -11,7 +11,7 @@ export class StatusLine {
   constructor(private readonly elapsedS: () => number, private readonly limitS: number, private readonly faults: () => string[]) {}
 
   count(events: readonly UnindexedEvent[]): void {
-    for (const e of events) if (e.process !== "nemesis" && e.type !== "invoke") this.counts[e.type]++;
+    for (const e of events) if (e.process !== "nemesis" && e.type !== "invoke" && e.type !== "notice") this.counts[e.type]++;
   }
 
   start(): void {

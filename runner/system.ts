@@ -120,6 +120,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
         endpoints: Object.fromEntries(assignment[i].map((c) => [c, lockEndpoints])),
         client: test.client,
         clientOptions: test.clientOptions,
+        backend: test.backend.name,
         workload: test.workload.name,
         opts: { ...test.workloadOptions, keyPrefix },
         resourceUrl: `http://${toResource.host}:${toResource.port}`,

@@ -50,6 +50,8 @@ async function sendMetrics(): Promise<void> {
 
 let config: WorkerConfig;
 let locks: LockClient[] = [];
+/** Each logical client by id, once it runs: notices are recorded under its current process. */
+const logical = new Map<number, LogicalClient>();
 let endAt = Infinity;
 let clock: () => number = () => 0;
 
@@ -67,8 +69,15 @@ async function setup(c: WorkerConfig): Promise<void> {
   // A shipped client by name, or the user's adapter module by its absolute path.
   const create = CLIENTS[c.client] ? await CLIENTS[c.client].load() : adapterClients(await loadAdapter(c.client)).create;
   locks = c.clients.map((id) =>
-    create({ id, endpoints: c.endpoints[id], ownerPrefix: `c${id}`, commandTimeoutMs: c.commandTimeoutMs, rng: rng(c.seed, "lock", id), options: c.clientOptions }),
+    create({
+      id, endpoints: c.endpoints[id], ownerPrefix: `c${id}`, commandTimeoutMs: c.commandTimeoutMs, rng: rng(c.seed, "lock", id), options: c.clientOptions,
+      backend: c.backend, ttlMs: c.opts.ttlMs, seed: c.seed,
+      notice: (f, key, owner) => logical.get(id)?.notice(f, key, owner),
+      log: (line) => process.stderr.write(line + "\n"),
+    }),
   );
+  // Adapter programs are started and have answered init before the run's clock starts.
+  await Promise.all(locks.map((l) => l.whenStarted?.()));
   send({ type: "ready" });
 }
 
@@ -87,6 +96,7 @@ async function go(startAt: number, end: number): Promise<void> {
       const o = config.opts;
       const r = rng(config.seed, "client", id);
       const client = new LogicalClient(id, config.concurrency, clock, emit);
+      logical.set(id, client);
       const arrivals = new Arrivals(startAt + id * o.staggerMs * 1e6, o.rate, r);
       const env: ClientEnv = {
         client,

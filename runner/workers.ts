@@ -43,7 +43,8 @@ export class WorkerHandle {
     if (this.proc.alive && this.proc.child.connected) this.proc.child.send(m);
   }
 
-  setup(config: WorkerConfig, timeoutMs = 30_000): Promise<void> {
+  // Long enough for adapter programs to start (a JVM each) and answer init (INIT_TIMEOUT_MS).
+  setup(config: WorkerConfig, timeoutMs = 45_000): Promise<void> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${this.name} was not ready within ${timeoutMs / 1000} s`)), timeoutMs);
       this.readyWaiters.push({
@@ -63,6 +64,8 @@ export async function spawnWorker(group: ProcessGroup, name: string, runDir: str
     args: [...entryArgs("runner/worker"), runDir],
     logFile: join(runDir, "logs", `${name}.log`),
     ipc: true,
+    // Its adapter programs are in its process group: paused, killed and reaped with it.
+    group: true,
   });
   return new WorkerHandle(proc, onEvents);
 }

@@ -6,7 +6,7 @@
 // in a table the columns point into. An
 // owner is named by a few lines of its hold, and keys and names recur, so the
 // table holds far fewer strings than the batch has events.
-import { clientOp, CLIENT_OPS, type EventFields } from "./event-fields.ts";
+import { clientOp, CLIENT_OPS, INFO_TYPE, NOTICE_TYPE, type EventFields } from "./event-fields.ts";
 import type { HistoryEvent, ResourceDecision } from "./events.ts";
 
 /** Events per batch: a few MB, so a batch is handed over while the next is read. */
@@ -14,7 +14,8 @@ export const BATCH_EVENTS = 1 << 15;
 
 // Per event: index, time, process, type and flags, f, key, error, owner, fence, ttl, queued, validity.
 const STRIDE = 12;
-const NEMESIS = 4, NOT_RELEASED = 8;
+// The type's two bits hold ok, fail, info or invoke; a notice is info with its own flag.
+const NEMESIS = 4, NOT_RELEASED = 8, NOTICE = 16;
 
 /** Shared memory for the batches of one reader: `slots` batches of numbers, `stride` numbers per row. */
 export function ring(slots: number, stride: number): SharedArrayBuffer {
@@ -161,7 +162,7 @@ export class BatchWriter extends Columns {
     x[at] = e.index;
     x[at + 1] = e.time;
     x[at + 2] = e.process;
-    x[at + 3] = e.type | (e.nemesis ? NEMESIS : 0) | (e.notReleased ? NOT_RELEASED : 0);
+    x[at + 3] = (e.notice ? INFO_TYPE | NOTICE : e.type) | (e.nemesis ? NEMESIS : 0) | (e.notReleased ? NOT_RELEASED : 0);
     x[at + 4] = this.fId(e.f);
     x[at + 5] = this.keyId(e.key, keyName);
     x[at + 6] = this.id(e.error);
@@ -197,7 +198,8 @@ export function readBatch(batch: EventBatch, slots: Float64Array[], e: EventFiel
     e.index = x[at];
     e.time = x[at + 1];
     e.process = x[at + 2];
-    e.type = flags & 3;
+    e.notice = (flags & NOTICE) !== 0;
+    e.type = e.notice ? NOTICE_TYPE : flags & 3;
     e.nemesis = (flags & NEMESIS) !== 0;
     e.notReleased = (flags & NOT_RELEASED) !== 0;
     const f = x[at + 4];

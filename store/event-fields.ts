@@ -3,14 +3,16 @@
 // of many shapes, so every property read of it is a slow one; reading each once,
 // into a record of one fixed shape that is reused for every line, keeps the check
 // of a two-million-line history close to the cost of parsing it.
-import type { HistoryEvent } from "./events.ts";
+import { NOTICES, type HistoryEvent } from "./events.ts";
 
 /** `type` codes: a completion's code is its outcome (ok, fail, info); then invoke. */
 export const OK_TYPE = 0;
 export const FAIL_TYPE = 1;
 export const INFO_TYPE = 2;
 export const INVOKE_TYPE = 3;
-const TYPE_NAMES = ["ok", "fail", "info", "invoke"] as const;
+/** A notice (format 2): what the lock library told its user; no operation, no process state. */
+export const NOTICE_TYPE = 4;
+const TYPE_NAMES = ["ok", "fail", "info", "invoke", "notice"] as const;
 
 export interface EventFields {
   index: number;
@@ -18,6 +20,8 @@ export interface EventFields {
   /** NaN for the nemesis. */
   process: number;
   nemesis: boolean;
+  /** A notice line (type NOTICE_TYPE): `f` is lost, suspended or reconnected, `owner` from its value. */
+  notice: boolean;
   type: number;
   f: string;
   key: string | undefined;
@@ -38,7 +42,7 @@ export interface EventFields {
 export const typeName = (type: number): string => TYPE_NAMES[type];
 
 export function emptyFields(): EventFields {
-  return { index: 0, time: NaN, process: NaN, nemesis: false, type: 0, f: "", key: undefined, error: undefined, owner: undefined, fence: NaN, ttl: NaN, data: undefined, notReleased: false, queued: NaN, validity: NaN };
+  return { index: 0, time: NaN, process: NaN, nemesis: false, notice: false, type: 0, f: "", key: undefined, error: undefined, owner: undefined, fence: NaN, ttl: NaN, data: undefined, notReleased: false, queued: NaN, validity: NaN };
 }
 
 type Obj = Record<string, unknown>;
@@ -55,6 +59,7 @@ export function typeCode(t: unknown): number {
     case "ok": return OK_TYPE;
     case "fail": return FAIL_TYPE;
     case "info": return INFO_TYPE;
+    case "notice": return NOTICE_TYPE;
     default: return -1;
   }
 }
@@ -87,7 +92,8 @@ export function readFields(o: unknown, out: EventFields): string | null {
   const time = o.time;
   if (!isNat(time)) return `"time" must be an integer >= 0`;
   const type = typeCode(o.type);
-  if (type < 0) return `"type" must be one of invoke, ok, fail, info`;
+  if (type < 0) return `"type" must be one of invoke, ok, fail, info, notice`;
+  if (type === NOTICE_TYPE) return readNotice(o, index, time, out);
   const process = o.process;
   const nemesis = process === "nemesis";
   if (nemesis) {
@@ -110,6 +116,25 @@ export function readFields(o: unknown, out: EventFields): string | null {
   if (type === INVOKE_TYPE && key === undefined) return `a client invoke needs "key" (the lock name)`;
   clearValue(out);
   return readValue(f, type, v ?? NO_VALUE, out);
+}
+
+/**
+ * A notice line: not an operation, so none of the rules of invokes and
+ * completions; a client's process, `f` one of NOTICES, `value.owner` a string or
+ * null when the library named no hold.
+ */
+function readNotice(o: Obj, index: number, time: number, out: EventFields): string | null {
+  const { process, f, key, value } = o;
+  if (!Number.isSafeInteger(process)) return `a notice's "process" must be an integer (the client's process)`;
+  if (typeof f !== "string" || !(NOTICES as readonly string[]).includes(f)) return `a notice's "f" must be one of ${NOTICES.join(", ")}`;
+  if (key !== undefined && typeof key !== "string") return `"key" must be a string`;
+  if (value !== undefined && !isObj(value)) return `"value" must be an object`;
+  const owner = (value as Obj | undefined)?.owner;
+  if (owner !== undefined && owner !== null && typeof owner !== "string") return `a notice's "value.owner" must be a string or null`;
+  setHead(out, index, time, process as number, false, NOTICE_TYPE, f, key, undefined);
+  clearValue(out);
+  out.owner = str(owner);
+  return null;
 }
 
 const NO_VALUE: Obj = Object.freeze({});
@@ -170,6 +195,7 @@ export function setHead(out: EventFields, index: number, time: number, process: 
   out.time = time;
   out.process = process;
   out.nemesis = nemesis;
+  out.notice = type === NOTICE_TYPE;
   out.type = type;
   out.f = f;
   out.key = key;

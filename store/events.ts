@@ -1,8 +1,16 @@
-// The shapes of a run directory's files, as docs/history-format.md (format 1) defines
-// them. This file is the one place in the code that spells the contract out; every
+// The shapes of a run directory's files, as docs/history-format.md (formats 1 and 2)
+// defines them. This file is the one place in the code that spells the contract out; every
 // writer and reader imports these types rather than restating them.
 
+/** The format a run writes unless it uses something of format 2. */
 export const FORMAT = 1 as const;
+/** Format 2: what a run writes when its history may hold notices (a lock adapter program's). */
+export const FORMAT_2 = 2 as const;
+export const READABLE_FORMATS: readonly number[] = [FORMAT, FORMAT_2];
+
+/** What a lock library may tell its user, as `f` of a notice line (format 2). */
+export const NOTICES = ["lost", "suspended", "reconnected"] as const;
+export type NoticeKind = (typeof NOTICES)[number];
 
 /**
  * The error of an acquire that failed behind a lock node of its own session it
@@ -11,12 +19,12 @@ export const FORMAT = 1 as const;
  */
 export const ORPHAN_NODE_ERROR = "orphan-node";
 
-export type OpType = "invoke" | "ok" | "fail" | "info";
+export type OpType = "invoke" | "ok" | "fail" | "info" | "notice";
 export type Process = number | "nemesis";
 
 /** First line of history.ndjson: describes the run, is not an event. */
 export interface HistoryHeader {
-  format: typeof FORMAT;
+  format: typeof FORMAT | typeof FORMAT_2;
   kind: "header";
   run: string;
   workload: string;

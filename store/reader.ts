@@ -12,13 +12,15 @@ import { basename } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { DecisionLineReader, EventLineReader } from "./event-line.ts";
 import { emptyFields, fieldsOf, readFields, type EventFields } from "./event-fields.ts";
-import { FORMAT, type HistoryEvent, type HistoryHeader, type ResourceDecision } from "./events.ts";
+import { FORMAT_2, READABLE_FORMATS, type HistoryEvent, type HistoryHeader, type ResourceDecision } from "./events.ts";
 import { InOrder, StructureCheck } from "./structure.ts";
 
 export interface HistoryFile {
   header: HistoryHeader;
-  /** Ordered by (time, index). */
+  /** Ordered by (time, index); no notices. */
   events: HistoryEvent[];
+  /** The notice lines (format 2), in (time, index) order. */
+  notices: HistoryEvent[];
   warnings: string[];
 }
 
@@ -167,9 +169,16 @@ function parseTail(tail: { text: string; lineNo: number }, name: string, warning
 
 function headerProblem(h: unknown): string | null {
   if (!isObj(h) || h.kind !== "header") return `the first line must be the header {"format":1,"kind":"header",...}`;
-  if (h.format !== FORMAT) return `"format" ${JSON.stringify(h.format)} is not supported (this reader knows format ${FORMAT})`;
+  if (!READABLE_FORMATS.includes(h.format as number))
+    return `"format" ${JSON.stringify(h.format)} is not supported (this reader knows formats ${READABLE_FORMATS.join(" and ")})`;
   for (const f of ["run", "workload", "backend"]) if (typeof h[f] !== "string") return `header "${f}" must be a string`;
   if (typeof h.fencing !== "boolean") return `header "fencing" must be true or false`;
+  if (h.format === FORMAT_2) {
+    if (h.client !== undefined && typeof h.client !== "string") return `header "client" must be a string`;
+    // Format 2's other lock kinds (reentrant, rw, semaphore) have rules of their own this checker does not apply yet.
+    if (h.lock !== undefined && h.lock !== "mutex")
+      return `header "lock" ${JSON.stringify(h.lock)} is not supported: this checker knows the mutex only (format 2's reentrant, rw and semaphore locks are not checked yet)`;
+  }
   return null;
 }
 
@@ -254,7 +263,7 @@ export async function streamHistory(path: string, sinkFor: (header: HistoryHeade
       sink = sinkFor(header);
       return;
     }
-    const problem = readFields(o, e);
+    const problem = readFields(o, e) ?? noticeProblem(e, header);
     if (problem) throw new BadInput(`${name} line ${lineNo}: ${problem}`);
     deliver(o, lineNo);
   };
@@ -278,7 +287,14 @@ export async function streamHistory(path: string, sinkFor: (header: HistoryHeade
   let nextMark = checkpointEvery === undefined ? Infinity : 2;
   const decode = eventDecoder(name, options.data ?? true);
   const tail = await eachByteLine(path, name, (buf, start, end, lineNo, offset) => {
-    if (lineNo > 1) deliver(decode(buf, start, end, lineNo, e), lineNo);
+    if (lineNo > 1) {
+      const o = decode(buf, start, end, lineNo, e);
+      if (e.notice) {
+        const problem = noticeProblem(e, header);
+        if (problem) throw new BadInput(`${name} line ${lineNo}: ${problem}`);
+      }
+      deliver(o, lineNo);
+    }
     else take(parse(buf.toString("utf8", start, end), name, lineNo), lineNo);
     if (lineNo === nextMark) {
       // `e` holds this line's event.
@@ -315,7 +331,7 @@ export async function readHistory(path: string): Promise<HistoryFile> {
       header = headerOf(o, name);
       return;
     }
-    const problem = readFields(o, scratch);
+    const problem = readFields(o, scratch) ?? noticeProblem(scratch, header);
     if (problem) throw new BadInput(`${name} line ${lineNo}: ${problem}`);
     events.push(o as HistoryEvent);
   };
@@ -336,7 +352,13 @@ export async function readHistory(path: string): Promise<HistoryFile> {
     const wrong = structure.step(fieldsOf(sorted[i], scratch), line);
     if (wrong !== null) throw new BadInput(`${name} line ${line}: ${wrong}`);
   }
-  return { header, events: sorted, warnings };
+  const notices = sorted.filter((e) => e.type === "notice");
+  return { header, events: notices.length ? sorted.filter((e) => e.type !== "notice") : sorted, notices, warnings };
+}
+
+/** A notice in a history whose header says format 1, which has none. */
+export function noticeProblem(e: EventFields, header: HistoryHeader | null): string | null {
+  return e.notice && header?.format !== FORMAT_2 ? `a notice line needs a format 2 history (the header says format ${header?.format})` : null;
 }
 
 function checkIndexes(events: HistoryEvent[], name: string): void {

@@ -38,7 +38,8 @@ export class StructureCheck {
 
   /** What is wrong with `e` (on file line `line`) after the events before it, or null. */
   step(e: EventFields, line: number): string | null {
-    if (e.nemesis) return null;
+    // Nemesis events and notices are no operations of a process.
+    if (e.nemesis || e.notice) return null;
     const s = this.state(e.process);
     if (e.type === INVOKE_TYPE) {
       if (s.retired) return `process ${e.process} invokes "${e.f}" after its operation got info on line ${s.retired}; a process that got info never issues another`;

@@ -2,7 +2,7 @@
 // every operation is recorded as an invoke and a completion. This is the one place
 // where an exception becomes an `info` completion; clients and workloads never
 // catch to guess an outcome.
-import type { HistoryEvent, UnindexedEvent } from "../store/events.ts";
+import type { HistoryEvent, NoticeKind, UnindexedEvent } from "../store/events.ts";
 import type { RunClock } from "../store/clock.ts";
 
 export type Completion =
@@ -20,8 +20,19 @@ export class NotSent extends Error {
   }
 }
 
+/**
+ * An outcome the client says it cannot know, in its own words (an adapter
+ * program's `error` reply): recorded as info with exactly that error.
+ */
+export class UnknownOutcome extends Error {
+  constructor(readonly error: string, message = error) {
+    super(message);
+  }
+}
+
 /** A short, machine-readable code for why an outcome is unknown. */
 export function errorCode(err: unknown): string {
+  if (err instanceof UnknownOutcome) return err.error;
   const e = err as { code?: unknown; message?: unknown };
   const code = typeof e?.code === "string" ? e.code : "";
   const msg = typeof e?.message === "string" ? e.message : String(err);
@@ -35,6 +46,7 @@ export function errorCode(err: unknown): string {
 /** Errors that mean the request was never sent, so `fail` is the honest completion. */
 function neverSent(err: unknown): boolean {
   if (err instanceof NotSent) return true;
+  if (err instanceof UnknownOutcome) return false;
   const msg = (err as { message?: unknown })?.message;
   // ioredis refuses at once, without sending, when the connection is down and the
   // offline queue is off; a refused TCP connect also sent nothing.
@@ -61,6 +73,16 @@ export class LogicalClient {
 
   get process(): number {
     return this._process;
+  }
+
+  /**
+   * What the lock library told its user (format 2 notices): recorded at once,
+   * under the client's current process, even while an operation is outstanding.
+   */
+  notice(f: NoticeKind, key: string | undefined, owner: string | null): void {
+    const event: UnindexedEvent = { time: this.clock(), process: this._process, type: "notice", f, value: { owner } };
+    if (key !== undefined) event.key = key;
+    this.emit(event);
   }
 
   /**

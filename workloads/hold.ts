@@ -30,7 +30,8 @@ export async function acquire(c: LogicalClient, lock: LockClient, key: string, o
   // Assigned in the closure above, which TypeScript does not follow.
   const mine = hold as Hold;
   const held: HeldLock = { key, hold: mine, process: c.process, watchdog: null, lost: () => lock.lost?.(mine) ?? null };
-  if (o.renew) held.watchdog = new Watchdog(c, lock, held, o.ttlMs);
+  // A lock with no lease to renew, or one that renews itself, gets no watchdog.
+  if (o.renew && lock.renews !== false) held.watchdog = new Watchdog(c, lock, held, o.ttlMs);
   return held;
 }
 
@@ -39,7 +40,8 @@ export const stillHeld = (c: LogicalClient, h: HeldLock): boolean => c.process =
 
 export async function release(c: LogicalClient, lock: LockClient, h: HeldLock): Promise<void> {
   await h.watchdog?.stop();
-  if (c.process !== h.process) return;
+  // A hold the library said was lost (a notice) is let go of as its user would: not released.
+  if (c.process !== h.process || lock.toldLost?.(h.hold)) return;
   await c.op("release", h.key, holdRef(h.hold), async () => {
     const r = await lock.release(h.key, h.hold);
     return r.type === "ok" ? { type: "ok", value: { released: r.value.released, ...(r.value.lost ? { lost: r.value.lost } : {}) } } : r;

@@ -1,0 +1,293 @@
+// One logical client's lock, run by an adapter program of any language that speaks
+// the adapter protocol (docs/adapter-protocol.md) on its standard input and
+// output. The program is this worker's child, in its process group, so the pause
+// nemesis freezes the program that runs the lock library together with its client.
+//
+// The program's word is taken for what it did (ok, fail) and for what it cannot
+// know (error: info). When it breaks the protocol (a line that is no message, an
+// exit, no answer in time) it is killed, the operation is unknown (info, with an
+// `adapter-...` error and a message in the worker's log), and the next operation
+// starts a new program, under a new owner prefix.
+import { spawn, type ChildProcess } from "node:child_process";
+import { performance } from "node:perf_hooks";
+import { createInterface } from "node:readline";
+import { UnknownOutcome } from "../../workloads/client.ts";
+import type { ClientContext, Hold, LockClient, Outcome } from "../lock.ts";
+import type { ProgramSpec } from "./manifest.ts";
+import { acquireOkProblem, PROTOCOL_VERSION, readLine, releaseOkProblem, renewOkProblem, type NoticeMessage, type Reply, type Request, type RequestBody } from "./messages.ts";
+
+/** A program's first answer may wait for a runtime to start (a JVM, a Python that imports grpc). */
+export const INIT_TIMEOUT_MS = 30_000;
+/** How long a closed program has to exit before it is killed. */
+const EXIT_GRACE_MS = 1000;
+/** A deadline timer this late fired after the worker was frozen (SIGSTOP): the program was frozen too, and gets this long more. */
+const FROZEN_LATE_MS = 250;
+const THAWED_GRACE_MS = 1000;
+/** Lines of the program's standard error quoted when it is killed. */
+const STDERR_TAIL = 8;
+
+/** Why a program was killed: the operation is recorded as info with this error. */
+export type AdapterFailureCode = "adapter-bad-line" | "adapter-exited" | "adapter-timeout";
+
+export class AdapterFailure extends UnknownOutcome {
+  constructor(readonly code: AdapterFailureCode, message: string) {
+    super(code, message);
+  }
+}
+
+interface Pending {
+  id: number;
+  type: Request["type"];
+  resolve(reply: Reply): void;
+  reject(err: Error): void;
+  cancel(): void;
+}
+
+/** One program, from its start to its end. */
+interface Program {
+  child: ChildProcess;
+  pid: number;
+  ownerPrefix: string;
+  pending: Pending | null;
+  /** Set once it is killed or gone: nothing more is read from it. */
+  ended: boolean;
+  /** Sent close: its exit is expected. */
+  closing: boolean;
+  stderrTail: string[];
+  /** Resolves once it has answered init. */
+  initialised: Promise<void>;
+}
+
+export class ProgramClient implements LockClient {
+  readonly renews: boolean;
+  private program: Program | null = null;
+  private starts = 0;
+  private nextId = 1;
+  /** Holds of the current program, owner to key, for notices that name a key or nothing. */
+  private readonly held = new Map<string, string>();
+  /** Owners a `lost` notice named. */
+  private readonly toldLost_ = new Set<string>();
+
+  constructor(private readonly spec: ProgramSpec, private readonly ctx: ClientContext) {
+    this.renews = spec.renew === "explicit";
+  }
+
+  async whenStarted(): Promise<void> {
+    await this.running();
+  }
+
+  async acquire(key: string, ttlMs: number, waitMs: number): Promise<Outcome<Hold>> {
+    const p = await this.running();
+    const reply = await this.request(p, { type: "acquire", key, ttl_ms: ttlMs, wait_ms: waitMs }, waitMs + 2 * this.ctx.commandTimeoutMs);
+    return this.outcome(p, reply, (fields) => {
+      const problem = acquireOkProblem(fields, this.spec.fences);
+      if (problem) throw this.kill(p, "adapter-bad-line", `answered acquire ${JSON.stringify(key)} with ${clip(JSON.stringify(fields))}: ${problem}`);
+      const { owner, fence, ttl_ms: granted, ...extra } = fields;
+      this.held.set(owner as string, key);
+      const hold: Hold = { owner: owner as string, fence: fence as number | null, ttlMs: typeof granted === "number" ? granted : ttlMs };
+      if (Object.keys(extra).length > 0) hold.extra = extra;
+      return hold;
+    });
+  }
+
+  async renew(key: string, hold: Hold, ttlMs: number): Promise<Outcome<{ ttlMs: number }>> {
+    const p = await this.running();
+    const reply = await this.request(p, { type: "renew", key, owner: hold.owner, fence: hold.fence, ttl_ms: ttlMs }, 2 * this.ctx.commandTimeoutMs);
+    return this.outcome(p, reply, (fields) => {
+      const problem = renewOkProblem(fields);
+      if (problem) throw this.kill(p, "adapter-bad-line", `answered renew with ${clip(JSON.stringify(fields))}: ${problem}`);
+      return { ttlMs: typeof fields.ttl_ms === "number" ? fields.ttl_ms : ttlMs };
+    });
+  }
+
+  async release(key: string, hold: Hold): Promise<Outcome<{ released: boolean; lost?: string }>> {
+    const p = await this.running();
+    const reply = await this.request(p, { type: "release", key, owner: hold.owner, fence: hold.fence }, 2 * this.ctx.commandTimeoutMs);
+    const out = this.outcome(p, reply, (fields) => {
+      const problem = releaseOkProblem(fields);
+      if (problem) throw this.kill(p, "adapter-bad-line", `answered release with ${clip(JSON.stringify(fields))}: ${problem}`);
+      return { released: fields.released !== false, ...(typeof fields.lost === "string" ? { lost: fields.lost } : {}) };
+    });
+    this.held.delete(hold.owner);
+    return out;
+  }
+
+  lost(hold: Hold): string | null {
+    return this.toldLost_.has(hold.owner) ? "lost-notice" : null;
+  }
+
+  toldLost(hold: Hold): boolean {
+    return this.toldLost_.has(hold.owner);
+  }
+
+  async close(): Promise<void> {
+    const p = this.program;
+    this.program = null;
+    if (!p || p.ended) return;
+    const exited = new Promise<void>((resolve) => (p.child.exitCode !== null || p.child.signalCode !== null ? resolve() : p.child.once("exit", () => resolve())));
+    try {
+      await p.initialised;
+      p.closing = true;
+      await this.request(p, { type: "close" }, 2 * this.ctx.commandTimeoutMs);
+    } catch {
+      // It is going either way.
+    }
+    p.child.stdin?.end();
+    const timer = setTimeout(() => p.child.kill("SIGKILL"), EXIT_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
+    p.ended = true;
+  }
+
+  /** The program to send to: the running one, or a new one (none yet, or the last was killed). */
+  private async running(): Promise<Program> {
+    if (!this.program || this.program.ended) this.program = this.start();
+    const p = this.program;
+    await p.initialised;
+    return p;
+  }
+
+  private start(): Program {
+    const [command, ...args] = this.spec.command;
+    const ownerPrefix = `${this.ctx.ownerPrefix}a${++this.starts}`;
+    this.held.clear();
+    // Not detached: the program stays in the worker's process group, which the pause nemesis stops and the reaper kills whole.
+    const child = spawn(command, args, { cwd: this.spec.cwd, env: { ...process.env, ...this.spec.env }, stdio: ["pipe", "pipe", "pipe"] });
+    const p: Program = { child, pid: child.pid ?? 0, ownerPrefix, pending: null, ended: false, closing: false, stderrTail: [], initialised: Promise.resolve() };
+    child.stdin!.on("error", () => {});
+    child.on("error", (err) => this.kill(p, "adapter-exited", `could not be started: ${err.message}`));
+    createInterface({ input: child.stdout!, crlfDelay: Infinity }).on("line", (line) => this.onLine(p, line));
+    createInterface({ input: child.stderr!, crlfDelay: Infinity }).on("line", (line) => {
+      // Its own log goes to the worker's, line by line, marked as its.
+      this.ctx.log?.(`[adapter client ${this.ctx.id ?? "?"} pid ${p.pid}] ${line}`);
+      p.stderrTail.push(line);
+      if (p.stderrTail.length > STDERR_TAIL) p.stderrTail.shift();
+    });
+    // 'close': it has exited and every line it wrote has been read.
+    child.on("close", (code, signal) => {
+      if (p.ended) return;
+      if (p.closing && !p.pending) p.ended = true;
+      else this.kill(p, "adapter-exited", `exited (${signal ?? `code ${code}`})`);
+    });
+    const init: RequestBody = {
+      type: "init",
+      protocol: PROTOCOL_VERSION,
+      backend: this.ctx.backend ?? this.spec.backends[0],
+      endpoints: this.ctx.endpoints.map(({ name, host, port }) => ({ name, host, port })),
+      owner_prefix: ownerPrefix,
+      ttl_ms: this.ctx.ttlMs ?? 0,
+      command_timeout_ms: this.ctx.commandTimeoutMs,
+      seed: this.ctx.seed ?? 0,
+      client: this.ctx.id ?? 0,
+    };
+    p.initialised = this.request(p, init, INIT_TIMEOUT_MS).then((reply) => {
+      if (reply.type === "error") throw this.kill(p, "adapter-exited", `refused init: ${reply.error}`);
+      if (reply.type !== "init_ok") throw this.kill(p, "adapter-bad-line", `answered init with ${reply.type}, not init_ok`);
+      const differs = [
+        ...(reply.fences !== this.spec.fences ? [`"fences" ${reply.fences}`] : []),
+        ...(reply.renew !== this.spec.renew ? [`"renew" ${JSON.stringify(reply.renew)}`] : []),
+      ];
+      if (differs.length) throw this.kill(p, "adapter-bad-line", `answered init with ${differs.join(" and ")}, which its manifest does not say`);
+      if (reply.library) this.ctx.log?.(`[adapter client ${this.ctx.id ?? "?"} pid ${p.pid}] library: ${reply.library}`);
+    });
+    // Awaited by whoever sends next; a failure here must not also surface as an unhandled rejection.
+    p.initialised.catch(() => {});
+    return p;
+  }
+
+  /** Sends one request and waits for its reply, at most `timeoutMs` of time the worker was not frozen. */
+  private request(p: Program, body: RequestBody, timeoutMs: number): Promise<Reply> {
+    if (p.ended) return Promise.reject(new AdapterFailure("adapter-exited", "the adapter program has ended"));
+    const id = this.nextId++;
+    return new Promise<Reply>((resolve, reject) => {
+      const cancel = deadline(timeoutMs, () => this.kill(p, "adapter-timeout", `did not answer ${body.type} (id ${id}) within ${timeoutMs} ms`));
+      p.pending = { id, type: body.type, resolve, reject, cancel };
+      p.child.stdin!.write(JSON.stringify({ id, ...body }) + "\n");
+    });
+  }
+
+  private onLine(p: Program, text: string): void {
+    if (p.ended) return;
+    const line = readLine(text);
+    if (line.kind === "bad") {
+      this.kill(p, "adapter-bad-line", `wrote a line that is not a message of the protocol (${line.why}): ${clip(text)}`);
+      return;
+    }
+    if (line.kind === "notice") {
+      this.onNotice(line.notice);
+      return;
+    }
+    const pending = p.pending;
+    if (!pending || line.inReplyTo !== pending.id) {
+      this.kill(p, "adapter-bad-line", `wrote a reply to id ${line.inReplyTo}, but ${pending ? `the request outstanding is ${pending.type} id ${pending.id}` : "no request is outstanding"}: ${clip(text)}`);
+      return;
+    }
+    p.pending = null;
+    pending.cancel();
+    pending.resolve(line.reply);
+  }
+
+  private onNotice(n: NoticeMessage): void {
+    this.ctx.notice?.(n.f, n.key, n.owner ?? null);
+    if (n.f !== "lost") return;
+    // A notice that names no hold takes every hold of the program on its key (or every one).
+    const owners = n.owner !== undefined ? [n.owner] : [...this.held].filter(([, key]) => n.key === undefined || key === n.key).map(([owner]) => owner);
+    for (const owner of owners) this.toldLost_.add(owner);
+  }
+
+  /** The reply as an outcome: ok made by `ok`, fail as it is, error thrown as an unknown outcome. */
+  private outcome<T>(p: Program, reply: Reply, ok: (fields: Record<string, unknown>) => T): Outcome<T> {
+    if (reply.type === "ok") return { type: "ok", value: ok(reply.fields) };
+    if (reply.type === "fail") return Object.keys(reply.fields).length > 1 ? { type: "fail", error: reply.error, value: withoutError(reply.fields) } : { type: "fail", error: reply.error };
+    if (reply.type === "error") throw new UnknownOutcome(reply.error);
+    throw this.kill(p, "adapter-bad-line", `answered a request with init_ok`);
+  }
+
+  /**
+   * Ends the program for good: SIGKILL, a message naming it, the line and its
+   * standard error's last lines in the worker's log, and the request outstanding
+   * failed with it. Returns the failure, for a caller that throws it.
+   */
+  private kill(p: Program, code: AdapterFailureCode, what: string): AdapterFailure {
+    const tail = p.stderrTail.length ? `; its standard error ended with:\n    ${p.stderrTail.join("\n    ")}` : "; it wrote nothing to standard error";
+    const failure = new AdapterFailure(code, `adapter ${this.spec.path} (client ${this.ctx.id ?? "?"}, pid ${p.pid}) ${what}${p.ended ? "" : "; killed it"}${tail}`);
+    if (p.ended) return failure;
+    p.ended = true;
+    p.child.kill("SIGKILL");
+    this.ctx.log?.(`fencecheck: ${failure.message}`);
+    const pending = p.pending;
+    p.pending = null;
+    pending?.cancel();
+    pending?.reject(failure);
+    if (this.program === p) this.program = null;
+    return failure;
+  }
+}
+
+/**
+ * Calls `onTimeout` after `ms`, unless cancelled. A timer that fires well after
+ * it was due fired after the worker was frozen (the pause nemesis stops the
+ * worker and its programs together): the program was frozen as long, and has a
+ * moment more to answer, since its reply may be just behind the timer.
+ */
+function deadline(ms: number, onTimeout: () => void): () => void {
+  let due = performance.now() + ms;
+  let timer: NodeJS.Timeout;
+  const arm = (wait: number): void => {
+    timer = setTimeout(() => {
+      if (performance.now() - due > FROZEN_LATE_MS) {
+        due = performance.now() + THAWED_GRACE_MS;
+        arm(THAWED_GRACE_MS);
+      } else onTimeout();
+    }, wait);
+  };
+  arm(ms);
+  return () => clearTimeout(timer);
+}
+
+const clip = (s: string, max = 200): string => (s.length > max ? `${s.slice(0, max)}... (${s.length} characters)` : s);
+
+function withoutError(fields: Record<string, unknown>): Record<string, unknown> {
+  const { error: _error, ...rest } = fields;
+  return rest;
+}
