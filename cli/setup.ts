@@ -1,29 +1,33 @@
-// `fencecheck setup [--backends LIST] [--extras LIST] [--list]`: installs the Debian
+// `fencecheck setup [--backends LIST] [--extras LIST] [--adapters LIST] [--list]`: installs the Debian
 // packages of the parts named, and says what each part needs and whether it is
 // there. A run does the same for the parts it uses, so this is for preparing a
 // machine ahead (a CI image, a machine without network at run time) and for the
 // test suite, which needs everything.
 import { BACKENDS } from "../runner/index.ts";
 import { EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
-import { BACKEND_NEEDS, REQUIREMENTS, REQUIREMENT_IDS, ensure, satisfied, type RequirementId } from "../setup/index.ts";
+import { BACKEND_NEEDS, CLIENT_NEEDS, REQUIREMENTS, REQUIREMENT_IDS, ensure, satisfied, type RequirementId } from "../setup/index.ts";
 
 const EXTRAS: readonly RequirementId[] = ["clock", "pgbouncer", "docker", "gnu-time"];
+/** The reference adapter programs' languages and libraries, by --client name. */
+const ADAPTERS = Object.keys(CLIENT_NEEDS);
 
-const USAGE = `Usage: fencecheck setup [--backends LIST] [--extras LIST] [--list]
+const USAGE = `Usage: fencecheck setup [--backends LIST] [--extras LIST] [--adapters LIST] [--list]
 
 Installs with apt-get (as root, or through sudo without a password) the Debian
-packages that the backends and extras named need and this machine lacks, and
+packages that the backends, extras and adapters named need and this machine lacks, and
 prints what it installed and how long it took. With no options: everything (what
 the test suite needs). A run installs what it uses by itself; this prepares a
 machine ahead.
 
 Backends: ${Object.keys(BACKENDS).join(", ")}
 Extras:   ${EXTRAS.map((e) => `${e} (${REQUIREMENTS[e].serves})`).join("\n          ")}
+Adapters: ${ADAPTERS.map((a) => `${a} (${REQUIREMENTS[CLIENT_NEEDS[a]].packages.join(" ")})`).join("\n          ")}
 Exit: 0 everything asked for is there, 1 something could not be installed, 254 bad arguments.`;
 
 export const SETUP_OPTIONS: readonly OptionSpec[] = [
-  { name: "backends", kind: "list", default: undefined, choices: [...Object.keys(BACKENDS), "all", "none"], defaultText: "all without --extras, else none", help: "the backends to run locally" },
-  { name: "extras", kind: "list", default: undefined, choices: [...EXTRAS, "all", "none"], defaultText: "all without --backends, else none", help: "what some options need beyond a backend" },
+  { name: "backends", kind: "list", default: undefined, choices: [...Object.keys(BACKENDS), "all", "none"], defaultText: "all when no list is named, else none", help: "the backends to run locally" },
+  { name: "extras", kind: "list", default: undefined, choices: [...EXTRAS, "all", "none"], defaultText: "all when no list is named, else none", help: "what some options need beyond a backend" },
+  { name: "adapters", kind: "list", default: undefined, choices: [...ADAPTERS, "all", "none"], defaultText: "all when no list is named, else none", help: "the reference adapter programs' languages and lock libraries (--client redis-py, kazoo, python-etcd3, curator)" },
   { name: "list", kind: "flag", default: false, help: "say what each part needs and whether it is there; install nothing" },
 ];
 
@@ -37,18 +41,19 @@ function pick<T extends string>(given: string[] | undefined, all: readonly T[], 
 export async function main(argv: string[]): Promise<number> {
   const o = commandOptions(argv, SETUP_OPTIONS, USAGE);
   if (!o) return EXIT.valid;
-  const everything = o.backends === undefined && o.extras === undefined;
-  // Naming only extras asks for those alone; naming only backends, for those alone.
-  const backends = pick(o.backends as string[] | undefined, Object.keys(BACKENDS), o.extras === undefined ? Object.keys(BACKENDS) : []);
-  const extras = pick(o.extras as string[] | undefined, EXTRAS, o.backends === undefined ? EXTRAS : []);
-  const wanted = new Set<RequirementId>([...backends.map((b) => BACKEND_NEEDS[b]), ...extras]);
+  const everything = o.backends === undefined && o.extras === undefined && o.adapters === undefined;
+  // Naming one list asks for what it names alone.
+  const backends = pick(o.backends as string[] | undefined, Object.keys(BACKENDS), everything ? Object.keys(BACKENDS) : []);
+  const extras = pick(o.extras as string[] | undefined, EXTRAS, everything ? EXTRAS : []);
+  const adapters = pick(o.adapters as string[] | undefined, ADAPTERS, everything ? ADAPTERS : []);
+  const wanted = new Set<RequirementId>([...backends.map((b) => BACKEND_NEEDS[b]), ...extras, ...adapters.map((a) => CLIENT_NEEDS[a])]);
   const ids = REQUIREMENT_IDS.filter((id) => wanted.has(id));
   if (o.list) {
     for (const id of REQUIREMENT_IDS) {
       const r = REQUIREMENTS[id];
       const chosen = (r.chosenBy ?? []).filter((v) => process.env[v]);
       const state = id === "docker" ? "set up by scripts/setup-docker.sh" : chosen.length ? `yours (${chosen.join(", ")})` : r.present() ? "present" : "missing";
-      process.stdout.write(`${id.padEnd(10)} ${state.padEnd(34)} ${r.packages.join(" ").padEnd(36)} ${r.serves}\n`);
+      process.stdout.write(`${id.padEnd(12)} ${state.padEnd(34)} ${r.packages.join(" ").padEnd(36)} ${r.serves}\n`);
     }
     return EXIT.valid;
   }

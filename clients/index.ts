@@ -8,6 +8,7 @@ import type { RedlockClientOptions } from "./redlock-nodes.ts";
 import type { LockClient, ClientContext, ClientOptions } from "./lock.ts";
 import { adapterClients } from "./adapter.ts";
 import { isManifestPath } from "./program/index.ts";
+import { repoFile } from "../lib/paths.ts";
 
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
@@ -127,6 +128,28 @@ export const CLIENTS: Record<string, ClientKind> = {
       return (ctx) => new ZkLock(ctx, true);
     },
   },
+  // Reference adapter programs (adapters/, docs/adapter-protocol.md): the lock libraries of other languages, as their users call them.
+  "redis-py": {
+    describe: "Python redis-py 4.3 Lock (Debian python3-redis): SET NX PX with a random token, Lua extend and release; no fence (use --fence-source)",
+    fences: false,
+    program: "adapters/redis-py/adapter.json",
+    load: () => loadProgram("adapters/redis-py/adapter.json"),
+  },
+  kazoo: {
+    describe: "Python kazoo 2.8 Lock (Debian python3-kazoo) with a connection listener: ephemeral sequential node, session = ttl; fence = the node's czxid",
+    program: "adapters/kazoo/adapter.json",
+    load: () => loadProgram("adapters/kazoo/adapter.json"),
+  },
+  curator: {
+    describe: "Java Apache Curator 5.4 InterProcessMutex (Debian libcurator-recipes-java) with a ConnectionStateListener: ephemeral sequential node, session = ttl; fence = the node's czxid",
+    program: "adapters/curator/adapter.json",
+    load: () => loadProgram("adapters/curator/adapter.json"),
+  },
+  "python-etcd3": {
+    describe: "Python python-etcd3 0.12 Lock (Debian python3-etcd3): a lease and a put-if-absent transaction, refresh to renew; fence = the lock key's create revision",
+    program: "adapters/python-etcd3/adapter.json",
+    load: () => loadProgram("adapters/python-etcd3/adapter.json"),
+  },
   "postgres-lease": {
     describe: "a lease row: UPDATE ... WHERE expired (server clock) RETURNING fence+1; renew and release compare the owner; freed by expiry only",
     load: async () => {
@@ -142,6 +165,12 @@ export const CLIENTS: Record<string, ClientKind> = {
     },
   },
 };
+
+/** A reference adapter program by its manifest under the package's root; fences from --fence-source where its lock issues none. */
+async function loadProgram(manifest: string): Promise<MakeClient> {
+  const { loadProgramAdapter } = await import("./program/index.ts");
+  return adapterClients(loadProgramAdapter(repoFile(manifest))).create;
+}
 
 function redlockOptions(ctx: ClientContext): RedlockClientOptions {
   return {

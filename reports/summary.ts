@@ -56,9 +56,20 @@ export function renderSummary(input: { header: HistoryHeader; results: Results; 
 
   lines.push(`  writes: ${f.writes_accepted ?? na} accepted, ${f.stale_writes_refused ?? na} stale refused`);
   lines.push(`  lease overlaps: ${f.lease_overlaps ?? na}`);
+  const told = lostHoldsLine(results.stats?.lost_holds);
+  if (told) lines.push(`  ${told}`);
 
   const faults = f.faults === undefined ? na
     : Object.entries(f.faults).map(([kind, n]) => `${plain(faultKind(kind))} ×${n}`).join(", ") || "none";
   lines.push(`  faults: ${faults}`);
   return lines.join("\n");
+}
+
+/** Whether the lock library told its user of the holds it lost (format 2 runs: stats.lost_holds), in a line; null when the run has none. */
+export function lostHoldsLine(v: unknown): string | null {
+  const l = v as { holds?: unknown; told?: unknown; told_after_ms?: { p50: number; max: number } | null } | undefined;
+  if (typeof l?.holds !== "number" || typeof l.told !== "number") return null;
+  if (l.holds === 0) return "lost holds: none (no hold was certainly lost while held)";
+  const after = l.told_after_ms ? `, told p50 ${millis(l.told_after_ms.p50)} after the loss was certain (max ${millis(l.told_after_ms.max)})` : "";
+  return `lost holds: ${l.holds}, the library told its user of ${l.told}${after}`;
 }

@@ -92,7 +92,7 @@ export const BACKENDS: Record<string, Backend> = {
   redis: {
     name: "redis",
     describe: "one redis-server",
-    clients: ["redis", "redis-unsafe-release", "redis-blind-renew", "redis-semaphore", "simple-redis-mutex"],
+    clients: ["redis", "redis-unsafe-release", "redis-blind-renew", "redis-semaphore", "simple-redis-mutex", "redis-py"],
     defaultClient: "redis",
     abilities: ["kill", "clock"],
     start: (ctx) => startRedisCluster(ctx.group, ctx.ports, 1, redisNodeOptions(ctx)),
@@ -112,7 +112,7 @@ export const BACKENDS: Record<string, Backend> = {
   etcd: {
     name: "etcd",
     describe: "three etcd 3.4 members (fast elections, pre-vote); member-to-member traffic through the fault proxy",
-    clients: ["etcd-queue", "etcd3-lock"],
+    clients: ["etcd-queue", "etcd3-lock", "python-etcd3"],
     defaultClient: "etcd-queue",
     abilities: ["kill"],
     lacks: { clock: "libfaketime cannot move etcd's clock (Go reads time without libc)" },
@@ -134,7 +134,7 @@ export const BACKENDS: Record<string, Backend> = {
   zookeeper: {
     name: "zookeeper",
     describe: "three ZooKeeper 3.8 servers (a quorum); member-to-member traffic through the fault proxy",
-    clients: ["zookeeper", "zookeeper-naive"],
+    clients: ["zookeeper", "zookeeper-naive", "kazoo", "curator"],
     defaultClient: "zookeeper",
     abilities: ["kill"],
     lacks: {

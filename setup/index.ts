@@ -7,10 +7,10 @@ import { BadInput } from "../lib/exit.ts";
 import { repoFile } from "../lib/paths.ts";
 import type { Test } from "../runner/test.ts";
 import { aptInstall, hasApt, installCommand, InstallFailed, rootCommand } from "./apt.ts";
-import { BACKEND_NEEDS, REQUIREMENTS, REQUIREMENT_IDS, satisfied, type RequirementId } from "./requirements.ts";
+import { BACKEND_NEEDS, CLIENT_NEEDS, REQUIREMENTS, REQUIREMENT_IDS, satisfied, type RequirementId } from "./requirements.ts";
 import { ensureShim } from "./shim.ts";
 
-export { REQUIREMENTS, REQUIREMENT_IDS, BACKEND_NEEDS, satisfied, type Requirement, type RequirementId } from "./requirements.ts";
+export { REQUIREMENTS, REQUIREMENT_IDS, BACKEND_NEEDS, CLIENT_NEEDS, satisfied, type Requirement, type RequirementId } from "./requirements.ts";
 
 /** The parts of the machine a test uses: its backend's servers where they run here, and the extras its options name. */
 export function requirementsOf(test: Test): RequirementId[] {
@@ -22,6 +22,8 @@ export function requirementsOf(test: Test): RequirementId[] {
   if (test.resourceStore === "postgres") ids.add("postgres");
   if (test.serverOptions.pgPooler === "pgbouncer") ids.add("pgbouncer");
   if (deploy === "local" && test.serverOptions.skewableClocks) ids.add("clock");
+  // The language and library of a reference adapter program, wherever the servers run.
+  if (CLIENT_NEEDS[test.client]) ids.add(CLIENT_NEEDS[test.client]);
   return REQUIREMENT_IDS.filter((id) => ids.has(id));
 }
 

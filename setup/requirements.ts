@@ -7,7 +7,7 @@ import { delimiter, join } from "node:path";
 import { findLibfaketime } from "../cluster/faketime.ts";
 import { ZK_CLASSPATH, etcdBinary, javaBinary, pgBin, pgbouncerBinary, redisBinary } from "../cluster/programs.ts";
 
-export const REQUIREMENT_IDS = ["redis", "etcd", "zookeeper", "postgres", "pgbouncer", "clock", "docker", "gnu-time", "chromium"] as const;
+export const REQUIREMENT_IDS = ["redis", "etcd", "zookeeper", "postgres", "pgbouncer", "clock", "docker", "gnu-time", "chromium", "redis-py", "kazoo", "python-etcd3", "curator"] as const;
 export type RequirementId = (typeof REQUIREMENT_IDS)[number];
 
 export interface Requirement {
@@ -46,6 +46,24 @@ export function onPath(program: string): boolean {
   return (process.env.PATH ?? "").split(delimiter).some((d) => d !== "" && executable(join(d, program)));
 }
 
+/** Where Debian's python3-* packages put their modules. */
+const DIST_PACKAGES = "/usr/lib/python3/dist-packages";
+const pythonModule = (name: string): boolean => onPath("python3") && existsSync(join(DIST_PACKAGES, name, "__init__.py"));
+
+/** The reference adapter programs' languages and libraries (adapters/), each installed only when a run uses that client. */
+const ADAPTER_REQUIREMENTS: Record<"redis-py" | "kazoo" | "python-etcd3" | "curator", Requirement> = {
+  "redis-py": { id: "redis-py", serves: "--client redis-py", packages: ["python3", "python3-redis"], present: () => pythonModule("redis") },
+  kazoo: { id: "kazoo", serves: "--client kazoo", packages: ["python3", "python3-kazoo"], present: () => pythonModule("kazoo") },
+  "python-etcd3": { id: "python-etcd3", serves: "--client python-etcd3", packages: ["python3", "python3-etcd3"], present: () => pythonModule("etcd3") },
+  // The adapter is compiled once (javac) into the cache; Curator's recipes bring its framework, ZooKeeper's client, Guava and slf4j.
+  curator: {
+    id: "curator",
+    serves: "--client curator",
+    packages: ["default-jdk-headless", "libcurator-recipes-java"],
+    present: () => existsSync("/usr/share/java/curator-recipes.jar") && existsSync("/usr/share/java/slf4j-simple.jar") && onPath("javac"),
+  },
+};
+
 export const REQUIREMENTS: Record<RequirementId, Requirement> = {
   redis: { id: "redis", serves: "--backend redis and redlock", packages: ["redis-server"], present: () => onPath(redisBinary()), chosenBy: ["FENCECHECK_REDIS_SERVER"] },
   etcd: { id: "etcd", serves: "--backend etcd", packages: ["etcd-server"], present: () => onPath(etcdBinary()), chosenBy: ["FENCECHECK_ETCD"] },
@@ -65,7 +83,12 @@ export const REQUIREMENTS: Record<RequirementId, Requirement> = {
   "gnu-time": { id: "gnu-time", serves: "npm run bench:checker (peak memory of each process)", packages: ["time"], present: () => existsSync("/usr/bin/time") },
   // Only for the docs' pictures (scripts/screenshots.ts): never among what `fencecheck setup` installs unasked.
   chromium: { id: "chromium", serves: "npm run docs:images (headless screenshots for docs/images/)", packages: ["chromium"], present: () => onPath(chromiumBinary()), chosenBy: ["FENCECHECK_CHROMIUM"] },
+  ...ADAPTER_REQUIREMENTS,
 };
+
+
+/** Which requirement each reference adapter program has, by its --client name. */
+export const CLIENT_NEEDS: Record<string, RequirementId> = { "redis-py": "redis-py", kazoo: "kazoo", "python-etcd3": "python-etcd3", curator: "curator" };
 
 /** The browser scripts/screenshots.ts runs: FENCECHECK_CHROMIUM, or Debian's chromium. */
 export const chromiumBinary = (): string => process.env.FENCECHECK_CHROMIUM || "chromium";

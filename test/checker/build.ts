@@ -63,6 +63,11 @@ export class History {
     return this.op(process, "release", key, at, { owner, fence }, outcome, outcome === "ok" ? { released: true } : undefined);
   }
 
+  /** A notice (format 2): what the lock library told its user. */
+  notice(process: number, time: number, f: "lost" | "suspended" | "reconnected", key?: string, owner: string | null = null): HistoryEvent {
+    return this.add({ time: time * NS, process, type: "notice", f, ...(key === undefined ? {} : { key }), value: { owner } });
+  }
+
   nemesis(time: number, f: string, value: Record<string, unknown> = {}): HistoryEvent {
     return this.add({ time: time * NS, process: "nemesis", type: "info", f, value });
   }

@@ -1,0 +1,124 @@
+// Lock adapters as programs (docs/adapter-protocol.md): the example Redis adapter
+// through the Node bridge runs like the in-process one (valid fenced, caught
+// unfenced under pauses); a program that writes a line that is no message, that
+// crashes or that hangs is killed, its operation recorded as info naming what it
+// did, a new program serves its client, and the history checks; a SIGKILLed run
+// leaves no program behind; a manifest that is wrong is refused before anything
+// starts.
+import { describe, it, expect } from "vitest";
+import { readdirSync, readFileSync, realpathSync, existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempRunDir, runCli, latestRun, readNdjson, waitFor, REPO } from "../helpers.ts";
+
+const BRIDGE = "./adapters/node-bridge/redis-example.adapter.json";
+const fixture = (name: string) => `./test/adapters/fixtures/${name}.adapter.json`;
+const quick = ["--concurrency", "4", "--workers", "2", "--seed", "5"];
+
+function stored(store: string) {
+  const dir = realpathSync(latestRun(store));
+  const lines = readNdjson(join(dir, "history.ndjson"));
+  const logs = readdirSync(join(dir, "logs")).filter((f) => f.startsWith("worker-")).map((f) => readFileSync(join(dir, "logs", f), "utf8")).join("\n");
+  return { dir, header: lines[0], events: lines.slice(1), logs, results: JSON.parse(readFileSync(join(dir, "results.json"), "utf8")) };
+}
+
+/** Process ids of every process now in one of these process groups. */
+function inGroups(pgids: number[]): number[] {
+  const found: number[] = [];
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const pgid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      if (pgids.includes(pgid)) found.push(Number(pid));
+    } catch {
+      // gone while we looked
+    }
+  }
+  return found;
+}
+
+describe("adapter programs", () => {
+  it("the example adapter through the bridge: fenced under pauses valid, format 2 with the client in the header", async () => {
+    const store = tempRunDir("fc-program-");
+    const cli = runCli("test", [...quick, "--client", BRIDGE, "--nemesis", "pause", "--nemesis-interval", "1", "--time-limit", "6", "--store", store]);
+    expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
+    const run = stored(store);
+    expect(run.header).toMatchObject({ format: 2, lock: "mutex", client: join(REPO, BRIDGE) });
+    expect(run.results.valid).toBe(true);
+    expect(run.results.stats.lost_holds).toBeDefined();
+    // Owners carry the program's prefix: client, then program number.
+    expect(run.events.find((e) => e.f === "acquire" && e.type === "ok")?.value).toMatchObject({ owner: expect.stringMatching(/^c\da1-h\d+$/) });
+    expect(run.logs).toMatch(/library: fencecheck node bridge/);
+  });
+
+  it("unfenced under pauses: stale-write-accepted", async () => {
+    const store = tempRunDir("fc-program-");
+    const cli = runCli("test", [...quick, "--client", BRIDGE, "--nemesis", "pause", "--nemesis-interval", "1", "--fence", "off", "--time-limit", "8", "--store", store]);
+    expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(1);
+    expect(stored(store).results.anomaly_types).toContain("stale-write-accepted");
+  });
+
+  for (const [mode, error, said] of [
+    ["bad-line", "adapter-bad-line", /wrote a line that is not a message of the protocol \(not JSON\): this is not JSON; killed it; its standard error ended with:\n\s+misbehaving: acquire #3, mode bad-line/],
+    ["crash", "adapter-exited", /exited \(code 3\); killed it; its standard error ended with:\n\s+misbehaving: acquire #3, mode crash/],
+    ["hang", "adapter-timeout", /did not answer acquire \(id \d+\) within \d+ ms; killed it/],
+  ] as const) {
+    it(`a program that ${mode === "bad-line" ? "writes a line that is no message" : mode === "crash" ? "crashes" : "hangs"}: info ${error}, a message naming it, a new program, a checkable history`, async () => {
+      const store = tempRunDir("fc-program-");
+      const cli = runCli("test", [...quick, "--client", fixture(mode), "--nemesis", "none", "--ttl", "400", "--command-timeout", "800", "--time-limit", "7", "--store", store]);
+      expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
+      const run = stored(store);
+      const infos = run.events.filter((e) => e.type === "info" && e.f === "acquire");
+      expect(infos.length).toBeGreaterThan(0);
+      expect(infos.every((e) => e.error === error)).toBe(true);
+      expect(run.logs).toMatch(new RegExp(`adapter ${join(REPO, fixture(mode)).replace(/[./]/g, "\\$&")} \\(client \\d, pid \\d+\\) `));
+      expect(run.logs).toMatch(said);
+      // The client went on: a later acquire under a new process, by a second program (owner prefix a2).
+      const p = infos[0].process as number;
+      expect(run.events.some((e) => e.process === p + 4 && e.f === "acquire" && e.type === "ok" && String((e.value as { owner: string }).owner).includes("a2-"))).toBe(true);
+      const check = runCli("check", [run.dir]);
+      expect(await check.exit, check.stderr()).toBe(0);
+    });
+  }
+
+  it("a SIGKILLed run leaves no adapter program, not even one that ignores its input closing: the reaper kills each worker's process group", async () => {
+    const store = tempRunDir("fc-program-");
+    const cli = runCli("test", [...quick, "--client", fixture("deaf"), "--nemesis", "pause", "--time-limit", "60", "--store", store]);
+    const runJson = () => join(latestRun(store), "run.json");
+    const workers = (): number[] => {
+      try {
+        return Object.values(JSON.parse(readFileSync(runJson(), "utf8")).workers ?? {}).map((w) => (w as { pid: number }).pid);
+      } catch {
+        return [];
+      }
+    };
+    expect(await waitFor(() => existsSync(runJson()) && workers().length === 2 && inGroups(workers()).length >= 10, 30_000)).toBe(true);
+    const pgids = workers();
+    // Each worker, its two programs and the bridge each of those runs.
+    expect(inGroups(pgids).length).toBe(10);
+    process.kill(cli.child.pid!, "SIGKILL");
+    await cli.exit;
+    expect(await waitFor(() => inGroups(pgids).length === 0, 10_000)).toBe(true);
+  });
+
+  it("a manifest that is wrong, or a program that does not answer init, is refused with 254 before anything starts", async () => {
+    const dir = tempRunDir("fc-manifest-");
+    const write = (name: string, o: unknown) => {
+      writeFileSync(join(dir, name), typeof o === "string" ? o : JSON.stringify(o));
+      return join(dir, name);
+    };
+    const store = tempRunDir("fc-program-");
+    const base = { protocol: 1, describe: "x", command: ["node", "-e", "0"], backends: ["redis"], fences: true, renew: "explicit" };
+    for (const [manifest, said] of [
+      [write("broken.json", "{ not json"), /broken\.json: not valid JSON/],
+      [write("fields.json", { ...base, protocol: 2, command: [], renew: "sometimes" }), /"protocol" must be 1 .*; "command" must be a non-empty list of strings .*; "renew" must be one of explicit, automatic, none/],
+      [write("backend.json", { ...base, backends: ["etcd"] }), /works with --backend etcd \(its "backends"\), not --backend redis/],
+      [write("silent.json", { ...base, command: ["node", "-e", "console.error('no module named redis'); process.exit(1)"] }), /the adapter did not start as the protocol asks .*exited \(code 1\).*no module named redis/s],
+      [write("missing.json", { ...base, command: ["/nonexistent/adapter"] }), /the adapter did not start .*could not be started: spawn \/nonexistent\/adapter ENOENT/s],
+    ] as const) {
+      const cli = runCli("test", ["--client", manifest, "--time-limit", "3", "--store", store]);
+      expect(await cli.exit, cli.stderr()).toBe(254);
+      expect(cli.stderr()).toMatch(said);
+    }
+    expect(readdirSync(store).filter((f) => f !== "logs")).toEqual([]);
+  });
+});
