@@ -28,3 +28,23 @@ describe("bench:checker options", () => {
     expect(r.stderr).toContain(`--shape: unknown value "some-keys"; choose from few-keys, many-keys, both`);
   });
 });
+
+describe("bench:protocol", () => {
+  const protocol = (args: string[]) =>
+    spawnSync(process.execPath, ["--import", "tsx", "bench/protocol.ts", ...args], { cwd: join(import.meta.dirname, "../.."), encoding: "utf8", timeout: 120_000 });
+
+  it("--cycles below the minimum: 254, naming the option", () => {
+    const r = protocol(["--cycles", "3"]);
+    expect(r.status).toBe(254);
+    expect(r.stderr).toMatch(/--cycles must be at least 10/);
+  });
+
+  it("prints both paths and what the protocol adds per operation", () => {
+    const r = protocol(["--cycles", "40", "--json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.inProcess.cycles).toBe(40);
+    expect(report.protocol.cycles).toBe(40);
+    expect(report.addedPerOperationMs.median).toBeCloseTo((report.protocol.medianMs - report.inProcess.medianMs) / 2, 9);
+  });
+});
