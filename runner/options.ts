@@ -13,7 +13,7 @@ import { NEMESES, GRUDGES, WHOLE_SERVER, CLOCK_MODES, AIMS, type Aim, type Clock
 
 export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "backend", kind: "string", default: "redis", choices: Object.keys(BACKENDS), help: "lock service to test" },
-  { name: "client", kind: "string", default: undefined, defaultText: "the backend's own", help: `lock client: ${Object.keys(CLIENTS).join(", ")}, or the path of an adapter module of your own (./my-lock.ts; see examples/redis-lock-adapter.ts)` },
+  { name: "client", kind: "string", default: undefined, defaultText: "the backend's own", help: `lock client: ${Object.keys(CLIENTS).join(", ")}, or the path of an adapter of your own: a module (./my-lock.ts; see examples/redis-lock-adapter.ts) or an adapter program's manifest in any language (./my-lock.adapter.json; see docs/adapter-protocol.md)` },
   { name: "workload", kind: "string", default: "fenced-write", choices: Object.keys(WORKLOADS), help: "what clients do" },
   { name: "nemesis", kind: "list", default: ["pause"], choices: [...Object.keys(NEMESES), "none"], help: "faults to inject, comma-separated, or none" },
   { name: "fence", kind: "on-off", default: true, help: "the resource refuses writes with a stale fencing token" },
@@ -77,7 +77,7 @@ export function buildTest(o: ParsedOptions): Test {
   // An adapter's backends are known once its module is loaded (preflight).
   const client = isAdapterPath(named) ? adapterPath(named) : named;
   if (!isAdapterPath(named)) {
-    if (!CLIENTS[named]) throw new BadInput(`--client: unknown value ${JSON.stringify(named)}; choose from ${Object.keys(CLIENTS).join(", ")}, or give the path of an adapter module (./my-lock.ts)`);
+    if (!CLIENTS[named]) throw new BadInput(`--client: unknown value ${JSON.stringify(named)}; choose from ${Object.keys(CLIENTS).join(", ")}, or give the path of an adapter module (./my-lock.ts) or of an adapter program's manifest (./my-lock.adapter.json)`);
     if (!backend.clients.includes(named))
       throw new BadInput(`--client ${named} does not work with --backend ${backend.name}; choose from ${backend.clients.join(", ")}`);
   }
