@@ -32,6 +32,8 @@ export interface LibraryRow {
   fencedValid: number;
   refused: number;
   fencedAnomalies: Record<string, string[]>;
+  /** Whether the library tells its user it lost the lock (adapter programs' runs only; null: its runs cannot tell). */
+  tells: { holds: number; told: number; medianMs: number | null } | null;
 }
 
 export function libraryRows(configs: ConfigSummary[]): LibraryRow[] {
@@ -56,9 +58,27 @@ export function libraryRows(configs: ConfigSummary[]): LibraryRow[] {
       fencedValid: on.reduce((s, c) => s + c.counts.valid, 0),
       refused: on.reduce((s, c) => s + (c.exercised?.refused ?? 0), 0),
       fencedAnomalies: found(on),
+      tells: tellsOf(cs),
     });
   }
   return rows;
+}
+
+/** Over every configuration of a client whose runs can tell: holds lost, told, and the median of the configurations' median delays. */
+function tellsOf(cs: ConfigSummary[]): LibraryRow["tells"] {
+  const l = cs.flatMap((c) => (c.lost_holds ? [c.lost_holds] : []));
+  if (l.length === 0) return null;
+  const delays = l.flatMap((x) => (x.told_after_p50_ms === null ? [] : [x.told_after_p50_ms])).sort((a, b) => a - b);
+  return { holds: l.reduce((s, x) => s + x.holds, 0), told: l.reduce((s, x) => s + x.told, 0), medianMs: delays.length ? delays[(delays.length - 1) >> 1] : null };
+}
+
+/** "Tells you it lost the lock": yes (how many of the lost holds, and how soon at the median), no, or not known. */
+export function tellsText(r: LibraryRow): string {
+  const t = r.tells;
+  if (!t) return "-";
+  if (t.holds === 0) return "no hold lost";
+  if (t.told === 0) return `no (0 of ${t.holds} lost holds)`;
+  return `yes, ${t.told} of ${t.holds} lost holds${t.medianMs === null ? "" : `, median ${Math.round(t.medianMs)} ms after`}`;
 }
 
 const anomalyText = (found: Record<string, string[]>): string =>
@@ -90,6 +110,7 @@ export function renderLibraryTable(configs: ConfigSummary[]): string[] {
     lines.push(`  ${plain(r.client)}  [${r.faults.map(plain).join(", ")}]`);
     lines.push(`    fencing off: ${plain(anomalyText(r.unfenced))} (${r.unfencedRuns} runs)`);
     lines.push(`    fencing on:  ${plain(fencingText(r))}`);
+    if (r.tells) lines.push(`    tells you it lost the lock: ${plain(tellsText(r))}`);
   }
   return lines;
 }
@@ -98,8 +119,8 @@ export function renderLibraryTable(configs: ConfigSummary[]): string[] {
 export function libraryMarkdown(configs: ConfigSummary[]): string[] {
   const rows = libraryRows(configs);
   return [
-    "| client | faults | fencing off: anomalies (fault found/runs) | fencing on |",
-    "| --- | --- | --- | --- |",
-    ...rows.map((r) => `| ${r.client} | ${r.faults.join(", ")} | ${anomalyText(r.unfenced)} | ${fencingText(r)} |`),
+    "| client | faults | fencing off: anomalies (fault found/runs) | fencing on | tells you it lost the lock |",
+    "| --- | --- | --- | --- | --- |",
+    ...rows.map((r) => `| ${r.client} | ${r.faults.join(", ")} | ${anomalyText(r.unfenced)} | ${fencingText(r)} | ${tellsText(r)} |`),
   ];
 }

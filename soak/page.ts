@@ -5,7 +5,7 @@
 // through `npm run serve` alike. Every value from the files passes through esc().
 import { esc, REPORT_CSS } from "../reports/index.ts";
 import { WORSE } from "./compare.ts";
-import { fencingText, libraryRows } from "./libraries.ts";
+import { fencingText, libraryRows, tellsText } from "./libraries.ts";
 import { duration, megabytes } from "./table.ts";
 import { pct, type ConfigSummary, type SoakSummary } from "./summary.ts";
 import type { RunRecord } from "./records.ts";
@@ -45,8 +45,8 @@ function libraries(configs: ConfigSummary[]): string {
   const rows = libraryRows(configs);
   if (rows.length === 0) return "";
   const found = (f: Record<string, string[]>): string => Object.entries(f).map(([t, w]) => `<b>${esc(t)}</b> (${esc(w.join(", "))})`).join("<br>") || "none";
-  return `<h2 id="libraries">By lock client</h2><table class="soak"><tr><th>client</th><th>faults</th><th>fencing off: anomalies (fault found/runs)</th><th>fencing on</th></tr>${rows
-    .map((r) => `<tr><td><code>${esc(r.client)}</code></td><td>${esc(r.faults.join(", "))}</td><td>${found(r.unfenced)}</td><td class="${r.fencedValid === r.fencedRuns ? "status-valid" : fencingText(r).startsWith("NOT") ? "status-invalid" : "status-unknown"}">${esc(fencingText(r))}</td></tr>`)
+  return `<h2 id="libraries">By lock client</h2><table class="soak"><tr><th>client</th><th>faults</th><th>fencing off: anomalies (fault found/runs)</th><th>fencing on</th><th>tells you it lost the lock</th></tr>${rows
+    .map((r) => `<tr><td><code>${esc(r.client)}</code></td><td>${esc(r.faults.join(", "))}</td><td>${found(r.unfenced)}</td><td class="${r.fencedValid === r.fencedRuns ? "status-valid" : fencingText(r).startsWith("NOT") ? "status-invalid" : "status-unknown"}">${esc(fencingText(r))}</td><td>${esc(tellsText(r))}</td></tr>`)
     .join("")}</table>`;
 }
 

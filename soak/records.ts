@@ -43,6 +43,8 @@ export interface RunRecord {
   acquire_ms: { p50: number; p99: number } | null;
   /** Writes the resource refused for a stale fence (absent in records from before it was kept). */
   stale_writes_refused?: number;
+  /** Format 2 runs: holds certainly lost, how many of them the library told its user of, and the median delay of telling (stats.lost_holds). */
+  lost_holds?: { holds: number; told: number; told_after_p50_ms: number | null };
   /** Faults injected, by nemesis start event. */
   faults: Record<string, number>;
   /** The test:jepsen arguments of the run; with npm run test:jepsen -- they repeat it. */

@@ -104,7 +104,7 @@ export function recordOf(req: RunRequest, code: number | null, signal: NodeJS.Si
 }
 
 /** What a summary needs of results.json. */
-export function figuresOf(results: Results): Pick<RunRecord, "anomaly_types" | "anomaly_counts" | "acquire_ms" | "faults" | "stale_writes_refused"> {
+export function figuresOf(results: Results): Pick<RunRecord, "anomaly_types" | "anomaly_counts" | "acquire_ms" | "faults" | "stale_writes_refused" | "lost_holds"> {
   const stats = results.stats ?? {};
   const lat = stats.acquire_latency_ms as { p50?: unknown; p99?: unknown } | null | undefined;
   const counts: Record<string, number> = {};
@@ -119,7 +119,15 @@ export function figuresOf(results: Results): Pick<RunRecord, "anomaly_types" | "
     acquire_ms: lat && typeof lat.p50 === "number" && typeof lat.p99 === "number" ? { p50: lat.p50, p99: lat.p99 } : null,
     faults,
     ...(typeof stats.stale_writes_refused === "number" ? { stale_writes_refused: stats.stale_writes_refused } : {}),
+    ...lostHoldsOf(stats.lost_holds),
   };
+}
+
+function lostHoldsOf(v: unknown): Pick<RunRecord, "lost_holds"> {
+  const l = v as { holds?: unknown; told?: unknown; told_after_ms?: { p50?: unknown } | null } | undefined;
+  if (typeof l?.holds !== "number" || typeof l.told !== "number") return {};
+  const p50 = l.told_after_ms?.p50;
+  return { lost_holds: { holds: l.holds, told: l.told, told_after_p50_ms: typeof p50 === "number" ? p50 : null } };
 }
 
 export function readResults(runDir: string): Results | null {

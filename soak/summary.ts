@@ -53,6 +53,12 @@ export interface ConfigSummary {
   exercised: { runs: number; refused: number; rate: number; min: number | null } | null;
   /** Median over its runs of each run's acquire p50 and p99, ms. */
   acquire_ms: { p50: number; p99: number } | null;
+  /**
+   * Runs whose history can tell (format 2, an adapter program): holds certainly
+   * lost, how many the library told its user of, and the median over the runs of
+   * each run's median delay of telling, ms. Absent when no run could tell.
+   */
+  lost_holds?: { runs: number; holds: number; told: number; told_after_p50_ms: number | null };
   faults: Record<string, number>;
   runs: RunRecord[];
   not_run: Array<PlannedRun & { reason: string }>;
@@ -132,6 +138,20 @@ export function exitCodeOf(configs: ConfigSummary[]): number {
   return 0;
 }
 
+function lostHoldsSummary(runs: RunRecord[]): Pick<ConfigSummary, "lost_holds"> {
+  const told = runs.flatMap((r) => (r.lost_holds ? [r.lost_holds] : []));
+  if (told.length === 0) return {};
+  const delays = told.flatMap((l) => (l.told_after_p50_ms === null ? [] : [l.told_after_p50_ms]));
+  return {
+    lost_holds: {
+      runs: told.length,
+      holds: told.reduce((s, l) => s + l.holds, 0),
+      told: told.reduce((s, l) => s + l.told, 0),
+      told_after_p50_ms: delays.length ? median(delays) : null,
+    },
+  };
+}
+
 function configSummary(c: Configuration, planned: number, runs: RunRecord[], notRun: Array<PlannedRun & { reason: string }>): ConfigSummary {
   const counts = { valid: 0, invalid: 0, unknown: 0, crashed: 0, interrupted: 0, not_run: notRun.length };
   const anomalies: Record<string, number> = {};
@@ -172,6 +192,7 @@ function configSummary(c: Configuration, planned: number, runs: RunRecord[], not
     detection,
     exercised,
     acquire_ms: lat.length ? { p50: median(lat.map((l) => l.p50)), p99: median(lat.map((l) => l.p99)) } : null,
+    ...lostHoldsSummary(runs),
     faults,
     runs,
     not_run: notRun,

@@ -3,7 +3,7 @@
 // rates, and changes that are real against changes within the noise.
 import { describe, it, expect } from "vitest";
 import { compareSummaries, exitCodeOf, noiseOf, parseMatrix, summarize, type RunRecord, type SoakPlan, type SoakSummary } from "../../soak/index.ts";
-import { fencingText, libraryRows } from "../../soak/libraries.ts";
+import { fencingText, libraryRows, tellsText } from "../../soak/libraries.ts";
 
 const matrix = parseMatrix(
   JSON.stringify({
@@ -202,6 +202,18 @@ describe("observed configurations and the table by lock client", () => {
     expect(fencingText(unsafe[0])).toMatch(/^resource safe \(no write anomaly in 2 runs, a stale write refused in \d+\), but the lock still shows mutex-violation \(pause 1\/1\)$/);
     const broken = libraryRows(summaryOf([rec("lib-pause-on", 0, "invalid", [SWA]), rec("lib-pause-off", 0, "valid"), rec("lib-latency-on", 0, "valid"), rec("lib-latency-off", 0, "valid")]).configurations);
     expect(fencingText(broken[0])).toBe(`NOT safe: ${SWA} (pause 1/1); 1/2 runs valid`);
+  });
+
+  it("tells you it lost the lock: from the runs' lost_holds, yes with how many and how soon, no, or '-' when no run could tell", () => {
+    const told = (r: RunRecord, holds: number, n: number, p50: number | null): RunRecord => ({ ...r, lost_holds: { holds, told: n, told_after_p50_ms: p50 } });
+    const [yes] = libraryRows(summaryOf([told(rec("lib-pause-on", 0, "valid"), 4, 4, 900), told(rec("lib-pause-off", 0, "invalid", [SWA]), 3, 2, 1300)]).configurations);
+    expect(yes.tells).toEqual({ holds: 7, told: 6, medianMs: 900 });
+    expect(tellsText(yes)).toBe("yes, 6 of 7 lost holds, median 900 ms after");
+    const [no] = libraryRows(summaryOf([told(rec("lib-pause-on", 0, "valid"), 2, 0, null), told(rec("lib-pause-off", 0, "invalid", [SWA]), 3, 0, null)]).configurations);
+    expect(tellsText(no)).toBe("no (0 of 5 lost holds)");
+    const [unknown] = libraryRows(summaryOf([rec("lib-pause-on", 0, "valid"), rec("lib-pause-off", 0, "invalid", [SWA])]).configurations);
+    expect(unknown.tells).toBeNull();
+    expect(tellsText(unknown)).toBe("-");
   });
 
   it("a configuration that breaks the lock on purpose (expected to find an anomaly) stays off the fencing-on side", () => {
