@@ -8,8 +8,8 @@ import { EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
 import { BACKEND_NEEDS, CLIENT_NEEDS, REQUIREMENTS, REQUIREMENT_IDS, ensure, satisfied, type RequirementId } from "../setup/index.ts";
 
 const EXTRAS: readonly RequirementId[] = ["clock", "pgbouncer", "docker", "gnu-time"];
-/** The reference adapter programs' languages and libraries, by --client name. */
-const ADAPTERS = Object.keys(CLIENT_NEEDS);
+/** The reference adapter programs' languages and libraries (each serves one or more --client names). */
+const ADAPTERS = [...new Set(Object.values(CLIENT_NEEDS))];
 
 const USAGE = `Usage: fencecheck setup [--backends LIST] [--extras LIST] [--adapters LIST] [--list]
 
@@ -21,7 +21,7 @@ machine ahead.
 
 Backends: ${Object.keys(BACKENDS).join(", ")}
 Extras:   ${EXTRAS.map((e) => `${e} (${REQUIREMENTS[e].serves})`).join("\n          ")}
-Adapters: ${ADAPTERS.map((a) => `${a} (${REQUIREMENTS[CLIENT_NEEDS[a]].packages.join(" ")})`).join("\n          ")}
+Adapters: ${ADAPTERS.map((a) => `${a} (${REQUIREMENTS[a].packages.join(" ")})`).join("\n          ")}
 Exit: 0 everything asked for is there, 1 something could not be installed, 254 bad arguments.`;
 
 export const SETUP_OPTIONS: readonly OptionSpec[] = [
@@ -46,7 +46,7 @@ export async function main(argv: string[]): Promise<number> {
   const backends = pick(o.backends as string[] | undefined, Object.keys(BACKENDS), everything ? Object.keys(BACKENDS) : []);
   const extras = pick(o.extras as string[] | undefined, EXTRAS, everything ? EXTRAS : []);
   const adapters = pick(o.adapters as string[] | undefined, ADAPTERS, everything ? ADAPTERS : []);
-  const wanted = new Set<RequirementId>([...backends.map((b) => BACKEND_NEEDS[b]), ...extras, ...adapters.map((a) => CLIENT_NEEDS[a])]);
+  const wanted = new Set<RequirementId>([...backends.map((b) => BACKEND_NEEDS[b]), ...extras, ...adapters]);
   const ids = REQUIREMENT_IDS.filter((id) => wanted.has(id));
   if (o.list) {
     for (const id of REQUIREMENT_IDS) {

@@ -135,6 +135,12 @@ export const CLIENTS: Record<string, ClientKind> = {
     program: "adapters/redis-py/adapter.json",
     load: () => loadProgram("adapters/redis-py/adapter.json"),
   },
+  "redis-py-timeout-0": {
+    describe: "redis-py's Lock made with timeout=0 and renewed with reacquire(), which sends PEXPIRE 0 and deletes the key it holds (redis-py #4279), kept on purpose",
+    fences: false,
+    program: "adapters/redis-py/timeout-0.adapter.json",
+    load: () => loadProgram("adapters/redis-py/timeout-0.adapter.json"),
+  },
   kazoo: {
     describe: "Python kazoo 2.8 Lock (Debian python3-kazoo) with a connection listener: ephemeral sequential node, session = ttl; fence = the node's czxid",
     program: "adapters/kazoo/adapter.json",
@@ -149,6 +155,12 @@ export const CLIENTS: Record<string, ClientKind> = {
     describe: "Python python-etcd3 0.12 Lock (Debian python3-etcd3): a lease and a put-if-absent transaction, refresh to renew; fence = the lock key's create revision",
     program: "adapters/python-etcd3/adapter.json",
     load: () => loadProgram("adapters/python-etcd3/adapter.json"),
+  },
+  "python-etcd3-with": {
+    describe: "python-etcd3's Lock taken as `with client.lock(...)`, whose __enter__ goes on after a failed acquire (python-etcd3 #599), kept on purpose; no fence",
+    fences: false,
+    program: "adapters/python-etcd3/with.adapter.json",
+    load: () => loadProgram("adapters/python-etcd3/with.adapter.json"),
   },
   "postgres-lease": {
     describe: "a lease row: UPDATE ... WHERE expired (server clock) RETURNING fence+1; renew and release compare the owner; freed by expiry only",

@@ -92,7 +92,7 @@ export const BACKENDS: Record<string, Backend> = {
   redis: {
     name: "redis",
     describe: "one redis-server",
-    clients: ["redis", "redis-unsafe-release", "redis-blind-renew", "redis-semaphore", "simple-redis-mutex", "redis-py"],
+    clients: ["redis", "redis-unsafe-release", "redis-blind-renew", "redis-semaphore", "simple-redis-mutex", "redis-py", "redis-py-timeout-0"],
     defaultClient: "redis",
     abilities: ["kill", "clock"],
     start: (ctx) => startRedisCluster(ctx.group, ctx.ports, 1, redisNodeOptions(ctx)),
@@ -112,7 +112,7 @@ export const BACKENDS: Record<string, Backend> = {
   etcd: {
     name: "etcd",
     describe: "three etcd 3.4 members (fast elections, pre-vote); member-to-member traffic through the fault proxy",
-    clients: ["etcd-queue", "etcd3-lock", "python-etcd3"],
+    clients: ["etcd-queue", "etcd3-lock", "python-etcd3", "python-etcd3-with"],
     defaultClient: "etcd-queue",
     abilities: ["kill"],
     lacks: { clock: "libfaketime cannot move etcd's clock (Go reads time without libc)" },

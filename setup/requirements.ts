@@ -52,9 +52,9 @@ const pythonModule = (name: string): boolean => onPath("python3") && existsSync(
 
 /** The reference adapter programs' languages and libraries (adapters/), each installed only when a run uses that client. */
 const ADAPTER_REQUIREMENTS: Record<"redis-py" | "kazoo" | "python-etcd3" | "curator", Requirement> = {
-  "redis-py": { id: "redis-py", serves: "--client redis-py", packages: ["python3", "python3-redis"], present: () => pythonModule("redis") },
+  "redis-py": { id: "redis-py", serves: "--client redis-py and redis-py-timeout-0", packages: ["python3", "python3-redis"], present: () => pythonModule("redis") },
   kazoo: { id: "kazoo", serves: "--client kazoo", packages: ["python3", "python3-kazoo"], present: () => pythonModule("kazoo") },
-  "python-etcd3": { id: "python-etcd3", serves: "--client python-etcd3", packages: ["python3", "python3-etcd3"], present: () => pythonModule("etcd3") },
+  "python-etcd3": { id: "python-etcd3", serves: "--client python-etcd3 and python-etcd3-with", packages: ["python3", "python3-etcd3"], present: () => pythonModule("etcd3") },
   // The adapter is compiled once (javac) into the cache; Curator's recipes bring its framework, ZooKeeper's client, Guava and slf4j.
   curator: {
     id: "curator",
@@ -88,7 +88,14 @@ export const REQUIREMENTS: Record<RequirementId, Requirement> = {
 
 
 /** Which requirement each reference adapter program has, by its --client name. */
-export const CLIENT_NEEDS: Record<string, RequirementId> = { "redis-py": "redis-py", kazoo: "kazoo", "python-etcd3": "python-etcd3", curator: "curator" };
+export const CLIENT_NEEDS: Record<string, RequirementId> = {
+  "redis-py": "redis-py",
+  "redis-py-timeout-0": "redis-py",
+  kazoo: "kazoo",
+  "python-etcd3": "python-etcd3",
+  "python-etcd3-with": "python-etcd3",
+  curator: "curator",
+};
 
 /** The browser scripts/screenshots.ts runs: FENCECHECK_CHROMIUM, or Debian's chromium. */
 export const chromiumBinary = (): string => process.env.FENCECHECK_CHROMIUM || "chromium";

@@ -32,7 +32,7 @@ library's own single try, acquire(timeout=0), every 10-50 ms (seeded) until
 wait_ms; the ok reply says "waited_by": "polling". acquire(timeout=0) never
 reaches the wait function and works.
 
-Env FENCECHECK_ETCD3_ACQUIRE=context-manager (context-manager.adapter.json):
+Env FENCECHECK_ETCD3_ACQUIRE=context-manager (with.adapter.json, --client python-etcd3-with):
 acquire as `with client.lock(name, ttl=ttl_s) as lock:` does, i.e.
 lock.__enter__(), which calls acquire() with its default timeout of 10 s and
 ignores its result (python-etcd3 issue #599): the with-body runs either way, so

@@ -19,7 +19,7 @@ timeout), so:
   script compared the token and did nothing); from release it is
   "ok released:false" (the lease had ended; the script deleted nothing).
 
-Env FENCECHECK_REDIS_PY_LOCK_TIMEOUT (persistent.adapter.json sets it to "0"):
+Env FENCECHECK_REDIS_PY_LOCK_TIMEOUT (timeout-0.adapter.json, --client redis-py-timeout-0, sets it to "0"):
 a lock made with that timeout in seconds instead of the request's ttl, as a user
 who wants "held until released" writes r.lock(name, timeout=0). With 0, SET has
 no PX, and reacquire() sends PEXPIRE key 0, which deletes the key and still
