@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { pgBin, redisBinary } from "../cluster/programs.ts";
 import { repoFile } from "../lib/index.ts";
 import { isAdapterPath } from "../clients/adapter.ts";
+import { isManifestPath, readManifest } from "../clients/program/index.ts";
 import type { Test } from "./test.ts";
 
 const require = createRequire(import.meta.url);
@@ -54,6 +55,11 @@ export interface RunInfo {
  * the libraries the run really used (not fencecheck's own copies, in `versions`).
  */
 function adapterInfo(path: string): Record<string, unknown> {
+  // An adapter program: what it is and how it is started; its library names itself in the workers' logs (init's "library").
+  if (isManifestPath(path)) {
+    const spec = readManifest(path);
+    return { manifest: path, describe: spec.describe, command: spec.command, protocol: spec.protocol };
+  }
   let dir = dirname(path);
   let manifest: { name?: string; version?: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> } | null = null;
   for (;;) {
