@@ -29,7 +29,7 @@ export function orphanLockNodes(m: Model): Witness[] {
       events: eventsOf(m, i),
       explanation:
         `On key ${JSON.stringify(key)}, ${quoteOp(m, i)}: it waited behind a lock node of its own session that was not this acquire's, ` +
-        `a node its client made and lost track of (a create whose reply was lost, sent again). That node held the lock for nobody, ` +
+        `a node its client made and lost track of (a create whose reply was lost, sent again; or a withdrawn waiter's delete that never arrived). That node held the lock for nobody, ` +
         `and holds it until the session ends: every client waits behind it, and the history says the acquire that made it failed.`,
     });
   }
