@@ -74,7 +74,7 @@ describe("readHistory", () => {
     [{ index: -1, time: 0, process: 0, type: "invoke", f: "read" }, `"index" must be an integer >= 0`],
     [{ index: 0, time: 1.5, process: 0, type: "invoke", f: "read" }, `"time" must be an integer >= 0`],
     [{ index: 0, time: 0, process: "p", type: "invoke", f: "read" }, `"process" must be an integer or "nemesis"`],
-    [{ index: 0, time: 0, process: 0, type: "done", f: "read" }, `"type" must be one of invoke, ok, fail, info`],
+    [{ index: 0, time: 0, process: 0, type: "done", f: "read" }, `"type" must be one of invoke, ok, fail, info, notice`],
     [{ index: 0, time: 0, process: 0, type: "invoke", f: 3 }, `"f" must be a string`],
     [{ index: 0, time: 0, process: 0, type: "invoke", f: "read", key: 1 }, `"key" must be a string`],
     [{ index: 0, time: 0, process: 0, type: "invoke", f: "read", value: [] }, `"value" must be an object`],
@@ -91,7 +91,7 @@ describe("readHistory", () => {
   it("refuses a missing or wrong header", async () => {
     expect(await badInput(readHistory(file("")))).toMatch(/line 1: missing header/);
     expect(await badInput(readHistory(file(inv(0, 1) + "\n")))).toMatch(/line 1: the first line must be the header/);
-    expect(await badInput(readHistory(file(HEADER.replace(`"format":1`, `"format":2`) + "\n")))).toMatch(/line 1: "format" 2 is not supported/);
+    expect(await badInput(readHistory(file(HEADER.replace(`"format":1`, `"format":3`) + "\n")))).toMatch(/line 1: "format" 3 is not supported \(this reader knows formats 1 and 2\)/);
   });
 
   it("refuses an empty line", async () => {
