@@ -7,7 +7,7 @@ import { T1 } from "./release.ts";
 import { F1, F2 } from "./fences.ts";
 import { C1 } from "./counter.ts";
 import { L1 } from "./renew.ts";
-import { Z1, Z2 } from "./zookeeper.ts";
+import { Z1, Z2, Z3 } from "./zookeeper.ts";
 import { P1 } from "./postgres.ts";
 import { L2, E1 } from "./libraries.ts";
 import type { Scenario } from "./scenario.ts";
@@ -16,7 +16,7 @@ export type { Scenario, Prediction } from "./scenario.ts";
 export { FREE_OPTIONS, matches } from "./scenario.ts";
 export { buildScenario, commandLine, type ScenarioRun } from "./build.ts";
 
-export const SCENARIOS: Record<string, Scenario> = Object.fromEntries([K1, K2, K3, K4, K5, T1, F1, F2, C1, L1, L2, Z1, Z2, P1, E1].map((s) => [s.id, s]));
+export const SCENARIOS: Record<string, Scenario> = Object.fromEntries([K1, K2, K3, K4, K5, T1, F1, F2, C1, L1, L2, Z1, Z2, Z3, P1, E1].map((s) => [s.id, s]));
 
 /** Each id with one line on what it shows and why (npm run scenario -- --list). */
 export function listing(): string {

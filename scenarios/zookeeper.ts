@@ -106,3 +106,42 @@ export const Z2: Scenario = {
       ? { anomalies: ["orphan-lock-node"], why: "client 1 sends the create again and its acquire fails behind the node its lost reply named, which holds the lock for nobody" }
       : { anomalies: [], why: "client 1 finds its node by its session's prefix and holds the lock: valid" },
 };
+
+/** Z3's moments: when client 1's links to every member start dropping, and for how long. */
+const Z3_CUT_AT = 1300;
+const Z3_CUT_MS = 2700;
+
+export const Z3: Scenario = {
+  id: "Z3",
+  title: "ZooKeeper: a waiter gives up while cut off, and its node stays (kazoo #760)",
+  shows:
+    "client 0 holds the lock for 4 s; client 1 waits from 500 ms and gives up at 1500 ms, while its links drop every packet (1300 ms to 4000 ms); kazoo's delete of its waiting node is lost, kazoo swallows the error, the 4 s session survives the cut, and the node is left queued under it: after client 0 releases it holds the lock for nobody, and client 1's next acquire waits behind its own node: orphan-lock-node",
+  options: {
+    ...ONE_HOLD_EACH,
+    backend: "zookeeper",
+    client: "kazoo",
+    concurrency: 2,
+    workers: 2,
+    // The session outlives the cut, so nothing ends the node's life.
+    ttl: 4000,
+    // With seed 1, client 1's second attempt falls at about 5 s, after the cut and client 0's release;
+    // client 0's second falls after the run.
+    rate: 0.122,
+    work: 4000,
+    stagger: 500,
+    "acquire-timeout": 1000,
+    "time-limit": 7,
+    // Dropped, not refused: the delete is taken by the proxy and never arrives.
+    "partition-mode": "timeout",
+    fence: true,
+  },
+  varies: {
+    client: "curator: its guaranteed delete is sent again once it has reconnected, and the run is valid; zookeeper: a withdrawal that goes unanswered ends the session, whose nodes go with it: valid",
+    fence: "off: the same (the lock, not the resource, is at fault)",
+  },
+  script: () => [{ atMs: Z3_CUT_AT, nemesis: "partition", fault: { targets: zkLinks(2), durationMs: Z3_CUT_MS } }],
+  predict: (o: ParsedOptions) =>
+    o.client === "kazoo"
+      ? { anomalies: ["orphan-lock-node"], why: "client 1's next acquire fails behind the node its lost delete left under its own session, which holds the lock for nobody" }
+      : { anomalies: [], why: "client 1's withdrawn node is gone before anyone waits behind it: valid" },
+};

@@ -6,7 +6,7 @@
 // leaves no program behind; a manifest that is wrong is refused before anything
 // starts.
 import { describe, it, expect } from "vitest";
-import { readdirSync, readFileSync, realpathSync, existsSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempRunDir, runCli, latestRun, readNdjson, waitFor, REPO } from "../helpers.ts";
 
@@ -21,25 +21,48 @@ function stored(store: string) {
   return { dir, header: lines[0], events: lines.slice(1), logs, results: JSON.parse(readFileSync(join(dir, "results.json"), "utf8")) };
 }
 
+/** A process's state letter (R, S, T, ...) and process group, or null when it is gone. */
+function stateOf(pid: number): { state: string; pgid: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const [state, , pgid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { state, pgid: Number(pgid) };
+  } catch {
+    return null;
+  }
+}
+
+/** The workers of the store's latest run, by pid, once run.json names them. */
+function workerPids(store: string): number[] {
+  try {
+    return Object.values(JSON.parse(readFileSync(join(latestRun(store), "run.json"), "utf8")).workers ?? {}).map((w) => (w as { pid: number }).pid);
+  } catch {
+    return [];
+  }
+}
+
 /** Process ids of every process now in one of these process groups. */
 function inGroups(pgids: number[]): number[] {
-  const found: number[] = [];
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const pgid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-      if (pgids.includes(pgid)) found.push(Number(pid));
-    } catch {
-      // gone while we looked
-    }
-  }
-  return found;
+  return readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => pgids.includes(stateOf(pid)?.pgid ?? -1));
 }
 
 describe("adapter programs", () => {
-  it("the example adapter through the bridge: fenced under pauses valid, format 2 with the client in the header", async () => {
+  it("the example adapter through the bridge: fenced under pauses valid, format 2 with the client in the header; a pause freezes the worker's programs with it", async () => {
     const store = tempRunDir("fc-program-");
     const cli = runCli("test", [...quick, "--client", BRIDGE, "--nemesis", "pause", "--nemesis-interval", "1", "--time-limit", "6", "--store", store]);
+    // While it runs: a worker stopped (T) with its adapter programs stopped too, seen in /proc.
+    let exited = false;
+    void cli.exit.then(() => (exited = true));
+    let frozenTogether = false;
+    while (!exited && !frozenTogether) {
+      for (const w of workerPids(store)) {
+        if (stateOf(w)?.state !== "T") continue;
+        const programs = inGroups([w]).filter((p) => p !== w);
+        frozenTogether ||= programs.length === 2 && programs.every((p) => stateOf(p)?.state === "T");
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(frozenTogether).toBe(true);
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
     const run = stored(store);
     expect(run.header).toMatchObject({ format: 2, lock: "mutex", client: join(REPO, BRIDGE) });
@@ -83,15 +106,8 @@ describe("adapter programs", () => {
   it("a SIGKILLed run leaves no adapter program, not even one that ignores its input closing: the reaper kills each worker's process group", async () => {
     const store = tempRunDir("fc-program-");
     const cli = runCli("test", [...quick, "--client", fixture("deaf"), "--nemesis", "pause", "--time-limit", "60", "--store", store]);
-    const runJson = () => join(latestRun(store), "run.json");
-    const workers = (): number[] => {
-      try {
-        return Object.values(JSON.parse(readFileSync(runJson(), "utf8")).workers ?? {}).map((w) => (w as { pid: number }).pid);
-      } catch {
-        return [];
-      }
-    };
-    expect(await waitFor(() => existsSync(runJson()) && workers().length === 2 && inGroups(workers()).length >= 10, 30_000)).toBe(true);
+    const workers = () => workerPids(store);
+    expect(await waitFor(() => workers().length === 2 && inGroups(workers()).length >= 10, 30_000)).toBe(true);
     const pgids = workers();
     // Each worker, its two programs and the bridge each of those runs.
     expect(inGroups(pgids).length).toBe(10);

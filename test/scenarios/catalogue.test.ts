@@ -13,7 +13,7 @@ import { tempRunDir, runCli, latestRun } from "../helpers.ts";
 
 describe("the scenarios", () => {
   it("are the catalogue's ten, ZooKeeper's, P1 and the libraries' users' reports, each building into a test with its script and a firm prediction", () => {
-    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2", "C1", "L1", "L2", "Z1", "Z2", "P1", "E1"]);
+    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2", "C1", "L1", "L2", "Z1", "Z2", "Z3", "P1", "E1"]);
     for (const s of Object.values(SCENARIOS)) {
       const run = buildScenario(s, []);
       expect(run.test.name.startsWith(`${s.id.toLowerCase()}-`)).toBe(true);
@@ -38,6 +38,8 @@ describe("the scenarios", () => {
     expect(p("L2", "--client", "redis-py")).toEqual([]);
     expect(p("E1")).toEqual(["mutex-violation"]);
     expect(p("E1", "--client", "python-etcd3")).toEqual([]);
+    expect(p("Z3")).toEqual(["orphan-lock-node"]);
+    expect(p("Z3", "--client", "curator")).toEqual([]);
     expect(p("F1")).toEqual(expect.arrayContaining(["duplicate-fence", "fence-regression"]));
     expect(p("F2")).toEqual(expect.arrayContaining(["fence-regression", "duplicate-fence"]));
     expect(p("K5")).toEqual(["lost-update", "expired-on-arrival"]);

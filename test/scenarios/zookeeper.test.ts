@@ -40,3 +40,17 @@ describe("Z2: a create succeeds but its reply is lost", () => {
     expect(r.writesOf(1)).toEqual([]);
   });
 });
+
+describe("Z3: a waiter gives up while cut off (kazoo #760)", () => {
+  it("kazoo's lost delete leaves client 1's node under its live session; its next acquire fails behind it: orphan-lock-node", async () => {
+    const r = await scenario("Z3");
+    expect(r.code, r.out).toBe(1);
+    expect(r.results.anomaly_types).toEqual(["orphan-lock-node"]);
+    const acquires = r.history.filter((e) => typeof e.process === "number" && e.process % 2 === 1 && e.f === "acquire" && e.type !== "invoke");
+    // The first gave up into the cut (unknown), the second waited behind the node it left.
+    expect(acquires[0]).toMatchObject({ type: "info" });
+    expect(acquires[1]).toMatchObject({ type: "fail", error: "orphan-node" });
+    expect(r.results.anomalies["orphan-lock-node"][0].events).toContain(acquires[1].index);
+    expect(r.nemesis("start-partition")[0].value).toMatchObject({ targets: ["worker-2->zk-1", "worker-2->zk-2", "worker-2->zk-3"], duration_ms: 2700 });
+  });
+});
