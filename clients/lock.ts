@@ -102,6 +102,8 @@ export interface ClientContext {
   notice?: NoticeSink;
   /** Where the client's own log lines go (the worker's log); absent: nowhere. */
   log?: (line: string) => void;
+  /** Something the person running the test must hear of (an adapter program that broke the protocol): the run's console. */
+  warn?: (line: string) => void;
 }
 
 /**

@@ -39,7 +39,9 @@ export type FromWorker =
   | { type: "metrics"; metrics: MetricsSnapshot }
   /** Its clients are done; how long its event loop was held up meanwhile (ms), so a run can tell a slow lock from a busy harness. */
   | { type: "done"; eventLoopDelayMs?: EventLoopDelay }
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  /** Something the person running the test must hear of (an adapter program that broke the protocol), for the console. */
+  | { type: "warning"; message: string };
 
 export interface EventLoopDelay {
   p50: number;

@@ -21,6 +21,8 @@ import { serveMetrics, type MetricsServer } from "./metrics.ts";
 import type { Test } from "./test.ts";
 
 const START_LEAD_MS = 250;
+/** Adapter failures printed on the console before the rest are left to the workers' logs. */
+const SHOWN_WARNINGS = 3;
 /** Where the servers keep their files inside the run directory (cluster/). */
 const SERVER_DATA = "data";
 
@@ -52,6 +54,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     holds.observe(events);
   };
   let schedule: Schedule | null = null;
+  let warnings = 0;
   let interrupted: string | null = null;
   const interruption = new Promise<void>((resolve) => {
     const onSignal = (sig: NodeJS.Signals): void => {
@@ -92,6 +95,11 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
       runDir,
       t0,
       record,
+      warn: (worker, message) => {
+        // The first few in full; the rest are counted, and all are in the workers' logs.
+        if (++warnings <= SHOWN_WARNINGS) log(`fencecheck: ${worker}: ${message}`);
+        else if (warnings === SHOWN_WARNINGS + 1) log(`fencecheck: more adapter failures follow; each is in logs/worker-N.log`);
+      },
       started: (what, about) => {
         info[what] = about;
         writeJson(join(runDir, RUN_FILES.run), info);

@@ -41,6 +41,8 @@ export interface SystemContext {
   runDir: string;
   t0: bigint;
   record: (events: UnindexedEvent[]) => void;
+  /** A worker's warning for the console. */
+  warn: (worker: string, message: string) => void;
   /** Called as each part comes up, so run.json can say what there was if a later step fails. */
   started: (what: string, info: unknown) => void;
 }
@@ -103,7 +105,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   ctx.started("links", links ? links.describe() : "direct");
 
   const workers: WorkerHandle[] = [];
-  for (const name of workerNames) workers.push(await spawnWorker(group, name, runDir, ctx.record));
+  for (const name of workerNames) workers.push(await spawnWorker(group, name, runDir, ctx.record, (m) => ctx.warn(name, m)));
   const assignment = workers.map(() => [] as number[]);
   for (let c = 0; c < test.concurrency; c++) assignment[workerNames.indexOf(workerOfClient(c, test.workers))].push(c);
   await Promise.all(

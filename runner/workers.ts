@@ -15,11 +15,12 @@ export class WorkerHandle {
   private markDone!: () => void;
   private readyWaiters: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
 
-  constructor(readonly proc: Supervised, onEvents: (events: UnindexedEvent[]) => void) {
+  constructor(readonly proc: Supervised, onEvents: (events: UnindexedEvent[]) => void, onWarning: (message: string) => void = () => {}) {
     this.done = new Promise((resolve) => (this.markDone = resolve));
     proc.child.on("message", (m: FromWorker) => {
       if (m.type === "events") onEvents(m.events);
       else if (m.type === "metrics") this.metrics = m.metrics;
+      else if (m.type === "warning") onWarning(m.message);
       else if (m.type === "ready") this.readyWaiters.splice(0).forEach((w) => w.resolve());
       else if (m.type === "done") {
         this.eventLoopDelayMs = m.eventLoopDelayMs ?? null;
@@ -56,7 +57,7 @@ export class WorkerHandle {
   }
 }
 
-export async function spawnWorker(group: ProcessGroup, name: string, runDir: string, onEvents: (events: UnindexedEvent[]) => void): Promise<WorkerHandle> {
+export async function spawnWorker(group: ProcessGroup, name: string, runDir: string, onEvents: (events: UnindexedEvent[]) => void, onWarning?: (message: string) => void): Promise<WorkerHandle> {
   const proc = await group.spawn({
     name,
     command: process.execPath,
@@ -67,5 +68,5 @@ export async function spawnWorker(group: ProcessGroup, name: string, runDir: str
     // Its adapter programs are in its process group: paused, killed and reaped with it.
     group: true,
   });
-  return new WorkerHandle(proc, onEvents);
+  return new WorkerHandle(proc, onEvents, onWarning);
 }

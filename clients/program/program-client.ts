@@ -255,6 +255,7 @@ export class ProgramClient implements LockClient {
     p.ended = true;
     p.child.kill("SIGKILL");
     this.ctx.log?.(`fencecheck: ${failure.message}`);
+    this.ctx.warn?.(failure.message);
     const pending = p.pending;
     p.pending = null;
     pending?.cancel();

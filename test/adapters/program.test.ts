@@ -95,6 +95,9 @@ describe("adapter programs", () => {
       expect(infos.every((e) => e.error === error)).toBe(true);
       expect(run.logs).toMatch(new RegExp(`adapter ${join(REPO, fixture(mode)).replace(/[./]/g, "\\$&")} \\(client \\d, pid \\d+\\) `));
       expect(run.logs).toMatch(said);
+      // The person running the test hears of it too, not only the worker's log.
+      expect(cli.stderr()).toMatch(new RegExp(`fencecheck: worker-\\d: adapter .*\\(client \\d, pid \\d+\\) `));
+      expect(cli.stderr()).toMatch(said);
       // The client went on: a later acquire under a new process, by a second program (owner prefix a2).
       const p = infos[0].process as number;
       expect(run.events.some((e) => e.process === p + 4 && e.f === "acquire" && e.type === "ok" && String((e.value as { owner: string }).owner).includes("a2-"))).toBe(true);
