@@ -1,8 +1,9 @@
-// The worked example of docs/own-lock.md, run as a reader types it: each command
-// of the block under its `worked-example` marker, in an empty directory, with
-// one change: the package is this checkout's `npm pack` tarball where the page
-// says `github:OWNER/fencecheck#v0.1.0` (nothing is published to take it from).
-// A page whose example stops working fails here.
+// The worked examples of docs/own-lock.md (a TypeScript adapter) and
+// docs/adapter-protocol.md (a Python adapter program), run as a reader types
+// them: each command of the block under a page's `worked-example` marker, in an
+// empty directory, with one change: the package is this checkout's `npm pack`
+// tarball where the page says `github:OWNER/fencecheck#v0.1.0` (nothing is
+// published to take it from). A page whose example stops working fails here.
 import { describe, it, expect } from "vitest";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,21 +24,15 @@ function workedExample(page: string): string[] {
   return commands;
 }
 
-describe("docs/own-lock.md's worked example", () => {
-  it("runs as written: the adapter's first run VALID, without fencing INVALID, and the audit of it", async () => {
+describe("the docs' worked examples", () => {
+  it("run as written: own-lock.md's TypeScript adapter and adapter-protocol.md's Python one, each VALID fenced and INVALID unfenced, and the audit", async () => {
     const commands = workedExample("docs/own-lock.md");
     expect(commands[0]).toBe("npm init -y");
     const dir = mkdtempSync(join(tmpdir(), "fc-guide-"));
     const packed = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir, REPO], { cwd: dir });
     expect(packed.code, ok(packed)).toBe(0);
     const tarball = join(dir, packed.stdout.trim().split("\n").pop()!);
-    const results: Array<{ command: string; code: number; out: string }> = [];
-    for (const command of commands) {
-      const line = command.replace("github:OWNER/fencecheck#v0.1.0", tarball);
-      const r = await run("bash", ["-c", line], { cwd: dir });
-      results.push({ command, code: r.code, out: r.stdout + r.stderr });
-      if (r.code !== 0 && !command.includes("--fence off") && !command.includes("check")) break;
-    }
+    const results = await runAll(commands, dir, tarball);
     const find = (part: string) => results.find((r) => r.command.includes(part))!;
     for (const setup of ["npm init", "npm install", "cp "]) expect(find(setup)?.code, find(setup)?.out).toBe(0);
     const fenced = results.find((r) => r.command.includes("fencecheck test") && !r.command.includes("--fence off"))!;
@@ -49,5 +44,26 @@ describe("docs/own-lock.md's worked example", () => {
     expect(audit.code, audit.out).toBe(1);
     expect(audit.out).toContain("Wrote results.json and report.html into audit");
     expect(results.length).toBe(commands.length);
-  }, 240_000);
+
+    // The Python adapter of adapter-protocol.md, in the same kind of directory (its npm steps find the tarball installed).
+    const python = await runAll(workedExample("docs/adapter-protocol.md"), dir, tarball);
+    const pyFenced = python.find((r) => r.command.includes("fencecheck test") && !r.command.includes("--fence off"))!;
+    expect([pyFenced.code, pyFenced.out]).toEqual([0, expect.stringMatching(/^VALID {2}fenced-write on redis, fencing on/m)]);
+    expect(pyFenced.out).toContain("my-lock.adapter.json");
+    const pyUnfenced = python.find((r) => r.command.includes("--fence off"))!;
+    expect(pyUnfenced.code, pyUnfenced.out).toBe(1);
+    expect(pyUnfenced.out).toMatch(/^INVALID .*\n\s+stale-write-accepted ×\d+/m);
+  }, 300_000);
 });
+
+/** Runs each command in `dir` with bash, the tarball for the page's git address; a set-up step that fails ends it. */
+async function runAll(commands: string[], dir: string, tarball: string): Promise<Array<{ command: string; code: number; out: string }>> {
+  const results: Array<{ command: string; code: number; out: string }> = [];
+  for (const command of commands) {
+    const r = await run("bash", ["-c", command.replace("github:OWNER/fencecheck#v0.1.0", tarball)], { cwd: dir });
+    results.push({ command, code: r.code, out: r.stdout + r.stderr });
+    // A verdict's exit code is the finding; any other step must work.
+    if (r.code !== 0 && !command.includes("npx fencecheck ")) throw new Error(`${command}: exit ${r.code}\n${r.stdout}${r.stderr}`);
+  }
+  return results;
+}
