@@ -8,6 +8,16 @@
 import { sleep } from "../lib/time.ts";
 import type { Rng } from "../lib/random.ts";
 
+/**
+ * An outcome the client says it cannot know, in its own words (an adapter
+ * program's `error` reply): thrown, and recorded as info with exactly that error.
+ */
+export class UnknownOutcome extends Error {
+  constructor(readonly error: string, message: string = error) {
+    super(message);
+  }
+}
+
 export interface Hold {
   /** Unique per successful acquire, even within one process. */
   owner: string;

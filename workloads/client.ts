@@ -4,6 +4,7 @@
 // catch to guess an outcome.
 import type { HistoryEvent, NoticeKind, UnindexedEvent } from "../store/events.ts";
 import type { RunClock } from "../store/clock.ts";
+import { UnknownOutcome } from "../clients/lock.ts";
 
 export type Completion =
   | { type: "ok"; value?: Record<string, unknown> }
@@ -16,16 +17,6 @@ export type Answer = Exclude<Completion, { type: "info" }>;
 /** An error that proves the request never left: the operation certainly did not happen. */
 export class NotSent extends Error {
   constructor(public readonly code: string, message = code) {
-    super(message);
-  }
-}
-
-/**
- * An outcome the client says it cannot know, in its own words (an adapter
- * program's `error` reply): recorded as info with exactly that error.
- */
-export class UnknownOutcome extends Error {
-  constructor(readonly error: string, message = error) {
     super(message);
   }
 }

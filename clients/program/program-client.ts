@@ -11,8 +11,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
-import { UnknownOutcome } from "../../workloads/client.ts";
-import type { ClientContext, Hold, LockClient, Outcome } from "../lock.ts";
+import { UnknownOutcome, type ClientContext, type Hold, type LockClient, type Outcome } from "../lock.ts";
 import type { ProgramSpec } from "./manifest.ts";
 import { acquireOkProblem, PROTOCOL_VERSION, readLine, releaseOkProblem, renewOkProblem, type NoticeMessage, type Reply, type Request, type RequestBody } from "./messages.ts";
 
