@@ -2,7 +2,7 @@
 // fence accepted before it on that key. Fencing that refuses the newest holder
 // costs liveness, and shows the resource's idea of the fence is wrong.
 //
-// A read that carried a fence (fenced reads, REFERENCES.md C1) advances the
+// A read that carried a fence (fenced reads, scenario C1 of docs/experiments.md) advances the
 // resource's fence too, but not as a write does (resource/fences.ts): the hold
 // that read with fence f must still be able to write with f. So a write is
 // rightly refused only below a fenced read's fence, and at or below a write's;

@@ -1,4 +1,4 @@
-// Fenced reads (--fence-reads, REFERENCES.md C1): a read that carries its hold's
+// Fenced reads (--fence-reads, scenario C1 of docs/experiments.md): a read that carries its hold's
 // fence, which the resource refuses when a higher fence has been accepted on the
 // key and otherwise advances the key's fence to (resource/fences.ts).
 // docs/history-format.md has no anomaly type for a read: a read changes nothing,

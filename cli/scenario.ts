@@ -14,7 +14,7 @@ const USAGE = `Usage: fencecheck scenario <id> [options]
        fencecheck scenario <id> --help     what it runs, and the options it takes
        fencecheck scenario --list
 
-Runs one scenario of the failure catalogue (REFERENCES §1) against real servers:
+Runs one scenario of the failure catalogue (docs/experiments.md) against real servers:
 the test options that reproduce it, with chosen faults at chosen moments
 in place of random ones. Records, checks and reports the run as fencecheck test does
 (--store, --seed, ... work the same), says whether the checker found what the

@@ -1,5 +1,5 @@
-// The project's own etcd lock, on the design of Go's concurrency.Mutex (REFERENCES
-// §3): a lease per hold; the waiter puts `<prefix>/<key>/<lease id>` under it only
+// The project's own etcd lock, on the design of Go's concurrency.Mutex (docs/backends.md,
+// etcd): a lease per hold; the waiter puts `<prefix>/<key>/<lease id>` under it only
 // if that key does not exist yet; it holds the lock when its key has the lowest
 // create revision under the prefix, and otherwise watches the key just before its
 // own until that one is deleted. Waiters are served in the order their keys were

@@ -7,7 +7,7 @@
 // that read gets no fence, and a fencing resource refuses its writes.
 //
 // The package keeps the lease alive in the background every TTL/3 for as long as
-// the process runs (REFERENCES §3), whatever --renew says; --renew adds recorded
+// the process runs (docs/backends.md, etcd), whatever --renew says; --renew adds recorded
 // one-off keep-alives. A SIGSTOP freezes both, which is what lets a lease expire.
 import { EtcdLockFailedError, type Lock } from "etcd3";
 import type { Hold, Outcome } from "./lock.ts";

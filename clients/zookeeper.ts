@@ -1,4 +1,4 @@
-// ZooKeeper's lock recipe (REFERENCES §8), in two forms.
+// ZooKeeper's lock recipe (docs/backends.md, ZooKeeper), in two forms.
 //
 // `zookeeper`, the recipe done right: each logical client has a session (its
 // timeout is --ttl, as the server grants it); an acquire creates an ephemeral

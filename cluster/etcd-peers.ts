@@ -1,7 +1,7 @@
 // The etcd members' own network. Each member advertises, as its peer URL, a proxy
 // of the fault proxy in front of its real peer port, so every connection another
 // member opens to it passes that proxy. Closing a proxy is not a partition: etcd
-// reopens its peer streams from the other side (REFERENCES §6). What works is the
+// reopens its peer streams from the other side (docs/backends.md, etcd). What works is the
 // block_from toxic: every peer request carries `X-Server-From: <member id>`, and
 // the proxy in front of member X refuses (and closes) the connections of the
 // members X is cut off from. The toxic is put on every peer proxy at start with an

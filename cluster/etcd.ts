@@ -1,4 +1,4 @@
-// Three real etcd members on loopback, with the election settings of REFERENCES §6
+// Three real etcd members on loopback, with the election settings docs/backends.md gives
 // (50 ms heartbeats, 500 ms election timeout, pre-vote so a member that comes back
 // from a partition does not depose a healthy leader with an inflated term). Each
 // member has its data directory and log under the run directory, and is started

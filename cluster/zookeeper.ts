@@ -1,5 +1,5 @@
 // Three real ZooKeeper 3.8 servers (Debian's package) on loopback, started as the
-// foreground QuorumPeerMain of REFERENCES §8, each with its data directory, zoo.cfg,
+// foreground QuorumPeerMain (docs/backends.md, ZooKeeper), each with its data directory, zoo.cfg,
 // log4j settings and hosts file under data/zk-N of the run directory and its log in
 // logs/zk-N.log. They are child processes of the run's process group (its teardown
 // and reaper SIGKILL them, as they do etcd), and reach each other through the

@@ -1,4 +1,4 @@
-// The HTTP face: Toxiproxy's routes, status codes and JSON shapes (REFERENCES §4),
+// The HTTP face: Toxiproxy's routes, status codes and JSON shapes (docs/fault-proxy.md),
 // so `toxiproxy-node-client` drives this server as it would drive Toxiproxy.
 //
 // Requests run one at a time. Toxiproxy takes a lock per operation; one queue is

@@ -1,4 +1,4 @@
-// The fault proxy: a server that answers Toxiproxy's HTTP API (REFERENCES §4), so
+// The fault proxy: a server that answers Toxiproxy's HTTP API (docs/fault-proxy.md), so
 // the nemesis drives it with `toxiproxy-node-client` exactly as it would drive
 // Toxiproxy, plus one toxic of our own, block_from, for partitioning clusters
 // whose members reconnect to each other (etcd). Run it in-process, as a child

@@ -9,7 +9,7 @@
 // the write rule below is exactly docs/history-format.md's `fence > max_before`.
 //
 // With --fence-reads a read advances `maxSeen` (Kleppmann's cure for a lost update
-// under fencing, REFERENCES.md C1). The hold that read with fence f must still be
+// under fencing, scenario C1 of docs/experiments.md). The hold that read with fence f must still be
 // able to write with f, so a write needs `f > maxWritten` (an equal fence written
 // twice is still refused: two holds with one fence) and `f >= maxSeen` (no hold
 // newer than f has read or written). A read is refused only by a lower fence, as

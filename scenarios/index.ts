@@ -1,4 +1,4 @@
-// The failure catalogue's scenarios (REFERENCES §1), on demand: each one a
+// The failure catalogue's scenarios (docs/experiments.md), on demand: each one a
 // test:jepsen configuration with a script of chosen faults, and what the
 // catalogue predicts the checker finds. `npm run scenario -- <id>` runs one.
 import { K1, K2 } from "./lease.ts";

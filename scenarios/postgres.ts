@@ -1,5 +1,5 @@
 // P1: session advisory locks behind pgbouncer in transaction pooling
-// (REFERENCES §8). A session lock belongs to the server connection the
+// (docs/backends.md, Postgres). A session lock belongs to the server connection the
 // statement ran on, and in transaction pooling that connection serves every
 // client's next transaction: with one server connection in the pool, a second
 // client's pg_advisory_lock runs on the session that already holds the lock,

@@ -1,4 +1,4 @@
-// What a scenario is: one row of the failure catalogue (REFERENCES §1) as a
+// What a scenario is: one row of the failure catalogue (docs/experiments.md) as a
 // test:jepsen configuration plus a script of chosen faults at chosen moments,
 // and what the catalogue says the checker must then find. Everything a run
 // varies (which client pauses, which node's clock jumps, when) is fixed here, so

@@ -15,7 +15,7 @@
 # rights: without root (or sudo -n), one warning line and exit 0. Real failures
 # (apt, debootstrap, a service that does not answer) exit non-zero, which its
 # caller reports. FENCECHECK_NO_DOCKER=1 skips all of it.
-# The measurements behind the choices: /work/shared/REFERENCES.md §7.
+# Why an engine that serves Docker's API, and which: docs/docker.md.
 set -euo pipefail
 
 [ "${FENCECHECK_NO_DOCKER:-}" != 1 ] || exit 0

@@ -26,7 +26,7 @@ export const simOptions: fc.Arbitrary<SimOptions> = fc
     counter: fc.boolean(),
   })
   // Fencing only the writes lets a counter lose updates when leases overlap
-  // (REFERENCES.md C1): a valid counter run has leases that never run out.
+  // (scenario C1 of docs/experiments.md): a valid counter run has leases that never run out.
   .map(({ counter, ...o }): SimOptions => (counter ? { ...o, workload: "counter", ttlMs: 60_000, nemesis: false, fencing: true } : { ...o, fencing: true }));
 
 export function simulated(o: SimOptions): Run {

@@ -3,7 +3,8 @@
 // it. A page moved or a heading reworded breaks links silently otherwise, and
 // the docs are rewritten page by page by several hands. Links to the web are
 // not followed (the suite runs offline). The pages must also never point a
-// reader at what only the lab has: ../shared, /work/, shared/HISTORY.md.
+// reader at a file outside the checkout, in a link or in prose or code: a
+// reader of the package or of GitHub has nothing beyond it.
 import { describe, it, expect } from "vitest";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, extname, join, relative, resolve } from "node:path";
@@ -54,8 +55,17 @@ function brokenLink(page: string, target: string): string | null {
   return `${target}: #${fragment} names nothing in ${shown} (a file that is not markdown takes only #L<line>)`;
 }
 
-/** What only the lab has, which a reader of the package or of GitHub never sees. */
-const LAB_ONLY = ["../shared", "/work/", "shared/HISTORY.md"];
+/** Each path of a line that climbs out of the page's directory with ../ (not the ".../" of an elided path). */
+const CLIMBING = /(?<![\w./])(?:\.\.\/)+[\w.@-]+(?:\/[\w.@-]+)*/g;
+
+/** The paths `line` of `page` names with ../ that are not files of the checkout (outside it, or nowhere in it). */
+export function outsideCheckout(page: string, line: string): string[] {
+  // A sentence's full stop is not part of the path.
+  return [...line.matchAll(CLIMBING)].map((m) => m[0].replace(/\.+$/, "")).filter((p) => {
+    const at = resolve(REPO, dirname(page), p);
+    return relative(REPO, at).startsWith("..") || !existsSync(at);
+  });
+}
 
 describe("the docs' links", () => {
   const pages = docPages();
@@ -74,11 +84,11 @@ describe("the docs' links", () => {
     expect(broken, broken.join("\n")).toEqual([]);
   });
 
-  it.each(pages)("%s: names nothing only the lab has (../shared, /work/, shared/HISTORY.md)", (page) => {
+  it.each(pages)("%s: names no file outside the checkout", (page) => {
     // In code blocks too: a reader copies those.
     const found = readPage(page)
       .split(/\r?\n/)
-      .flatMap((line, i) => LAB_ONLY.filter((s) => line.includes(s)).map((s) => `${page}:${i + 1}: ${s} in ${JSON.stringify(line.trim())}`));
+      .flatMap((line, i) => outsideCheckout(page, line).map((p) => `${page}:${i + 1}: ${p} in ${JSON.stringify(line.trim())}`));
     expect(found, found.join("\n")).toEqual([]);
   });
 });
@@ -121,6 +131,15 @@ describe("the link checker itself", () => {
     ].join("\n");
     const links = pageLinks(scanPage(page)).map((l) => `${l.n} ${l.target}`);
     expect(links).toEqual(["2 a.md", "2 img/b.png", "2 c.md#x", "15 d.md", "17 e.svg", "17 f.md#y", "19 g.md"]);
+  });
+
+  it("finds a path that leaves the checkout, and lets one that stays in it be", () => {
+    expect(outsideCheckout("docs/history-format.md", "the contract, in ../../elsewhere/FORMAT.md, says")).toEqual(["../../elsewhere/FORMAT.md"]);
+    expect(outsideCheckout("README.md", "    cat ../notes/x.txt")).toEqual(["../notes/x.txt"]);
+    expect(outsideCheckout("docs/own-lock.md", "see ../examples/redis-lock-adapter.ts")).toEqual([]);
+    expect(outsideCheckout("docs/audit.md", "the contract is ../shared/FORMAT.md.")).toEqual(["../shared/FORMAT.md"]);
+    expect(outsideCheckout("docs/experiments.md", "Run directory: .../lab/k1/20261127T093554.725Z")).toEqual([]);
+    expect(outsideCheckout("docs/adapter-protocol.md", '"command": ["node", "bridge.mjs", "../../examples/x.ts"]')).toEqual(["../../examples/x.ts"]);
   });
 
   it("names a missing file, a missing heading, and accepts line anchors in code", () => {

@@ -1,6 +1,6 @@
 // Reads are decisions too: each is logged with the value it returned. With
 // --fence-reads a read that carries a fence advances the key's fence, which is what
-// closes the lost update of a counter under fencing (REFERENCES.md C1).
+// closes the lost update of a counter under fencing (scenario C1 of docs/experiments.md).
 import { describe, expect, it } from "vitest";
 import { ResourceClient } from "../../clients/resource.ts";
 import { metricValue, raw, resourceForSuite, runResource } from "./helpers.ts";
