@@ -7,7 +7,7 @@
 import type { RedlockClientOptions } from "./redlock-nodes.ts";
 import type { LockClient, ClientContext, ClientOptions } from "./lock.ts";
 import { adapterClients } from "./adapter.ts";
-import { isManifestPath } from "./program/index.ts";
+import { isManifestPath, programAdapter, readManifest, type ProgramSpec } from "./program/index.ts";
 import { repoFile } from "../lib/paths.ts";
 
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint } from "./lock.ts";
@@ -129,39 +129,14 @@ export const CLIENTS: Record<string, ClientKind> = {
     },
   },
   // Reference adapter programs (adapters/, docs/adapter-protocol.md): the lock libraries of other languages, as their users call them.
-  "redis-py": {
-    describe: "Python redis-py 4.3 Lock (Debian python3-redis): SET NX PX with a random token, Lua extend and release; no fence (use --fence-source)",
-    fences: false,
-    program: "adapters/redis-py/adapter.json",
-    load: () => loadProgram("adapters/redis-py/adapter.json"),
-  },
-  "redis-py-timeout-0": {
-    describe: "redis-py's Lock made with timeout=0 and renewed with reacquire(), which sends PEXPIRE 0 and deletes the key it holds (redis-py #4279), kept on purpose",
-    fences: false,
-    program: "adapters/redis-py/timeout-0.adapter.json",
-    load: () => loadProgram("adapters/redis-py/timeout-0.adapter.json"),
-  },
-  kazoo: {
-    describe: "Python kazoo 2.8 Lock (Debian python3-kazoo) with a connection listener: ephemeral sequential node, session = ttl; fence = the node's czxid",
-    program: "adapters/kazoo/adapter.json",
-    load: () => loadProgram("adapters/kazoo/adapter.json"),
-  },
-  curator: {
-    describe: "Java Apache Curator 5.4 InterProcessMutex (Debian libcurator-recipes-java) with a ConnectionStateListener: ephemeral sequential node, session = ttl; fence = the node's czxid",
-    program: "adapters/curator/adapter.json",
-    load: () => loadProgram("adapters/curator/adapter.json"),
-  },
-  "python-etcd3": {
-    describe: "Python python-etcd3 0.12 Lock (Debian python3-etcd3): a lease and a put-if-absent transaction, refresh to renew; fence = the lock key's create revision",
-    program: "adapters/python-etcd3/adapter.json",
-    load: () => loadProgram("adapters/python-etcd3/adapter.json"),
-  },
-  "python-etcd3-with": {
-    describe: "python-etcd3's Lock taken as `with client.lock(...)`, whose __enter__ goes on after a failed acquire (python-etcd3 #599), kept on purpose; no fence",
-    fences: false,
-    program: "adapters/python-etcd3/with.adapter.json",
-    load: () => loadProgram("adapters/python-etcd3/with.adapter.json"),
-  },
+  "redis-py": programClient("adapters/redis-py/adapter.json"),
+  // redis-py #4279, kept on purpose: reacquire() of a Lock made with timeout=0 deletes its key.
+  "redis-py-timeout-0": programClient("adapters/redis-py/timeout-0.adapter.json"),
+  kazoo: programClient("adapters/kazoo/adapter.json"),
+  curator: programClient("adapters/curator/adapter.json"),
+  "python-etcd3": programClient("adapters/python-etcd3/adapter.json"),
+  // python-etcd3 #599, kept on purpose: the with-block enters after a failed acquire.
+  "python-etcd3-with": programClient("adapters/python-etcd3/with.adapter.json"),
   "postgres-lease": {
     describe: "a lease row: UPDATE ... WHERE expired (server clock) RETURNING fence+1; renew and release compare the owner; freed by expiry only",
     load: async () => {
@@ -178,10 +153,24 @@ export const CLIENTS: Record<string, ClientKind> = {
   },
 };
 
-/** A reference adapter program by its manifest under the package's root; fences from --fence-source where its lock issues none. */
-async function loadProgram(manifest: string): Promise<MakeClient> {
-  const { loadProgramAdapter } = await import("./program/index.ts");
-  return adapterClients(loadProgramAdapter(repoFile(manifest))).create;
+/**
+ * A reference adapter program by its manifest under the package's root, which
+ * says what it is and whether it fences (read when first asked); fences from
+ * --fence-source where its lock issues none.
+ */
+function programClient(manifest: string): ClientKind {
+  let spec: ProgramSpec | undefined;
+  const read = (): ProgramSpec => (spec ??= readManifest(repoFile(manifest)));
+  return {
+    program: manifest,
+    get describe() {
+      return read().describe;
+    },
+    get fences() {
+      return read().fences;
+    },
+    load: async () => adapterClients(programAdapter(read())).create,
+  };
 }
 
 function redlockOptions(ctx: ClientContext): RedlockClientOptions {

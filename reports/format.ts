@@ -21,10 +21,9 @@ export function plain(value: unknown): string {
   return String(value).replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
 }
 
-/** At most `max` characters, marking the cut; data values may be arbitrarily large. */
-export function clip(text: string, max = 160): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
+// Data values may be arbitrarily large.
+export { clip } from "../lib/text.ts";
+import { clip } from "../lib/text.ts";
 
 /** A value as compact JSON, clipped; `undefined` (absent field) as an empty string. */
 export function json(value: unknown, max = 160): string {

@@ -12,6 +12,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { UnknownOutcome, type ClientContext, type Hold, type LockClient, type Outcome } from "../lock.ts";
+import { clip } from "../../lib/text.ts";
 import type { ProgramSpec } from "./manifest.ts";
 import { acquireOkProblem, PROTOCOL_VERSION, readLine, releaseOkProblem, renewOkProblem, type NoticeMessage, type Reply, type Request, type RequestBody } from "./messages.ts";
 
@@ -284,8 +285,6 @@ function deadline(ms: number, onTimeout: () => void): () => void {
   arm(ms);
   return () => clearTimeout(timer);
 }
-
-const clip = (s: string, max = 200): string => (s.length > max ? `${s.slice(0, max)}... (${s.length} characters)` : s);
 
 function withoutError(fields: Record<string, unknown>): Record<string, unknown> {
   const { error: _error, ...rest } = fields;

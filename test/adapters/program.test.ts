@@ -68,6 +68,8 @@ describe("adapter programs", () => {
     expect(run.header).toMatchObject({ format: 2, lock: "mutex", client: join(REPO, BRIDGE) });
     expect(run.results.valid).toBe(true);
     expect(run.results.stats.lost_holds).toBeDefined();
+    // The summary says it too, in a line of its own (format 2 runs only).
+    expect(cli.stdout() + cli.stderr()).toMatch(/^ {2}lost holds: /m);
     // Owners carry the program's prefix: client, then program number.
     expect(run.events.find((e) => e.f === "acquire" && e.type === "ok")?.value).toMatchObject({ owner: expect.stringMatching(/^c\da1-h\d+$/) });
     expect(run.logs).toMatch(/library: fencecheck node bridge/);

@@ -34,7 +34,9 @@ describe("reference adapter programs", () => {
       expect(results.valid).toBe(true);
       const lost = results.stats.lost_holds;
       expect(lost).toBeDefined();
-      if (c.tells && lost.holds > 0) {
+      if (c.tells) {
+        // Pauses aimed at holders outlast a session: some hold is lost, and the listener tells of each.
+        expect(lost.holds).toBeGreaterThan(0);
         expect(lost.told).toBe(lost.holds);
         expect(events.some((e) => e.type === "notice" && e.f === "lost")).toBe(true);
       }

@@ -30,6 +30,10 @@ describe("requirementsOf", () => {
     // The servers run elsewhere: nothing of theirs is needed here.
     expect(needs("--deploy", "docker", "--backend", "etcd")).toEqual(["docker"]);
     expect(needs("--deploy", "external", "--endpoints", "127.0.0.1:6379")).toEqual([]);
+    // A reference adapter program: its language and library too, wherever the servers run.
+    expect(needs("--backend", "zookeeper", "--client", "curator")).toEqual(["zookeeper", "curator"]);
+    expect(needs("--client", "redis-py-timeout-0", "--fence", "off")).toEqual(["redis", "redis-py"]);
+    expect(needs("--client", "redis-py", "--fence-source", "single", "--deploy", "external", "--endpoints", "127.0.0.1:6379")).toEqual(["redis-py"]);
   });
 
   it("each part names the Debian packages that provide it; a program the user named counts as there", () => {
