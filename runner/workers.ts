@@ -1,6 +1,7 @@
 // Starting worker processes and talking to them.
 import { join } from "node:path";
 import { entryArgs } from "../lib/index.ts";
+import { INIT_TIMEOUT_MS } from "../clients/program/index.ts";
 import type { ProcessGroup, Supervised } from "../cluster/processes.ts";
 import type { EventLoopDelay, FromWorker, ToWorker, WorkerConfig } from "./protocol.ts";
 import type { UnindexedEvent } from "../store/events.ts";
@@ -44,8 +45,8 @@ export class WorkerHandle {
     if (this.proc.alive && this.proc.child.connected) this.proc.child.send(m);
   }
 
-  // Long enough for adapter programs to start (a JVM each) and answer init (INIT_TIMEOUT_MS).
-  setup(config: WorkerConfig, timeoutMs = 45_000): Promise<void> {
+  // Long enough for adapter programs to start (a JVM each) and answer init, with time to spare for the rest.
+  setup(config: WorkerConfig, timeoutMs = INIT_TIMEOUT_MS + 15_000): Promise<void> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${this.name} was not ready within ${timeoutMs / 1000} s`)), timeoutMs);
       this.readyWaiters.push({

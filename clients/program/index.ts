@@ -7,7 +7,7 @@ import { readManifest, type ProgramSpec } from "./manifest.ts";
 import { ProgramClient } from "./program-client.ts";
 
 export { isManifestPath, readManifest, type ProgramSpec } from "./manifest.ts";
-export { ProgramClient, AdapterFailure, INIT_TIMEOUT_MS } from "./program-client.ts";
+export { INIT_TIMEOUT_MS } from "./program-client.ts";
 export { PROTOCOL_VERSION } from "./messages.ts";
 
 /** The adapter a manifest describes: one program per logical client. */

@@ -22,7 +22,7 @@ export type RequestBody = Request extends infer R ? (R extends Request ? Omit<R,
 
 export type Reply =
   | { type: "init_ok"; fences: boolean; renew: RenewMode; library?: string }
-  /** `fields`: the reply's own fields besides type and in_reply_to. */
+  /** `fields`: the reply's own fields besides type, in_reply_to (and a fail's error). */
   | { type: "ok"; fields: Record<string, unknown> }
   | { type: "fail"; error: string; fields: Record<string, unknown> }
   | { type: "error"; error: string };
@@ -69,7 +69,8 @@ export function readLine(text: string): Line {
     case "fail":
     case "error":
       if (typeof o.error !== "string" || o.error === "") return { kind: "bad", why: `a ${type} reply needs "error" (a short phrase)` };
-      return { kind: "reply", inReplyTo: inReplyTo as number, reply: type === "fail" ? { type, error: o.error, fields } : { type, error: o.error } };
+      if (type === "error") return { kind: "reply", inReplyTo: inReplyTo as number, reply: { type, error: o.error } };
+      return { kind: "reply", inReplyTo: inReplyTo as number, reply: { type, error: o.error, fields: Object.fromEntries(Object.entries(fields).filter(([k]) => k !== "error")) } };
     default:
       return { kind: "bad", why: `unknown reply type ${JSON.stringify(type)} (init_ok, ok, fail or error)` };
   }

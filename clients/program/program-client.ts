@@ -238,7 +238,7 @@ export class ProgramClient implements LockClient {
   /** The reply as an outcome: ok made by `ok`, fail as it is, error thrown as an unknown outcome. */
   private outcome<T>(p: Program, reply: Reply, ok: (fields: Record<string, unknown>) => T): Outcome<T> {
     if (reply.type === "ok") return { type: "ok", value: ok(reply.fields) };
-    if (reply.type === "fail") return Object.keys(reply.fields).length > 1 ? { type: "fail", error: reply.error, value: withoutError(reply.fields) } : { type: "fail", error: reply.error };
+    if (reply.type === "fail") return Object.keys(reply.fields).length ? { type: "fail", error: reply.error, value: reply.fields } : { type: "fail", error: reply.error };
     if (reply.type === "error") throw new UnknownOutcome(reply.error);
     throw this.kill(p, "adapter-bad-line", `answered a request with init_ok`);
   }
@@ -284,9 +284,4 @@ function deadline(ms: number, onTimeout: () => void): () => void {
   };
   arm(ms);
   return () => clearTimeout(timer);
-}
-
-function withoutError(fields: Record<string, unknown>): Record<string, unknown> {
-  const { error: _error, ...rest } = fields;
-  return rest;
 }
