@@ -64,12 +64,21 @@ class KazooLockAdapter(Adapter):
         self.call_s = req.get("command_timeout_ms", 3000) / 1000.0
         self.prefix = req["owner_prefix"]
         self.count = 0
-        self.zk = None  # started at the first acquire: init must not connect
+        self.zk = None
         self.mu = threading.Lock()  # guards holds, lost and suspended against the listener
         self.holds = {}  # owner -> (key, Lock)
         self.lost = {}  # owner -> why, for holds the listener reported lost
         self.suspended = False
         self.closing = False
+        # Connect in the background from now on, as an application connects at its
+        # start: the first acquire then asks ZooKeeper at once instead of paying for
+        # the handshake while its wait is timed. init itself must not block on it
+        # (the set-up check sends endpoints where nothing listens).
+        self.zk = KazooClient(hosts=self.hosts, timeout=self.session_s,
+                              # Reconnect promptly after a fault instead of backing off to an hour.
+                              connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 1})
+        self.zk.add_listener(self._listener)
+        self.started = self.zk.start_async()
 
     # -- connection ---------------------------------------------------------
 
@@ -97,20 +106,13 @@ class KazooLockAdapter(Adapter):
                 notice({"type": "reconnected"})
 
     def _client(self):
-        if self.zk is not None:
-            return self.zk
-        zk = KazooClient(hosts=self.hosts, timeout=self.session_s,
-                         # Reconnect promptly after a fault instead of backing off to an hour.
-                         connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 1})
-        zk.add_listener(self._listener)
-        try:
-            zk.start(timeout=self.call_s)
-        except zk.handler.timeout_exception:
-            # start() stopped the client itself; nothing was sent.
-            zk.close()
-            return None
-        self.zk = zk
-        return zk
+        """The client once its first session is up, or None if it is not up within
+        the command timeout (it keeps trying in the background)."""
+        if self.started is not None:
+            if not self.started.wait(self.call_s):
+                return None
+            self.started = None
+        return self.zk
 
     def _call(self, async_result):
         # Our own reads get the command timeout; kazoo's sync calls would queue
