@@ -5,12 +5,13 @@
 // checking options and running a Redis test load no etcd, ZooKeeper or Postgres
 // library, in the runner or in its workers.
 import type { RedlockClientOptions } from "./redlock-nodes.ts";
-import type { LockClient, ClientContext, ClientOptions } from "./lock.ts";
+import type { LockClient, ClientContext, ClientOptions, LockKinds } from "./lock.ts";
 import { adapterClients } from "./adapter.ts";
 import { isManifestPath, programAdapter, readManifest, type ProgramSpec } from "./program/index.ts";
 import { repoFile } from "../lib/paths.ts";
 
-export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint } from "./lock.ts";
+export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint, AcquireRequest, LockKind, LockKinds } from "./lock.ts";
+export { LOCK_KINDS, CANCELLED, CANCEL_UNKNOWN } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
 export { QUEUE_PREFIX, LOCK_PREFIX, ZK_LOCK_ROOT, etcdKeyRanges } from "./places.ts";
 export { isAdapterPath, adapterPath, loadAdapter, checkAdapterClient, adapterClients, type LockAdapter } from "./adapter.ts";
@@ -29,6 +30,8 @@ export interface ClientKind {
   fences?: boolean;
   /** A reference adapter program: its manifest's path from the package's root (adapters/). */
   program?: string;
+  /** The lock kinds it offers beyond the mutex, and whether it can cancel a wait (absent: a mutex that cannot). */
+  kinds?: LockKinds;
 }
 
 /** One client of the kind named, its module loaded first. */

@@ -28,12 +28,72 @@ export interface Hold {
   extra?: Record<string, unknown>;
 }
 
+/** The lock kinds a workload may ask for (--lock), as docs/history-format.md names them. */
+export const LOCK_KINDS = ["mutex", "reentrant", "rw", "semaphore"] as const;
+export type LockKind = (typeof LOCK_KINDS)[number];
+
+/**
+ * What an acquire asks for beyond a plain mutex. Absent (or empty): an exclusive
+ * hold of a mutex, as before lock kinds existed.
+ */
+export interface AcquireRequest {
+  /** A read-write lock: a shared (read) or exclusive (write) hold. */
+  mode?: "read" | "write";
+  /**
+   * A reentrant lock: the hold this acquire enters again (the same owner, its
+   * count one higher). Its Hold keeps that owner; its fence is the outer one's or
+   * a new one, as the client's kind says (fenceOnReentry).
+   */
+  reenter?: Hold;
+  /** A counting semaphore: how many holds it lets in at once (--lock semaphore:N). */
+  permits?: number;
+  /**
+   * Aborted when the workload gives up waiting (--cancel-rate): the client then
+   * withdraws the waiter and returns fail "cancelled" if the service certainly
+   * removed it, or throws UnknownOutcome("cancel-unknown") when it cannot know.
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * Queue facts a client may add to an acquire's ok value (Hold.extra) or fail
+ * value, for the checker's grant-after-cancel and stuck-lock findings:
+ * `behind` names the owner of the queue entry it last waited behind (an etcd
+ * queue key's value, a ZooKeeper node's owner); a cancelled acquire's fail value
+ * names, as `owner`, the owner its queue entry was made for.
+ */
+export const BEHIND = "behind";
+
+/** The error of an acquire withdrawn by its client before it was granted, the waiter certainly removed. */
+export const CANCELLED = "cancelled";
+/** The error of an acquire withdrawn by its client when it cannot know whether the waiter is gone. */
+export const CANCEL_UNKNOWN = "cancel-unknown";
+
+/**
+ * The kinds of lock a client offers beyond the mutex, which the options are
+ * checked against before a run starts (`--lock rw` with a client that has no read
+ * mode is refused, naming what it offers).
+ */
+export interface LockKinds {
+  /** A reentrant lock, and what a re-entry's fence is: the outer hold's ("same", Hazelcast) or a new one ("new", Redisson's RFencedLock). */
+  reentrant?: { fenceOnReentry: "same" | "new" };
+  rw?: boolean;
+  semaphore?: boolean;
+  /** It can withdraw a waiting acquire when its AbortSignal fires. */
+  cancel?: boolean;
+}
+
 export type Outcome<T> = { type: "ok"; value: T } | { type: "fail"; error: string; value?: Record<string, unknown> };
 
 export interface LockClient {
-  acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>>;
+  /** `request` is absent for a mutex; the other kinds pass what their hold is (AcquireRequest). */
+  acquire(key: string, ttlMs: number, timeoutMs: number, request?: AcquireRequest): Promise<Outcome<Hold>>;
   renew(key: string, hold: Hold, ttlMs: number): Promise<Outcome<{ ttlMs: number }>>;
-  /** `lost`: the client knows why the lock was no longer its (ZooKeeper: "session-expired"). */
+  /**
+   * `lost`: the client knows why the lock was no longer its (ZooKeeper: "session-expired").
+   * A reentrant client keeps each owner's count itself: releasing a re-entry's hold
+   * lowers it by one, and only the release of the outermost frees the lock.
+   */
   release(key: string, hold: Hold): Promise<Outcome<{ released: boolean; lost?: string }>>;
   close(): Promise<void>;
   /**
