@@ -4,7 +4,7 @@
 // server holds afterwards read back to prove it.
 import { describe, it, expect } from "vitest";
 import { Toxiproxy } from "toxiproxy-node-client";
-import { CANCEL_UNKNOWN, type AcquireRequest, type Hold, type LockClient, type Outcome } from "../../clients/index.ts";
+import { CANCEL_UNKNOWN, etcdKeyRanges, type AcquireRequest, type Hold, type LockClient, type Outcome } from "../../clients/index.ts";
 import { QUEUE_PREFIX } from "../../clients/etcd-queue.ts";
 import { RW_PREFIX } from "../../clients/etcd-rw.ts";
 import { UnknownOutcome } from "../../clients/lock.ts";
@@ -84,6 +84,17 @@ describe("etcd-rw", () => {
     expect((await keysUnder(`${RW_PREFIX}/plain/write/`)).map((x) => x.key)).toEqual([rwKey("plain", "write", ha)]);
     expect(await b.acquire("plain", 5000, 0)).toMatchObject({ type: "fail", error: "busy" });
     await a.release("plain", ha);
+  });
+
+  it("a run's clean-up ranges (etcdKeyRanges) take its keys, a waiter's too", async () => {
+    const [a, b] = ["wh", "ri"].map((p) => lock("etcd-rw", p));
+    held(await a.acquire("run9-k1", 30_000, 0, write));
+    void b.acquire("run9-k1", 30_000, 10_000, read).catch(() => {});
+    await queued(`${RW_PREFIX}/run9-k1/`, 2);
+    let deleted = 0;
+    for (const range of etcdKeyRanges("run9-")) deleted += Number((await cluster.admin.delete().prefix(range).exec()).deleted);
+    expect(deleted).toBe(2);
+    expect(await keysUnder(`${RW_PREFIX}/`)).toEqual([]);
   });
 });
 
