@@ -13,7 +13,7 @@ import { repoFile } from "../lib/paths.ts";
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint, AcquireRequest, LockKind, LockKinds } from "./lock.ts";
 export { LOCK_KINDS, CANCELLED, CANCEL_UNKNOWN } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
-export { QUEUE_PREFIX, LOCK_PREFIX, ZK_LOCK_ROOT, etcdKeyRanges } from "./places.ts";
+export { QUEUE_PREFIX, RW_PREFIX, LOCK_PREFIX, ZK_LOCK_ROOT, etcdKeyRanges } from "./places.ts";
 export { isAdapterPath, adapterPath, loadAdapter, checkAdapterClient, adapterClients, type LockAdapter } from "./adapter.ts";
 
 /** Whether a --client runs as an adapter program (its manifest named, or a shipped one): its history may hold notices. */
@@ -104,11 +104,28 @@ export const CLIENTS: Record<string, ClientKind> = {
     load: async () => (await import("./simple-redis-mutex.ts")).simpleRedisMutex.create,
   },
   "etcd-queue": {
-    describe: "etcd lease + FIFO queue of keys by create revision (Go's concurrency.Mutex); fence = its key's create revision",
+    describe: "etcd lease + FIFO queue of keys by create revision (Go's concurrency.Mutex); fence = its key's create revision; a cancelled waiter revokes its lease",
     load: async () => {
       const { EtcdQueueLock } = await import("./etcd-queue.ts");
       return (ctx) => new EtcdQueueLock(ctx);
     },
+    kinds: { cancel: true },
+  },
+  "etcd-queue-cancel-delete": {
+    describe: "as etcd-queue, but a cancelled waiter deletes only its key; if the delete is lost, the key holds up the queue until its lease expires (kept on purpose)",
+    load: async () => {
+      const { EtcdQueueLock } = await import("./etcd-queue.ts");
+      return (ctx) => new EtcdQueueLock(ctx, "delete");
+    },
+    kinds: { cancel: true },
+  },
+  "etcd-rw": {
+    describe: "etcd read-write lock in the layout of Go's recipes.RWMutex: read/ and write/ keys in one queue by create revision; fence = its key's create revision",
+    load: async () => {
+      const { EtcdRwLock } = await import("./etcd-rw.ts");
+      return (ctx) => new EtcdRwLock(ctx);
+    },
+    kinds: { rw: true, cancel: true },
   },
   "etcd3-lock": {
     describe: "the etcd3 package's lock (lease + put-if-absent, retried); fence = create_revision read after acquiring",
