@@ -5,6 +5,7 @@
 // checking options and running a Redis test load no etcd, ZooKeeper or Postgres
 // library, in the runner or in its workers.
 import type { RedlockClientOptions } from "./redlock-nodes.ts";
+import type { RedisReentrantOptions } from "./redis-reentrant.ts";
 import type { LockClient, ClientContext, ClientOptions, LockKinds } from "./lock.ts";
 import { adapterClients } from "./adapter.ts";
 import { isManifestPath, programAdapter, readManifest, type ProgramSpec } from "./program/index.ts";
@@ -98,6 +99,22 @@ export const CLIENTS: Record<string, ClientKind> = {
     fences: false,
     load: async () => adapterClients((await import("./redis-semaphore.ts")).redisSemaphore).create,
   },
+  "redis-reentrant": reentrantClient(
+    "a reentrant lock in Redisson's RLock layout: a hash of owner -> count with a PEXPIRE lease; fence = INCR on free-to-held, a re-entry keeps it (Hazelcast FencedLock's promise) and refreshes the lease",
+    { fenceOnReentry: "same" },
+  ),
+  "redis-fenced-reentrant": reentrantClient(
+    "as redis-reentrant, but like Redisson's RFencedLock: the acquire script INCRs the fence at every acquire, re-entries included",
+    { fenceOnReentry: "new" },
+  ),
+  "redis-reentrant-unsafe-release": reentrantClient(
+    "as redis-reentrant, but a release deletes the hash whatever the count: the inner release frees the outer hold (kept on purpose)",
+    { fenceOnReentry: "same", unsafeRelease: true },
+  ),
+  "redis-reentrant-no-refresh": reentrantClient(
+    "as redis-reentrant, but a re-entry leaves the lease as it was: a late re-entry counts on a lease that ends at the outer acquire's TTL (kept on purpose)",
+    { fenceOnReentry: "same", refreshOnReentry: false },
+  ),
   "simple-redis-mutex": {
     describe: "simple-redis-mutex 3.0.0: SET NX PX, waits by pub/sub with failAfter, fence = INCR of one global counter after the SET",
     // Its holds carry its own fence, so it is made as it is, with no counter fences.
@@ -155,6 +172,18 @@ export const CLIENTS: Record<string, ClientKind> = {
     },
   },
 };
+
+/** A reentrant Redis lock (redis-reentrant.ts); it polls, so it can cancel a wait. */
+function reentrantClient(describe: string, opts: RedisReentrantOptions): ClientKind {
+  return {
+    describe,
+    kinds: { reentrant: { fenceOnReentry: opts.fenceOnReentry }, cancel: true },
+    load: async () => {
+      const { RedisReentrantLock } = await import("./redis-reentrant.ts");
+      return (ctx) => new RedisReentrantLock(ctx, opts);
+    },
+  };
+}
 
 /**
  * A reference adapter program by its manifest under the package's root, which
