@@ -42,6 +42,9 @@ export async function createClient(name: string, ctx: ClientContext): Promise<Lo
   return (await kind.load())(ctx);
 }
 
+/** redis-semaphore-racy's pause between its GET and its INCR: a slow client, so that two waiters read the same count often. */
+const RACY_GAP_MS = 5;
+
 export const CLIENTS: Record<string, ClientKind> = {
   redis: {
     describe: "SET NX PX + INCR fence in one Lua script; compare-and-delete release",
@@ -95,8 +98,9 @@ export const CLIENTS: Record<string, ClientKind> = {
     },
   },
   "redis-semaphore": {
-    describe: "redis-semaphore 5.8 Mutex: SET NX PX with its own retries and refresh timer; no fence (use --fence-source)",
+    describe: "redis-semaphore 5.8 Mutex: SET NX PX with its own retries and refresh timer, cancelled by AbortSignal; no fence (use --fence-source)",
     fences: false,
+    kinds: { cancel: true },
     load: async () => adapterClients((await import("./redis-semaphore.ts")).redisSemaphore).create,
   },
   "redis-reentrant": reentrantClient(
@@ -115,6 +119,26 @@ export const CLIENTS: Record<string, ClientKind> = {
     "as redis-reentrant, but a re-entry leaves the lease as it was: a late re-entry counts on a lease that ends at the outer acquire's TTL (kept on purpose)",
     { fenceOnReentry: "same", refreshOnReentry: false },
   ),
+  "redis-semaphore-counting": {
+    describe: "redis-semaphore 5.8 Semaphore of --lock semaphore:N: a sorted set of holders, its own retries and refresh timer, cancelled by AbortSignal; no fence (use --fence-source)",
+    fences: false,
+    kinds: { semaphore: true, cancel: true },
+    load: async () => adapterClients((await import("./redis-semaphore-counting.ts")).redisSemaphoreCounting).create,
+  },
+  "redis-multi-semaphore": {
+    describe: "redis-semaphore 5.8 MultiSemaphore of --lock semaphore:N, one permit a hold: as redis-semaphore-counting; no fence (use --fence-source)",
+    fences: false,
+    kinds: { semaphore: true, cancel: true },
+    load: async () => adapterClients((await import("./redis-semaphore-counting.ts")).redisMultiSemaphore).create,
+  },
+  "redis-semaphore-racy": {
+    describe: `a semaphore whose count is read (GET), then raised (INCR) ${RACY_GAP_MS} ms later in another round trip: two clients take the last permit (kept on purpose); fence = INCR of one counter after the grant`,
+    kinds: { semaphore: true, cancel: true },
+    load: async () => {
+      const { RedisRacySemaphore } = await import("./redis-semaphore-racy.ts");
+      return (ctx) => new RedisRacySemaphore(ctx, RACY_GAP_MS);
+    },
+  },
   "simple-redis-mutex": {
     describe: "simple-redis-mutex 3.0.0: SET NX PX, waits by pub/sub with failAfter, fence = INCR of one global counter after the SET",
     // Its holds carry its own fence, so it is made as it is, with no counter fences.
