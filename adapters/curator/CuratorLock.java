@@ -1,4 +1,4 @@
-// fencecheck's reference adapter for Apache Curator's InterProcessMutex (protocol 1,
+// fencecheck's reference adapter for Apache Curator's locks (protocol 1,
 // docs/adapter-protocol.md): JSON lines on stdin, replies and notices on stdout, logs
 // on stderr. One program per logical client; run.sh compiles this file once and execs
 // the JVM with Debian's Curator 5.4.0, ZooKeeper 3.8 and slf4j-simple (to stderr).
@@ -7,7 +7,10 @@
 // CuratorFrameworkFactory, started at init (start() does not block: it connects in the
 // background), one InterProcessMutex per key path /fencecheck/locks/<key>, acquire(wait,
 // MILLISECONDS), release(), and a ConnectionStateListener whose SUSPENDED, LOST and
-// RECONNECTED become the protocol's notices.
+// RECONNECTED become the protocol's notices. The other lock kinds, at the same path:
+// InterProcessReadWriteLock(client, path, owner).readLock()/writeLock() for a "mode",
+// InterProcessSemaphoreV2(client, path, permits).acquire(wait) -> Lease for "permits",
+// and the InterProcessMutex acquired again on the thread that holds it for "reenter".
 //
 // Choices, each for a reason:
 // - Session timeout = ttl_ms, as fencecheck's own ZooKeeper client does: a hold is
@@ -26,10 +29,21 @@
 //   a protected method, exposed by a subclass), read with one exists() after acquire.
 //   zxids only grow and no two nodes share one, so a later grant has a larger czxid.
 // - Every InterProcessMutex call runs on the main thread: the mutex is owned by a thread
-//   and reentrant for it. A second acquire of a key this program holds is refused
-//   (fail, nothing sent); a hold that was reported lost and never released is cleared
-//   (mutex.release(), quietly) before the key is acquired again, so Curator's
-//   reentrancy can never hand out a second hold without asking ZooKeeper.
+//   and reentrant for it. Only a "reenter" request re-enters (Curator counts it and asks
+//   ZooKeeper nothing: the same node, so the same fence, fence_on_reentry "same"; each
+//   release counts one down, the last deletes the node). A plain acquire of a key this
+//   program still holds releases that hold first, every entry (below), and a hold that
+//   was reported lost and never released is cleared (mutex.release(), quietly), so
+//   Curator's reentrancy never hands out a new hold without asking ZooKeeper.
+// - Cancel: requests are read on a thread of their own, which answers a cancel at once
+//   and interrupts the main thread's lock call (Curator's acquire then throws and deletes
+//   its node with a guaranteed delete, which an interrupted thread leaves to Curator's
+//   background retries). The acquire then waits up to command_timeout_ms for its nodes
+//   (found by their data, the owner) to be gone: fail "cancelled", or error
+//   "cancel-unknown".
+// - A semaphore lease's fence is its lease node's czxid: unique and rising with each
+//   lease granted, though up to `permits` leases hold at once. Unreadable: the lease is
+//   given back and the acquire answered error (a fenced adapter has no null fence).
 // - acquire false: Curator deleted its queued node (a failed delete throws, and then we
 //   answer error), so "timeout" is definite.
 // - release: the hold's node is checked first; gone means the session that owned it
