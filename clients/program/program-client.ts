@@ -8,6 +8,11 @@
 // exit, no answer in time) it is killed, the operation is unknown (info, with an
 // `adapter-...` error and a message in the worker's log), and the next operation
 // starts a new program, under a new owner prefix.
+//
+// One request is outstanding at a time, but for a cancel: when an acquire's
+// AbortSignal fires while it waits, a cancel naming it is sent at once, and the
+// acquire's own reply still says how it ended (the program reads its input while
+// it is blocked in the lock call).
 import { spawn, type ChildProcess } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
