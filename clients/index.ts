@@ -242,6 +242,9 @@ function programClient(manifest: string): ClientKind {
     get fences() {
       return read().fences;
     },
+    get kinds() {
+      return read().kinds;
+    },
     load: async () => adapterClients(programAdapter(read())).create,
   };
 }

@@ -127,6 +127,8 @@ export interface LockAdapter {
   backends: readonly string[];
   /** Whether its holds carry a fencing token the lock service issued (Hold.fence), or null. */
   fences: boolean;
+  /** Optional: the lock kinds it offers beyond the mutex (an adapter program's manifest says them in "kinds"). */
+  kinds?: LockKinds;
   /** One client for one logical client; it may connect lazily (the first acquire) or at once. */
   create(ctx: ClientContext): LockClient;
 }

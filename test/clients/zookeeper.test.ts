@@ -7,14 +7,13 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import zookeeper from "node-zookeeper-client";
 import { Toxiproxy, type Proxy } from "toxiproxy-node-client";
-import { ProcessGroup } from "../../cluster/processes.ts";
-import { PortPlan } from "../../cluster/ports.ts";
-import { startZkCluster, type ZkCluster } from "../../cluster/zookeeper.ts";
-import { startProxyServer, type ProxyServer } from "../../proxy/index.ts";
+import type { ZkCluster } from "../../cluster/zookeeper.ts";
+import type { ProxyServer } from "../../proxy/index.ts";
 import { CLIENTS, ZK_LOCK_ROOT, type Endpoint, type Hold, type LockClient, type Outcome, type MakeClient } from "../../clients/index.ts";
 import { zxid } from "../../clients/zookeeper-session.ts";
 import { rng, sleep } from "../../lib/index.ts";
-import { tempRunDir, processesMentioning, eventually } from "../helpers.ts";
+import { eventually } from "../helpers.ts";
+import { startZkServers, type ZkServers } from "../zk-servers.ts";
 
 /** Each client kind's maker, its module loaded once for the file (clients are made synchronously below). */
 const made: Record<string, MakeClient> = {};
@@ -22,8 +21,7 @@ beforeAll(async () => {
   for (const [name, kind] of Object.entries(CLIENTS)) made[name] = await kind.load();
 });
 
-let dir: string;
-let group: ProcessGroup;
+let servers: ZkServers;
 let proxy: ProxyServer;
 let cluster: ZkCluster;
 let endpoints: Endpoint[];
@@ -55,24 +53,13 @@ async function linkToZk1(name: string): Promise<{ endpoint: Endpoint; proxy: Pro
 }
 
 beforeAll(async () => {
-  dir = tempRunDir("fc-zk-client-");
-  group = new ProcessGroup(dir);
-  proxy = await startProxyServer({ port: 0 });
-  cluster = await startZkCluster({ group, ports: new PortPlan(0), runDir: dir, toxiproxyUrl: proxy.url });
-  endpoints = cluster.nodes.map(({ name, host, port }) => ({ name, host, port }));
-  admin = zookeeper.createClient(endpoints.map((e) => `${e.host}:${e.port}`).join(","), { sessionTimeout: 10_000 });
-  await new Promise<void>((resolve) => {
-    admin.once("connected", () => resolve());
-    admin.connect();
-  });
+  servers = await startZkServers("fc-zk-client-");
+  ({ proxy, cluster, endpoints, admin } = servers);
 }, 60_000);
 
 afterAll(async () => {
   for (const l of locks) await l.close();
-  admin?.close();
-  await group?.stopAll();
-  await proxy?.close();
-  expect(processesMentioning(dir)).toEqual([]);
+  expect(await servers?.stop()).toEqual([]);
 });
 
 describe("zookeeper lock client", () => {
