@@ -187,7 +187,9 @@ export function buildTest(o: ParsedOptions): Test {
   for (const [flag, used] of [["--pause-at read", workloadOptions.pauseAt === "read"], ["--fence-reads", workloadOptions.fenceReads]] as const)
     if (used && !workload.reads) throw new BadInput(`${flag} needs a workload that reads the resource (counter), not ${workload.name}`);
   const resourceStore = o.resource === "postgres" ? ("postgres" as const) : undefined;
-  lockKindsOffered(client, workloadOptions, workload.name);
+  // An adapter's kinds are known once it is loaded (preflight checks them).
+  const clientKinds = isAdapterPath(client) ? undefined : (CLIENTS[client]?.kinds ?? {});
+  if (clientKinds) lockKindsOffered(client, clientKinds, workloadOptions, workload.name);
   if (resourceStore && workloadOptions.lock.kind !== "mutex")
     throw new BadInput(`--lock ${workloadOptions.lock.kind} needs --resource memory: the Postgres resource's table keeps a mutex's rule only (one fence per key, the highest written)`);
   if (resourceStore && workloadOptions.fenceReads) throw new BadInput(`--fence-reads is not supported with --resource postgres: its table keeps one fence per key, the highest written`);
@@ -205,6 +207,7 @@ export function buildTest(o: ParsedOptions): Test {
     fenceReads: workloadOptions.fenceReads,
     ...(resourceStore ? { resourceStore } : {}),
     model: o.model as "lease" | "strict",
+    ...(clientKinds ? { clientKinds } : {}),
     liveness: o.liveness as "lenient" | "strict",
     seed: (o.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 31),
     timeLimitS: o["time-limit"] as number,
@@ -264,9 +267,8 @@ function lockOf(o: ParsedOptions): LockSpec {
   return { kind, permits, readRatio: (o["read-ratio"] as number | undefined) ?? 0.5, maxDepth: (o["max-depth"] as number | undefined) ?? 3 };
 }
 
-/** The lock kind and cancellation asked for, against what the client offers (its registry entry; an adapter module offers the mutex alone). */
-function lockKindsOffered(client: string, w: WorkloadOptions, workload: string): void {
-  const kinds: LockKinds = CLIENTS[client]?.kinds ?? {};
+/** The lock kind and cancellation asked for, against what the client offers (its registry entry, or an adapter's own `kinds`). */
+export function lockKindsOffered(client: string, kinds: LockKinds, w: WorkloadOptions, workload: string): void {
   const offered = ["mutex", ...(kinds.reentrant ? ["reentrant"] : []), ...(kinds.rw ? ["rw"] : []), ...(kinds.semaphore ? ["semaphore:N"] : [])];
   const what = `--client ${client} offers ${offered.join(", ")}${kinds.cancel ? ", and cancels a wait" : ", and cannot cancel a wait"}`;
   const kind = w.lock.kind;

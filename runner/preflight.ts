@@ -10,6 +10,7 @@ import type { Test } from "./test.ts";
 import { isAdapterPath, loadAdapter, checkAdapterClient } from "../clients/index.ts";
 import { checkUserProxies } from "../cluster/external-proxies.ts";
 import { checkMetricsPort } from "./metrics.ts";
+import { lockKindsOffered } from "./options.ts";
 
 /** A client adapter of the user's: its exports, its backends, its fences, one client made and closed. */
 async function checkAdapter(test: Test): Promise<void> {
@@ -24,6 +25,8 @@ async function checkAdapter(test: Test): Promise<void> {
       `--client ${test.client} issues no fencing tokens (its "fences" is false), so with --fence on the resource would refuse every write as unfenced; ` +
         `use --fence off, or take fences from Redis counters with --fence-source single (or max-incr)`,
     );
+  lockKindsOffered(test.client, adapter.kinds ?? {}, test.workloadOptions, test.workload.name);
+  test.clientKinds = adapter.kinds ?? {};
   await checkAdapterClient(adapter, test.client, test.backend.serverNames.length);
 }
 

@@ -16,7 +16,7 @@ import { startSystem, workerOfClient, type System } from "./system.ts";
 import { StatusLine } from "./status.ts";
 import { HoldTracker } from "./holders.ts";
 import { describeRun } from "./run-info.ts";
-import { CLIENTS, speaksProtocol } from "../clients/index.ts";
+import { speaksProtocol } from "../clients/index.ts";
 import { serveMetrics, type MetricsServer } from "./metrics.ts";
 import type { Test } from "./test.ts";
 
@@ -42,7 +42,7 @@ function headerOf(test: Test, id: string): HistoryHeader {
   const format2 = speaksProtocol(test.client) || lock.kind !== "mutex" || test.workloadOptions.cancelRate > 0;
   const header: HistoryHeader = { format: format2 ? FORMAT_2 : FORMAT, kind: "header", run: id, workload: test.workload.name, backend: test.backend.name, fencing: test.fencing };
   if (!format2) return header;
-  const reentry = lock.kind === "reentrant" ? CLIENTS[test.client]?.kinds?.reentrant?.fenceOnReentry : undefined;
+  const reentry = lock.kind === "reentrant" ? test.clientKinds?.reentrant?.fenceOnReentry : undefined;
   return { ...header, lock: lock.kind, ...(lock.kind === "semaphore" ? { permits: lock.permits } : {}), ...(reentry ? { fence_on_reentry: reentry } : {}), client: test.client };
 }
 

@@ -2,7 +2,7 @@
 // workload, nemeses, and the options that parameterise them (as in Jepsen, where
 // a test map merges a workload and a nemesis package).
 import type { Backend, ServerOptions } from "./backends.ts";
-import type { ClientOptions } from "../clients/index.ts";
+import type { ClientOptions, LockKinds } from "../clients/index.ts";
 import type { Workload, WorkloadOptions } from "../workloads/index.ts";
 import type { NemesisOptions, ScriptStep } from "../nemesis/index.ts";
 
@@ -12,6 +12,8 @@ export interface Test {
   backend: Backend;
   client: string;
   clientOptions: ClientOptions;
+  /** The lock kinds the client offers (its registry entry's, or an adapter's once preflight has loaded it). */
+  clientKinds?: LockKinds;
   workload: Workload;
   nemeses: string[];
   /** Chosen faults at chosen moments (a scenario); when set, it replaces the random schedule of `nemeses`. */
