@@ -1,7 +1,7 @@
 // The verdict: every analysis run over one model of the history, their witnesses
 // gathered per anomaly type, and the run's figures. Pure: no files, so tests and
 // the runner can hand in a history directly.
-import { ANOMALY_TYPES, type AnomalyType, type Results, type Validity, type Witness } from "../store/events.ts";
+import { ANOMALY_TYPES, CANCELLED_ERROR, CANCEL_UNKNOWN_ERROR, type AnomalyType, type Results, type Validity, type Witness } from "../store/events.ts";
 import { duplicateFences } from "./duplicate-fence.ts";
 import { fairnessStats } from "./fairness.ts";
 import { falseRejections } from "./false-rejection.ts";
@@ -154,6 +154,19 @@ function ownAnalyses(m: Model, options: CheckOptions = {}) {
   return { found, reads, fairness, lostHolds: lostHoldsStats(m), shared: kinds, reentrancy, stuck };
 }
 
+/** Acquires withdrawn by their clients (format 2): certainly removed, and not known to be. */
+function cancelCounts(m: Model): { cancelled: number; unknown: number } {
+  const cancelled = m.errors.names.indexOf(CANCELLED_ERROR), unknown = m.errors.names.indexOf(CANCEL_UNKNOWN_ERROR);
+  const c = { cancelled: 0, unknown: 0 };
+  if (cancelled < 0 && unknown < 0) return c;
+  for (let i = 0; i < m.ops.length; i++) {
+    if (m.ops.f[i] !== ACQUIRE) continue;
+    if (m.ops.error[i] === cancelled && cancelled >= 0) c.cancelled++;
+    else if (m.ops.error[i] === unknown && unknown >= 0) c.unknown++;
+  }
+  return c;
+}
+
 /** Without the run's options: four times the largest TTL asked (a lease and the default command timeout of three TTLs). */
 function stuckAfterDefault(m: Model): number {
   let ttl = 0;
@@ -204,7 +217,7 @@ function assemble(m: Model, options: CheckOptions, own: Own, holds: HoldCheck, m
   const anomaly_types = Object.keys(anomalies);
   const valid: Validity = anomaly_types.length > 0 ? false : m.unknown.length > 0 ? "unknown" : true;
   const leaseOverlaps = own.shared ? own.shared.leaseOverlaps : holds.leaseOverlaps;
-  const stats = { ...runStats(m, leaseOverlaps), ...reads.stats, anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness, ...(lostHolds ? { lost_holds: lostHolds } : {}) };
+  const stats = { ...runStats(m, leaseOverlaps), ...reads.stats, anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness, ...(lostHolds ? { lost_holds: lostHolds } : {}), ...(m.kind ? { cancels: cancelCounts(m) } : {}) };
   const warnings = [...m.warnings, ...m.unknown.map((r) => `cannot fully check the run: ${r}`)];
   const liveness = own.stuck ? { liveness: { strict: liveStrict, findings: (stuck.length ? { "stuck-lock": stuck.slice(0, MAX_WITNESSES) } : {}) as Record<string, Witness[]> } } : {};
   return { results: { valid, anomaly_types, anomalies, ...liveness, stats }, warnings };

@@ -63,9 +63,11 @@ interface Counted {
 }
 
 // A read is judged by the resource's rule for reads: accepted if and only if its
-// fence is at least every fence accepted before it, of writes and reads alike.
+// fence is at least every fence accepted before it, of writes and reads alike;
+// an rw lock's, at least every written one.
 function fromResource(m: Model): Counted {
   const ds = m.decisions!;
+  const rw = m.kind?.lock === "rw";
   const view = resourceView(m)!;
   const c: Counted = { refused: 0, fenced: 0, accepted: 0, stale: [], falselyRefused: [], fencing: false };
   judgeDecisions(m, (d) => {
@@ -76,7 +78,8 @@ function fromResource(m: Model): Counted {
     if (Number.isNaN(fence)) return null;
     c.fenced++;
     if (accepted) c.accepted++;
-    const top = topOf(m, view.before, d);
+    // An rw lock's read is judged against the writes alone: readers share.
+    const top = rw ? view.before.write[d] : topOf(m, view.before, d);
     const stale = top >= 0 && ds.fence[top] > fence;
     if (accepted === !stale) return null;
     const key = keyText(m, ds.key[d]);
@@ -115,6 +118,7 @@ function fromHistory(m: Model): Counted {
   const o = m.ops;
   const staleFence = m.errors.names.indexOf("stale-fence");
   const c: Counted = { refused: 0, fenced: 0, accepted: 0, stale: [], falselyRefused: [], fencing: m.header.fencing === true };
+  const rw = m.kind?.lock === "rw";
   const byKey = new Map<number, { ok: number[]; maybe: number[]; reads: number[]; refused: number[] }>();
   const of = (key: number) => {
     let k = byKey.get(key);
@@ -130,8 +134,10 @@ function fromHistory(m: Model): Counted {
     if (read) c.fenced++;
     if (read && o.outcome[i] === OK) c.accepted++;
     const k = of(o.key[i]);
-    if (o.outcome[i] === OK) k.ok.push(i);
-    if (o.outcome[i] !== FAIL) k.maybe.push(i);
+    // An rw lock's reads are judged against its writes alone: readers share.
+    const bar = !(read && rw);
+    if (o.outcome[i] === OK && bar) k.ok.push(i);
+    if (o.outcome[i] !== FAIL && bar) k.maybe.push(i);
     else if (read && o.error[i] === staleFence) k.refused.push(i);
     if (read && o.outcome[i] === OK) k.reads.push(i);
   }

@@ -58,11 +58,31 @@ export function renderSummary(input: { header: HistoryHeader; results: Results; 
   lines.push(`  lease overlaps: ${f.lease_overlaps ?? na}`);
   const told = lostHoldsLine(results.stats?.lost_holds);
   if (told) lines.push(`  ${told}`);
+  const cancels = cancelsLine(results.stats?.cancels);
+  if (cancels) lines.push(`  ${cancels}`);
+  const live = livenessLine(results.liveness);
+  if (live) lines.push(`  ${live}`);
 
   const faults = f.faults === undefined ? na
     : Object.entries(f.faults).map(([kind, n]) => `${plain(faultKind(kind))} ×${n}`).join(", ") || "none";
   lines.push(`  faults: ${faults}`);
   return lines.join("\n");
+}
+
+/** Format 2's liveness findings (stuck-lock), in a line; null when the run has no liveness object. */
+export function livenessLine(v: Results["liveness"]): string | null {
+  if (!v) return null;
+  const found = Object.entries(v.findings).filter(([, ws]) => ws.length > 0);
+  if (found.length === 0) return "liveness: no stuck lock";
+  const counted = v.strict ? "counted (--liveness strict)" : "not counted (--liveness strict would)";
+  return `liveness: ${found.map(([type, ws]) => `${plain(type)} ×${ws.length}`).join(", ")}, ${counted}: ${plain(found[0][1][0].explanation)}`;
+}
+
+/** Withdrawn waits (--cancel-rate, stats.cancels): how many acquires failed "cancelled" or ended "cancel-unknown"; null when none did. */
+function cancelsLine(v: unknown): string | null {
+  const c = v as { cancelled?: number; unknown?: number } | undefined;
+  const cancelled = c?.cancelled ?? 0, unknown = c?.unknown ?? 0;
+  return cancelled + unknown > 0 ? `withdrawn waits: ${cancelled} cancelled (the waiter certainly removed), ${unknown} cancel-unknown` : null;
 }
 
 /** Whether the lock library told its user of the holds it lost (format 2 runs: stats.lost_holds), in a line; null when the run has none. */

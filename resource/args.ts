@@ -27,7 +27,7 @@ const RESOURCE_OPTIONS: readonly OptionSpec[] = [
   { name: "port", kind: "int", default: 0, min: 0, max: 65535, help: "port to listen on; 0 picks a free one" },
   { name: "fence-reads", kind: "flag", default: false, help: "a read that carries a fence advances the key's fence too" },
   { name: "watch-stdin", kind: "flag", default: false, help: "exit when stdin closes" },
-  { name: "rule", kind: "string", default: "mutex", help: "the rule per lock kind: mutex, rw, or semaphore:N (N permits)" },
+  { name: "rule", kind: "string", default: "mutex", help: "the rule per lock kind: mutex, reentrant, rw, or semaphore:N (N permits)" },
   { name: "pg", kind: "string", default: undefined, help: "keep each key's value and highest fence in this Postgres (HOST:PORT), which decides each write with a conditional UPDATE" },
 ];
 
@@ -56,10 +56,10 @@ export function parseResourceArgs(argv: string[]): ResourceArgs {
 }
 
 function ruleOf(v: string): Rule {
-  if (v === "mutex" || v === "rw") return { kind: v, permits: 1 };
+  if (v === "mutex" || v === "rw" || v === "reentrant") return { kind: v, permits: 1 };
   const m = /^semaphore:(\d+)$/.exec(v);
   const permits = m ? Number(m[1]) : NaN;
-  if (!Number.isSafeInteger(permits) || permits < 1) throw new BadInput(`--rule must be mutex, rw or semaphore:N (N >= 1), got ${JSON.stringify(v)}`);
+  if (!Number.isSafeInteger(permits) || permits < 1) throw new BadInput(`--rule must be mutex, reentrant, rw or semaphore:N (N >= 1), got ${JSON.stringify(v)}`);
   return { kind: "semaphore", permits };
 }
 

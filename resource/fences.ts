@@ -22,9 +22,14 @@
 // highest; an rw lock accepts a read at or above the highest written fence, and a
 // write only above every fence accepted, read or written.
 
-/** Which rule the resource enforces: a mutex's (reentrant too), an rw lock's, or a semaphore's of `permits`. */
+/**
+ * Which rule the resource enforces: a mutex's, a reentrant lock's (a mutex's, but
+ * an equal fence is the same outermost hold writing again at another depth: its
+ * re-entries may keep its fence, so no higher fence accepted is enough, the
+ * semaphore's rule for N = 1), an rw lock's, or a semaphore's of `permits`.
+ */
 export interface Rule {
-  kind: "mutex" | "rw" | "semaphore";
+  kind: "mutex" | "reentrant" | "rw" | "semaphore";
   permits: number;
 }
 
@@ -77,6 +82,11 @@ export class FencedStore {
       return { accepted, maxBefore: s.maxSeen, next: accepted ? { ...s, value: data } : s };
     }
     if (this.rule.kind === "semaphore") return this.judgeSemaphoreWrite(s, fence, data);
+    if (this.rule.kind === "reentrant") {
+      const accepted = ((s.maxWritten === null || fence >= s.maxWritten) && (s.maxSeen === null || fence >= s.maxSeen)) || !this.fencing;
+      const next = accepted ? { value: data, maxWritten: atLeast(s.maxWritten, fence), maxSeen: atLeast(s.maxSeen, fence) } : s;
+      return { accepted, maxBefore: s.maxSeen, next };
+    }
     if (this.rule.kind === "rw") {
       const accepted = s.maxSeen === null || fence > s.maxSeen || !this.fencing;
       const next = accepted ? { value: data, maxWritten: atLeast(s.maxWritten, fence), maxSeen: atLeast(s.maxSeen, fence) } : s;

@@ -53,8 +53,8 @@ export const workerOfClient = (client: number, workers: number): string => `work
 
 const endpoint = (l: Link): Endpoint => ({ name: l.server, host: l.host, port: l.port });
 
-/** The resource's rule for the run's lock kind: a reentrant lock is a mutex to the resource. */
-const ruleOf = (lock: LockSpec): string => (lock.kind === "semaphore" ? `semaphore:${lock.permits}` : lock.kind === "rw" ? "rw" : "mutex");
+/** The resource's rule for the run's lock kind (resource/fences.ts). */
+const ruleOf = (lock: LockSpec): string => (lock.kind === "semaphore" ? `semaphore:${lock.permits}` : lock.kind);
 
 export async function startSystem(ctx: SystemContext): Promise<System> {
   const { test, group, ports, runDir, t0 } = ctx;

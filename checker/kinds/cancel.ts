@@ -1,6 +1,6 @@
 // grant-after-cancel: an acquire completed `fail cancelled` (its client says the
 // service certainly removed the waiter), yet the waiter's queue entry was still
-// there afterwards: a later acquire of the key waited behind it (its completion's
+// there afterwards: an acquire of the key invoked later waited behind it (its completion's
 // `behind` names the entry's owner), or the service granted it (a hold with that
 // owner). Either way the withdrawal did not take, and the witness names the
 // acquire that waited behind the dead entry.
@@ -23,8 +23,10 @@ export function grantsAfterCancel(m: Model): Witness[] {
   const key = (i: number): string => m.keys.names[ops.key[i]];
   for (const [j, behind] of facts.behind) {
     const c = withdrawn.get(behind);
-    // Behind it after its withdrawal was answered: the entry outlived a certain removal.
-    if (c === undefined || ops.key[j] !== ops.key[c] || !(ops.endOf(j) > ops.doneTime[c])) continue;
+    // Invoked after the withdrawal was answered, and still behind it: the entry
+    // outlived a certain removal. (A waiter queued before may have been behind it
+    // while it stood, and woken by its very delete.)
+    if (c === undefined || ops.key[j] !== ops.key[c] || !(ops.start[j] > ops.doneTime[c])) continue;
     out.push({
       key: key(j),
       events: eventsOf(m, c, j),
