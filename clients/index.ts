@@ -162,6 +162,7 @@ export const CLIENTS: Record<string, ClientKind> = {
       const { PostgresAdvisoryLock } = await import("./postgres-advisory.ts");
       return (ctx) => new PostgresAdvisoryLock(ctx);
     },
+    kinds: { rw: true, cancel: true },
   },
 };
 
