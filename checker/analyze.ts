@@ -13,13 +13,14 @@ import { lostHoldsStats } from "./lost-holds.ts";
 import { orphanLockNodes } from "./orphan-node.ts";
 import { interleavedWriters } from "./interleaved.ts";
 import { lostUpdates } from "./lost-update.ts";
-import { buildModel, type Model, type RunInput } from "./model.ts";
+import { ACQUIRE, buildModel, type Model, type RunInput } from "./model.ts";
 import { checkModel, MODEL_NAME, type ModelCheck } from "./linearizable/index.ts";
 import { checkHolds, type HoldCheck } from "./mutex.ts";
 import { auditResourceLog } from "./resource.ts";
 import { staleWrites } from "./stale-write.ts";
 import { runStats } from "./stats.ts";
 import { viewOf, withOwners, type ModelView } from "./shared-model.ts";
+import { falseRejectionsUnderRule, grantsAfterCancel, reentrancyViolations, rwViolations, semaphoreOverflows, staleUnderRule, stuckLocks } from "./kinds/index.ts";
 import { startWorker } from "../lib/index.ts";
 
 /** Witnesses kept per type; `stats.anomaly_counts` has the full numbers. */
@@ -35,11 +36,16 @@ export const STRICT_MUTEX_VIOLATION = "strict-mutex-violation";
 export interface CheckOptions {
   /** "lease" (the default): the model check's result goes to stats.model only; "strict": its findings are anomalies too. */
   model?: "lease" | "strict";
+  /** "lenient" (the default): liveness findings (stuck-lock) are reported only; "strict": they make the run invalid. */
+  liveness?: "lenient" | "strict";
+  /** How long waiters may find the lock free and not granted before it is stuck, in ms (default: 4 x the largest TTL asked). */
+  stuckAfterMs?: number;
   /** Time for the whole model check, in ms. */
   modelBudgetMs?: number;
 }
 
 export const MODELS = ["lease", "strict"] as const;
+export const LIVENESS = ["lenient", "strict"] as const;
 
 /** Witnesses of the model check shown in stats.model when they do not count. */
 const MODEL_WITNESSES_IN_STATS = 3;
@@ -52,7 +58,7 @@ export function analyze(input: RunInput, options: CheckOptions = {}): { results:
 
 /** The verdict on a model already built (by `buildModel` or a streaming `ModelBuilder`). */
 export function verdict(m: Model, options: CheckOptions = {}): { results: Results; warnings: string[] } {
-  const own = ownAnalyses(m);
+  const own = ownAnalyses(m, options);
   return assemble(m, options, own, checkHolds(m), checkModel(m, options.modelBudgetMs));
 }
 
@@ -91,7 +97,7 @@ export function verdictThread(modelCheck = true): {
     verdict: async (m, options = {}) => {
       try {
         begin(m, options);
-        const own = ownAnalyses(m);
+        const own = ownAnalyses(m, options);
         const here = modelCheck ? null : checkModel(m, options.modelBudgetMs);
         const { holds, model } = withOwners(await answer, m.owners.names);
         return assemble(m, options, own, holds, model ?? here!);
@@ -108,14 +114,20 @@ export interface VerdictRequest { view: ModelView; budgetMs?: number; modelCheck
 type Own = ReturnType<typeof ownAnalyses>;
 
 /** Every analysis but the holds' spans and the model check, in the order their notes go to the model. */
-function ownAnalyses(m: Model) {
+function ownAnalyses(m: Model, options: CheckOptions = {}) {
   const audit = auditResourceLog(m);
   m.unknown.push(...audit.unknown);
   m.warnings.push(...audit.warnings);
+  const lock = m.kind?.lock ?? "mutex";
+  // An rw lock's and a semaphore's resource rule differ from a mutex's; a
+  // semaphore's holders write side by side by design.
+  const shared = lock === "rw" || lock === "semaphore";
+  const kinds = shared ? (lock === "rw" ? rwViolations(m) : semaphoreOverflows(m)) : null;
+  const reentrancy = lock === "reentrant" ? reentrancyViolations(m) : null;
   const analyses: Record<AnomalyType, Analysis | null> = {
-    "stale-write-accepted": staleWrites,
-    "interleaved-writers": interleavedWriters,
-    "false-rejection": falseRejections,
+    "stale-write-accepted": shared ? staleUnderRule : staleWrites,
+    "interleaved-writers": lock === "semaphore" ? null : interleavedWriters,
+    "false-rejection": shared ? falseRejectionsUnderRule : falseRejections,
     "duplicate-fence": duplicateFences,
     "fence-regression": fenceRegressions,
     "lost-update": m.header.workload === "counter" ? lostUpdates : null,
@@ -124,6 +136,10 @@ function ownAnalyses(m: Model) {
     "expired-on-arrival": expiredOnArrival,
     "lost-lock-unnoticed": lostLocksUnnoticed,
     "orphan-lock-node": orphanLockNodes,
+    "rw-violation": lock === "rw" ? () => kinds!.witnesses : null,
+    "semaphore-overflow": lock === "semaphore" ? () => kinds!.witnesses : null,
+    "reentrancy-violation": reentrancy ? () => reentrancy.witnesses : null,
+    "grant-after-cancel": m.kind ? grantsAfterCancel : null,
   };
   const found = new Map<AnomalyType, Witness[]>();
   // fence-regression last: by then the second thread has most likely sorted the
@@ -134,7 +150,15 @@ function ownAnalyses(m: Model) {
   const reads = readStats(m);
   const fairness = fairnessStats(m, m.ops.reportsQueued ? (i) => m.ops.queuedOf(i) : undefined);
   found.set(last, analyses[last]?.(m) ?? []);
-  return { found, reads, fairness, lostHolds: lostHoldsStats(m) };
+  const stuck = m.kind ? stuckLocks(m, options.stuckAfterMs ?? stuckAfterDefault(m)) : null;
+  return { found, reads, fairness, lostHolds: lostHoldsStats(m), shared: kinds, reentrancy, stuck };
+}
+
+/** Without the run's options: four times the largest TTL asked (a lease and the default command timeout of three TTLs). */
+function stuckAfterDefault(m: Model): number {
+  let ttl = 0;
+  for (let i = 0; i < m.ops.length; i++) if (m.ops.f[i] === ACQUIRE && m.ops.ttl[i] > ttl) ttl = m.ops.ttl[i];
+  return 4 * (ttl || 1000);
 }
 
 /** The verdict from every analysis's findings. */
@@ -142,15 +166,24 @@ function assemble(m: Model, options: CheckOptions, own: Own, holds: HoldCheck, m
   const strict = options.model === "strict";
   const anomalies: Record<string, Witness[]> = {};
   const counts: Record<string, number> = {};
+  const mutexViolations = (): Witness[] => {
+    // Holds of an rw lock or a semaphore may overlap by design: their own analyses judge them.
+    if (own.shared) return [];
+    const told = own.reentrancy?.told;
+    return told ? holds.violations.filter((w) => !told.some(([a, b]) => w.events?.includes(a) && w.events.includes(b))) : holds.violations;
+  };
   for (const type of ANOMALY_TYPES) {
-    const found = type === "mutex-violation" ? holds.violations : own.found.get(type)!;
+    const found = type === "mutex-violation" ? mutexViolations() : own.found.get(type)!;
     if (found.length === 0) continue;
     found.sort(byFirstEvent);
     anomalies[type] = found.slice(0, MAX_WITNESSES);
     counts[type] = found.length;
   }
-  const modelStats = { ...model.stats, counted: strict };
-  if (strict) {
+  const kindNote = own.shared ? { skipped: `the model is a mutex's; a${m.kind!.lock === "rw" ? "n rw lock's" : " semaphore's"} holds are checked by their own analysis` } : {};
+  const modelStats = { ...(own.shared ? {} : model.stats), ...kindNote, counted: strict && !own.shared };
+  if (own.shared) {
+    // Nothing of the mutex model to show or count.
+  } else if (strict) {
     if (model.witnesses.length > 0) {
       anomalies[STRICT_MUTEX_VIOLATION] = model.witnesses.sort(byFirstEvent).slice(0, MAX_WITNESSES);
       counts[STRICT_MUTEX_VIOLATION] = model.witnesses.length;
@@ -162,11 +195,19 @@ function assemble(m: Model, options: CheckOptions, own: Own, holds: HoldCheck, m
   }
   const { reads, fairness, lostHolds } = own;
   m.warnings.push(...reads.warnings);
+  const liveStrict = options.liveness === "strict";
+  const stuck = own.stuck ?? [];
+  if (liveStrict && stuck.length > 0) {
+    anomalies["stuck-lock"] = stuck.slice(0, MAX_WITNESSES);
+    counts["stuck-lock"] = stuck.length;
+  }
   const anomaly_types = Object.keys(anomalies);
   const valid: Validity = anomaly_types.length > 0 ? false : m.unknown.length > 0 ? "unknown" : true;
-  const stats = { ...runStats(m, holds.leaseOverlaps), ...reads.stats, anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness, ...(lostHolds ? { lost_holds: lostHolds } : {}) };
+  const leaseOverlaps = own.shared ? own.shared.leaseOverlaps : holds.leaseOverlaps;
+  const stats = { ...runStats(m, leaseOverlaps), ...reads.stats, anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness, ...(lostHolds ? { lost_holds: lostHolds } : {}) };
   const warnings = [...m.warnings, ...m.unknown.map((r) => `cannot fully check the run: ${r}`)];
-  return { results: { valid, anomaly_types, anomalies, stats }, warnings };
+  const liveness = own.stuck ? { liveness: { strict: liveStrict, findings: (stuck.length ? { "stuck-lock": stuck.slice(0, MAX_WITNESSES) } : {}) as Record<string, Witness[]> } } : {};
+  return { results: { valid, anomaly_types, anomalies, ...liveness, stats }, warnings };
 }
 
 const first = (xs: number[] | undefined): number => (xs && xs.length > 0 ? Math.min(...xs) : Infinity);

@@ -50,9 +50,43 @@ export interface Model {
   nemesis: Map<string, number>;
   /** The notice lines (format 2): what the lock library told its user, in time order. */
   notices: Notice[];
+  /** Format 2's lock kinds: what the analyses of reentrant, rw and semaphore locks and of withdrawn waits read (null: a format 1 history). */
+  kind: LockFacts | null;
   /** Why the history cannot be fully checked; any entry makes the verdict unknown. */
   unknown: string[];
   warnings: string[];
+}
+
+/**
+ * What a format 2 history says beyond a mutex's, by operation: few of a run's
+ * operations carry any of it, so maps, filled only for a format 2 history.
+ */
+export interface LockFacts {
+  lock: "mutex" | "reentrant" | "rw" | "semaphore";
+  /** A semaphore's permits (1 for the others). */
+  permits: number;
+  /** What the client promises of a re-entry's fence ("same", "new"), where the header says. */
+  fenceOnReentry: "same" | "new" | null;
+  /** Acquires' modes (MODE_READ, MODE_WRITE), by operation. */
+  mode: Map<number, number>;
+  /** Acquires' and releases' depths (reentrant), by operation. */
+  depth: Map<number, number>;
+  /** Acquire completions' `behind` (whose queue entry it waited behind), by operation. */
+  behind: Map<number, string>;
+  /** A failed or unknown acquire's `owner` (the queue entry it was made for), by operation. */
+  entry: Map<number, string>;
+}
+
+/** A release of a re-entry (depth above 1): it lowers the owner's count and frees nothing (ops.notReleased). */
+export const INNER_RELEASE = 2;
+
+function lockFacts(header: HistoryHeader): LockFacts {
+  const lock = (header.lock as LockFacts["lock"] | undefined) ?? "mutex";
+  const reentry = header.fence_on_reentry;
+  return {
+    lock, permits: lock === "semaphore" ? (header.permits as number) : 1, fenceOnReentry: reentry === "same" || reentry === "new" ? reentry : null,
+    mode: new Map(), depth: new Map(), behind: new Map(), entry: new Map(),
+  };
 }
 
 /** The lease of an acquire or renew in ms: the smaller of the TTL asked and granted (NaN: none). */
@@ -93,8 +127,12 @@ export class ModelBuilder {
       header, keys: new Interner(), owners: new Interner(expectedOps >> 2), fs, errors: new Interner(),
       ops: new Ops(expectedOps), holds: new Holds(Math.ceil(expectedOps / 3)), holdsByKey: new Map(), writesByKey: new Map(), decisions: null, validity: new Map(),
       events: 0, firstTime: 0, lastTime: 0, nemesis: new Map(), notices: [], unknown: [], warnings: [],
+      kind: header.format === 2 ? lockFacts(header) : null,
     };
+    this.facts = this.m.kind;
   }
+  /** m.kind, where a format 2 history's lock-kind fields go (null: none to look for). */
+  private readonly facts: LockFacts | null;
 
   private fId(f: string): number {
     const op = clientOp(f);
@@ -212,6 +250,10 @@ export class ModelBuilder {
       ops.next[i] = -1;
       if (this.writeData) ops.data.push(e.data);
       this.open.set(process, i);
+      if (this.facts !== null) {
+        if (e.mode !== 0) this.facts.mode.set(i, e.mode);
+        if (!Number.isNaN(e.depth)) this.facts.depth.set(i, e.depth);
+      }
       return;
     }
     const i = this.open.get(process);
@@ -224,6 +266,10 @@ export class ModelBuilder {
     ops.outcome[i] = type === OK || type === FAIL ? type : INFO;
     if (e.error !== undefined) ops.error[i] = m.errors.id(e.error);
     if (ops.key[i] < 0 && e.key !== undefined) ops.key[i] = this.keyId(e.key);
+    if (this.facts !== null && ops.f[i] === ACQUIRE) {
+      if (e.behind !== undefined) this.facts.behind.set(i, e.behind);
+      if (type !== OK && e.owner !== undefined) this.facts.entry.set(i, e.owner);
+    }
     if (type !== OK) return;
     const f = ops.f[i];
     if (f === ACQUIRE) {
@@ -308,6 +354,10 @@ export class ModelBuilder {
     }
     // A hold's operations nearly always come from the process that acquired it.
     const latest = new ProcessSlots();
+    // A reentrant lock's re-entries are operations of their outermost hold, and
+    // their releases free nothing (INNER_RELEASE).
+    const depths = m.kind?.lock === "reentrant" ? m.kind.depth : null;
+    const reentry = (i: number): boolean => depths !== null && (depths.get(i) ?? 1) > 1;
     let keyless = 0;
     let duplicateOwners = 0;
     let orphans = 0;
@@ -321,7 +371,7 @@ export class ModelBuilder {
         continue;
       }
       const owner = ops.owner[i];
-      if (f === ACQUIRE) {
+      if (f === ACQUIRE && !reentry(i)) {
         if (ops.outcome[i] !== OK || owner < 0) continue;
         if (find(key, owner) >= 0) {
           duplicateOwners++;
@@ -344,6 +394,7 @@ export class ModelBuilder {
         continue;
       }
       if (owner < 0 || !lockOp) continue;
+      if (f === RELEASE && reentry(i)) ops.notReleased[i] = INNER_RELEASE;
       let h = latest.get(ops.process[i]);
       if (h < 0 || holds.owner[h] !== owner || holds.key[h] !== key) h = find(key, owner);
       if (f === WRITE) {

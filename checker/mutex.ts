@@ -10,10 +10,10 @@
 // lease does (K1). Those are counted as lease overlaps, not reported.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
-import { eventsOf, holdsInEndOrder, RELEASE, RENEW, type Model } from "./model.ts";
+import { eventsOf, holdsInEndOrder, INNER_RELEASE, RELEASE, RENEW, type Model } from "./model.ts";
 import { INFO, OK, type Ops } from "./table.ts";
 
-interface Span {
+export interface Span {
   hold: number;
   start: number;
   /** End of certain validity (may be <= start: never certainly valid). */
@@ -64,7 +64,7 @@ function fold(ops: Ops, r: number, w: Walks, h: number): void {
       w.bound[h] = r;
       w.boundTtl[h] = ops.ttl[r];
     } else if (ops.outcome[r] === INFO) w.unknownRenew[h] = 1;
-  } else if (f === RELEASE && (w.release[h] < 0 || at < ops.start[w.release[h]])) w.release[h] = r;
+  } else if (f === RELEASE && ops.notReleased[r] !== INNER_RELEASE && (w.release[h] < 0 || at < ops.start[w.release[h]])) w.release[h] = r;
 }
 
 /** The span of hold `h`, written into `into` (a fresh object unless given: the sweep reuses one). */
@@ -189,9 +189,12 @@ export function checkHolds(m: Model): HoldCheck {
   return { violations, leaseOverlaps };
 }
 
+/** A hold as a witness quotes it: its acquire, and until when it was certainly valid, and why. */
+export const validText = (m: Model, s: Span): string => `${quoteAcquire(m, s.hold)}, certainly valid until ${ms(s.end)} (${why(m, s)})`;
+
 function witness(m: Model, key: string, a: Span, b: Span): Witness {
   const until = Math.min(a.end, b.end);
-  const valid = (s: Span): string => `${quoteAcquire(m, s.hold)}, certainly valid until ${ms(s.end)} (${why(m, s)})`;
+  const valid = (s: Span): string => validText(m, s);
   return {
     key,
     events: eventsOf(m, m.holds.acquire[a.hold], a.bound, m.holds.acquire[b.hold], b.bound),

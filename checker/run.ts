@@ -7,7 +7,7 @@ import { BadInput } from "../lib/index.ts";
 import { RUN_FILES, type HistoryEvent, type HistoryHeader, type ResourceDecision, type Results } from "../store/events.ts";
 import { resourceLogInWorker, streamHistoryInWorkers } from "../store/reader-worker.ts";
 import { readHistory, readResourceLog, streamHistory, streamResourceLog, type Checkpoint } from "../store/reader.ts";
-import { MODELS, verdict, verdictThread, type CheckOptions } from "./analyze.ts";
+import { LIVENESS, MODELS, verdict, verdictThread, type CheckOptions } from "./analyze.ts";
 import { ModelBuilder, type Model } from "./model.ts";
 
 export interface LoadedRun {
@@ -53,11 +53,19 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
  */
 export function optionsOf(info: Record<string, unknown> | null, warnings: string[] = []): CheckOptions {
   const options = info?.options;
-  const model = typeof options === "object" && options !== null ? (options as Record<string, unknown>).model : undefined;
-  if (model === undefined) return {};
-  if (model === "lease" || model === "strict") return { model };
-  warnings.push(`${RUN_FILES.run}: options.model ${JSON.stringify(model)} is not one of ${MODELS.join(", ")}; checked with lease`);
-  return {};
+  const o = typeof options === "object" && options !== null ? (options as Record<string, unknown>) : {};
+  const out: CheckOptions = {};
+  const model = o.model;
+  if (model === "lease" || model === "strict") out.model = model;
+  else if (model !== undefined) warnings.push(`${RUN_FILES.run}: options.model ${JSON.stringify(model)} is not one of ${MODELS.join(", ")}; checked with lease`);
+  const liveness = o.liveness;
+  if (liveness === "lenient" || liveness === "strict") out.liveness = liveness;
+  else if (liveness !== undefined) warnings.push(`${RUN_FILES.run}: options.liveness ${JSON.stringify(liveness)} is not one of ${LIVENESS.join(", ")}; checked with lenient`);
+  // A stuck lock: free and not granted for longer than a lease and a command take.
+  const ttl = (o.workloadOptions as Record<string, unknown> | undefined)?.ttlMs;
+  const command = o.commandTimeoutMs;
+  if (typeof ttl === "number" && typeof command === "number" && ttl > 0 && command > 0) out.stuckAfterMs = ttl + command;
+  return out;
 }
 
 const defined = (o: CheckOptions): CheckOptions => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BadInput, rng } from "../lib/index.ts";
-import type { ClientContext, Hold, LockAdapter, LockClient, Outcome } from "./lock.ts";
+import type { AcquireRequest, ClientContext, Hold, LockAdapter, LockClient, Outcome } from "./lock.ts";
 import { RedlockNodes } from "./redlock-nodes.ts";
 import { redlockFence } from "./redlock-fence.ts";
 import { isManifestPath, loadProgramAdapter } from "./program/index.ts";
@@ -40,9 +40,11 @@ class CounterFenced implements LockClient {
     this.nodes = new RedlockNodes(ctx.endpoints, ctx.commandTimeoutMs);
   }
 
-  async acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
-    const got = await this.inner.acquire(key, ttlMs, timeoutMs);
+  async acquire(key: string, ttlMs: number, timeoutMs: number, request?: AcquireRequest): Promise<Outcome<Hold>> {
+    const got = await this.inner.acquire(key, ttlMs, timeoutMs, request);
     if (got.type !== "ok" || got.value.fence !== null) return got;
+    // A re-entry takes its outer hold's fence: the counter is taken once per outermost hold.
+    if (request?.reenter) return { type: "ok", value: { ...got.value, fence: request.reenter.fence } };
     await this.nodes.ready();
     // Held by now: a fence that cannot be had is an unknown outcome (it throws).
     const all = this.ctx.endpoints.map((_, i) => i);

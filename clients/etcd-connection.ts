@@ -3,7 +3,7 @@
 // one-off keep-alives, and the holds with their renew and compare-and-delete release.
 import { Etcd3, type IOptions, type IRangeRequest } from "etcd3";
 import type { ClientContext, Endpoint } from "./lock.ts";
-import type { Hold, LockClient, Outcome } from "./lock.ts";
+import type { AcquireRequest, Hold, LockClient, Outcome } from "./lock.ts";
 
 type Policy = NonNullable<NonNullable<IOptions["faultHandling"]>["global"]>;
 
@@ -176,7 +176,7 @@ export abstract class LeaseLock<H extends LeaseHold> implements LockClient {
     }
   }
 
-  abstract acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>>;
+  abstract acquire(key: string, ttlMs: number, timeoutMs: number, request?: AcquireRequest): Promise<Outcome<Hold>>;
 
   /** Ends the lease of a hold just released: it holds nothing any more. */
   protected abstract letGo(h: H): Promise<void>;

@@ -5,6 +5,7 @@
 // checking options and running a Redis test load no etcd, ZooKeeper or Postgres
 // library, in the runner or in its workers.
 import type { RedlockClientOptions } from "./redlock-nodes.ts";
+import type { RedisReentrantOptions } from "./redis-reentrant.ts";
 import type { LockClient, ClientContext, ClientOptions, LockKinds } from "./lock.ts";
 import { adapterClients } from "./adapter.ts";
 import { isManifestPath, programAdapter, readManifest, type ProgramSpec } from "./program/index.ts";
@@ -13,7 +14,7 @@ import { repoFile } from "../lib/paths.ts";
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, Endpoint, AcquireRequest, LockKind, LockKinds } from "./lock.ts";
 export { LOCK_KINDS, CANCELLED, CANCEL_UNKNOWN } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
-export { QUEUE_PREFIX, LOCK_PREFIX, ZK_LOCK_ROOT, etcdKeyRanges } from "./places.ts";
+export { QUEUE_PREFIX, RW_PREFIX, LOCK_PREFIX, ZK_LOCK_ROOT, etcdKeyRanges } from "./places.ts";
 export { isAdapterPath, adapterPath, loadAdapter, checkAdapterClient, adapterClients, type LockAdapter } from "./adapter.ts";
 
 /** Whether a --client runs as an adapter program (its manifest named, or a shipped one): its history may hold notices. */
@@ -40,6 +41,9 @@ export async function createClient(name: string, ctx: ClientContext): Promise<Lo
   if (!kind) throw new Error(`no lock client named ${JSON.stringify(name)}`);
   return (await kind.load())(ctx);
 }
+
+/** redis-semaphore-racy's pause between its GET and its INCR: a slow client, so that two waiters read the same count often. */
+const RACY_GAP_MS = 5;
 
 export const CLIENTS: Record<string, ClientKind> = {
   redis: {
@@ -94,9 +98,46 @@ export const CLIENTS: Record<string, ClientKind> = {
     },
   },
   "redis-semaphore": {
-    describe: "redis-semaphore 5.8 Mutex: SET NX PX with its own retries and refresh timer; no fence (use --fence-source)",
+    describe: "redis-semaphore 5.8 Mutex: SET NX PX with its own retries and refresh timer, cancelled by AbortSignal; no fence (use --fence-source)",
     fences: false,
+    kinds: { cancel: true },
     load: async () => adapterClients((await import("./redis-semaphore.ts")).redisSemaphore).create,
+  },
+  "redis-reentrant": reentrantClient(
+    "a reentrant lock in Redisson's RLock layout: a hash of owner -> count with a PEXPIRE lease; fence = INCR on free-to-held, a re-entry keeps it (Hazelcast FencedLock's promise) and refreshes the lease",
+    { fenceOnReentry: "same" },
+  ),
+  "redis-fenced-reentrant": reentrantClient(
+    "as redis-reentrant, but like Redisson's RFencedLock: the acquire script INCRs the fence at every acquire, re-entries included",
+    { fenceOnReentry: "new" },
+  ),
+  "redis-reentrant-unsafe-release": reentrantClient(
+    "as redis-reentrant, but a release deletes the hash whatever the count: the inner release frees the outer hold (kept on purpose)",
+    { fenceOnReentry: "same", unsafeRelease: true },
+  ),
+  "redis-reentrant-no-refresh": reentrantClient(
+    "as redis-reentrant, but a re-entry leaves the lease as it was: a late re-entry counts on a lease that ends at the outer acquire's TTL (kept on purpose)",
+    { fenceOnReentry: "same", refreshOnReentry: false },
+  ),
+  "redis-semaphore-counting": {
+    describe: "redis-semaphore 5.8 Semaphore of --lock semaphore:N: a sorted set of holders, its own retries and refresh timer, cancelled by AbortSignal; no fence (use --fence-source)",
+    fences: false,
+    kinds: { semaphore: true, cancel: true },
+    load: async () => adapterClients((await import("./redis-semaphore-counting.ts")).redisSemaphoreCounting).create,
+  },
+  "redis-multi-semaphore": {
+    describe: "redis-semaphore 5.8 MultiSemaphore of --lock semaphore:N, one permit a hold: as redis-semaphore-counting; no fence (use --fence-source)",
+    fences: false,
+    kinds: { semaphore: true, cancel: true },
+    load: async () => adapterClients((await import("./redis-semaphore-counting.ts")).redisMultiSemaphore).create,
+  },
+  "redis-semaphore-racy": {
+    describe: `a semaphore whose count is read (GET), then raised (INCR) ${RACY_GAP_MS} ms later in another round trip: two clients take the last permit (kept on purpose); fence = INCR of one counter after the grant`,
+    kinds: { semaphore: true, cancel: true },
+    load: async () => {
+      const { RedisRacySemaphore } = await import("./redis-semaphore-racy.ts");
+      return (ctx) => new RedisRacySemaphore(ctx, RACY_GAP_MS);
+    },
   },
   "simple-redis-mutex": {
     describe: "simple-redis-mutex 3.0.0: SET NX PX, waits by pub/sub with failAfter, fence = INCR of one global counter after the SET",
@@ -104,11 +145,28 @@ export const CLIENTS: Record<string, ClientKind> = {
     load: async () => (await import("./simple-redis-mutex.ts")).simpleRedisMutex.create,
   },
   "etcd-queue": {
-    describe: "etcd lease + FIFO queue of keys by create revision (Go's concurrency.Mutex); fence = its key's create revision",
+    describe: "etcd lease + FIFO queue of keys by create revision (Go's concurrency.Mutex); fence = its key's create revision; a cancelled waiter revokes its lease",
     load: async () => {
       const { EtcdQueueLock } = await import("./etcd-queue.ts");
       return (ctx) => new EtcdQueueLock(ctx);
     },
+    kinds: { cancel: true },
+  },
+  "etcd-queue-cancel-delete": {
+    describe: "as etcd-queue, but a cancelled waiter deletes only its key; if the delete is lost, the key holds up the queue until its lease expires (kept on purpose)",
+    load: async () => {
+      const { EtcdQueueLock } = await import("./etcd-queue.ts");
+      return (ctx) => new EtcdQueueLock(ctx, "delete");
+    },
+    kinds: { cancel: true },
+  },
+  "etcd-rw": {
+    describe: "etcd read-write lock in the layout of Go's recipes.RWMutex: read/ and write/ keys in one queue by create revision; fence = its key's create revision",
+    load: async () => {
+      const { EtcdRwLock } = await import("./etcd-rw.ts");
+      return (ctx) => new EtcdRwLock(ctx);
+    },
+    kinds: { rw: true, cancel: true },
   },
   "etcd3-lock": {
     describe: "the etcd3 package's lock (lease + put-if-absent, retried); fence = create_revision read after acquiring",
@@ -166,6 +224,18 @@ export const CLIENTS: Record<string, ClientKind> = {
   },
 };
 
+/** A reentrant Redis lock (redis-reentrant.ts); it polls, so it can cancel a wait. */
+function reentrantClient(describe: string, opts: RedisReentrantOptions): ClientKind {
+  return {
+    describe,
+    kinds: { reentrant: { fenceOnReentry: opts.fenceOnReentry }, cancel: true },
+    load: async () => {
+      const { RedisReentrantLock } = await import("./redis-reentrant.ts");
+      return (ctx) => new RedisReentrantLock(ctx, opts);
+    },
+  };
+}
+
 /**
  * A reference adapter program by its manifest under the package's root, which
  * says what it is and whether it fences (read when first asked); fences from
@@ -181,6 +251,9 @@ function programClient(manifest: string): ClientKind {
     },
     get fences() {
       return read().fences;
+    },
+    get kinds() {
+      return read().kinds;
     },
     load: async () => adapterClients(programAdapter(read())).create,
   };

@@ -7,6 +7,7 @@
 // place, so clients never guess.
 import { sleep } from "../lib/time.ts";
 import type { Rng } from "../lib/random.ts";
+import { LOCK_KINDS, CANCELLED_ERROR, CANCEL_UNKNOWN_ERROR } from "../store/events.ts";
 
 /**
  * An outcome the client says it cannot know, in its own words (an adapter
@@ -29,7 +30,7 @@ export interface Hold {
 }
 
 /** The lock kinds a workload may ask for (--lock), as docs/history-format.md names them. */
-export const LOCK_KINDS = ["mutex", "reentrant", "rw", "semaphore"] as const;
+export { LOCK_KINDS };
 export type LockKind = (typeof LOCK_KINDS)[number];
 
 /**
@@ -65,9 +66,9 @@ export interface AcquireRequest {
 export const BEHIND = "behind";
 
 /** The error of an acquire withdrawn by its client before it was granted, the waiter certainly removed. */
-export const CANCELLED = "cancelled";
+export const CANCELLED: "cancelled" = CANCELLED_ERROR;
 /** The error of an acquire withdrawn by its client when it cannot know whether the waiter is gone. */
-export const CANCEL_UNKNOWN = "cancel-unknown";
+export const CANCEL_UNKNOWN: "cancel-unknown" = CANCEL_UNKNOWN_ERROR;
 
 /**
  * The kinds of lock a client offers beyond the mutex, which the options are
@@ -126,6 +127,8 @@ export interface LockAdapter {
   backends: readonly string[];
   /** Whether its holds carry a fencing token the lock service issued (Hold.fence), or null. */
   fences: boolean;
+  /** Optional: the lock kinds it offers beyond the mutex (an adapter program's manifest says them in "kinds"). */
+  kinds?: LockKinds;
   /** One client for one logical client; it may connect lazily (the first acquire) or at once. */
   create(ctx: ClientContext): LockClient;
 }

@@ -59,22 +59,31 @@ export function honestRedis(endpoint: RedisEndpoint, commandTimeoutMs: number): 
   });
 }
 
+/**
+ * A client's own honestRedis, connected on first use (`ready`), once however many
+ * commands ask at once; afterwards a command on a broken connection fails (no
+ * offline queue). Errors surface on the commands that meet them: the connection's
+ * own error event would otherwise crash the worker.
+ */
+export function lazyRedis(endpoint: RedisEndpoint, commandTimeoutMs: number): { redis: Redis; ready: () => Promise<void> } {
+  const redis = honestRedis(endpoint, commandTimeoutMs);
+  redis.on("error", () => {});
+  let connected: Promise<void> | null = null;
+  const ready = async (): Promise<void> => {
+    if (redis.status === "ready") return;
+    if (redis.status === "wait") connected ??= redis.connect();
+    await connected;
+  };
+  return { redis, ready };
+}
+
 export class RedisLock implements LockClient {
   private readonly redis: Redis;
+  private readonly ready: () => Promise<void>;
   private holds = 0;
-  private connected: Promise<void> | null = null;
 
   constructor(private readonly opts: RedisLockOptions) {
-    this.redis = honestRedis(opts.endpoint, opts.commandTimeoutMs);
-    // Errors surface on the commands that meet them; the connection's own event
-    // would otherwise crash the worker.
-    this.redis.on("error", () => {});
-  }
-
-  private async ready(): Promise<void> {
-    if (this.redis.status === "ready") return;
-    if (this.redis.status === "wait") this.connected ??= this.redis.connect();
-    await this.connected;
+    ({ redis: this.redis, ready: this.ready } = lazyRedis(opts.endpoint, opts.commandTimeoutMs));
   }
 
   async acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {

@@ -1,5 +1,6 @@
 // The resource process's command line. Bad arguments are the user's mistake, so
 // they come back as BadInput (exit 254) with a message naming the argument.
+import type { Rule } from "./fences.ts";
 import { BadInput, helpText, noPositional, parseArgs, parseHostPort, type OptionSpec } from "../lib/index.ts";
 
 export interface ResourceArgs {
@@ -13,6 +14,8 @@ export interface ResourceArgs {
   watchStdin: boolean;
   /** Keep the state in this Postgres, which then decides each write (absent: in memory). */
   pg: { host: string; port: number } | null;
+  /** The lock kind's rule (--rule), a mutex's unless asked. */
+  rule: Rule;
 }
 
 export const USAGE =
@@ -24,6 +27,7 @@ const RESOURCE_OPTIONS: readonly OptionSpec[] = [
   { name: "port", kind: "int", default: 0, min: 0, max: 65535, help: "port to listen on; 0 picks a free one" },
   { name: "fence-reads", kind: "flag", default: false, help: "a read that carries a fence advances the key's fence too" },
   { name: "watch-stdin", kind: "flag", default: false, help: "exit when stdin closes" },
+  { name: "rule", kind: "string", default: "mutex", help: "the rule per lock kind: mutex, rw, or semaphore:N (N permits)" },
   { name: "pg", kind: "string", default: undefined, help: "keep each key's value and highest fence in this Postgres (HOST:PORT), which decides each write with a conditional UPDATE" },
 ];
 
@@ -38,6 +42,8 @@ export function parseResourceArgs(argv: string[]): ResourceArgs {
   if (log === "") throw new BadInput("--log is required");
   const pg = o.pg === undefined ? null : hostPort(o.pg as string);
   if (pg && (o["fence-reads"] as boolean)) throw new BadInput("--fence-reads is not supported with --pg: the database keeps one fence per key, the written one");
+  const rule = ruleOf(o.rule as string);
+  if (pg && rule.kind !== "mutex") throw new BadInput(`--rule ${o.rule} is not supported with --pg: the database keeps a mutex's rule only`);
   return {
     pg,
     port: o.port as number,
@@ -45,7 +51,16 @@ export function parseResourceArgs(argv: string[]): ResourceArgs {
     fencing: o.fence as boolean,
     fenceReads: o["fence-reads"] as boolean,
     watchStdin: o["watch-stdin"] as boolean,
+    rule,
   };
+}
+
+function ruleOf(v: string): Rule {
+  if (v === "mutex" || v === "rw") return { kind: v, permits: 1 };
+  const m = /^semaphore:(\d+)$/.exec(v);
+  const permits = m ? Number(m[1]) : NaN;
+  if (!Number.isSafeInteger(permits) || permits < 1) throw new BadInput(`--rule must be mutex, rw or semaphore:N (N >= 1), got ${JSON.stringify(v)}`);
+  return { kind: "semaphore", permits };
 }
 
 function hostPort(v: string): { host: string; port: number } {

@@ -8,6 +8,8 @@ export interface Verdict {
   accepted: boolean;
   /** The highest fence accepted on the key before this decision (max_before). */
   maxBefore: number | null;
+  /** A semaphore's: how many higher fences the write had seen accepted. */
+  higher?: number;
 }
 
 export interface ReadVerdict extends Verdict {
@@ -20,6 +22,8 @@ export type LogDecision = (v: Verdict & { data?: unknown }) => void;
 
 export interface Decider {
   readonly fencing: boolean;
+  /** A semaphore's permits (1 for the other rules), for the lines of its writes. */
+  readonly permits?: number;
   write(key: string, fence: number | null, data: unknown, log: LogDecision): Promise<Verdict>;
   read(key: string, fence: number | null, log: LogDecision): Promise<ReadVerdict>;
   /** An onlooker's read: decides and logs nothing. */
@@ -36,11 +40,13 @@ export interface Decider {
 export function memoryDecider(store: FencedStore): Decider {
   return {
     fencing: store.fencing,
+    permits: store.rule.permits,
     async write(key, fence, data, log) {
       const j = store.judgeWrite(key, fence, data);
-      log({ accepted: j.accepted, maxBefore: j.maxBefore });
+      const v: Verdict = { accepted: j.accepted, maxBefore: j.maxBefore, ...(j.higher === undefined ? {} : { higher: j.higher }) };
+      log(v);
       store.commit(key, j.next);
-      return { accepted: j.accepted, maxBefore: j.maxBefore };
+      return v;
     },
     async read(key, fence, log) {
       const j = store.judgeRead(key, fence);

@@ -33,6 +33,8 @@ export class DecisionLog {
       accepted: fields.accepted,
       data: fields.data,
       fencing: fields.fencing,
+      // A semaphore's write says against how many permits and higher fences it was judged.
+      ...(fields.permits === undefined ? {} : { permits: fields.permits, higher: fields.higher }),
     };
     const line = Buffer.from(JSON.stringify(d) + "\n");
     let written = 0;

@@ -15,10 +15,27 @@
 // newer than f has read or written). A read is refused only by a lower fence, as
 // one hold may read many times.
 
+//
+// Format 2's other lock kinds have rules of their own (docs/history-format.md):
+// a semaphore of N permits accepts a write while fewer than N fences higher than
+// its own have been accepted on the key (a mutex is N = 1), so it keeps the N
+// highest; an rw lock accepts a read at or above the highest written fence, and a
+// write only above every fence accepted, read or written.
+
+/** Which rule the resource enforces: a mutex's (reentrant too), an rw lock's, or a semaphore's of `permits`. */
+export interface Rule {
+  kind: "mutex" | "rw" | "semaphore";
+  permits: number;
+}
+
+export const MUTEX_RULE: Rule = { kind: "mutex", permits: 1 };
+
 export interface KeyState {
   value: unknown;
   maxWritten: number | null;
   maxSeen: number | null;
+  /** A semaphore's: the highest fences accepted, distinct, highest first, at most `permits` of them. */
+  top?: readonly number[];
 }
 
 export interface Judgement {
@@ -27,6 +44,8 @@ export interface Judgement {
   maxBefore: number | null;
   /** The key's state if the decision is committed (the same state when refused). */
   next: KeyState;
+  /** A semaphore's: how many higher fences it had seen accepted (at most `permits`). */
+  higher?: number;
 }
 
 const EMPTY: KeyState = { value: null, maxWritten: null, maxSeen: null };
@@ -43,6 +62,7 @@ export class FencedStore {
     readonly fencing: boolean,
     /** Reads that carry a fence advance the key's fence like writes do. */
     readonly fenceReads: boolean,
+    readonly rule: Rule = MUTEX_RULE,
   ) {}
 
   get(key: string): KeyState {
@@ -56,14 +76,37 @@ export class FencedStore {
       const accepted = !this.fencing;
       return { accepted, maxBefore: s.maxSeen, next: accepted ? { ...s, value: data } : s };
     }
+    if (this.rule.kind === "semaphore") return this.judgeSemaphoreWrite(s, fence, data);
+    if (this.rule.kind === "rw") {
+      const accepted = s.maxSeen === null || fence > s.maxSeen || !this.fencing;
+      const next = accepted ? { value: data, maxWritten: atLeast(s.maxWritten, fence), maxSeen: atLeast(s.maxSeen, fence) } : s;
+      return { accepted, maxBefore: s.maxSeen, next };
+    }
     const fresh = (s.maxWritten === null || fence > s.maxWritten) && (s.maxSeen === null || fence >= s.maxSeen);
     const accepted = fresh || !this.fencing;
     const next = accepted ? { value: data, maxWritten: atLeast(s.maxWritten, fence), maxSeen: atLeast(s.maxSeen, fence) } : s;
     return { accepted, maxBefore: s.maxSeen, next };
   }
 
+  /** A semaphore's write: accepted while fewer than `permits` higher fences have been. */
+  private judgeSemaphoreWrite(s: KeyState, fence: number, data: unknown): Judgement {
+    const top = s.top ?? [];
+    let higher = 0;
+    while (higher < top.length && top[higher] > fence) higher++;
+    const accepted = higher < this.rule.permits || !this.fencing;
+    if (!accepted) return { accepted, maxBefore: s.maxSeen, next: s, higher };
+    const kept = top[higher] === fence ? top : [...top.slice(0, higher), fence, ...top.slice(higher)].slice(0, this.rule.permits);
+    return { accepted, maxBefore: s.maxSeen, next: { value: data, maxWritten: atLeast(s.maxWritten, fence), maxSeen: atLeast(s.maxSeen, fence), top: kept }, higher };
+  }
+
   judgeRead(key: string, fence: number | null): Judgement {
     const s = this.get(key);
+    if (this.rule.kind === "rw") {
+      // An rw lock's reader always shows its fence: a read is refused below the highest written one.
+      if (fence === null) return { accepted: !this.fencing, maxBefore: s.maxSeen, next: s };
+      const accepted = s.maxWritten === null || fence >= s.maxWritten || !this.fencing;
+      return { accepted, maxBefore: s.maxSeen, next: accepted ? { ...s, maxSeen: atLeast(s.maxSeen, fence) } : s };
+    }
     if (fence === null || !this.fenceReads) return { accepted: true, maxBefore: s.maxSeen, next: s };
     const fresh = s.maxSeen === null || fence >= s.maxSeen;
     const accepted = fresh || !this.fencing;

@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   const clock = inputOrFail(() => runClockFromEnv());
   const log = inputOrFail(() => new DecisionLog(args.log, clock), `cannot open --log ${args.log}: `);
   // Postgres' client is loaded only by a resource that keeps its state there.
-  const decider = args.pg ? await (await import("./pg-decider.ts")).pgDecider({ ...args.pg, fencing: args.fencing }) : memoryDecider(new FencedStore(args.fencing, args.fenceReads));
+  const decider = args.pg ? await (await import("./pg-decider.ts")).pgDecider({ ...args.pg, fencing: args.fencing }) : memoryDecider(new FencedStore(args.fencing, args.fenceReads, args.rule));
   const server = createResourceServer({ decider, log, metrics: new ResourceMetrics() });
 
   // Every decision is already on disk (written synchronously), so stopping needs

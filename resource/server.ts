@@ -128,7 +128,8 @@ async function decide<V>(
 ): Promise<V | null> {
   const log: LogDecision = (v) => {
     try {
-      parts.log.append({ ...d, ...("data" in v ? { data: v.data } : {}), max_before: v.maxBefore, accepted: v.accepted, fencing: parts.decider.fencing });
+      const semaphore = v.higher === undefined ? {} : { permits: parts.decider.permits, higher: v.higher };
+      parts.log.append({ ...d, ...("data" in v ? { data: v.data } : {}), max_before: v.maxBefore, accepted: v.accepted, fencing: parts.decider.fencing, ...semaphore });
     } catch (e) {
       throw new Unlogged((e as Error).message);
     }

@@ -10,6 +10,8 @@ export interface ResourceOptions {
   fencing: boolean;
   /** Reads that carry a fence advance the key's fence (closes lost updates, C1). */
   fenceReads?: boolean;
+  /** The lock kind's rule: "mutex" (absent), "rw", or "semaphore:N". */
+  rule?: string;
   /** The run's start on the monotonic clock (newRunStart()). */
   t0: bigint;
   /** Where the process's own output goes (appended); kept in memory if absent. */
@@ -27,6 +29,7 @@ export type ResourceHandle = ServiceHandle;
 export function startResource(opts: ResourceOptions): Promise<ResourceHandle> {
   const args = ["--log", resolve(opts.logPath), "--fence", opts.fencing ? "on" : "off", "--port", String(opts.port ?? 0)];
   if (opts.fenceReads) args.push("--fence-reads");
+  if (opts.rule && opts.rule !== "mutex") args.push("--rule", opts.rule);
   if (opts.pg) args.push("--pg", `${opts.pg.host}:${opts.pg.port}`);
   return spawnService({
     name: "resource",

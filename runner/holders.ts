@@ -17,7 +17,8 @@ export class HoldTracker {
     for (const e of events) {
       if (typeof e.process !== "number") continue;
       if (e.f === "acquire" && e.type === "ok") this.holding.set(e.process, grantedBy(e.value));
-      else if ((e.f === "release" && e.type === "invoke") || e.type === "info") this.holding.delete(e.process);
+      // A re-entry's release (depth above 1) leaves its outer hold held.
+      else if ((e.f === "release" && e.type === "invoke" && !(Number(e.value?.depth) > 1)) || e.type === "info") this.holding.delete(e.process);
     }
   }
 

@@ -6,15 +6,20 @@ import { parseEndpoints, toxiproxyUrl, CONTROLS_NEEDED } from "../cluster/extern
 import { BACKENDS } from "./backends.ts";
 import type { Test } from "./test.ts";
 import type { RedisPersistence } from "../cluster/redis.ts";
-import { CLIENTS, adapterPath, isAdapterPath, type ClientOptions } from "../clients/index.ts";
+import { CLIENTS, adapterPath, isAdapterPath, type ClientOptions, type LockKind, type LockKinds } from "../clients/index.ts";
 import { FENCE_SOURCES, type FenceSource } from "../clients/redlock-fence.ts";
-import { WORKLOADS, type WorkloadOptions } from "../workloads/index.ts";
+import { WORKLOADS, type LockSpec, type WorkloadOptions } from "../workloads/index.ts";
 import { NEMESES, GRUDGES, WHOLE_SERVER, CLOCK_MODES, AIMS, type Aim, type ClockMode } from "../nemesis/index.ts";
 
 export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "backend", kind: "string", default: "redis", choices: Object.keys(BACKENDS), help: "lock service to test" },
   { name: "client", kind: "string", default: undefined, defaultText: "the backend's own", help: `lock client: ${Object.keys(CLIENTS).join(", ")}, or the path of an adapter of your own: a module (./my-lock.ts; see examples/redis-lock-adapter.ts) or an adapter program's manifest in any language (./my-lock.adapter.json; see docs/adapter-protocol.md)` },
   { name: "workload", kind: "string", default: "fenced-write", choices: Object.keys(WORKLOADS), help: "what clients do" },
+  { name: "lock", kind: "string", default: "mutex", help: "the kind of lock: mutex, reentrant (a hold re-enters to a random depth and releases back down), rw (readers share, a writer excludes) or semaphore:N (N holders at once)" },
+  { name: "read-ratio", kind: "number", default: undefined, defaultText: "0.5", min: 0, max: 1, help: "--lock rw: the share of acquires that ask to read" },
+  { name: "max-depth", kind: "int", default: undefined, defaultText: "3", min: 2, max: 64, help: "--lock reentrant: the deepest re-entry of a hold (each hold goes to a random depth from 1 to this)" },
+  { name: "cancel-rate", kind: "number", default: 0, min: 0, max: 1, help: "the share of waiting acquires withdrawn before their timeout (the client must be able to cancel a wait)" },
+  { name: "liveness", kind: "string", default: "lenient", choices: ["lenient", "strict"], help: "strict: a stuck-lock finding (waiters, and no hold, for longer than the TTL plus the command timeout) makes the run invalid" },
   { name: "nemesis", kind: "list", default: ["pause"], choices: [...Object.keys(NEMESES), "none"], help: "faults to inject, comma-separated, or none" },
   { name: "fence", kind: "on-off", default: true, help: "the resource refuses writes with a stale fencing token" },
   { name: "fence-source", kind: "string", default: undefined, defaultText: "max-incr", choices: FENCE_SOURCES, help: "redlock: where a hold's fence comes from: none; INCR on every granting node, the largest (unsafe, F2); INCR on redis-1 alone (a single point of failure)" },
@@ -156,6 +161,8 @@ export function buildTest(o: ParsedOptions): Test {
     pauseAt: o["pause-at"] as WorkloadOptions["pauseAt"],
     fenceReads: o["fence-reads"] as boolean,
     ...(o["key-prefix"] !== undefined ? { keyPrefix: o["key-prefix"] as string } : {}),
+    lock: lockOf(o),
+    cancelRate: o["cancel-rate"] as number,
   };
   const faults = faultTimes(o, workloadOptions.ttlMs);
   const commandTimeoutMs = (o["command-timeout"] as number | undefined) ?? Math.max(1000, 3 * workloadOptions.ttlMs);
@@ -180,9 +187,13 @@ export function buildTest(o: ParsedOptions): Test {
   for (const [flag, used] of [["--pause-at read", workloadOptions.pauseAt === "read"], ["--fence-reads", workloadOptions.fenceReads]] as const)
     if (used && !workload.reads) throw new BadInput(`${flag} needs a workload that reads the resource (counter), not ${workload.name}`);
   const resourceStore = o.resource === "postgres" ? ("postgres" as const) : undefined;
+  lockKindsOffered(client, workloadOptions, workload.name);
+  if (resourceStore && workloadOptions.lock.kind !== "mutex")
+    throw new BadInput(`--lock ${workloadOptions.lock.kind} needs --resource memory: the Postgres resource's table keeps a mutex's rule only (one fence per key, the highest written)`);
   if (resourceStore && workloadOptions.fenceReads) throw new BadInput(`--fence-reads is not supported with --resource postgres: its table keeps one fence per key, the highest written`);
   const fenceName = !fencing ? "fence-off" : workloadOptions.fenceReads ? "fence-reads" : "fence-on";
-  const name = [backend.name, workload.name, nemeses.length ? nemeses.join("+") : "none", fenceName].join("-");
+  const kind = workloadOptions.lock.kind === "mutex" ? [] : [workloadOptions.lock.kind === "semaphore" ? `semaphore${workloadOptions.lock.permits}` : workloadOptions.lock.kind];
+  const name = [backend.name, workload.name, ...kind, nemeses.length ? nemeses.join("+") : "none", fenceName].join("-");
   return {
     name,
     backend,
@@ -194,6 +205,7 @@ export function buildTest(o: ParsedOptions): Test {
     fenceReads: workloadOptions.fenceReads,
     ...(resourceStore ? { resourceStore } : {}),
     model: o.model as "lease" | "strict",
+    liveness: o.liveness as "lenient" | "strict",
     seed: (o.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 31),
     timeLimitS: o["time-limit"] as number,
     concurrency,
@@ -231,6 +243,38 @@ export function buildTest(o: ParsedOptions): Test {
       ...(pooled ? { pgPooler: "pgbouncer" as const } : {}),
     },
   };
+}
+
+/** --lock and the options of its kinds. */
+function lockOf(o: ParsedOptions): LockSpec {
+  const raw = o.lock as string;
+  const m = /^(mutex|reentrant|rw|semaphore)(?::(.*))?$/.exec(raw);
+  if (!m) throw new BadInput(`--lock: unknown value ${JSON.stringify(raw)}; choose from mutex, reentrant, rw, semaphore:N (N permits, e.g. semaphore:2)`);
+  const kind = m[1] as LockKind;
+  let permits = 1;
+  if (kind === "semaphore") {
+    const n = Number(m[2]);
+    if (m[2] === undefined || !/^\d+$/.test(m[2]) || !Number.isSafeInteger(n) || n < 1)
+      throw new BadInput(`--lock ${raw}: a semaphore needs its permits as a whole number >= 1, e.g. --lock semaphore:2`);
+    permits = n;
+  } else if (m[2] !== undefined) throw new BadInput(`--lock ${raw}: only a semaphore takes a number (semaphore:N)`);
+  const given = (name: string): boolean => o[name] !== undefined;
+  if (kind !== "rw" && given("read-ratio")) throw new BadInput(`--read-ratio applies to --lock rw only, not --lock ${kind}`);
+  if (kind !== "reentrant" && given("max-depth")) throw new BadInput(`--max-depth applies to --lock reentrant only, not --lock ${kind}`);
+  return { kind, permits, readRatio: (o["read-ratio"] as number | undefined) ?? 0.5, maxDepth: (o["max-depth"] as number | undefined) ?? 3 };
+}
+
+/** The lock kind and cancellation asked for, against what the client offers (its registry entry; an adapter module offers the mutex alone). */
+function lockKindsOffered(client: string, w: WorkloadOptions, workload: string): void {
+  const kinds: LockKinds = CLIENTS[client]?.kinds ?? {};
+  const offered = ["mutex", ...(kinds.reentrant ? ["reentrant"] : []), ...(kinds.rw ? ["rw"] : []), ...(kinds.semaphore ? ["semaphore:N"] : [])];
+  const what = `--client ${client} offers ${offered.join(", ")}${kinds.cancel ? ", and cancels a wait" : ", and cannot cancel a wait"}`;
+  const kind = w.lock.kind;
+  if (kind !== "mutex" && !(kind === "semaphore" ? kinds.semaphore : kind === "rw" ? kinds.rw : kinds.reentrant))
+    throw new BadInput(`--lock ${kind === "semaphore" ? `semaphore:${w.lock.permits}` : kind}: ${what}`);
+  if (w.cancelRate > 0 && !kinds.cancel) throw new BadInput(`--cancel-rate ${w.cancelRate}: ${what}`);
+  if (w.cancelRate > 0 && w.acquireTimeoutMs === 0) throw new BadInput(`--cancel-rate ${w.cancelRate} with --acquire-timeout 0: an acquire that does not wait has no wait to withdraw`);
+  if (kind !== "mutex" && workload !== "fenced-write") throw new BadInput(`--lock ${kind} needs --workload fenced-write (the ${workload} workload is a mutex's)`);
 }
 
 /**
@@ -286,7 +330,7 @@ function faultTimes(o: ParsedOptions, ttlMs: number) {
 }
 
 /** The clients that can share one etcd3 client per worker (--connections per-worker). */
-const ETCD_CLIENTS = ["etcd-queue", "etcd3-lock"];
+const ETCD_CLIENTS = ["etcd-queue", "etcd-queue-cancel-delete", "etcd-rw", "etcd3-lock"];
 
 /** Options only some clients read; refused where they would mean nothing. */
 function clientOptions(o: ParsedOptions, backend: string, client: string, fencing: boolean, w: WorkloadOptions): ClientOptions {

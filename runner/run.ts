@@ -16,7 +16,7 @@ import { startSystem, workerOfClient, type System } from "./system.ts";
 import { StatusLine } from "./status.ts";
 import { HoldTracker } from "./holders.ts";
 import { describeRun } from "./run-info.ts";
-import { speaksProtocol } from "../clients/index.ts";
+import { CLIENTS, speaksProtocol } from "../clients/index.ts";
 import { serveMetrics, type MetricsServer } from "./metrics.ts";
 import type { Test } from "./test.ts";
 
@@ -32,18 +32,27 @@ export interface RunOutcome {
   interrupted: string | null;
 }
 
+/**
+ * The history's header. Format 2 where the run uses some of it: an adapter
+ * program's notices, a lock kind other than the mutex, withdrawn waits; format 1
+ * otherwise, so that such runs read as they always did.
+ */
+function headerOf(test: Test, id: string): HistoryHeader {
+  const lock = test.workloadOptions.lock;
+  const format2 = speaksProtocol(test.client) || lock.kind !== "mutex" || test.workloadOptions.cancelRate > 0;
+  const header: HistoryHeader = { format: format2 ? FORMAT_2 : FORMAT, kind: "header", run: id, workload: test.workload.name, backend: test.backend.name, fencing: test.fencing };
+  if (!format2) return header;
+  const reentry = lock.kind === "reentrant" ? CLIENTS[test.client]?.kinds?.reentrant?.fenceOnReentry : undefined;
+  return { ...header, lock: lock.kind, ...(lock.kind === "semaphore" ? { permits: lock.permits } : {}), ...(reentry ? { fence_on_reentry: reentry } : {}), client: test.client };
+}
+
 export async function runTest(test: Test, log: (line: string) => void = (l) => process.stderr.write(l + "\n")): Promise<RunOutcome> {
   const t0 = newRunStart();
   const clock = runClock(t0);
   const { dir: runDir, id } = createRunDir(test.store, test.name);
   const group = new ProcessGroup(runDir);
   const ports = new PortPlan(test.portBase);
-  // An adapter program may tell of lost locks (notices), which only format 2 has.
-  const notices = speaksProtocol(test.client);
-  const header: HistoryHeader = {
-    format: notices ? FORMAT_2 : FORMAT, kind: "header", run: id, workload: test.workload.name, backend: test.backend.name, fencing: test.fencing,
-    ...(notices ? { lock: "mutex", client: test.client } : {}),
-  };
+  const header = headerOf(test, id);
   const history = new HistoryWriter(join(runDir, RUN_FILES.history), header);
   const status = new StatusLine(() => clock() / 1e9, test.timeLimitS, () => schedule?.active() ?? []);
   // A retired process carries on as process + concurrency, so p mod concurrency is its client.

@@ -17,6 +17,7 @@ import { RUN_FILES, type UnindexedEvent } from "../store/index.ts";
 import type { Endpoint } from "../clients/index.ts";
 import { spawnWorker, type WorkerHandle } from "./workers.ts";
 import type { Test } from "./test.ts";
+import type { LockSpec } from "../workloads/index.ts";
 import { localDeployment, type Deployment } from "../cluster/deployment.ts";
 
 export interface System {
@@ -52,6 +53,9 @@ export const workerOfClient = (client: number, workers: number): string => `work
 
 const endpoint = (l: Link): Endpoint => ({ name: l.server, host: l.host, port: l.port });
 
+/** The resource's rule for the run's lock kind: a reentrant lock is a mutex to the resource. */
+const ruleOf = (lock: LockSpec): string => (lock.kind === "semaphore" ? `semaphore:${lock.permits}` : lock.kind === "rw" ? "rw" : "mutex");
+
 export async function startSystem(ctx: SystemContext): Promise<System> {
   const { test, group, ports, runDir, t0 } = ctx;
   const logs = (name: string): string => join(runDir, "logs", `${name}.log`);
@@ -64,6 +68,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     logPath: join(runDir, RUN_FILES.resource),
     fencing: test.fencing,
     fenceReads: test.fenceReads,
+    rule: ruleOf(test.workloadOptions.lock),
     t0,
     logFile: logs("resource"),
     port: test.portBase ? await ports.take() : 0,

@@ -23,6 +23,8 @@ export interface Test {
   resourceStore?: "postgres";
   /** Whether the checker counts the strict mutex model's findings (run.json options.model; absent: lease). */
   model?: "lease" | "strict";
+  /** Whether the checker's liveness findings (stuck-lock) make the run invalid (run.json options.liveness; absent: lenient). */
+  liveness?: "lenient" | "strict";
   seed: number;
   timeLimitS: number;
   concurrency: number;

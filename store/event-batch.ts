@@ -12,10 +12,12 @@ import type { HistoryEvent, ResourceDecision } from "./events.ts";
 /** Events per batch: a few MB, so a batch is handed over while the next is read. */
 export const BATCH_EVENTS = 1 << 15;
 
-// Per event: index, time, process, type and flags, f, key, error, owner, fence, ttl, queued, validity.
-const STRIDE = 12;
+// Per event: index, time, process, type and flags, f, key, error, owner, fence, ttl, queued, validity, behind.
+const STRIDE = 13;
 // The type's two bits hold ok, fail, info or invoke; a notice is info with its own flag.
 const NEMESIS = 4, NOT_RELEASED = 8, NOTICE = 16;
+// Then a lock kind's mode (two bits) and depth (the rest; 0: none).
+const MODE_SHIFT = 5, DEPTH_SHIFT = 7, MAX_DEPTH = (1 << 23) - 1;
 
 /** Shared memory for the batches of one reader: `slots` batches of numbers, `stride` numbers per row. */
 export function ring(slots: number, stride: number): SharedArrayBuffer {
@@ -162,7 +164,8 @@ export class BatchWriter extends Columns {
     x[at] = e.index;
     x[at + 1] = e.time;
     x[at + 2] = e.process;
-    x[at + 3] = (e.notice ? INFO_TYPE | NOTICE : e.type) | (e.nemesis ? NEMESIS : 0) | (e.notReleased ? NOT_RELEASED : 0);
+    const depth = Number.isNaN(e.depth) ? 0 : Math.min(e.depth, MAX_DEPTH);
+    x[at + 3] = (e.notice ? INFO_TYPE | NOTICE : e.type) | (e.nemesis ? NEMESIS : 0) | (e.notReleased ? NOT_RELEASED : 0) | (e.mode << MODE_SHIFT) | (depth << DEPTH_SHIFT);
     x[at + 4] = this.fId(e.f);
     x[at + 5] = this.keyId(e.key, keyName);
     x[at + 6] = this.id(e.error);
@@ -171,6 +174,7 @@ export class BatchWriter extends Columns {
     x[at + 9] = e.ttl;
     x[at + 10] = e.queued;
     x[at + 11] = e.validity;
+    x[at + 12] = this.id(e.behind);
     this.data?.push(e.data);
   }
 
@@ -211,6 +215,10 @@ export function readBatch(batch: EventBatch, slots: Float64Array[], e: EventFiel
     e.ttl = x[at + 9];
     e.queued = x[at + 10];
     e.validity = x[at + 11];
+    e.mode = (flags >> MODE_SHIFT) & 3;
+    const depth = flags >>> DEPTH_SHIFT;
+    e.depth = depth === 0 ? NaN : depth;
+    e.behind = str(x[at + 12]);
     e.data = batch.data === null ? undefined : batch.data[k];
     sink(e);
     if (next < batch.nemesis.length && batch.nemesis[next].at === k) nemesis?.(batch.nemesis[next++].event);

@@ -37,12 +37,23 @@ export interface EventFields {
   queued: number;
   /** An acquire's `validity_ms`: what its client says was left of the lease when it returned (NaN: none; may be negative). */
   validity: number;
+  /** Format 2 lock kinds: an acquire's `mode` (MODE_READ, MODE_WRITE; 0: none). */
+  mode: number;
+  /** An acquire's or release's `depth` (reentrant: 1 for the outermost; NaN: none). */
+  depth: number;
+  /** An acquire completion's `behind`: the owner of the queue entry it last waited behind (undefined: none said). */
+  behind: string | undefined;
 }
+
+/** `mode` codes of a read-write lock's acquire. */
+export const MODE_READ = 1;
+export const MODE_WRITE = 2;
+const modeOf = (v: unknown): number => (v === "read" ? MODE_READ : v === "write" ? MODE_WRITE : 0);
 
 export const typeName = (type: number): string => TYPE_NAMES[type];
 
 export function emptyFields(): EventFields {
-  return { index: 0, time: NaN, process: NaN, nemesis: false, notice: false, type: 0, f: "", key: undefined, error: undefined, owner: undefined, fence: NaN, ttl: NaN, data: undefined, notReleased: false, queued: NaN, validity: NaN };
+  return { index: 0, time: NaN, process: NaN, nemesis: false, notice: false, type: 0, f: "", key: undefined, error: undefined, owner: undefined, fence: NaN, ttl: NaN, data: undefined, notReleased: false, queued: NaN, validity: NaN, mode: 0, depth: NaN, behind: undefined };
 }
 
 type Obj = Record<string, unknown>;
@@ -148,11 +159,11 @@ const str = (v: unknown): string | undefined => (typeof v === "string" ? v : und
 function readValue(f: string, type: number, v: Obj, out: EventFields): string | null {
   switch (f) {
     case "acquire":
-      if (type === INVOKE_TYPE) return readLease(v, out);
-      if (type !== OK_TYPE) return null;
+      if (type === INVOKE_TYPE) return readKind(v, out) ?? readLease(v, out);
+      if (type !== OK_TYPE) return readWithdrawn(v, out);
       out.queued = ttlOf(v.queued_ms);
       out.validity = finiteOf(v.validity_ms);
-      return readHold(v, out, "acquire ok");
+      return readKind(v, out) ?? readBehind(v, out) ?? readHold(v, out, "acquire ok");
     case "renew":
       if (type === OK_TYPE) return readLease(v, out);
       return type === INVOKE_TYPE ? readHold(v, out, "renew invoke") : null;
@@ -161,6 +172,10 @@ function readValue(f: string, type: number, v: Obj, out: EventFields): string | 
       if (type === OK_TYPE && f === "release") out.notReleased = v.released === false;
       if (type !== INVOKE_TYPE) return null;
       if (f === "write") out.data = v.data;
+      else if (v.depth !== undefined) {
+        if (!isDepth(v.depth)) return DEPTH_PROBLEM;
+        out.depth = v.depth as number;
+      }
       return readHold(v, out, `${f} invoke`, false);
     }
     default: {
@@ -172,6 +187,41 @@ function readValue(f: string, type: number, v: Obj, out: EventFields): string | 
       return fenceProblem(fence);
     }
   }
+}
+
+const isDepth = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 1;
+const DEPTH_PROBLEM = `"value.depth" must be an integer >= 1`;
+
+/** An acquire's lock-kind fields (format 2): `mode` and `depth`, where present. */
+function readKind(v: Obj, out: EventFields): string | null {
+  const { mode, depth } = v;
+  if (mode !== undefined) {
+    out.mode = modeOf(mode);
+    if (out.mode === 0) return `"value.mode" must be "read" or "write"`;
+  }
+  if (depth !== undefined) {
+    if (!isDepth(depth)) return DEPTH_PROBLEM;
+    out.depth = depth as number;
+  }
+  return null;
+}
+
+/** `behind`, where an acquire's completion says whose queue entry it waited behind. */
+function readBehind(v: Obj, out: EventFields): string | null {
+  const behind = v.behind;
+  if (behind === undefined) return null;
+  if (typeof behind !== "string") return `"value.behind" must be a string (an owner)`;
+  out.behind = behind;
+  return null;
+}
+
+/** A failed or unknown acquire: `owner` names the queue entry a withdrawn one was made for, `behind` whom it waited behind. */
+function readWithdrawn(v: Obj, out: EventFields): string | null {
+  if (v === NO_VALUE) return null;
+  const owner = v.owner;
+  if (owner !== undefined && typeof owner !== "string") return `"value.owner" must be a string`;
+  out.owner = owner as string | undefined;
+  return readBehind(v, out);
 }
 
 /** A value that carries only a lease (an acquire's invoke, a renew's ok). */
@@ -211,6 +261,9 @@ export function clearValue(out: EventFields): void {
   out.notReleased = false;
   out.queued = NaN;
   out.validity = NaN;
+  out.mode = 0;
+  out.depth = NaN;
+  out.behind = undefined;
 }
 
 const ownerProblem = (owner: unknown, what: string): string | null =>
@@ -232,5 +285,8 @@ export function fieldsOf(e: HistoryEvent, out: EventFields): EventFields {
   out.notReleased = e.f === "release" && v?.released === false;
   out.queued = ttlOf(v?.queued_ms);
   out.validity = e.f === "acquire" ? finiteOf(v?.validity_ms) : NaN;
+  out.mode = modeOf(v?.mode);
+  out.depth = isDepth(v?.depth) ? (v!.depth as number) : NaN;
+  out.behind = typeof v?.behind === "string" ? v.behind : undefined;
   return out;
 }

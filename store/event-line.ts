@@ -12,7 +12,7 @@
 // order) gives `null`, and the reader uses JSON.parse. test/store/event-line.test.ts
 // holds both readers to JSON.parse on generated lines of every shape.
 
-import { clearValue, CLIENT_OPS, setHead, FAIL_TYPE, INFO_TYPE, INVOKE_TYPE, OK_TYPE, type EventFields } from "./event-fields.ts";
+import { clearValue, CLIENT_OPS, setHead, FAIL_TYPE, INFO_TYPE, INVOKE_TYPE, OK_TYPE, MODE_READ, MODE_WRITE, type EventFields } from "./event-fields.ts";
 import type { ResourceDecision } from "./events.ts";
 
 const QUOTE = 34, BACKSLASH = 92, MINUS = 45, ZERO = 48, NINE = 57, COMMA = 44, COLON = 58, OPEN = 123, CLOSE = 125;
@@ -32,19 +32,20 @@ export interface LineRecord {
   index: unknown; time: unknown; process: unknown; type: unknown; f: unknown; key: unknown; error: unknown;
   value: ValueRecord | undefined;
 }
-export interface ValueRecord { owner: unknown; fence: unknown; ttl_ms: unknown; queued_ms: unknown; released: unknown; data: unknown; validity_ms: unknown }
+export interface ValueRecord { owner: unknown; fence: unknown; ttl_ms: unknown; queued_ms: unknown; released: unknown; data: unknown; validity_ms: unknown; mode: unknown; depth: unknown; behind: unknown }
 
 const TOP = ["index", "time", "process", "type", "f", "key", "error", "value"] as const;
-const VALUE = ["owner", "fence", "ttl_ms", "queued_ms", "released", "data", "validity_ms"] as const;
+const VALUE = ["owner", "fence", "ttl_ms", "queued_ms", "released", "data", "validity_ms", "mode", "depth", "behind"] as const;
 /** A field's start in the writers' layout: `{"index":` first, `,"time":` after another field. */
 const at = (key: string, first = false): Uint8Array => bytesOf(`${first ? "{" : ","}"${key}":`);
 const [AT_INDEX, AT_TIME, AT_PROCESS, AT_TYPE, AT_F, AT_KEY, AT_ERROR, AT_VALUE] = TOP.map((k, i) => at(k, i === 0));
 const [AT_SEQ, AT_OP, AT_OWNER, AT_FENCE, AT_MAX_BEFORE, AT_ACCEPTED, AT_DATA, AT_FENCING] =
   ["seq", "op", "owner", "fence", "max_before", "accepted", "data", "fencing"].map((k, i) => at(k, i === 0));
-/** Each of VALUE as a line has it, `"owner":`, and by its first letter (no two share one). */
+/** Each of VALUE as a line has it, `"owner":`, and by its first letter (the first key of a letter; keyOf finds the others, "depth" after "data"). */
 const VALUE_KEYS = VALUE.map((k) => bytesOf(`"${k}":`));
 const VALUE_BY_LETTER: number[] = [];
-VALUE.forEach((k, i) => (VALUE_BY_LETTER[k.charCodeAt(0)] = i));
+VALUE.forEach((k, i) => (VALUE_BY_LETTER[k.charCodeAt(0)] ??= i));
+const isDepth = (v: unknown): boolean => typeof v === "number" && v >= 1;
 
 /** FNV-1a of the bytes b[s, e): the same for a string of those (ASCII) characters (hashOfString). */
 function hashOf(b: Buffer, s: number, e: number): number {
@@ -219,7 +220,7 @@ export class EventLineReader extends Cursor {
    */
   keyName = -1;
   readonly line: LineRecord = { index: undefined, time: undefined, process: undefined, type: undefined, f: undefined, key: undefined, error: undefined, value: undefined };
-  private readonly value: ValueRecord = { owner: undefined, fence: undefined, ttl_ms: undefined, queued_ms: undefined, released: undefined, data: undefined, validity_ms: undefined };
+  private readonly value: ValueRecord = { owner: undefined, fence: undefined, ttl_ms: undefined, queued_ms: undefined, released: undefined, data: undefined, validity_ms: undefined, mode: undefined, depth: undefined, behind: undefined };
 
   /**
    * The line `b[s, e)` straight into `out`, when it is a client event in the
@@ -250,17 +251,27 @@ export class EventLineReader extends Cursor {
     const invoke = type === INVOKE_TYPE, ok = type === OK_TYPE;
     switch (op) {
       case 0: // acquire
-        if (invoke) return this.lease(v.ttl_ms, out);
-        if (!ok) return true;
+        if (invoke) return this.kind(v, out) && this.lease(v.ttl_ms, out);
+        if (!ok) {
+          // A withdrawn acquire's owner (its queue entry's), and whom it waited behind.
+          if (v.owner !== undefined && typeof v.owner !== "string") return false;
+          out.owner = v.owner as string | undefined;
+          return this.behind(v, out);
+        }
         if (typeof v.queued_ms === "number" && v.queued_ms >= 0) out.queued = v.queued_ms;
         if (typeof v.validity_ms === "number") out.validity = v.validity_ms;
-        return this.hold(v, out) && this.lease(v.ttl_ms, out);
+        return this.kind(v, out) && this.behind(v, out) && this.hold(v, out) && this.lease(v.ttl_ms, out);
       case 1: // renew
         if (ok) return this.lease(v.ttl_ms, out);
         return !invoke || (this.hold(v, out) && this.lease(v.ttl_ms, out));
       case 2: // release
         if (ok) out.notReleased = v.released === false;
-        return !invoke || this.hold(v, out);
+        if (!invoke) return true;
+        if (v.depth !== undefined) {
+          if (!isDepth(v.depth)) return false;
+          out.depth = v.depth as number;
+        }
+        return this.hold(v, out);
       case 3: // write
         if (!invoke) return true;
         out.data = v.data;
@@ -302,7 +313,27 @@ export class EventLineReader extends Cursor {
 
   private clearValue(): void {
     const v = this.value;
-    v.owner = v.fence = v.ttl_ms = v.queued_ms = v.released = v.data = v.validity_ms = undefined;
+    v.owner = v.fence = v.ttl_ms = v.queued_ms = v.released = v.data = v.validity_ms = v.mode = v.depth = v.behind = undefined;
+  }
+
+  /** An acquire's `mode` and `depth` (format 2 lock kinds), as readFields' readKind reads them. */
+  private kind(v: ValueRecord, out: EventFields): boolean {
+    if (v.mode !== undefined) {
+      if (v.mode === "read") out.mode = MODE_READ;
+      else if (v.mode === "write") out.mode = MODE_WRITE;
+      else return false;
+    }
+    if (v.depth === undefined) return true;
+    if (!isDepth(v.depth)) return false;
+    out.depth = v.depth as number;
+    return true;
+  }
+
+  private behind(v: ValueRecord, out: EventFields): boolean {
+    if (v.behind === undefined) return true;
+    if (typeof v.behind !== "string") return false;
+    out.behind = v.behind;
+    return true;
   }
 
   /** A value's owner (a string) and fence, as readFields' readHold reads them; false where it would object. */
@@ -425,6 +456,9 @@ export class EventLineReader extends Cursor {
           case 3: v.queued_ms = x; break;
           case 6: v.validity_ms = x; break;
           case 4: v.released = x; break;
+          case 7: v.mode = x; break;
+          case 8: v.depth = x; break;
+          case 9: v.behind = x; break;
           default: v.data = x;
         }
       }

@@ -19,6 +19,13 @@ export type NoticeKind = (typeof NOTICES)[number];
  */
 export const ORPHAN_NODE_ERROR = "orphan-node";
 
+/** The lock kinds of format 2's header `lock` (a format 1 history is a mutex's). */
+export const LOCK_KINDS = ["mutex", "reentrant", "rw", "semaphore"] as const;
+
+/** An acquire's error when its client withdrew it and the service certainly removed the waiter; and when it cannot know. */
+export const CANCELLED_ERROR = "cancelled";
+export const CANCEL_UNKNOWN_ERROR = "cancel-unknown";
+
 export type OpType = "invoke" | "ok" | "fail" | "info" | "notice";
 export type Process = number | "nemesis";
 
@@ -62,6 +69,9 @@ export interface ResourceDecision {
   accepted: boolean;
   data: unknown;
   fencing: boolean;
+  /** Format 2, a semaphore's writes: its permits, and how many higher fences the write had seen accepted. */
+  permits?: number;
+  higher?: number;
 }
 
 export type Validity = true | false | "unknown";
@@ -88,14 +98,24 @@ export const ANOMALY_TYPES = [
   "expired-on-arrival",
   "lost-lock-unnoticed",
   "orphan-lock-node",
+  // Format 2's lock kinds.
+  "rw-violation",
+  "semaphore-overflow",
+  "reentrancy-violation",
+  "grant-after-cancel",
 ] as const;
 export type AnomalyType = (typeof ANOMALY_TYPES)[number];
+
+/** Findings about progress, not safety (format 2): they make a run invalid only with --liveness strict. */
+export const LIVENESS_TYPES = ["stuck-lock"] as const;
 
 /** results.json */
 export interface Results {
   valid: Validity;
   anomaly_types: string[];
   anomalies: Record<string, Witness[]>;
+  /** Format 2: liveness findings by type (stuck-lock), and whether they counted toward `valid`. */
+  liveness?: { strict: boolean; findings: Record<string, Witness[]> };
   stats: Record<string, unknown>;
 }
 

@@ -7,6 +7,7 @@
 // read lines of the runner's own layout from their bytes without JSON.parse
 // (event-line.ts), and the checker takes each event as it is read (`streamHistory`)
 // instead of keeping two million objects alive.
+import { LOCK_KINDS } from "./events.ts";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import { basename } from "node:path";
 import { BadInput } from "../lib/index.ts";
@@ -175,10 +176,14 @@ function headerProblem(h: unknown): string | null {
   if (typeof h.fencing !== "boolean") return `header "fencing" must be true or false`;
   if (h.format === FORMAT_2) {
     if (h.client !== undefined && typeof h.client !== "string") return `header "client" must be a string`;
-    // Format 2's other lock kinds (reentrant, rw, semaphore) have rules of their own this checker does not apply yet.
-    if (h.lock !== undefined && h.lock !== "mutex")
-      return `header "lock" ${JSON.stringify(h.lock)} is not supported: this checker knows the mutex only (format 2's reentrant, rw and semaphore locks are not checked yet)`;
-  }
+    if (h.lock !== undefined && !(LOCK_KINDS as readonly unknown[]).includes(h.lock))
+      return `header "lock" ${JSON.stringify(h.lock)} is not a lock kind (${LOCK_KINDS.join(", ")})`;
+    if (h.lock === "semaphore" && !(Number.isSafeInteger(h.permits) && (h.permits as number) >= 1))
+      return `header "permits" must be an integer >= 1 for a semaphore (got ${JSON.stringify(h.permits)})`;
+    if (h.lock !== "semaphore" && h.permits !== undefined) return `header "permits" belongs to "lock":"semaphore" only`;
+    if (h.fence_on_reentry !== undefined && h.fence_on_reentry !== "same" && h.fence_on_reentry !== "new")
+      return `header "fence_on_reentry" must be "same" or "new" (got ${JSON.stringify(h.fence_on_reentry)})`;
+  } else if (h.lock !== undefined || h.permits !== undefined) return `header "lock" and "permits" need format 2 (the header says format ${h.format})`;
   return null;
 }
 

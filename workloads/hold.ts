@@ -1,13 +1,15 @@
 // The pieces of a hold every lock workload shares: acquire, the optional renew
 // watchdog, release. A hold belongs to the process that acquired it; once that
 // process is retired (an unknown outcome), the hold is abandoned to its lease.
-import type { Hold, LockClient } from "../clients/lock.ts";
+import type { AcquireRequest, Hold, LockClient } from "../clients/lock.ts";
 import type { LogicalClient } from "./client.ts";
 import type { WorkloadOptions } from "./options.ts";
 
 export interface HeldLock {
   key: string;
   hold: Hold;
+  /** A reentrant hold's depth: 1 for the outermost, one more per re-entry (absent: not reentrant). */
+  depth?: number;
   /** The process that acquired it. */
   process: number;
   watchdog: Watchdog | null;
@@ -18,20 +20,34 @@ export interface HeldLock {
 /** The hold's identity as it appears in invoke values of writes, renews and releases. */
 export const holdRef = (h: Hold): { owner: string; fence: number | null } => ({ owner: h.owner, fence: h.fence });
 
-export async function acquire(c: LogicalClient, lock: LockClient, key: string, o: WorkloadOptions): Promise<HeldLock | null> {
+/**
+ * What an acquire asks for beyond a mutex, as the client gets it (`request`) and as
+ * the history records it (`fields`, in the invoke and the ok: docs/history-format.md,
+ * lock kinds). `outer`: the hold a reentrant acquire enters again.
+ */
+export interface Asked {
+  request?: AcquireRequest;
+  fields?: { mode?: "read" | "write"; depth?: number };
+  outer?: HeldLock;
+}
+
+export async function acquire(c: LogicalClient, lock: LockClient, key: string, o: WorkloadOptions, asked: Asked = {}): Promise<HeldLock | null> {
   let hold: Hold | null = null;
-  const done = await c.op("acquire", key, { ttl_ms: o.ttlMs }, async () => {
-    const r = await lock.acquire(key, o.ttlMs, o.acquireTimeoutMs);
+  const fields = asked.fields ?? {};
+  const done = await c.op("acquire", key, { ttl_ms: o.ttlMs, ...fields }, async () => {
+    const r = await lock.acquire(key, o.ttlMs, o.acquireTimeoutMs, asked.request);
     if (r.type === "fail") return r;
     hold = r.value;
-    return { type: "ok", value: { owner: hold.owner, fence: hold.fence, ttl_ms: hold.ttlMs, ...hold.extra } };
+    return { type: "ok", value: { owner: hold.owner, fence: hold.fence, ttl_ms: hold.ttlMs, ...fields, ...hold.extra } };
   });
   if (done.type !== "ok" || !hold) return null;
   // Assigned in the closure above, which TypeScript does not follow.
   const mine = hold as Hold;
   const held: HeldLock = { key, hold: mine, process: c.process, watchdog: null, lost: () => lock.lost?.(mine) ?? null };
-  // A lock with no lease to renew, or one that renews itself, gets no watchdog.
-  if (o.renew && lock.renews !== false) held.watchdog = new Watchdog(c, lock, held, o.ttlMs);
+  if (fields.depth !== undefined) held.depth = fields.depth;
+  // A lock with no lease to renew, or one that renews itself, gets no watchdog; a
+  // re-entry has its outer hold's.
+  if (o.renew && lock.renews !== false && !asked.outer) held.watchdog = new Watchdog(c, lock, held, o.ttlMs);
   return held;
 }
 
@@ -42,7 +58,7 @@ export async function release(c: LogicalClient, lock: LockClient, h: HeldLock): 
   await h.watchdog?.stop();
   // A hold the library said was lost (a notice) is let go of as its user would: not released.
   if (c.process !== h.process || lock.toldLost?.(h.hold)) return;
-  await c.op("release", h.key, holdRef(h.hold), async () => {
+  await c.op("release", h.key, h.depth === undefined ? holdRef(h.hold) : { ...holdRef(h.hold), depth: h.depth }, async () => {
     const r = await lock.release(h.key, h.hold);
     return r.type === "ok" ? { type: "ok", value: { released: r.value.released, ...(r.value.lost ? { lost: r.value.lost } : {}) } } : r;
   });

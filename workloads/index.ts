@@ -4,7 +4,8 @@ import { counter } from "./counter.ts";
 import type { Workload } from "./workload.ts";
 
 export type { Workload, ClientEnv } from "./workload.ts";
-export type { WorkloadOptions } from "./options.ts";
+export type { WorkloadOptions, LockSpec } from "./options.ts";
+export { MUTEX } from "./options.ts";
 export { keyName } from "./options.ts";
 export { LogicalClient, type Completion } from "./client.ts";
 export { Arrivals } from "./arrivals.ts";

@@ -1,3 +1,4 @@
+import type { LockKind } from "../clients/lock.ts";
 // What every lock workload is parameterised by; set from the CLI.
 export interface WorkloadOptions {
   /** Lease TTL asked for at acquire, in ms. */
@@ -29,6 +30,23 @@ export interface WorkloadOptions {
   fenceReads: boolean;
   /** Every key's name starts with this (--key-prefix; a run's own on a shared cluster). */
   keyPrefix?: string;
+  /** The kind of lock the holds take (--lock), mutex unless asked. */
+  lock: LockSpec;
+  /** The share of waiting acquires withdrawn before their timeout (--cancel-rate). */
+  cancelRate: number;
 }
+
+/** What kind of lock, and its parameters (format 2 lock kinds). */
+export interface LockSpec {
+  kind: LockKind;
+  /** A semaphore's permits (1 for the others). */
+  permits: number;
+  /** rw: the share of acquires that read. */
+  readRatio: number;
+  /** reentrant: the deepest re-entry. */
+  maxDepth: number;
+}
+
+export const MUTEX: LockSpec = { kind: "mutex", permits: 1, readRatio: 0, maxDepth: 1 };
 
 export const keyName = (i: number): string => `k${i}`;

@@ -1,4 +1,4 @@
-// fencecheck's reference adapter for Apache Curator's InterProcessMutex (protocol 1,
+// fencecheck's reference adapter for Apache Curator's locks (protocol 1,
 // docs/adapter-protocol.md): JSON lines on stdin, replies and notices on stdout, logs
 // on stderr. One program per logical client; run.sh compiles this file once and execs
 // the JVM with Debian's Curator 5.4.0, ZooKeeper 3.8 and slf4j-simple (to stderr).
@@ -7,7 +7,10 @@
 // CuratorFrameworkFactory, started at init (start() does not block: it connects in the
 // background), one InterProcessMutex per key path /fencecheck/locks/<key>, acquire(wait,
 // MILLISECONDS), release(), and a ConnectionStateListener whose SUSPENDED, LOST and
-// RECONNECTED become the protocol's notices.
+// RECONNECTED become the protocol's notices. The other lock kinds, at the same path:
+// InterProcessReadWriteLock(client, path, owner).readLock()/writeLock() for a "mode",
+// InterProcessSemaphoreV2(client, path, permits).acquire(wait) -> Lease for "permits",
+// and the InterProcessMutex acquired again on the thread that holds it for "reenter".
 //
 // Choices, each for a reason:
 // - Session timeout = ttl_ms, as fencecheck's own ZooKeeper client does: a hold is
@@ -26,10 +29,21 @@
 //   a protected method, exposed by a subclass), read with one exists() after acquire.
 //   zxids only grow and no two nodes share one, so a later grant has a larger czxid.
 // - Every InterProcessMutex call runs on the main thread: the mutex is owned by a thread
-//   and reentrant for it. A second acquire of a key this program holds is refused
-//   (fail, nothing sent); a hold that was reported lost and never released is cleared
-//   (mutex.release(), quietly) before the key is acquired again, so Curator's
-//   reentrancy can never hand out a second hold without asking ZooKeeper.
+//   and reentrant for it. Only a "reenter" request re-enters (Curator counts it and asks
+//   ZooKeeper nothing: the same node, so the same fence, fence_on_reentry "same"; each
+//   release counts one down, the last deletes the node). A plain acquire of a key this
+//   program still holds releases that hold first, every entry (below), and a hold that
+//   was reported lost and never released is cleared (mutex.release(), quietly), so
+//   Curator's reentrancy never hands out a new hold without asking ZooKeeper.
+// - Cancel: requests are read on a thread of their own, which answers a cancel at once
+//   and interrupts the main thread's lock call (Curator's acquire then throws and deletes
+//   its node with a guaranteed delete, which an interrupted thread leaves to Curator's
+//   background retries). The acquire then waits up to command_timeout_ms for its nodes
+//   (found by their data, the owner) to be gone: fail "cancelled", or error
+//   "cancel-unknown".
+// - A semaphore lease's fence is its lease node's czxid: unique and rising with each
+//   lease granted, though up to `permits` leases hold at once. Unreadable: the lease is
+//   given back and the acquire answered error (a fenced adapter has no null fence).
 // - acquire false: Curator deleted its queued node (a failed delete throws, and then we
 //   answer error), so "timeout" is definite.
 // - release: the hold's node is checked first; gone means the session that owned it
@@ -46,24 +60,34 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryUntilElapsed;
 import org.apache.zookeeper.data.Stat;
 
 public final class CuratorLock {
   static final String LOCK_ROOT = "/fencecheck/locks";
-  static final String LIBRARY = "Apache Curator 5.4.0 InterProcessMutex (Debian libcurator-recipes-java), ZooKeeper client 3.8";
+  static final String LIBRARY = "Apache Curator 5.4.0 InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2 (Debian libcurator-recipes-java), ZooKeeper client 3.8";
+  /** The lock kinds it offers, as its manifest says them. */
+  static final Map<String, Object> KINDS = Map.of("reentrant", Map.of("fence_on_reentry", "same"), "rw", true, "semaphore", true, "cancel", true);
 
   // ---- output: replies and notices, from the main thread and Curator's event thread ----
   private static final Object OUT_LOCK = new Object();
@@ -118,31 +142,52 @@ public final class CuratorLock {
       return nodeData;
     }
 
-    String lockPath() {
-      return getLockPath();
-    }
   }
 
+  /** What a hold holds: a mutex (reentrant: `entries` deep), a read or write lock, or a semaphore's lease. */
   static final class Hold {
     final String key, owner, node;
     final long fence, session;
+    /** The InterProcessMutex (or a read-write lock's read or write side), or null for a lease. */
+    final InterProcessMutex mutex;
+    final Lease lease;
+    /** How many acquires of this owner hold it: 1, and one more per re-entry. */
+    int entries = 1;
     volatile boolean lost;
     /** Its ok has been sent: a lost notice may name it. */
     volatile boolean announced;
     volatile String lostWhy;
 
-    Hold(String key, String owner, String node, long fence, long session) {
+    Hold(String key, String owner, String node, long fence, long session, InterProcessMutex mutex, Lease lease) {
       this.key = key;
       this.owner = owner;
       this.node = node;
       this.fence = fence;
       this.session = session;
+      this.mutex = mutex;
+      this.lease = lease;
     }
+  }
+
+  /** A lock call that a cancel came for before it started: nothing was sent. */
+  static final class NotSent extends Exception {
+    NotSent() {
+      super("cancelled before it was sent", null, false, false);
+    }
+  }
+
+  interface LockCall<T> {
+    T run() throws Exception;
+  }
+
+  interface NodeQuery {
+    List<String> run() throws Exception;
   }
 
   // ---- state ----
   private CuratorFramework client;
   private String ownerPrefix = "c";
+  private int commandTimeoutMs = 3000;
   private int holdCount = 0;
   private final Map<String, FencedMutex> mutexes = new ConcurrentHashMap<>();
   /** Counts LOST states; a hold granted across one is checked after its ok is sent. */
@@ -151,6 +196,15 @@ public final class CuratorLock {
   private long justGrantedEpoch;
   /** key -> the hold this program has on it (one hold a key at most). */
   private final Map<String, Hold> holds = new ConcurrentHashMap<>();
+
+  // ---- cancel: the reading thread interrupts the main thread's lock call ----
+  private final Object cancels = new Object();
+  /** Acquires read and not yet answered, and those of them a cancel came for. */
+  private final Set<Object> outstanding = new HashSet<>();
+  private final Set<Object> cancelAsked = new HashSet<>();
+  /** The acquire whose lock call the main thread is in now, or null. */
+  private Object waitingId;
+  private Thread mainThread;
 
   public static void main(String[] args) throws Exception {
     // Standard output carries messages only: keep it for ourselves and send anything a
@@ -162,29 +216,33 @@ public final class CuratorLock {
     new CuratorLock().run();
   }
 
+  /**
+   * Requests are read on a thread of their own and handled in order on the main thread
+   * (an InterProcessMutex is owned by the thread that acquired it), except a cancel: it
+   * comes while the main thread is blocked in an acquire, and is answered at once.
+   */
   void run() throws Exception {
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null) {
-      if (line.isBlank()) continue;
-      Map<String, Object> req;
-      try {
-        Object parsed = Json.parse(line);
-        if (!(parsed instanceof Map)) throw new IllegalArgumentException("not an object");
-        @SuppressWarnings("unchecked")
-        Map<String, Object> m = (Map<String, Object>) parsed;
-        req = m;
-      } catch (RuntimeException e) {
-        log("ignoring a line that is not a JSON object (" + e.getMessage() + "): " + line);
-        continue;
-      }
+    mainThread = Thread.currentThread();
+    BlockingQueue<Map<String, Object>> requests = new LinkedBlockingQueue<>();
+    Map<String, Object> endOfInput = new LinkedHashMap<>();
+    Thread reader = new Thread(() -> read(requests, endOfInput), "requests");
+    reader.setDaemon(true);
+    reader.start();
+    for (;;) {
+      Map<String, Object> req = requests.take();
+      if (req == endOfInput) break;
       Object id = req.get("id");
       String type = String.valueOf(req.get("type"));
       try {
         switch (type) {
           case "init": send(init(id, req)); break;
           case "acquire":
-            send(acquire(id, req));
+            Map<String, Object> r = acquire(id, req);
+            synchronized (cancels) {
+              outstanding.remove(id);
+              cancelAsked.remove(id);
+            }
+            send(r);
             afterAcquire();
             break;
           case "renew":
@@ -201,7 +259,7 @@ public final class CuratorLock {
             send(replyWith(id, "error", "error", "unknown request type: " + type));
         }
       } catch (Throwable t) {
-        log("unexpected " + t + " handling " + line);
+        log("unexpected " + t + " handling " + Json.write(req));
         t.printStackTrace();
         send(replyWith(id, "error", "error", shortError(t)));
       }
@@ -209,6 +267,133 @@ public final class CuratorLock {
     // End of input means close.
     shutdown();
     System.exit(0);
+  }
+
+  void read(BlockingQueue<Map<String, Object>> requests, Map<String, Object> endOfInput) {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    try {
+      String line;
+      while ((line = in.readLine()) != null) {
+        if (line.isBlank()) continue;
+        Map<String, Object> req;
+        try {
+          Object parsed = Json.parse(line);
+          if (!(parsed instanceof Map)) throw new IllegalArgumentException("not an object");
+          @SuppressWarnings("unchecked")
+          Map<String, Object> m = (Map<String, Object>) parsed;
+          req = m;
+        } catch (RuntimeException e) {
+          log("ignoring a line that is not a JSON object (" + e.getMessage() + "): " + line);
+          continue;
+        }
+        Object type = req.get("type");
+        if ("cancel".equals(type)) {
+          send(cancel(req.get("id"), req.get("acquire")));
+          continue;
+        }
+        if ("acquire".equals(type)) {
+          synchronized (cancels) {
+            outstanding.add(req.get("id"));
+          }
+        }
+        requests.add(req);
+      }
+    } catch (IOException e) {
+      log("reading requests: " + e);
+    }
+    requests.add(endOfInput);
+  }
+
+  /** On the reading thread: withdraw the acquire `acquireId` by interrupting its lock call. */
+  Map<String, Object> cancel(Object id, Object acquireId) {
+    synchronized (cancels) {
+      // Already answered (its reply crossed the cancel): that reply stands.
+      if (!outstanding.contains(acquireId)) return replyWith(id, "error", "error", "no such acquire waiting");
+      cancelAsked.add(acquireId);
+      // Not yet in its lock call: it sees cancelAsked before it sends anything.
+      if (acquireId.equals(waitingId)) mainThread.interrupt();
+    }
+    return reply(id, "ok");
+  }
+
+  /** Runs a lock call of the acquire `id` that its cancel may interrupt. */
+  <T> T interruptible(Object id, LockCall<T> call) throws Exception {
+    synchronized (cancels) {
+      if (cancelAsked.contains(id)) throw new NotSent();
+      waitingId = id;
+    }
+    try {
+      return call.run();
+    } finally {
+      synchronized (cancels) {
+        waitingId = null;
+      }
+      // An interrupt that came as the call returned is for a call that is over.
+      Thread.interrupted();
+    }
+  }
+
+  boolean cancelAsked(Object id) {
+    synchronized (cancels) {
+      return cancelAsked.contains(id);
+    }
+  }
+
+  /**
+   * The answer for an acquire its cancel interrupted. Curator deletes the node it queued
+   * with a guaranteed delete, which an interrupted thread leaves to its background
+   * retries: wait up to the command timeout for `left` (the nodes of this acquire) to be
+   * empty. Gone: fail "cancelled"; still there, or unreadable: error "cancel-unknown".
+   */
+  Map<String, Object> withdrawn(Object id, String owner, NodeQuery left) {
+    Thread.interrupted();
+    long deadline = System.nanoTime() + commandTimeoutMs * 1_000_000L;
+    String why = "its node is still there";
+    for (;;) {
+      try {
+        List<String> nodes = left.run();
+        if (nodes.isEmpty()) return replyWith(replyWith(id, "fail", "error", "cancelled"), "owner", owner);
+        why = "its node is still there: " + nodes;
+      } catch (Exception e) {
+        why = "its node is unreadable: " + shortError(e);
+      }
+      if (System.nanoTime() > deadline) return replyWith(replyWith(id, "error", "error", "cancel-unknown"), "detail", why);
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.interrupted();
+      }
+    }
+  }
+
+  static Map<String, Object> replyWith(Map<String, Object> r, String field, Object value) {
+    r.put(field, value);
+    return r;
+  }
+
+  /** The children of `dir` whose data is `owner`'s name; or, `owner` null, those of our session. */
+  List<String> ours(String dir, String owner) throws Exception {
+    List<String> found = new ArrayList<>();
+    List<String> children;
+    try {
+      children = client.getChildren().forPath(dir);
+    } catch (org.apache.zookeeper.KeeperException.NoNodeException e) {
+      return found;
+    }
+    long session = client.getZookeeperClient().getZooKeeper().getSessionId();
+    for (String c : children) {
+      String path = dir + "/" + c;
+      Stat stat = new Stat();
+      byte[] data;
+      try {
+        data = client.getData().storingStatIn(stat).forPath(path);
+      } catch (org.apache.zookeeper.KeeperException.NoNodeException e) {
+        continue;
+      }
+      boolean mine = owner == null ? stat.getEphemeralOwner() == session : owner.equals(new String(data == null ? new byte[0] : data, StandardCharsets.UTF_8));
+      if (mine) found.add(path);
+    }
+    return found;
   }
 
   // ---- init ----
@@ -219,7 +404,7 @@ public final class CuratorLock {
     Object prefix = req.get("owner_prefix");
     if (prefix instanceof String) ownerPrefix = (String) prefix;
     int ttlMs = (int) Json.num(req.get("ttl_ms"), 1000);
-    int commandTimeoutMs = (int) Json.num(req.get("command_timeout_ms"), 3000);
+    commandTimeoutMs = (int) Json.num(req.get("command_timeout_ms"), 3000);
     List<String> hosts = new ArrayList<>();
     Object eps = req.get("endpoints");
     if (eps instanceof List) {
@@ -251,6 +436,7 @@ public final class CuratorLock {
     r.put("fences", true);
     r.put("renew", "none");
     r.put("library", LIBRARY);
+    r.put("kinds", KINDS);
     return r;
   }
 
@@ -301,52 +487,133 @@ public final class CuratorLock {
   }
 
   // ---- acquire ----
-  Map<String, Object> acquire(Object id, Map<String, Object> req) {
+  Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception {
     if (client == null) return replyWith(id, "fail", "error", "no init");
     String key = String.valueOf(req.get("key"));
     long waitMs = Math.max(0, Json.num(req.get("wait_ms"), 0));
-    FencedMutex mutex = mutex(key);
+    Object mode = req.get("mode");
+    Object reenter = req.get("reenter");
+    Object permits = req.get("permits");
+    if (reenter != null) return reenter(id, key, String.valueOf(reenter));
+    if (mode != null && !"read".equals(mode) && !"write".equals(mode)) return replyWith(id, "error", "error", "unknown mode " + mode);
     Hold old = holds.get(key);
-    if (old != null && !old.lost) {
-      // Still ours, unreleased: the workload abandoned it (a process whose operation had
-      // an unknown outcome never releases its hold; both workloads hold one lock at a
-      // time). Curator would reenter it without asking ZooKeeper, and the node would
-      // keep the key locked for as long as our session lives: release it first.
-      log("acquire " + key + ": releasing " + old.owner + " (" + old.node + "), abandoned without a release");
-      holds.remove(key, old);
-      try {
-        mutex.release();
-      } catch (IllegalMonitorStateException e) {
-        // Curator had already forgotten it.
-      } catch (Exception e) {
-        // Its guaranteed delete goes on in the background. Nothing of this acquire was sent.
-        return replyWith(id, "fail", "error", "previous hold not released: " + shortError(e));
-      }
-    } else if (old != null) {
-      forget(key, mutex, old);
-    }
-    if (mutex.isOwnedByCurrentThread()) {
-      // Should not happen (every hold is in `holds`): clear it rather than reenter.
-      forget(key, mutex, null);
+    if (old != null) {
+      Map<String, Object> refused = letGo(id, old);
+      if (refused != null) return refused;
     }
     String owner = ownerPrefix + "-h" + (++holdCount);
-    mutex.setNodeData(owner);
-    boolean got;
-    long t0 = System.nanoTime();
-    try {
-      got = mutex.acquire(waitMs, TimeUnit.MILLISECONDS);
-    } catch (Exception e) {
-      // Unknown: the node may have been made and granted. Curator's protected mode
-      // deletes a node whose create got no answer, in the background.
-      log("acquire " + key + " threw " + e);
-      return replyWith(id, "error", "error", shortError(e));
+    String path = LOCK_ROOT + "/" + key;
+    if (permits != null) return acquireLease(id, key, path, owner, (int) Json.num(permits, 1), waitMs);
+    InterProcessMutex mutex;
+    if (mode != null) {
+      // One InterProcessReadWriteLock a hold, its nodes' data the owner (Curator's lockData).
+      InterProcessReadWriteLock rw = new InterProcessReadWriteLock(client, path, owner.getBytes(StandardCharsets.UTF_8));
+      mutex = "read".equals(mode) ? rw.readLock() : rw.writeLock();
+    } else {
+      FencedMutex fenced = mutex(key);
+      // Should not happen (every hold is in `holds`): clear it rather than reenter.
+      if (fenced.isOwnedByCurrentThread()) forget(fenced);
+      fenced.setNodeData(owner);
+      mutex = fenced;
     }
+    long t0 = System.nanoTime();
+    Attempt<Boolean> a = attempt(id, key, owner, () -> ours(path, owner), () -> mutex.acquire(waitMs, TimeUnit.MILLISECONDS));
+    if (a.reply != null) return a.reply;
     long queuedMs = (System.nanoTime() - t0) / 1_000_000;
-    if (!got) {
+    if (!a.value) {
       // Curator deleted our queued node before returning false (a delete that fails throws).
       return replyWith(id, "fail", "error", "timeout");
     }
-    String node = mutex.lockPath();
+    return granted(id, key, owner, lockPath(mutex), queuedMs, mutex, null);
+  }
+
+  /** A lock call's result, or the reply that ends its acquire instead. */
+  static final class Attempt<T> {
+    T value;
+    Map<String, Object> reply;
+  }
+
+  /**
+   * The acquire `id`'s lock call, which its cancel may interrupt (`left`: the nodes it
+   * may have left behind). Cancelled before the call: fail "cancelled", nothing sent.
+   * Any other throw is unknown: the node may have been made and granted (Curator's
+   * protected mode deletes a node whose create got no answer, in the background).
+   */
+  <T> Attempt<T> attempt(Object id, String key, String owner, NodeQuery left, LockCall<T> call) {
+    Attempt<T> a = new Attempt<>();
+    try {
+      a.value = interruptible(id, call);
+    } catch (NotSent e) {
+      a.reply = replyWith(replyWith(id, "fail", "error", "cancelled"), "owner", owner);
+    } catch (Exception e) {
+      if (cancelAsked(id)) {
+        a.reply = withdrawn(id, owner, left);
+      } else {
+        log("acquire " + key + " threw " + e);
+        a.reply = replyWith(id, "error", "error", shortError(e));
+      }
+    }
+    return a;
+  }
+
+  /**
+   * A re-entry of the hold `owner` has on `key`: InterProcessMutex.acquire again on the
+   * thread that holds it, which Curator grants by counting, asking ZooKeeper nothing.
+   * The same node, so the same fence (fence_on_reentry "same").
+   */
+  Map<String, Object> reenter(Object id, String key, String owner) throws Exception {
+    Hold h = holds.get(key);
+    // Nothing sent: this program has no such hold, or not of a mutex.
+    if (h == null || !h.owner.equals(owner) || !(h.mutex instanceof FencedMutex)) return replyWith(id, "fail", "error", "not-owner");
+    if (!h.mutex.acquire(0, TimeUnit.MILLISECONDS)) return replyWith(id, "error", "error", "re-entry not granted by Curator");
+    h.entries++;
+    String node = lockPath(h.mutex);
+    Map<String, Object> r = reply(id, "ok");
+    r.put("owner", h.owner);
+    r.put("fence", h.fence);
+    r.put("fence_source", "czxid");
+    r.put("node", node);
+    r.put("entries", h.entries);
+    // Curator hands back the lock node it holds: a different one would be a new hold.
+    if (!node.equals(h.node)) r.put("node_changed", true);
+    return r;
+  }
+
+  /**
+   * A lease of an InterProcessSemaphoreV2 of `permits` leases: acquire(wait) gives a
+   * Lease, or null when none came in time. Its fence is the lease node's czxid: unique,
+   * rising with each lease granted (up to `permits` leases hold at once).
+   */
+  Map<String, Object> acquireLease(Object id, String key, String path, String owner, int permits, long waitMs) {
+    InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, path, permits);
+    semaphore.setNodeData(owner.getBytes(StandardCharsets.UTF_8));
+    // This acquire's nodes: its lease (data: the owner) and a node of our session queued in the semaphore's lock.
+    NodeQuery left = () -> {
+      List<String> nodes = ours(path + "/leases", owner);
+      nodes.addAll(ours(path + "/locks", null));
+      return nodes;
+    };
+    long t0 = System.nanoTime();
+    Attempt<Lease> a = attempt(id, key, owner, left, () -> semaphore.acquire(waitMs, TimeUnit.MILLISECONDS));
+    if (a.reply != null) return a.reply;
+    Lease lease = a.value;
+    long queuedMs = (System.nanoTime() - t0) / 1_000_000;
+    if (lease == null) {
+      // Curator returned the lease node it made, quietly (a failed delete is not thrown): look.
+      try {
+        List<String> nodes = left.run();
+        if (!nodes.isEmpty()) return replyWith(replyWith(id, "error", "error", "lease node left behind"), "node", nodes.get(0));
+      } catch (Exception e) {
+        return replyWith(id, "error", "error", "acquire failed; lease nodes unreadable: " + shortError(e));
+      }
+      return replyWith(id, "fail", "error", "timeout");
+    }
+    // getNodeName() is the lease node's name under <path>/leases.
+    return granted(id, key, owner, path + "/leases/" + lease.getNodeName(), queuedMs, null, lease);
+  }
+
+  /** The ok of a hold Curator granted on `node`, its fence the node's czxid; or error when that cannot be read. */
+  Map<String, Object> granted(Object id, String key, String owner, String node, long queuedMs, InterProcessMutex mutex, Lease lease) {
     long epoch = lostEpoch;
     Stat stat;
     long session = -1;
@@ -359,14 +626,14 @@ public final class CuratorLock {
     } catch (Exception e) {
       // Granted by Curator, but its fence could not be read: give the hold back, outcome unknown.
       log("acquire " + key + ": granted " + node + " but reading its stat threw " + e + "; releasing it");
-      releaseQuietly(mutex);
+      giveBack(mutex, lease);
       return replyWith(id, "error", "error", "granted but fence unreadable: " + shortError(e));
     }
     if (stat == null) {
       // Curator said it holds, but the node is already gone: its session ended (the race
       // of CURATOR-604 looks like this). The hold is worth nothing; say we cannot know.
       log("acquire " + key + ": Curator granted " + node + " but the node is gone (session ended): CURATOR-604-like");
-      releaseQuietly(mutex);
+      giveBack(mutex, lease);
       return replyWith(id, "error", "error", "granted-node-gone");
     }
     boolean foreign = stat.getEphemeralOwner() != session;
@@ -374,7 +641,7 @@ public final class CuratorLock {
       log("acquire " + key + ": node " + node + " belongs to session 0x" + Long.toHexString(stat.getEphemeralOwner())
           + ", ours is 0x" + Long.toHexString(session) + " (a node of an ended session: CURATOR-604-like)");
     }
-    Hold h = new Hold(key, owner, node, stat.getCzxid(), stat.getEphemeralOwner());
+    Hold h = new Hold(key, owner, node, stat.getCzxid(), stat.getEphemeralOwner(), mutex, lease);
     holds.put(key, h);
     justGranted = h;
     justGrantedEpoch = epoch;
@@ -390,6 +657,32 @@ public final class CuratorLock {
     // Curator granted a node whose session is not the one we have now (an ended one).
     if (foreign) r.put("session_mismatch", true);
     return r;
+  }
+
+  /**
+   * A hold still ours when its key is acquired again was abandoned by the workload (a
+   * process whose operation had an unknown outcome never releases its hold; both
+   * workloads hold one lock at a time). Curator would reenter a mutex without asking
+   * ZooKeeper, and the node would keep the key locked for as long as our session lives:
+   * release it first, every entry. Returns the acquire's fail if that did not work.
+   */
+  Map<String, Object> letGo(Object id, Hold old) {
+    holds.remove(old.key, old);
+    if (old.lost) {
+      forget(old);
+      return null;
+    }
+    log("acquire " + old.key + ": releasing " + old.owner + " (" + old.node + "), abandoned without a release");
+    try {
+      if (old.lease != null) old.lease.close();
+      else while (old.mutex.isOwnedByCurrentThread()) old.mutex.release();
+    } catch (IllegalMonitorStateException e) {
+      // Curator had already forgotten it.
+    } catch (Exception e) {
+      // Its guaranteed delete goes on in the background. Nothing of this acquire was sent.
+      return replyWith(id, "fail", "error", "previous hold not released: " + shortError(e));
+    }
+    return null;
   }
 
   /**
@@ -421,13 +714,25 @@ public final class CuratorLock {
     String key = String.valueOf(req.get("key"));
     Object owner = req.get("owner");
     Hold h = holds.get(key);
-    FencedMutex mutex = mutexes.get(key);
-    if (h == null || mutex == null || (owner != null && !owner.equals(h.owner))) {
+    if (h == null || (owner != null && !owner.equals(h.owner))) {
       // Nothing was sent: this program holds no such hold.
       return replyWith(id, "fail", "error", "not-owner");
     }
+    if (h.entries > 1) {
+      // A re-entry's release: Curator counts it down, asking ZooKeeper nothing; the lock stays held.
+      try {
+        h.mutex.release();
+      } catch (IllegalMonitorStateException e) {
+        return replyWith(id, "fail", "error", "not-owner");
+      } catch (Exception e) {
+        // Curator's count-down sends nothing; nothing else is expected here.
+        return replyWith(id, "error", "error", shortError(e));
+      }
+      h.entries--;
+      return replyWith(replyWith(id, "ok", "released", true), "entries", h.entries);
+    }
     if (h.lost) {
-      forget(key, mutex, h);
+      forget(h);
       Map<String, Object> r = replyWith(id, "ok", "released", false);
       r.put("lost", h.lostWhy);
       return r;
@@ -444,14 +749,15 @@ public final class CuratorLock {
     }
     if (stat == null || stat.getCzxid() != h.fence) {
       // Only our own release or the end of our session deletes our node.
-      forget(key, mutex, h);
+      forget(h);
       Map<String, Object> r = replyWith(id, "ok", "released", false);
       r.put("lost", "session-expired");
       return r;
     }
     holds.remove(key);
     try {
-      mutex.release();
+      if (h.lease != null) h.lease.close();
+      else h.mutex.release();
     } catch (IllegalMonitorStateException e) {
       return replyWith(id, "fail", "error", "not-owner");
     } catch (Exception e) {
@@ -464,9 +770,24 @@ public final class CuratorLock {
   }
 
   /** Drop a hold whose node is gone: clear Curator's per-thread state so the key can be acquired afresh. */
-  void forget(String key, FencedMutex mutex, Hold h) {
-    if (h != null) holds.remove(key, h);
+  void forget(Hold h) {
+    holds.remove(h.key, h);
+    if (h.mutex != null) forget(h.mutex);
+  }
+
+  static void forget(InterProcessMutex mutex) {
     while (mutex.isOwnedByCurrentThread()) releaseQuietly(mutex);
+  }
+
+  static void giveBack(InterProcessMutex mutex, Lease lease) {
+    if (mutex != null) releaseQuietly(mutex);
+    if (lease != null) {
+      try {
+        lease.close();
+      } catch (Exception e) {
+        log("lease close (cleanup) threw " + e);
+      }
+    }
   }
 
   static void releaseQuietly(InterProcessMutex mutex) {
@@ -477,6 +798,25 @@ public final class CuratorLock {
     }
   }
 
+  /** The node an InterProcessMutex (or a read-write lock's side) holds: getLockPath() is protected. */
+  static String lockPath(InterProcessMutex mutex) {
+    try {
+      return (String) GET_LOCK_PATH.invoke(mutex);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("InterProcessMutex.getLockPath: " + e, e);
+    }
+  }
+
+  private static final Method GET_LOCK_PATH;
+
+  static {
+    try {
+      GET_LOCK_PATH = InterProcessMutex.class.getDeclaredMethod("getLockPath");
+      GET_LOCK_PATH.setAccessible(true);
+    } catch (NoSuchMethodException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
   void shutdown() {
     CuratorFramework c = client;
     if (c == null) return;
@@ -502,230 +842,5 @@ public final class CuratorLock {
     String msg = t.getMessage();
     String s = msg == null ? name : name + ": " + msg;
     return s.length() > 200 ? s.substring(0, 200) : s;
-  }
-
-  // ---- JSON: enough for this protocol (objects, arrays, strings, numbers, true/false/null) ----
-  static final class Json {
-    private final String s;
-    private int i;
-
-    private Json(String s) {
-      this.s = s;
-    }
-
-    static Object parse(String text) {
-      Json p = new Json(text);
-      p.ws();
-      Object v = p.value();
-      p.ws();
-      if (p.i != p.s.length()) throw p.err("trailing characters");
-      return v;
-    }
-
-    static long num(Object v, long dflt) {
-      if (v instanceof Long) return (Long) v;
-      if (v instanceof Double) return (long) (double) (Double) v;
-      return dflt;
-    }
-
-    private RuntimeException err(String what) {
-      return new IllegalArgumentException(what + " at " + i);
-    }
-
-    private void ws() {
-      while (i < s.length()) {
-        char c = s.charAt(i);
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') i++;
-        else break;
-      }
-    }
-
-    private Object value() {
-      if (i >= s.length()) throw err("unexpected end");
-      char c = s.charAt(i);
-      switch (c) {
-        case '{': return object();
-        case '[': return array();
-        case '"': return string();
-        case 't': return literal("true", Boolean.TRUE);
-        case 'f': return literal("false", Boolean.FALSE);
-        case 'n': return literal("null", null);
-        default:
-          if (c == '-' || (c >= '0' && c <= '9')) return number();
-          throw err("unexpected '" + c + "'");
-      }
-    }
-
-    private Object literal(String word, Object v) {
-      if (!s.startsWith(word, i)) throw err("bad literal");
-      i += word.length();
-      return v;
-    }
-
-    private Map<String, Object> object() {
-      Map<String, Object> m = new LinkedHashMap<>();
-      i++;
-      ws();
-      if (i < s.length() && s.charAt(i) == '}') {
-        i++;
-        return m;
-      }
-      for (;;) {
-        ws();
-        if (i >= s.length() || s.charAt(i) != '"') throw err("expected a key");
-        String k = string();
-        ws();
-        if (i >= s.length() || s.charAt(i) != ':') throw err("expected ':'");
-        i++;
-        ws();
-        m.put(k, value());
-        ws();
-        if (i >= s.length()) throw err("unexpected end");
-        char c = s.charAt(i++);
-        if (c == '}') return m;
-        if (c != ',') throw err("expected ',' or '}'");
-      }
-    }
-
-    private List<Object> array() {
-      List<Object> l = new ArrayList<>();
-      i++;
-      ws();
-      if (i < s.length() && s.charAt(i) == ']') {
-        i++;
-        return l;
-      }
-      for (;;) {
-        ws();
-        l.add(value());
-        ws();
-        if (i >= s.length()) throw err("unexpected end");
-        char c = s.charAt(i++);
-        if (c == ']') return l;
-        if (c != ',') throw err("expected ',' or ']'");
-      }
-    }
-
-    private String string() {
-      StringBuilder b = new StringBuilder();
-      i++;
-      for (;;) {
-        if (i >= s.length()) throw err("unterminated string");
-        char c = s.charAt(i++);
-        if (c == '"') return b.toString();
-        if (c < 0x20) throw err("control character in string");
-        if (c != '\\') {
-          b.append(c);
-          continue;
-        }
-        if (i >= s.length()) throw err("unterminated escape");
-        char e = s.charAt(i++);
-        switch (e) {
-          case '"': b.append('"'); break;
-          case '\\': b.append('\\'); break;
-          case '/': b.append('/'); break;
-          case 'b': b.append('\b'); break;
-          case 'f': b.append('\f'); break;
-          case 'n': b.append('\n'); break;
-          case 'r': b.append('\r'); break;
-          case 't': b.append('\t'); break;
-          case 'u':
-            if (i + 4 > s.length()) throw err("short \\u escape");
-            try {
-              b.append((char) Integer.parseInt(s.substring(i, i + 4), 16));
-            } catch (NumberFormatException x) {
-              throw err("bad \\u escape");
-            }
-            i += 4;
-            break;
-          default: throw err("bad escape");
-        }
-      }
-    }
-
-    private Object number() {
-      int start = i;
-      if (s.charAt(i) == '-') i++;
-      boolean integral = true;
-      while (i < s.length()) {
-        char c = s.charAt(i);
-        if (c >= '0' && c <= '9') i++;
-        else if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-          integral = false;
-          i++;
-        } else break;
-      }
-      String t = s.substring(start, i);
-      try {
-        if (integral) return Long.parseLong(t);
-        return Double.parseDouble(t);
-      } catch (NumberFormatException x) {
-        if (integral) {
-          try {
-            return Double.parseDouble(t); // beyond a long
-          } catch (NumberFormatException y) {
-            // fall through
-          }
-        }
-        throw err("bad number '" + t + "'");
-      }
-    }
-
-    static String write(Object v) {
-      StringBuilder b = new StringBuilder();
-      write(b, v);
-      return b.toString();
-    }
-
-    private static void write(StringBuilder b, Object v) {
-      if (v == null) b.append("null");
-      else if (v instanceof String) quote(b, (String) v);
-      else if (v instanceof Boolean || v instanceof Long || v instanceof Integer) b.append(v);
-      else if (v instanceof Double) {
-        double d = (Double) v;
-        if (Double.isFinite(d)) b.append(d == Math.rint(d) && Math.abs(d) < 1e15 ? Long.toString((long) d) : Double.toString(d));
-        else b.append("null");
-      } else if (v instanceof Map) {
-        b.append('{');
-        boolean first = true;
-        for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-          if (!first) b.append(',');
-          first = false;
-          quote(b, String.valueOf(e.getKey()));
-          b.append(':');
-          write(b, e.getValue());
-        }
-        b.append('}');
-      } else if (v instanceof List) {
-        b.append('[');
-        boolean first = true;
-        for (Object o : (List<?>) v) {
-          if (!first) b.append(',');
-          first = false;
-          write(b, o);
-        }
-        b.append(']');
-      } else quote(b, String.valueOf(v));
-    }
-
-    private static void quote(StringBuilder b, String s) {
-      b.append('"');
-      for (int k = 0; k < s.length(); k++) {
-        char c = s.charAt(k);
-        switch (c) {
-          case '"': b.append("\\\""); break;
-          case '\\': b.append("\\\\"); break;
-          case '\n': b.append("\\n"); break;
-          case '\r': b.append("\\r"); break;
-          case '\t': b.append("\\t"); break;
-          case '\b': b.append("\\b"); break;
-          case '\f': b.append("\\f"); break;
-          default:
-            if (c < 0x20 || c == 0x2028 || c == 0x2029) b.append(String.format("\\u%04x", (int) c));
-            else b.append(c);
-        }
-      }
-      b.append('"');
-    }
   }
 }

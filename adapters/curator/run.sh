@@ -1,6 +1,6 @@
 #!/bin/sh
-# fencecheck's Curator adapter: compile CuratorLock.java once into a cache keyed by the
-# sources' hash, then exec the JVM (same pid, same process group: a pause freezes it).
+# fencecheck's Curator adapter: compile CuratorLock.java and Json.java once into a cache
+# keyed by the sources' hash, then exec the JVM (same pid, same process group: a pause freezes it).
 # Needs Debian's: default-jdk-headless libcurator-recipes-java (which brings
 # libcurator-framework-java, libcurator-client-java, libzookeeper-java, libguava-java,
 # libslf4j-java). Runs from the manifest's directory.
@@ -28,7 +28,7 @@ command -v java >/dev/null 2>&1 || { echo "curator adapter: no java on PATH: ins
 
 CP="$J/curator-recipes.jar:$J/curator-framework.jar:$J/curator-client.jar:$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/guava.jar:$J/slf4j-api.jar:$J/slf4j-simple.jar"
 
-hash=$(cat "$here/CuratorLock.java" "$here/run.sh" | sha256sum | cut -c1-16)
+hash=$(cat "$here/CuratorLock.java" "$here/Json.java" "$here/run.sh" | sha256sum | cut -c1-16)
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/fencecheck/adapters/curator-$hash"
 
 if [ ! -f "$cache/CuratorLock.class" ]; then
@@ -36,9 +36,9 @@ if [ ! -f "$cache/CuratorLock.class" ]; then
   parent=$(dirname "$cache")
   mkdir -p "$parent"
   tmp=$(mktemp -d "$parent/.curator-build.XXXXXX")
-  if ! javac -nowarn -encoding UTF-8 -cp "$CP" -d "$tmp" "$here/CuratorLock.java" >&2; then
+  if ! javac -nowarn -encoding UTF-8 -cp "$CP" -d "$tmp" "$here/CuratorLock.java" "$here/Json.java" >&2; then
     rm -rf "$tmp"
-    echo "curator adapter: javac failed on $here/CuratorLock.java" >&2
+    echo "curator adapter: javac failed on $here/CuratorLock.java or Json.java" >&2
     exit 1
   fi
   # Atomic: a rename of a whole directory. Another worker that compiled the same sources

@@ -23,6 +23,26 @@ SUSPENDED -> notice suspended; LOST (the session expired, its ephemeral nodes
 are gone) -> a lost notice for every hold of this program; CONNECTED after
 SUSPENDED or LOST -> notice reconnected.
 
+Lock kinds, as kazoo documents them, all under the same path: zk.ReadLock and
+zk.WriteLock (mode "read"/"write": "__rlock__" and "__lock__" nodes, readers
+share, a writer excludes both); zk.Semaphore(path, identifier, max_leases=permits)
+(a lease is an ephemeral node "<path>/<uuid>", taken under kazoo's inner lock
+"<path>-__lock__"; the path's data stores max_leases, and a semaphore asked with
+another count raises ValueError: error). kazoo's locks are not reentrant (its
+docs say so), so no re-entry is offered.
+
+Fences: a read or write hold's fence is its node's czxid, as the mutex's. A
+semaphore lease's fence is its lease node's czxid: unique and rising with each
+grant, so it orders the grants, though up to `permits` leases hold at once and a
+later lease's fence says nothing of the earlier ones being gone.
+
+Cancel: the recipe's own cancel() (Lock.cancel, Semaphore.cancel) makes the
+blocked acquire raise CancelledError, after kazoo's best-effort cleanup of its
+node; the node is then looked for: gone -> fail "cancelled" (naming the owner),
+still there or unreadable -> error "cancel-unknown". A Semaphore looks at its
+cancel flag only while it holds its inner lock, so a waiter queued behind that
+lock is withdrawn once it gets there (or its wait ends "timeout" first).
+
 A failed acquire is looked at before it is called a fail: kazoo deletes its
 contender node on the way out, but swallows an error doing so (kazoo PR #760).
 If a node of this acquire is still queued, the acquire is answered "error" (it
@@ -38,25 +58,37 @@ import threading
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
-from fencecheck_adapter import Adapter, find_debian_packages, notice, run  # noqa: E402
+from fencecheck_adapter import Adapter, cancelled, find_debian_packages, notice, run  # noqa: E402
 
 find_debian_packages("kazoo")
 
 from kazoo.client import KazooClient, KazooState  # noqa: E402
-from kazoo.exceptions import KazooException, LockTimeout, SessionExpiredError  # noqa: E402
+from kazoo.exceptions import CancelledError, KazooException, LockTimeout, SessionExpiredError  # noqa: E402
+from kazoo.recipe.lock import Semaphore  # noqa: E402
 from kazoo.version import __version__ as KAZOO_VERSION  # noqa: E402
 
 LOCK_ROOT = "/fencecheck/locks"
+# kazoo's Semaphore resets its cancel flag as its acquire starts: a cancel that
+# came just then is given again this much later.
+RECANCEL_S = 0.05
 
 
 def _seq(name):
     return name[-10:]
 
 
+def _node_of(recipe):
+    """The name of a hold's node under its path: a lock's node, a semaphore's lease."""
+    if isinstance(recipe, Semaphore):
+        return recipe.create_path.rsplit("/", 1)[1]
+    return recipe.node
+
+
 class KazooLockAdapter(Adapter):
     fences = True
     renew_mode = "none"
     library = "kazoo %s" % KAZOO_VERSION
+    kinds = {"rw": True, "semaphore": True, "cancel": True}
 
     def init(self, req):
         self.hosts = ",".join("%s:%d" % (e["host"], e["port"]) for e in req["endpoints"])
@@ -70,6 +102,7 @@ class KazooLockAdapter(Adapter):
         self.lost = {}  # owner -> why, for holds the listener reported lost
         self.suspended = False
         self.closing = False
+        self.waiting = None  # the recipe the main thread's acquire is blocked in, for cancel
         # Connect in the background from now on, as an application connects at its
         # start: the first acquire then asks ZooKeeper at once instead of paying for
         # the handshake while its wait is timed. init itself must not block on it
@@ -122,6 +155,32 @@ class KazooLockAdapter(Adapter):
     # -- requests -----------------------------------------------------------
 
     def acquire(self, req):
+        return self._acquire(req, lambda zk, path, owner: zk.Lock(path, identifier=owner))
+
+    def acquire_rw(self, req, mode):
+        if mode not in ("read", "write"):
+            return {"type": "error", "error": "unknown mode %r" % (mode,)}
+        return self._acquire(req, lambda zk, path, owner: (zk.ReadLock if mode == "read" else zk.WriteLock)(path, identifier=owner))
+
+    def acquire_semaphore(self, req, permits):
+        return self._acquire(req, lambda zk, path, owner: zk.Semaphore(path, identifier=owner, max_leases=int(permits)))
+
+    def cancel(self, acquire_req):
+        with self.mu:
+            recipe = self.waiting
+        if recipe is not None:
+            recipe.cancel()
+            if isinstance(recipe, Semaphore):
+                threading.Timer(RECANCEL_S, self._recancel, (recipe,)).start()
+        # No recipe yet: the acquire sees cancelled(req) before it sends anything.
+        return {"type": "ok"}
+
+    def _recancel(self, recipe):
+        with self.mu:
+            if self.waiting is recipe:
+                recipe.cancel()
+
+    def _acquire(self, req, make):
         zk = self._client()
         if zk is None:
             return {"type": "fail", "error": "conn-refused", "detail": "no ZooKeeper connection within the command timeout"}
@@ -131,31 +190,74 @@ class KazooLockAdapter(Adapter):
         path = "%s/%s" % (LOCK_ROOT, key)
         wait_s = req["wait_ms"] / 1000.0
         blocking = wait_s > 0
-        lock = zk.Lock(path, identifier=owner)
+        recipe = make(zk, path, owner)
+        with self.mu:
+            self.waiting = recipe
+            withdrawn = cancelled(req)
         try:
-            got = lock.acquire(blocking=blocking, timeout=wait_s if blocking else None)
-        except LockTimeout:
-            got = False
+            if withdrawn:
+                # Cancelled before the recipe sent anything: nothing was queued.
+                return {"type": "fail", "error": "cancelled", "owner": owner}
+            try:
+                got = recipe.acquire(blocking=blocking, timeout=wait_s if blocking else None)
+            except LockTimeout:
+                got = False
+            except CancelledError:
+                return self._withdrawn(zk, path, recipe, owner)
+        finally:
+            with self.mu:
+                self.waiting = None
         if not got:
-            return self._why_not(zk, path, lock, blocking)
-        node = "%s/%s" % (path, lock.node)
-        stat = self._call(zk.exists_async(node))
+            if isinstance(recipe, Semaphore):
+                return self._lease_not_had(zk, recipe, blocking)
+            return self._why_not(zk, path, recipe, blocking)
+        node = _node_of(recipe)
+        stat = self._call(zk.exists_async("%s/%s" % (path, node)))
         with self.mu:
             # The hold is real only if its node lives in the session we have now: a
             # session that ended after the create took the node with it, and one that
             # ends after this check finds the hold registered and reports it lost.
             live = stat is not None and zk.client_id is not None and stat.ephemeralOwner == zk.client_id[0]
             if live:
-                self.holds[owner] = (key, lock)
+                self.holds[owner] = (key, recipe)
         if not live:
             # Do not leave a node that would hold the lock for nobody.
             try:
-                lock.release()
+                recipe.release()
             except KazooException:
                 pass
-            return {"type": "error", "error": "session changed while acquiring", "node": lock.node}
+            return {"type": "error", "error": "session changed while acquiring", "node": node}
         return {"type": "ok", "owner": owner, "fence": stat.czxid, "fence_source": "czxid",
-                "node": lock.node, "session": "%x" % stat.ephemeralOwner}
+                "node": node, "session": "%x" % stat.ephemeralOwner}
+
+    def _withdrawn(self, zk, path, recipe, owner):
+        """The answer for an acquire its cancel withdrew (kazoo's cleanup already ran):
+        cancelled only when its node is certainly gone."""
+        try:
+            if isinstance(recipe, Semaphore):
+                left = self._call(zk.exists_async(recipe.create_path)) is not None
+            else:
+                left = any(c.startswith(recipe.prefix) for c in self._call(zk.get_children_async(path)))
+        except SessionExpiredError:
+            # The session took every ephemeral node it made.
+            return {"type": "fail", "error": "cancelled", "owner": owner}
+        except Exception as exc:  # noqa: BLE001 - cannot know whether the node is gone
+            return {"type": "error", "error": "cancel-unknown", "detail": "node unreadable: %s" % type(exc).__name__}
+        if left:
+            return {"type": "error", "error": "cancel-unknown", "detail": "its node is still there"}
+        return {"type": "fail", "error": "cancelled", "owner": owner}
+
+    def _lease_not_had(self, zk, semaphore, blocking):
+        """A semaphore acquire that kazoo says failed: certain once its lease node is gone."""
+        try:
+            left = self._call(zk.exists_async(semaphore.create_path)) is not None
+        except SessionExpiredError:
+            return {"type": "fail", "error": "session-expired"}
+        except Exception as exc:  # noqa: BLE001
+            return {"type": "error", "error": "acquire failed; lease node unreadable: %s" % type(exc).__name__}
+        if left:
+            return {"type": "error", "error": "lease node left behind", "node": _node_of(semaphore)}
+        return {"type": "fail", "error": "timeout" if blocking else "busy"}
 
     def _why_not(self, zk, path, lock, blocking):
         """The answer for an acquire that kazoo says failed (its cleanup already ran)."""
@@ -175,7 +277,7 @@ class KazooLockAdapter(Adapter):
         error = "timeout" if blocking else "busy"
         if contenders:
             with self.mu:
-                ours = {h.node for _, h in self.holds.values()}
+                ours = {_node_of(h) for _, h in self.holds.values()}
             head = contenders[0]
             try:
                 stat = self._call(zk.exists_async("%s/%s" % (path, head)))
@@ -196,7 +298,7 @@ class KazooLockAdapter(Adapter):
         if entry is None:
             return {"type": "fail", "error": "not-owner", "detail": "no such hold in this program"}
         _, lock = entry
-        node = lock.node
+        node = _node_of(lock)
         try:
             deleted = lock.release()
         except SessionExpiredError:

@@ -5,6 +5,11 @@ standard input and output: it reads one request a line, calls the method named b
 the request's type, and writes exactly one reply line for it. Notices (lost,
 suspended, reconnected) may be sent from any thread with notice().
 
+Requests are read on a thread of their own and handled one at a time on the main
+thread, except `cancel`: it comes while an acquire is blocked in the lock library,
+so it is handled at once on the reading thread (Adapter.cancel), and the blocked
+acquire then answers for itself (fail "cancelled" or error "cancel-unknown").
+
 Rules it keeps so that adapters need not think about them:
 - stdout carries protocol lines only. sys.stdout is pointed at stderr, so a stray
   print() or a library's chatter cannot corrupt the stream (fencecheck would kill
@@ -20,6 +25,7 @@ Rules it keeps so that adapters need not think about them:
 import json
 import logging
 import os
+import queue
 import sys
 import threading
 
@@ -68,11 +74,17 @@ def find_debian_packages(*modules):
 
 class Adapter:
     """Override the request handlers. Each returns the reply's fields (a dict with
-    at least "type"); in_reply_to is added here. Raising means "error"."""
+    at least "type"); in_reply_to is added here. Raising means "error".
+
+    An acquire goes to the handler of its kind: acquire (a mutex), acquire_rw (a
+    read-write lock's "read" or "write" hold), acquire_semaphore (one of `permits`
+    permits), reenter (the hold of `owner`, entered again). Declare the kinds you
+    offer in `kinds`, in the protocol's words, e.g. {"rw": True, "cancel": True}."""
 
     fences = False
     renew_mode = "none"
     library = None
+    kinds = None
 
     def init(self, req):
         """Remember the endpoints and options; must not connect (the set-up check
@@ -80,6 +92,22 @@ class Adapter:
 
     def acquire(self, req):
         raise NotImplementedError
+
+    def acquire_rw(self, req, mode):
+        return {"type": "error", "error": "read-write locks not supported"}
+
+    def acquire_semaphore(self, req, permits):
+        return {"type": "error", "error": "semaphores not supported"}
+
+    def reenter(self, req, owner):
+        return {"type": "error", "error": "re-entry not supported"}
+
+    def cancel(self, acquire_req):
+        """Withdraw the acquire `acquire_req`, which is being handled now on the main
+        thread (or is about to be: cancelled(acquire_req) is already true). Runs on
+        the reading thread; must not block for long. Returns the cancel's reply
+        (ok: the library was asked); the acquire's own reply says how it ended."""
+        return {"type": "error", "error": "cancel not supported"}
 
     def renew(self, req):
         return {"type": "error", "error": "renew not supported"}
@@ -109,6 +137,24 @@ def _exit(code=0):
         os._exit(code)
 
 
+def cancelled(req):
+    """Whether a cancel for this acquire has come (it may come before the acquire
+    reaches the lock library: then withdraw it without asking the service)."""
+    flag = req.get("_cancel")
+    return flag is not None and flag.is_set()
+
+
+def _acquire(adapter, req):
+    mode, reenter, permits = req.get("mode"), req.get("reenter"), req.get("permits")
+    if reenter is not None:
+        return adapter.reenter(req, reenter)
+    if mode is not None:
+        return adapter.acquire_rw(req, mode)
+    if permits is not None:
+        return adapter.acquire_semaphore(req, permits)
+    return adapter.acquire(req)
+
+
 def _handle(adapter, req):
     kind = req.get("type")
     if kind == "init":
@@ -119,9 +165,11 @@ def _handle(adapter, req):
         reply = {"type": "init_ok", "fences": adapter.fences, "renew": adapter.renew_mode}
         if adapter.library:
             reply["library"] = adapter.library
+        if adapter.kinds:
+            reply["kinds"] = adapter.kinds
         return reply
     if kind == "acquire":
-        return adapter.acquire(req)
+        return _acquire(adapter, req)
     if kind == "renew":
         return adapter.renew(req)
     if kind == "release":
@@ -135,24 +183,74 @@ def _short(exc):
     return " ".join(text.split())[:200]
 
 
+class _Reader:
+    """Reads requests on its own thread: every one but cancel is queued for the
+    main thread; a cancel is answered here, while the acquire it names blocks."""
+
+    def __init__(self, adapter):
+        self.adapter = adapter
+        self.requests = queue.Queue()
+        self.mu = threading.Lock()
+        self.acquires = {}  # id -> acquire request, from when it is read until it is answered
+
+    def take(self):
+        return self.requests.get()
+
+    def done(self, req):
+        with self.mu:
+            self.acquires.pop(req.get("id"), None)
+
+    def read(self):
+        stdin = sys.stdin.buffer
+        while True:
+            raw = stdin.readline()
+            if not raw:  # end of input means close
+                self.requests.put(None)
+                return
+            if not raw.strip():
+                continue
+            try:
+                req = json.loads(raw)
+                rid = req["id"]
+            except (ValueError, KeyError, TypeError):
+                # No id to answer to: a reply would itself be a bad line. Log it.
+                log.error("ignoring a request that is not a JSON object with an id: %r", raw[:200])
+                continue
+            if req.get("type") == "cancel":
+                _write(dict({"in_reply_to": rid}, **self.cancel(req)))
+                continue
+            if req.get("type") == "acquire":
+                req["_cancel"] = threading.Event()
+                with self.mu:
+                    self.acquires[rid] = req
+            self.requests.put(req)
+
+    def cancel(self, req):
+        with self.mu:
+            waiting = self.acquires.get(req.get("acquire"))
+            if waiting is not None:
+                waiting["_cancel"].set()
+        if waiting is None:
+            # Already answered (the reply crossed the cancel): the acquire's reply stands.
+            return {"type": "error", "error": "no such acquire waiting"}
+        try:
+            return self.adapter.cancel(waiting)
+        except Exception as exc:  # noqa: BLE001 - the acquire's reply still says how it ended
+            log.exception("cancel of acquire %s raised", req.get("acquire"))
+            return {"type": "error", "error": _short(exc)}
+
+
 def run(adapter):
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("FENCECHECK_LOG_LEVEL", "WARNING"),
                         format="%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s")
-    stdin = sys.stdin.buffer
+    reader = _Reader(adapter)
+    threading.Thread(target=reader.read, name="requests", daemon=True).start()
     while True:
-        raw = stdin.readline()
-        if not raw:  # end of input means close
+        req = reader.take()
+        if req is None:
             _close_briefly(adapter)
             _exit(0)
-        if not raw.strip():
-            continue
-        try:
-            req = json.loads(raw)
-            rid = req["id"]
-        except (ValueError, KeyError, TypeError):
-            # No id to answer to: a reply would itself be a bad line. Log it.
-            log.error("ignoring a request that is not a JSON object with an id: %r", raw[:200])
-            continue
+        rid = req["id"]
         if req.get("type") == "close":
             _close_briefly(adapter)
             _write({"in_reply_to": rid, "type": "ok"})
@@ -162,4 +260,6 @@ def run(adapter):
         except Exception as exc:  # unknown outcome: never guess fail
             log.exception("%s request %s raised", req.get("type"), rid)
             reply = {"type": "error", "error": _short(exc)}
+        finally:
+            reader.done(req)
         _write(dict({"in_reply_to": rid}, **reply))

@@ -17,7 +17,7 @@
 // Renews and releases whose owner no acquire returned are left out too: the
 // checker warns about them, and they cannot be tied to a hold.
 import type { Model } from "../model.ts";
-import { RELEASE, RENEW } from "../model.ts";
+import { INNER_RELEASE, RELEASE, RENEW } from "../model.ts";
 import { FAIL, INFO, OK } from "../table.ts";
 import type { SearchHistory, SearchModel } from "./wgl.ts";
 
@@ -58,7 +58,7 @@ export function mutexHistories(m: Model): MutexHistory[] {
   for (let r = 0; r < ops.length; r++) {
     const h = ops.hold[r];
     const f = ops.f[r];
-    const kept = h >= 0 && (f === RENEW ? ops.outcome[r] === OK : f === RELEASE ? ops.outcome[r] !== FAIL : holds.acquire[h] === r);
+    const kept = h >= 0 && (f === RENEW ? ops.outcome[r] === OK : f === RELEASE ? ops.outcome[r] !== FAIL && ops.notReleased[r] !== INNER_RELEASE : holds.acquire[h] === r);
     placeOf[r] = kept ? place[holds.key[h]] : -1;
     if (kept) counts[placeOf[r]]++;
   }

@@ -12,7 +12,7 @@ export { PROTOCOL_VERSION } from "./messages.ts";
 
 /** The adapter a manifest describes: one program per logical client. */
 export function programAdapter(spec: ProgramSpec): LockAdapter {
-  return { describe: spec.describe, backends: spec.backends, fences: spec.fences, create: (ctx) => new ProgramClient(spec, ctx) };
+  return { describe: spec.describe, backends: spec.backends, fences: spec.fences, kinds: spec.kinds, create: (ctx) => new ProgramClient(spec, ctx) };
 }
 
 /** The manifest at `path`, read and checked, as an adapter. */

@@ -4,7 +4,8 @@
 import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { BadInput } from "../../lib/exit.ts";
-import { PROTOCOL_VERSION, RENEW_MODES, type RenewMode } from "./messages.ts";
+import type { LockKinds } from "../lock.ts";
+import { PROTOCOL_VERSION, readKinds, RENEW_MODES, type RenewMode } from "./messages.ts";
 
 export interface ProgramSpec {
   /** The manifest's absolute path, which names the adapter in messages. */
@@ -18,6 +19,8 @@ export interface ProgramSpec {
   backends: string[];
   fences: boolean;
   renew: RenewMode;
+  /** The lock kinds it offers beyond the mutex, and whether it can cancel a wait ({} when the manifest says none). */
+  kinds: LockKinds;
 }
 
 /** Whether a --client value names an adapter program's manifest. */
@@ -41,6 +44,8 @@ export function readManifest(path: string): ProgramSpec {
   if (!Array.isArray(m.backends) || m.backends.length === 0 || !m.backends.every((b) => typeof b === "string")) wrong.push(`"backends" must list the backends it works with, e.g. ["redis"]`);
   if (typeof m.fences !== "boolean") wrong.push(`"fences" must be true or false`);
   if (!RENEW_MODES.includes(m.renew as RenewMode)) wrong.push(`"renew" must be one of ${RENEW_MODES.join(", ")}`);
+  const kinds = m.kinds === undefined ? {} : readKinds(m.kinds);
+  if (typeof kinds === "string") wrong.push(kinds);
   const env = m.env ?? {};
   if (typeof env !== "object" || env === null || Array.isArray(env) || !Object.values(env).every((v) => typeof v === "string")) wrong.push(`"env" must be an object of strings`);
   if (wrong.length) throw new BadInput(`${named}: ${wrong.join("; ")}`);
@@ -54,5 +59,6 @@ export function readManifest(path: string): ProgramSpec {
     backends: m.backends as string[],
     fences: m.fences as boolean,
     renew: m.renew as RenewMode,
+    kinds: kinds as LockKinds,
   };
 }

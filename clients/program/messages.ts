@@ -3,6 +3,7 @@
 // anything that is not a message of the protocol is named, so the program can be
 // killed with a sentence that says what it wrote and why that is wrong.
 import { NOTICES, type NoticeKind } from "../../store/events.ts";
+import type { LockKinds } from "../lock.ts";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -12,7 +13,9 @@ export const RENEW_MODES: readonly RenewMode[] = ["explicit", "automatic", "none
 /** What the harness sends: a request with its id. */
 export type Request =
   | { id: number; type: "init"; protocol: number; backend: string; endpoints: { name: string; host: string; port: number }[]; owner_prefix: string; ttl_ms: number; command_timeout_ms: number; seed: number; client: number }
-  | { id: number; type: "acquire"; key: string; ttl_ms: number; wait_ms: number }
+  | { id: number; type: "acquire"; key: string; ttl_ms: number; wait_ms: number; mode?: "read" | "write"; reenter?: string; permits?: number }
+  /** Withdraws the acquire `acquire` while it waits: the one request sent while another is outstanding. */
+  | { id: number; type: "cancel"; acquire: number }
   | { id: number; type: "renew"; key: string; owner: string; fence: number | null; ttl_ms: number }
   | { id: number; type: "release"; key: string; owner: string; fence: number | null }
   | { id: number; type: "close" };
@@ -21,7 +24,7 @@ export type Request =
 export type RequestBody = Request extends infer R ? (R extends Request ? Omit<R, "id"> : never) : never;
 
 export type Reply =
-  | { type: "init_ok"; fences: boolean; renew: RenewMode; library?: string }
+  | { type: "init_ok"; fences: boolean; renew: RenewMode; library?: string; kinds?: LockKinds }
   /** `fields`: the reply's own fields besides type, in_reply_to (and a fail's error). */
   | { type: "ok"; fields: Record<string, unknown> }
   | { type: "fail"; error: string; fields: Record<string, unknown> }
@@ -62,7 +65,13 @@ export function readLine(text: string): Line {
       if (typeof o.fences !== "boolean") return { kind: "bad", why: `init_ok needs "fences" (true or false)` };
       if (!RENEW_MODES.includes(o.renew as RenewMode)) return { kind: "bad", why: `init_ok needs "renew" (${RENEW_MODES.join(", ")})` };
       if (o.library !== undefined && typeof o.library !== "string") return { kind: "bad", why: `init_ok's "library" must be a string` };
-      return { kind: "reply", inReplyTo: inReplyTo as number, reply: { type, fences: o.fences, renew: o.renew as RenewMode, ...(o.library ? { library: o.library as string } : {}) } };
+      const kinds = o.kinds === undefined ? undefined : readKinds(o.kinds);
+      if (typeof kinds === "string") return { kind: "bad", why: `init_ok's ${kinds}` };
+      return {
+        kind: "reply",
+        inReplyTo: inReplyTo as number,
+        reply: { type, fences: o.fences, renew: o.renew as RenewMode, ...(o.library ? { library: o.library as string } : {}), ...(kinds ? { kinds } : {}) },
+      };
     }
     case "ok":
       return { kind: "reply", inReplyTo: inReplyTo as number, reply: { type, fields } };
@@ -76,9 +85,36 @@ export function readLine(text: string): Line {
   }
 }
 
-/** What is wrong with an acquire's ok, or null: it names a hold (owner) and its fence. */
-export function acquireOkProblem(fields: Obj, fences: boolean): string | null {
+/**
+ * The lock kinds a manifest or an init_ok declares (`"kinds"`), in the protocol's
+ * words ({"reentrant": {"fence_on_reentry": "same"}, "rw": true, ...}), or what
+ * is wrong with them. Absent kinds are a plain mutex that cannot cancel.
+ */
+export function readKinds(v: unknown): LockKinds | string {
+  if (!isObj(v)) return `"kinds" must be an object, e.g. {"rw": true, "cancel": true}`;
+  const kinds: LockKinds = {};
+  for (const [name, value] of Object.entries(v)) {
+    if (name === "reentrant") {
+      const rule = isObj(value) ? value.fence_on_reentry : undefined;
+      if (rule !== "same" && rule !== "new") return `"kinds"."reentrant" must be {"fence_on_reentry": "same"} or {"fence_on_reentry": "new"}`;
+      kinds.reentrant = { fenceOnReentry: rule };
+    } else if (name === "rw" || name === "semaphore" || name === "cancel") {
+      if (typeof value !== "boolean") return `"kinds"."${name}" must be true or false`;
+      if (value) kinds[name] = true;
+    }
+    // Unknown kinds are ignored, as unknown fields are: a later version may add some.
+  }
+  return kinds;
+}
+
+/** Two declarations of kinds say the same. */
+export const sameKinds = (a: LockKinds, b: LockKinds): boolean =>
+  a.reentrant?.fenceOnReentry === b.reentrant?.fenceOnReentry && !!a.rw === !!b.rw && !!a.semaphore === !!b.semaphore && !!a.cancel === !!b.cancel;
+
+/** What is wrong with an acquire's ok, or null: it names a hold (owner) and its fence; a re-entry's, the owner it re-entered. */
+export function acquireOkProblem(fields: Obj, fences: boolean, reentered?: string): string | null {
   if (typeof fields.owner !== "string" || fields.owner === "") return `an acquire's ok needs "owner" (a string unique to the hold)`;
+  if (reentered !== undefined && fields.owner !== reentered) return `a re-entry's ok must keep the owner it re-entered (${JSON.stringify(reentered)}), not ${JSON.stringify(fields.owner)}`;
   const fence = fields.fence;
   if (fence === undefined) return `an acquire's ok needs "fence" (an integer, or null)`;
   if (fence !== null && !Number.isSafeInteger(fence)) return `"fence" must be an integer or null`;

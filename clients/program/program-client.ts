@@ -8,13 +8,18 @@
 // exit, no answer in time) it is killed, the operation is unknown (info, with an
 // `adapter-...` error and a message in the worker's log), and the next operation
 // starts a new program, under a new owner prefix.
+//
+// One request is outstanding at a time, but for a cancel: when an acquire's
+// AbortSignal fires while it waits, a cancel naming it is sent at once, and the
+// acquire's own reply still says how it ended (the program reads its input while
+// it is blocked in the lock call).
 import { spawn, type ChildProcess } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
-import { UnknownOutcome, type ClientContext, type Hold, type LockClient, type Outcome } from "../lock.ts";
+import { CANCELLED, UnknownOutcome, type AcquireRequest, type ClientContext, type Hold, type LockClient, type Outcome } from "../lock.ts";
 import { clip } from "../../lib/text.ts";
 import type { ProgramSpec } from "./manifest.ts";
-import { acquireOkProblem, PROTOCOL_VERSION, readLine, releaseOkProblem, renewOkProblem, type NoticeMessage, type Reply, type Request, type RequestBody } from "./messages.ts";
+import { acquireOkProblem, PROTOCOL_VERSION, readLine, releaseOkProblem, renewOkProblem, sameKinds, type NoticeMessage, type Reply, type Request, type RequestBody } from "./messages.ts";
 
 /** A program's first answer may wait for a runtime to start (a JVM, a Python that imports grpc). */
 export const INIT_TIMEOUT_MS = 30_000;
@@ -48,7 +53,11 @@ interface Program {
   child: ChildProcess;
   pid: number;
   ownerPrefix: string;
-  pending: Pending | null;
+  /**
+   * The requests awaiting replies, by id: one at a time, except a cancel, which is
+   * sent while the acquire it withdraws is outstanding.
+   */
+  pending: Map<number, Pending>;
   /** Set once it is killed or gone: nothing more is read from it. */
   ended: boolean;
   /** Sent close: its exit is expected. */
@@ -64,7 +73,7 @@ export class ProgramClient implements LockClient {
   private starts = 0;
   private nextId = 1;
   /** Holds of the current program, owner to key, for notices that name a key or nothing. */
-  private readonly held = new Map<string, string>();
+  private readonly held = new Map<string, { key: string; entries: number }>();
   /** Owners a `lost` notice named. */
   private readonly toldLost_ = new Set<string>();
 
@@ -76,14 +85,29 @@ export class ProgramClient implements LockClient {
     await this.running();
   }
 
-  async acquire(key: string, ttlMs: number, waitMs: number): Promise<Outcome<Hold>> {
+  async acquire(key: string, ttlMs: number, waitMs: number, request: AcquireRequest = {}): Promise<Outcome<Hold>> {
     const p = await this.running();
-    const reply = await this.request(p, { type: "acquire", key, ttl_ms: ttlMs, wait_ms: waitMs }, waitMs + 2 * this.ctx.commandTimeoutMs);
+    const { signal, mode, reenter, permits } = request;
+    // Withdrawn before it was sent: nothing was ever queued.
+    if (signal?.aborted) return { type: "fail", error: CANCELLED };
+    const body: RequestBody = {
+      type: "acquire",
+      key,
+      ttl_ms: ttlMs,
+      wait_ms: waitMs,
+      ...(mode ? { mode } : {}),
+      ...(reenter ? { reenter: reenter.owner } : {}),
+      ...(permits !== undefined ? { permits } : {}),
+    };
+    const sent = this.send(p, body, waitMs + 2 * this.ctx.commandTimeoutMs);
+    const reply = await this.cancellable(p, sent, signal);
     return this.outcome(p, reply, (fields) => {
-      const problem = acquireOkProblem(fields, this.spec.fences);
+      const problem = acquireOkProblem(fields, this.spec.fences, reenter?.owner);
       if (problem) throw this.kill(p, "adapter-bad-line", `answered acquire ${JSON.stringify(key)} with ${clip(JSON.stringify(fields))}: ${problem}`);
       const { owner, fence, ttl_ms: granted, ...extra } = fields;
-      this.held.set(owner as string, key);
+      // A re-entry is the same hold once more: it is held until each entry is released.
+      const entered = this.held.get(owner as string);
+      this.held.set(owner as string, { key, entries: (entered?.entries ?? 0) + 1 });
       const hold: Hold = { owner: owner as string, fence: fence as number | null, ttlMs: typeof granted === "number" ? granted : ttlMs };
       if (Object.keys(extra).length > 0) hold.extra = extra;
       return hold;
@@ -108,7 +132,9 @@ export class ProgramClient implements LockClient {
       if (problem) throw this.kill(p, "adapter-bad-line", `answered release with ${clip(JSON.stringify(fields))}: ${problem}`);
       return { released: fields.released !== false, ...(typeof fields.lost === "string" ? { lost: fields.lost } : {}) };
     });
-    this.held.delete(hold.owner);
+    const entered = this.held.get(hold.owner);
+    if (entered && entered.entries > 1) entered.entries--;
+    else this.held.delete(hold.owner);
     return out;
   }
 
@@ -153,7 +179,7 @@ export class ProgramClient implements LockClient {
     this.held.clear();
     // Not detached: the program stays in the worker's process group, which the pause nemesis stops and the reaper kills whole.
     const child = spawn(command, args, { cwd: this.spec.cwd, env: { ...process.env, ...this.spec.env }, stdio: ["pipe", "pipe", "pipe"] });
-    const p: Program = { child, pid: child.pid ?? 0, ownerPrefix, pending: null, ended: false, closing: false, stderrTail: [], initialised: Promise.resolve() };
+    const p: Program = { child, pid: child.pid ?? 0, ownerPrefix, pending: new Map(), ended: false, closing: false, stderrTail: [], initialised: Promise.resolve() };
     child.stdin!.on("error", () => {});
     child.on("error", (err) => this.kill(p, "adapter-exited", `could not be started: ${err.message}`));
     createInterface({ input: child.stdout!, crlfDelay: Infinity }).on("line", (line) => this.onLine(p, line));
@@ -166,7 +192,7 @@ export class ProgramClient implements LockClient {
     // 'close': it has exited and every line it wrote has been read.
     child.on("close", (code, signal) => {
       if (p.ended) return;
-      if (p.closing && !p.pending) p.ended = true;
+      if (p.closing && p.pending.size === 0) p.ended = true;
       else this.kill(p, "adapter-exited", `exited (${signal ?? `code ${code}`})`);
     });
     const init: RequestBody = {
@@ -186,6 +212,8 @@ export class ProgramClient implements LockClient {
       const differs = [
         ...(reply.fences !== this.spec.fences ? [`"fences" ${reply.fences}`] : []),
         ...(reply.renew !== this.spec.renew ? [`"renew" ${JSON.stringify(reply.renew)}`] : []),
+        // Optional in init_ok (a program older than lock kinds says none); when said, as the manifest says.
+        ...(reply.kinds && !sameKinds(reply.kinds, this.spec.kinds) ? [`"kinds" ${JSON.stringify(reply.kinds)}`] : []),
       ];
       if (differs.length) throw this.kill(p, "adapter-bad-line", `answered init with ${differs.join(" and ")}, which its manifest does not say`);
       if (reply.library) this.ctx.log?.(`[adapter client ${this.ctx.id ?? "?"} pid ${p.pid}] library: ${reply.library}`);
@@ -197,13 +225,47 @@ export class ProgramClient implements LockClient {
 
   /** Sends one request and waits for its reply, at most `timeoutMs` of time the worker was not frozen. */
   private request(p: Program, body: RequestBody, timeoutMs: number): Promise<Reply> {
-    if (p.ended) return Promise.reject(new AdapterFailure("adapter-exited", "the adapter program has ended"));
+    return this.send(p, body, timeoutMs).reply;
+  }
+
+  /** Sends one request: its id, and its reply to come. */
+  private send(p: Program, body: RequestBody, timeoutMs: number): { id: number; reply: Promise<Reply> } {
     const id = this.nextId++;
-    return new Promise<Reply>((resolve, reject) => {
+    if (p.ended) return { id, reply: Promise.reject(new AdapterFailure("adapter-exited", "the adapter program has ended")) };
+    const reply = new Promise<Reply>((resolve, reject) => {
       const cancel = deadline(timeoutMs, () => this.kill(p, "adapter-timeout", `did not answer ${body.type} (id ${id}) within ${timeoutMs} ms`));
-      p.pending = { id, type: body.type, resolve, reject, cancel };
+      p.pending.set(id, { id, type: body.type, resolve, reject, cancel });
       p.child.stdin!.write(JSON.stringify({ id, ...body }) + "\n");
     });
+    return { id, reply };
+  }
+
+  /**
+   * The acquire's reply; if `signal` aborts before it comes, a cancel is sent for
+   * it, and the acquire's own reply still says how it ended (fail "cancelled",
+   * error "cancel-unknown", or an ok granted before the cancel took effect).
+   * The cancel's reply only says whether the program tried: an error there
+   * changes nothing the acquire's reply does not say.
+   */
+  private async cancellable(p: Program, sent: { id: number; reply: Promise<Reply> }, signal: AbortSignal | undefined): Promise<Reply> {
+    if (!signal || !this.spec.kinds.cancel) return sent.reply;
+    const onAbort = (): void => {
+      if (p.ended || !p.pending.has(sent.id)) return;
+      this.send(p, { type: "cancel", acquire: sent.id }, 2 * this.ctx.commandTimeoutMs).reply.then(
+        (reply) => {
+          if (reply.type === "init_ok") this.kill(p, "adapter-bad-line", `answered cancel with init_ok`);
+          else if (reply.type !== "ok") this.ctx.log?.(`[adapter client ${this.ctx.id ?? "?"} pid ${p.pid}] cancel of acquire id ${sent.id}: ${reply.type} ${reply.error}`);
+        },
+        // A kill fails the acquire too, which says so.
+        () => {},
+      );
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      return await sent.reply;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
   }
 
   private onLine(p: Program, text: string): void {
@@ -217,12 +279,13 @@ export class ProgramClient implements LockClient {
       this.onNotice(line.notice);
       return;
     }
-    const pending = p.pending;
-    if (!pending || line.inReplyTo !== pending.id) {
-      this.kill(p, "adapter-bad-line", `wrote a reply to id ${line.inReplyTo}, but ${pending ? `the request outstanding is ${pending.type} id ${pending.id}` : "no request is outstanding"}: ${clip(text)}`);
+    const pending = p.pending.get(line.inReplyTo);
+    if (!pending) {
+      const outstanding = [...p.pending.values()].map((q) => `${q.type} id ${q.id}`).join(" and ");
+      this.kill(p, "adapter-bad-line", `wrote a reply to id ${line.inReplyTo}, but ${outstanding ? `the request outstanding is ${outstanding}` : "no request is outstanding"}: ${clip(text)}`);
       return;
     }
-    p.pending = null;
+    p.pending.delete(line.inReplyTo);
     pending.cancel();
     pending.resolve(line.reply);
   }
@@ -231,7 +294,7 @@ export class ProgramClient implements LockClient {
     this.ctx.notice?.(n.f, n.key, n.owner ?? null);
     if (n.f !== "lost") return;
     // A notice that names no hold takes every hold of the program on its key (or every one).
-    const owners = n.owner !== undefined ? [n.owner] : [...this.held].filter(([, key]) => n.key === undefined || key === n.key).map(([owner]) => owner);
+    const owners = n.owner !== undefined ? [n.owner] : [...this.held].filter(([, { key }]) => n.key === undefined || key === n.key).map(([owner]) => owner);
     for (const owner of owners) this.toldLost_.add(owner);
   }
 
@@ -256,10 +319,12 @@ export class ProgramClient implements LockClient {
     p.child.kill("SIGKILL");
     this.ctx.log?.(`fencecheck: ${failure.message}`);
     this.ctx.warn?.(failure.message);
-    const pending = p.pending;
-    p.pending = null;
-    pending?.cancel();
-    pending?.reject(failure);
+    const pending = [...p.pending.values()];
+    p.pending.clear();
+    for (const q of pending) {
+      q.cancel();
+      q.reject(failure);
+    }
     if (this.program === p) this.program = null;
     return failure;
   }

@@ -68,9 +68,15 @@ describe("notices (format 2)", () => {
     h2.acquire(1, "k0", [0, 10], "a", 1);
     const bad = h2.ndjson().trimEnd() + "\n" + JSON.stringify({ index: 2, time: 3e7, process: 1, type: "notice", f: "gone" }) + "\n";
     await expect(checkRun(writeRun(bad))).rejects.toThrow(/line 4: a notice's "f" must be one of lost, suspended, reconnected/);
-    const rw = new History({ format: 2, lock: "rw" });
-    rw.acquire(1, "k0", [0, 10], "a", 1);
-    await expect(checkRun(writeRun(rw))).rejects.toThrow(/line 1: header "lock" "rw" is not supported/);
+    const odd = new History({ format: 2, lock: "barrier" });
+    odd.acquire(1, "k0", [0, 10], "a", 1);
+    await expect(checkRun(writeRun(odd))).rejects.toThrow(/line 1: header "lock" "barrier" is not a lock kind \(mutex, reentrant, rw, semaphore\)/);
+    const noPermits = new History({ format: 2, lock: "semaphore" });
+    noPermits.acquire(1, "k0", [0, 10], "a", 1);
+    await expect(checkRun(writeRun(noPermits))).rejects.toThrow(/line 1: header "permits" must be an integer >= 1 for a semaphore/);
+    const format1 = new History({ lock: "rw" });
+    format1.acquire(1, "k0", [0, 10], "a", 1);
+    await expect(checkRun(writeRun(format1))).rejects.toThrow(/line 1: header "lock" and "permits" need format 2/);
     const f3 = new History({ format: 3 as 2 });
     await expect(checkRun(writeRun(f3))).rejects.toThrow(/"format" 3 is not supported \(this reader knows formats 1 and 2\)/);
   });

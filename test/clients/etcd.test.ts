@@ -1,48 +1,25 @@
 // The etcd lock clients against three real etcd members. Holders that must freeze
 // run in a child process (etcd-child.ts) that the test SIGSTOPs for real.
-import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { describe, it, expect, afterAll } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
-import { Etcd3 } from "etcd3";
-import { ProcessGroup } from "../../cluster/processes.ts";
-import { PortPlan } from "../../cluster/ports.ts";
-import { startEtcdCluster, type EtcdCluster } from "../../cluster/etcd.ts";
-import { startProxyServer, type ProxyServer } from "../../proxy/index.ts";
-import { CLIENTS, type Endpoint, type Hold, type LockClient, type Outcome, type MakeClient } from "../../clients/index.ts";
+import type { Etcd3 } from "etcd3";
+import type { Hold, LockClient } from "../../clients/index.ts";
 import { QUEUE_PREFIX } from "../../clients/etcd-queue.ts";
 import { LOCK_PREFIX } from "../../clients/etcd3-lock.ts";
 import { rng } from "../../lib/index.ts";
-import { tempRunDir, processesMentioning, REPO } from "../helpers.ts";
+import { REPO } from "../helpers.ts";
+import { useEtcdCluster, held, settled, sleep } from "./etcd-cluster.ts";
 
-/** Each client kind's maker, its module loaded once for the file (clients are made synchronously below). */
-const made: Record<string, MakeClient> = {};
-beforeAll(async () => {
-  for (const [name, kind] of Object.entries(CLIENTS)) made[name] = await kind.load();
-});
-
-let dir: string;
-let group: ProcessGroup;
-let proxy: ProxyServer;
-let cluster: EtcdCluster;
-let endpoints: Endpoint[];
-let admin: Etcd3;
-const locks: LockClient[] = [];
+const cluster = useEtcdCluster("fc-etcd-clients-");
+const { made, lock, keysUnder } = cluster;
 const children: ChildProcess[] = [];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function lock(kind: string, prefix: string, eps: Endpoint[] = endpoints): LockClient {
-  const c = made[kind]({ endpoints: eps, ownerPrefix: prefix, commandTimeoutMs: 2000, rng: rng(3, prefix), options: {} });
-  locks.push(c);
-  return c;
-}
-
-function held(r: Outcome<Hold>): Hold {
-  if (r.type !== "ok") throw new Error(`not acquired: ${JSON.stringify(r)}`);
-  return r.value;
-}
+afterAll(() => {
+  for (const c of children) c.kill("SIGKILL");
+});
 
 /** A lock client in a process of its own. */
 function child(kind: string): { proc: ChildProcess; ask(cmd: string): Promise<Record<string, unknown>>; next(): Promise<Record<string, unknown>> } {
-  const proc = spawn(process.execPath, ["--import", "tsx", "test/clients/etcd-child.ts", kind, JSON.stringify(endpoints)], { cwd: REPO, stdio: ["pipe", "pipe", "inherit"] });
+  const proc = spawn(process.execPath, ["--import", "tsx", "test/clients/etcd-child.ts", kind, JSON.stringify(cluster.endpoints)], { cwd: REPO, stdio: ["pipe", "pipe", "inherit"] });
   children.push(proc);
   const lines: string[] = [];
   const waiting: Array<(l: string) => void> = [];
@@ -65,38 +42,8 @@ function child(kind: string): { proc: ChildProcess; ask(cmd: string): Promise<Re
   return { proc, next, ask: (cmd) => (proc.stdin!.write(cmd + "\n"), next()) };
 }
 
-/** The keys under a prefix with their create revisions. */
-async function keysUnder(prefix: string): Promise<Array<{ key: string; createRevision: number }>> {
-  const res = await admin.getAll().prefix(prefix).exec();
-  return res.kvs.map((kv) => ({ key: kv.key.toString(), createRevision: Number(kv.create_revision) }));
-}
-
 const lockKeyOf = (kind: string, key: string, hold: Hold): string =>
   kind === "etcd-queue" ? `${QUEUE_PREFIX}/${key}/${hold.extra!.lease}` : `${LOCK_PREFIX}/${key}`;
-
-function settled<T>(p: Promise<T>): () => boolean {
-  let done = false;
-  void p.finally(() => (done = true));
-  return () => done;
-}
-
-beforeAll(async () => {
-  dir = tempRunDir("fc-etcd-clients-");
-  group = new ProcessGroup(dir);
-  proxy = await startProxyServer({ port: 0 });
-  cluster = await startEtcdCluster({ group, ports: new PortPlan(0), runDir: dir, toxiproxyUrl: proxy.url });
-  endpoints = cluster.nodes.map((n) => ({ name: n.name, host: n.host, port: n.port }));
-  admin = new Etcd3({ hosts: endpoints.map((e) => `http://${e.host}:${e.port}`) });
-});
-
-afterAll(async () => {
-  for (const c of children) c.kill("SIGKILL");
-  await Promise.all(locks.map((l) => l.close()));
-  admin?.close();
-  await group?.stopAll();
-  await proxy?.close();
-  expect(processesMentioning(dir)).toEqual([]);
-});
 
 describe.each(["etcd-queue", "etcd3-lock"])("%s", (kind) => {
   const k = (name: string) => `${kind}-${name}`;
@@ -104,8 +51,10 @@ describe.each(["etcd-queue", "etcd3-lock"])("%s", (kind) => {
   it("grants one holder at a time, with fences that are the lock keys' create revisions and grow", async () => {
     const a = lock(kind, "a"), b = lock(kind, "b");
     const ha = held(await a.acquire(k("one"), 5000, 0));
-    expect(await b.acquire(k("one"), 5000, 0)).toEqual({ type: "fail", error: "busy" });
-    expect(await b.acquire(k("one"), 5000, 300)).toEqual({ type: "fail", error: "timeout" });
+    // etcd-queue names the owner of the key it waited behind.
+    const behind = kind === "etcd-queue" ? { value: { behind: ha.owner } } : {};
+    expect(await b.acquire(k("one"), 5000, 0)).toEqual({ type: "fail", error: "busy", ...behind });
+    expect(await b.acquire(k("one"), 5000, 300)).toEqual({ type: "fail", error: "timeout", ...behind });
     const prefix = kind === "etcd-queue" ? `${QUEUE_PREFIX}/${k("one")}/` : `${LOCK_PREFIX}/${k("one")}`;
     // Given up waiters leave nothing behind: the holder's key is the only one.
     expect(await keysUnder(prefix)).toEqual([{ key: lockKeyOf(kind, k("one"), ha), createRevision: ha.fence }]);
@@ -169,7 +118,7 @@ describe.each(["etcd-queue", "etcd3-lock"])("%s", (kind) => {
   });
 
   it("--connections per-worker: clients of one process share one etcd3 client, each with its own holds, and it lives until the last closes", async () => {
-    const make = (prefix: string) => made[kind]({ endpoints, ownerPrefix: prefix, commandTimeoutMs: 2000, rng: rng(4, prefix), options: { sharedConnection: true } });
+    const make = (prefix: string) => made[kind]({ endpoints: cluster.endpoints, ownerPrefix: prefix, commandTimeoutMs: 2000, rng: rng(4, prefix), options: { sharedConnection: true } });
     const a = make("sa"), b = make("sb");
     const own = lock(kind, "sc");
     const etcd = (c: LockClient) => (c as unknown as { client: Etcd3 }).client;
@@ -240,7 +189,7 @@ describe("etcd-queue", () => {
     for (let i = 0; i < 100 && (await keysUnder(`${QUEUE_PREFIX}/jepsen/`)).length > 1; i++) await sleep(100);
     await a.release("jepsen", ha);
     waiter.proc.kill("SIGCONT");
-    expect(await waiter.next()).toEqual({ type: "fail", error: "lease-expired" });
+    expect(await waiter.next()).toEqual({ type: "fail", error: "lease-expired", value: { behind: ha.owner } });
   });
 });
 

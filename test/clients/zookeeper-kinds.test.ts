@@ -10,10 +10,9 @@ import type { Endpoint, Hold, Outcome } from "../../clients/index.ts";
 import { UnknownOutcome } from "../../clients/lock.ts";
 import { sleep } from "../../lib/index.ts";
 import { eventually } from "../helpers.ts";
-import { useZkCluster } from "../zookeeper-cluster.ts";
+import { useZkLockServers } from "../zookeeper-cluster.ts";
 
-const servers = useZkCluster("fc-zk-kinds-");
-const { lock, nodesOf } = servers;
+const { servers, lock, nodesOf } = useZkLockServers("fc-zk-kinds-");
 
 function held(r: Outcome<Hold>): Hold {
   if (r.type !== "ok") throw new Error(`not acquired: ${JSON.stringify(r)}`);
@@ -91,7 +90,7 @@ describe.each(["zookeeper", "zookeeper-rw"])("%s cancellation", (kind) => {
 
   it("a cancel whose delete gets no answer is unknown, and its node stalls the queue until its session ends", async () => {
     const key = `cancel-lost-${kind}`;
-    const p = await new Toxiproxy(servers.proxy().url).createProxy({ name: `cancel-lost-${kind}`, listen: "127.0.0.1:0", upstream: `127.0.0.1:${servers.cluster().nodes[0].port}` });
+    const p = await new Toxiproxy(servers().proxy.url).createProxy({ name: `cancel-lost-${kind}`, listen: "127.0.0.1:0", upstream: `127.0.0.1:${servers().cluster.nodes[0].port}` });
     const link: Endpoint = { name: "zk-1", host: "127.0.0.1", port: Number(p.listen.split(":").pop()) };
     const holder = lock(kind, `${kind}-holder2`), waiter = lock(kind, `${kind}-waiter2`, [link], 1000), next = lock(kind, `${kind}-next2`);
     const h = held(await holder.acquire(key, 2000, 0));

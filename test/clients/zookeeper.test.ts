@@ -4,32 +4,63 @@
 // whose reply is lost is found again with protection mode (and left behind as a
 // ghost that blocks the lock without it), and a session that expires while
 // holding is known as lost by the recipe and not by the naive client.
-import { describe, it, expect } from "vitest";
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import zookeeper from "node-zookeeper-client";
 import { Toxiproxy, type Proxy } from "toxiproxy-node-client";
-import { ZK_LOCK_ROOT, type Endpoint, type Hold, type Outcome } from "../../clients/index.ts";
+import type { ZkCluster } from "../../cluster/zookeeper.ts";
+import type { ProxyServer } from "../../proxy/index.ts";
+import { CLIENTS, ZK_LOCK_ROOT, type Endpoint, type Hold, type LockClient, type Outcome, type MakeClient } from "../../clients/index.ts";
 import { zxid } from "../../clients/zookeeper-session.ts";
-import { sleep } from "../../lib/index.ts";
+import { rng, sleep } from "../../lib/index.ts";
 import { eventually } from "../helpers.ts";
-import { useZkCluster } from "../zookeeper-cluster.ts";
+import { startZkServers, type ZkServers } from "../zk-servers.ts";
 
-const servers = useZkCluster("fc-zk-client-");
-const { lock, nodesOf } = servers;
+/** Each client kind's maker, its module loaded once for the file (clients are made synchronously below). */
+const made: Record<string, MakeClient> = {};
+beforeAll(async () => {
+  for (const [name, kind] of Object.entries(CLIENTS)) made[name] = await kind.load();
+});
+
+let servers: ZkServers;
+let proxy: ProxyServer;
+let cluster: ZkCluster;
+let endpoints: Endpoint[];
+let admin: zookeeper.Client;
+const locks: LockClient[] = [];
+
+function lock(kind: string, prefix: string, eps: Endpoint[] = endpoints, commandTimeoutMs = 2000): LockClient {
+  const c = made[kind]({ endpoints: eps, ownerPrefix: prefix, commandTimeoutMs, rng: rng(3, prefix), options: {} });
+  locks.push(c);
+  return c;
+}
 
 function held(r: Outcome<Hold>): Hold {
   if (r.type !== "ok") throw new Error(`not acquired: ${JSON.stringify(r)}`);
   return r.value;
 }
 
+/** The lock nodes of a key, as the servers have them. */
+const nodesOf = (key: string): Promise<string[]> =>
+  new Promise((resolve, reject) => admin.getChildren(`${ZK_LOCK_ROOT}/${key}`, (err, children) => (err ? reject(err) : resolve(children.sort((a, b) => Number(a.slice(-10)) - Number(b.slice(-10)))))));
 
-const czxidOf = (path: string): Promise<number> => new Promise((resolve, reject) => servers.admin().exists(path, (err, stat) => (err || !stat ? reject(err ?? new Error(`${path} is gone`)) : resolve(zxid(stat.czxid)))));
+const czxidOf = (path: string): Promise<number> => new Promise((resolve, reject) => admin.exists(path, (err, stat) => (err || !stat ? reject(err ?? new Error(`${path} is gone`)) : resolve(zxid(stat.czxid)))));
 
 /** A proxy of its own in front of zk-1, for one client's faults. */
 async function linkToZk1(name: string): Promise<{ endpoint: Endpoint; proxy: Proxy }> {
-  const zk1 = servers.cluster().nodes[0];
-  const p = await new Toxiproxy(servers.proxy().url).createProxy({ name, listen: "127.0.0.1:0", upstream: `127.0.0.1:${zk1.port}` });
+  const zk1 = cluster.nodes[0];
+  const p = await new Toxiproxy(proxy.url).createProxy({ name, listen: "127.0.0.1:0", upstream: `127.0.0.1:${zk1.port}` });
   return { endpoint: { name: "zk-1", host: "127.0.0.1", port: Number(p.listen.split(":").pop()) }, proxy: p };
 }
 
+beforeAll(async () => {
+  servers = await startZkServers("fc-zk-client-");
+  ({ proxy, cluster, endpoints, admin } = servers);
+}, 60_000);
+
+afterAll(async () => {
+  for (const l of locks) await l.close();
+  expect(await servers?.stop()).toEqual([]);
+});
 
 describe("zookeeper lock client", () => {
   it("serves waiters in the order they queued, each fence its node's czxid, fences increasing", async () => {

@@ -40,6 +40,9 @@ const typical = fc.record({
       data: plain,
       seen: plain,
       validity_ms: fc.oneof(fc.integer({ min: -5000, max: 5000 }), plain),
+      mode: fc.oneof(fc.constantFrom("read", "write"), plain),
+      depth: fc.oneof(fc.integer({ min: 0, max: 4 }), plain),
+      behind: fc.oneof(fc.constantFrom("c1-h1", "c2-h9"), plain),
     }, { requiredKeys: [] }) },
     { weight: 1, arbitrary: anyValue },
   ),
@@ -63,6 +66,9 @@ const runnerLike = fc.record({
     released: fc.oneof(fc.boolean(), plain),
     data: plain,
     seen: plain,
+    mode: fc.oneof({ weight: 3, arbitrary: fc.constantFrom("read", "write") }, { weight: 1, arbitrary: plain }),
+    depth: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 4 }) }, { weight: 1, arbitrary: plain }),
+    behind: fc.oneof({ weight: 3, arbitrary: fc.constantFrom("c1-h1", "c2-h9") }, { weight: 1, arbitrary: plain }),
   }, { requiredKeys: [] }),
 }, { requiredKeys: ["index", "time", "process", "type", "f", "key"] });
 

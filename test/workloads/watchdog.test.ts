@@ -7,7 +7,7 @@ import { startRedisNodes, type ServerNode } from "../../cluster/redis.ts";
 import { RedisLock } from "../../clients/redis.ts";
 import { LogicalClient } from "../../workloads/client.ts";
 import { acquire, release, stillHeld } from "../../workloads/hold.ts";
-import type { WorkloadOptions } from "../../workloads/options.ts";
+import { MUTEX, type WorkloadOptions } from "../../workloads/options.ts";
 import type { UnindexedEvent } from "../../store/events.ts";
 import { rng } from "../../lib/index.ts";
 import { tempRunDir } from "../helpers.ts";
@@ -16,7 +16,7 @@ let group: ProcessGroup;
 let node: ServerNode;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const opts = (o: Partial<WorkloadOptions>): WorkloadOptions => ({
-  ttlMs: 300, acquireTimeoutMs: 0, workMs: 0, pauseMs: 0, pauseClients: "all", writesPerHold: 1, keys: 1, rate: 1, staggerMs: 0, renew: true, pauseAt: "acquire", fenceReads: false, ...o,
+  ttlMs: 300, acquireTimeoutMs: 0, workMs: 0, pauseMs: 0, pauseClients: "all", writesPerHold: 1, keys: 1, rate: 1, staggerMs: 0, renew: true, pauseAt: "acquire", fenceReads: false, lock: MUTEX, cancelRate: 0, ...o,
 });
 
 beforeAll(async () => {

@@ -1,0 +1,33 @@
+// semaphore-overflow: more holds of a key certainly valid at one moment than the
+// semaphore has permits. The witness names N+1 of them, the last the hold whose
+// grant made one too many.
+import type { Witness } from "../../store/events.ts";
+import { ms } from "../explain.ts";
+import { eventsOf, type Model } from "../model.ts";
+import { spanOf, validText } from "../mutex.ts";
+import { sweepHolds } from "./overlaps.ts";
+
+export function semaphoreOverflows(m: Model): { witnesses: Witness[]; leaseOverlaps: number } {
+  const permits = m.kind?.permits ?? 1;
+  const witnesses: Witness[] = [];
+  let leaseOverlaps = 0;
+  sweepHolds(m, ({ hold: h, valid, acting }) => {
+    if (valid.length + 1 > permits) witnesses.push(witness(m, [...valid.slice(valid.length - permits), h], permits));
+    else if (valid.length + acting.length + 1 > permits) leaseOverlaps++;
+  });
+  return { witnesses, leaseOverlaps };
+}
+
+function witness(m: Model, hs: number[], permits: number): Witness {
+  const spans = hs.map((h) => spanOf(m, h));
+  const last = spans[spans.length - 1];
+  const until = Math.min(...spans.map((s) => s.end));
+  const key = m.keys.names[m.holds.key[last.hold]];
+  return {
+    key,
+    events: eventsOf(m, ...spans.flatMap((s) => [m.holds.acquire[s.hold], s.bound])),
+    explanation:
+      `On key ${JSON.stringify(key)} ${hs.length} holds were certainly valid at once from ${ms(last.start)} to ${ms(until)}, ` +
+      `and the semaphore has ${permits} permit${permits === 1 ? "" : "s"}: ${spans.map((s) => validText(m, s)).join("; ")}.`,
+  };
+}

@@ -1,0 +1,29 @@
+// A read-write lock in the layout of etcd's Go recipes.RWMutex
+// (client/v3/experimental/recipes/rwmutex.go): under the lock's prefix, a reader
+// puts `read/<lease>` and a writer `write/<lease>`, each under a lease of its own,
+// and all of them queue in the order of their keys' create revisions. A reader
+// holds once no WRITE key is older than its own (it waits for the youngest older
+// writer to go, then looks again), so readers that arrive together hold together;
+// a writer holds once no key at all is older (it waits for the key just before
+// it). A writer in the queue therefore holds back the readers that came after
+// it: in a FIFO of both, neither readers nor writers starve.
+//
+// Everything else is etcd-queue's (etcd-queue.ts): the lease kept alive while
+// waiting, the check after waiting that our key still exists, cancellation, the
+// `behind` fact. The fence is the hold's key's create revision: a writer's is
+// above every hold granted before it, and a reader's above every writer's before
+// it; readers holding together have different fences. An acquire that names no
+// mode (a mutex) is a writer.
+import type { AcquireRequest } from "./lock.ts";
+import { EtcdQueueLock, type Place } from "./etcd-queue.ts";
+import { RW_PREFIX } from "./places.ts";
+
+export { RW_PREFIX };
+
+export class EtcdRwLock extends EtcdQueueLock {
+  protected override place(k: string, lease: string, request?: AcquireRequest): Place {
+    const prefix = `${RW_PREFIX}/${k}/`;
+    // Go's readers wait on `<prefix>write`, its writers on `<prefix>`: the same keys.
+    return request?.mode === "read" ? { key: `${prefix}read/${lease}`, after: `${prefix}write/` } : { key: `${prefix}write/${lease}`, after: prefix };
+  }
+}
