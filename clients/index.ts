@@ -181,6 +181,7 @@ export const CLIENTS: Record<string, ClientKind> = {
       const { ZkLock } = await import("./zookeeper.ts");
       return (ctx) => new ZkLock(ctx);
     },
+    kinds: { cancel: true },
   },
   "zookeeper-naive": {
     describe: "the same recipe without protection mode (a create whose reply was lost is sent again) and without a session check after an expiry (CURATOR-206/604), kept on purpose",
@@ -188,6 +189,14 @@ export const CLIENTS: Record<string, ClientKind> = {
       const { ZkLock } = await import("./zookeeper.ts");
       return (ctx) => new ZkLock(ctx, true);
     },
+  },
+  "zookeeper-rw": {
+    describe: "ZooKeeper's shared-lock recipe: read- and write- ephemeral sequential nodes (protection mode); a reader waits for lower write- nodes, a writer for any lower node; fence = the node's czxid",
+    load: async () => {
+      const { ZkRwLock } = await import("./zookeeper-rw.ts");
+      return (ctx) => new ZkRwLock(ctx);
+    },
+    kinds: { rw: true, cancel: true },
   },
   // Reference adapter programs (adapters/, docs/adapter-protocol.md): the lock libraries of other languages, as their users call them.
   "redis-py": programClient("adapters/redis-py/adapter.json"),
@@ -211,6 +220,7 @@ export const CLIENTS: Record<string, ClientKind> = {
       const { PostgresAdvisoryLock } = await import("./postgres-advisory.ts");
       return (ctx) => new PostgresAdvisoryLock(ctx);
     },
+    kinds: { rw: true, cancel: true },
   },
 };
 

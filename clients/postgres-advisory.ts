@@ -17,9 +17,28 @@
 // TCP keepalives of the session, in whole seconds, cover a peer that vanished
 // outright.
 // `npm run experiment -- dead-session` measures each.
-import type { ClientContext, Hold, LockClient, Outcome } from "./lock.ts";
+//
+// A read-write lock (--lock rw) is the same with pg_advisory_lock_shared for a
+// read, pg_advisory_lock for a write, as Postgres documents them. Every grant,
+// shared or not, moves the fence once: a writer's grant runs while it alone
+// holds, after every earlier holder's grant and before every later one's, so a
+// writer's fence is above every fence granted before it and below every one
+// after. Readers holding together have distinct fences in the order their
+// grant statements ran (the counter row's lock orders them), which need not be
+// the order the server let them in: each fence of a read is above the last
+// writer's and below the next one's, and that is all the fence says.
+//
+// A waiter whose AbortSignal fires cancels its waiting statement from a second
+// connection (pg_cancel_backend of its session's server process). The server
+// then answers the lock statement "canceling statement due to user request"
+// (or any other ERROR) and the lock was certainly not taken: fail "cancelled".
+// If the lock statement does not answer, or its connection breaks, the outcome
+// is unknown ("cancel-unknown") and the session is dropped: its server process
+// may wait on, and hold the lock once granted, until it finds its client gone.
+import { CANCELLED, CANCEL_UNKNOWN, UnknownOutcome, type AcquireRequest, type ClientContext, type Hold, type LockClient, type Outcome } from "./lock.ts";
 import type { QueryResult, QueryResultRow } from "pg";
-import { PgSession, sqlState } from "./postgres-session.ts";
+import { PgSession, answeredWithError, sqlState } from "./postgres-session.ts";
+import { sleep } from "../lib/time.ts";
 
 /** The advisory lock's first key: this project's, so its locks are told apart from an application's. */
 const LOCK_CLASS = 0x66630000;
@@ -31,10 +50,14 @@ const LOCK_CLASS = 0x66630000;
 // the lock is asked for. idle_session_timeout is set for the session before it
 // waits: a waiter whose worker is frozen when the server grants it the lock
 // holds it from then on, and must lose it too once it has been silent for --ttl.
-const LOCK = `SELECT pg_advisory_lock(${LOCK_CLASS}, hashtext($1))
+const lock = (fn: string): string => `SELECT ${fn}(${LOCK_CLASS}, hashtext($1))
   FROM (SELECT set_config('lock_timeout', $2, true), set_config('idle_session_timeout', $3, false)) AS s`;
-const TRY_LOCK = `SELECT pg_try_advisory_lock(${LOCK_CLASS}, hashtext($1)) AS locked
+const tryLock = (fn: string): string => `SELECT ${fn}(${LOCK_CLASS}, hashtext($1)) AS locked
   FROM (SELECT set_config('idle_session_timeout', $2, false)) AS s`;
+
+type Mode = "read" | "write";
+const LOCK: Record<Mode, string> = { write: lock("pg_advisory_lock"), read: lock("pg_advisory_lock_shared") };
+const TRY_LOCK: Record<Mode, string> = { write: tryLock("pg_try_advisory_lock"), read: tryLock("pg_try_advisory_lock_shared") };
 
 // The grant's record and fence, and TCP keepalives after whole seconds of a
 // silent peer (one that vanished: a proxy's socket answers them).
@@ -55,10 +78,20 @@ SELECT (SELECT count(*)::int FROM pg_locks
     AND classid = ${LOCK_CLASS}::bigint::oid AND objid = (hashtext($1)::bigint & 4294967295)::oid AND objsubid = 2) AS n,
   set_config('idle_session_timeout', $2, false)`;
 
-const UNLOCK = `SELECT pg_advisory_unlock(${LOCK_CLASS}, hashtext($1)) AS unlocked`;
+const UNLOCK: Record<Mode, string> = {
+  write: `SELECT pg_advisory_unlock(${LOCK_CLASS}, hashtext($1)) AS unlocked`,
+  read: `SELECT pg_advisory_unlock_shared(${LOCK_CLASS}, hashtext($1)) AS unlocked`,
+};
+
+// A waiting lock statement's cancel, and the owner of the last grant recorded
+// (the holder the waiter was behind, for a mutex or a writer; one of them, for readers).
+const CANCEL = `SELECT pg_cancel_backend($1) AS sent, (SELECT owner FROM fencecheck_advisory WHERE name = $2) AS behind`;
 
 /** SQLSTATE lock_not_available: lock_timeout ran out while waiting. */
 const LOCK_TIMEOUT = "55P03";
+
+/** How a lock statement ended: taken, or the error it was answered with (or failed by). */
+type Settled = { err?: unknown };
 
 interface AdvisoryHold extends Hold {
   extra: { session: number; backend_pid: number };
@@ -69,6 +102,8 @@ export class PostgresAdvisoryLock implements LockClient {
   private readonly ownerPrefix: string;
   private readonly commandTimeoutMs: number;
   private holds = 0;
+  /** The owners whose holds are shared (read): released with pg_advisory_unlock_shared. */
+  private readonly shared = new Set<string>();
 
   constructor(ctx: ClientContext) {
     this.session = new PgSession(ctx.endpoints[0], ctx.commandTimeoutMs);
@@ -76,18 +111,15 @@ export class PostgresAdvisoryLock implements LockClient {
     this.commandTimeoutMs = ctx.commandTimeoutMs;
   }
 
-  async acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
+  async acquire(key: string, ttlMs: number, timeoutMs: number, request?: AcquireRequest): Promise<Outcome<Hold>> {
     const owner = `${this.ownerPrefix}-h${++this.holds}`;
+    const mode: Mode = request?.mode === "read" ? "read" : "write";
     if (timeoutMs === 0) {
-      const r = await this.session.query<{ locked: boolean }>(TRY_LOCK, [key, `${ttlMs}ms`]);
+      const r = await this.session.query<{ locked: boolean }>(TRY_LOCK[mode], [key, `${ttlMs}ms`]);
       if (!r.rows[0].locked) return { type: "fail", error: "busy" };
     } else {
-      try {
-        await this.session.query(LOCK, [key, `${timeoutMs}ms`, `${ttlMs}ms`], { timeoutMs: timeoutMs + this.commandTimeoutMs });
-      } catch (err) {
-        if (sqlState(err) === LOCK_TIMEOUT) return { type: "fail", error: "timeout" };
-        throw err;
-      }
+      const failed = await this.wait(key, owner, mode, ttlMs, timeoutMs, request?.signal);
+      if (failed) return failed;
     }
     const generation = this.session.generation;
     try {
@@ -96,12 +128,70 @@ export class PostgresAdvisoryLock implements LockClient {
       // Ended by the server before the grant ran (frozen past --ttl right after the lock was granted): the lock went with it.
       if (r === "ended") return { type: "fail", error: "session-ended" };
       const hold: AdvisoryHold = { owner, fence: Number(r.rows[0].fence), ttlMs, extra: { session: generation, backend_pid: r.rows[0].pid } };
+      if (mode === "read") this.shared.add(owner);
       return { type: "ok", value: hold };
     } catch (err) {
       // Locked but not recorded: the session goes, and its lock with it, or the
       // next acquire on it would be granted again (session locks are re-entrant).
       await this.session.close();
       throw err;
+    }
+  }
+
+  /**
+   * Wait in the server's queue for the lock (bounded by lock_timeout): null once
+   * it is ours, or why not. An abort of `signal` withdraws the waiter.
+   */
+  private async wait(key: string, owner: string, mode: Mode, ttlMs: number, timeoutMs: number, signal?: AbortSignal): Promise<Outcome<Hold> | null> {
+    const cancelled = { type: "fail", error: CANCELLED, value: { owner } } as const;
+    // Nothing sent, nothing queued.
+    if (signal?.aborted) return cancelled;
+    const settled: Promise<Settled> = this.session.query(LOCK[mode], [key, `${timeoutMs}ms`, `${ttlMs}ms`], { timeoutMs: timeoutMs + this.commandTimeoutMs }).then(
+      () => ({}),
+      (err: unknown) => ({ err }),
+    );
+    const ended = await (signal ? Promise.race([settled, abortOf(signal)]) : settled);
+    if (ended !== "aborted") return this.locked(ended);
+    const withdrawn = await this.withdraw(key, settled);
+    if (!withdrawn) {
+      // The lock statement may still be waiting, and be granted: the session goes, and its lock with it once the server notices.
+      await this.session.close();
+      throw new UnknownOutcome(CANCEL_UNKNOWN, `a cancelled lock statement did not answer within ${this.commandTimeoutMs} ms`);
+    }
+    const err = withdrawn.err;
+    // Granted before the cancel came (ours), or lock_timeout ran out first.
+    if (err === undefined || sqlState(err) === LOCK_TIMEOUT) return this.locked(withdrawn);
+    // An ERROR answered (ours: query_canceled), or no session to send it on: no lock taken, none waiting.
+    if (answeredWithError(err) || (err as { code?: unknown }).code === "conn-refused") return { ...cancelled, value: { owner, ...(withdrawn.behind ? { behind: withdrawn.behind } : {}) } };
+    throw new UnknownOutcome(CANCEL_UNKNOWN, `a cancelled lock statement's connection broke: ${String((err as Error)?.message ?? err)}`);
+  }
+
+  /** A lock statement's end as before cancellation: null (taken), a timeout, or thrown. */
+  private locked(ended: Settled): Outcome<Hold> | null {
+    if (ended.err === undefined) return null;
+    if (sqlState(ended.err) === LOCK_TIMEOUT) return { type: "fail", error: "timeout" };
+    throw ended.err;
+  }
+
+  /**
+   * Cancel our waiting lock statement until it answers, for at most a command
+   * timeout: how it ended (a lock granted before the cancel came is ours), or
+   * null if it has not. A cancel sent before the statement reached the server
+   * (or while the session was still connecting) cancels nothing, so it is sent
+   * again; each is let land before this returns, since one that arrived during
+   * a later statement would cancel that one instead.
+   */
+  private async withdraw(key: string, settled: Promise<Settled>): Promise<(Settled & { behind?: string }) | null> {
+    const end = Date.now() + this.commandTimeoutMs;
+    let behind: string | undefined;
+    for (;;) {
+      const pid = this.session.pid;
+      const cancel = pid === null ? sleep(20) : this.session.aside<{ behind: string | null }>(CANCEL, [pid, key]).then((r) => void (behind = r.rows[0].behind ?? behind), () => {});
+      const first = await Promise.race([settled, cancel.then(() => null)]);
+      await cancel;
+      const ended = first ?? (await Promise.race([settled, sleep(100).then(() => null)]));
+      if (ended) return { ...ended, behind };
+      if (Date.now() >= end) return null;
     }
   }
 
@@ -126,11 +216,17 @@ export class PostgresAdvisoryLock implements LockClient {
   }
 
   async release(key: string, hold: Hold): Promise<Outcome<{ released: boolean }>> {
-    const r = await this.onSession<{ unlocked: boolean }>((hold as AdvisoryHold).extra.session, UNLOCK, [key]);
+    const mode: Mode = this.shared.delete(hold.owner) ? "read" : "write";
+    const r = await this.onSession<{ unlocked: boolean }>((hold as AdvisoryHold).extra.session, UNLOCK[mode], [key]);
     return { type: "ok", value: { released: r !== "ended" && r.rows[0].unlocked } };
   }
 
   close(): Promise<void> {
     return this.session.close();
   }
+}
+
+/** Resolves "aborted" when `signal` aborts. */
+function abortOf(signal: AbortSignal): Promise<"aborted"> {
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve("aborted"), { once: true }));
 }

@@ -46,7 +46,7 @@ export const sqlState = (err: unknown): string | undefined => {
 };
 
 /** An ERROR the server sent in answer to a statement: the statement did not take effect, the session lives on. */
-const answeredWithError = (err: unknown): boolean =>
+export const answeredWithError = (err: unknown): boolean =>
   sqlState(err) !== undefined && (err as { severity?: string }).severity === "ERROR";
 
 export class PgSession {
@@ -72,18 +72,48 @@ export class PgSession {
     return this.client !== null && this.generation === generation;
   }
 
+  /**
+   * The server process of the current session (from the server's BackendKeyData,
+   * which pg keeps but does not type), or null if there is no session. Through a
+   * pooler it is the pooler's number, which names no server process.
+   */
+  get pid(): number | null {
+    return (this.client as unknown as { processID?: number | null } | null)?.processID ?? null;
+  }
+
+  private config(): pg.ClientConfig {
+    return {
+      host: this.endpoint.host,
+      port: this.endpoint.port,
+      user: "postgres",
+      database: "postgres",
+      connectionTimeoutMillis: this.commandTimeoutMs,
+      query_timeout: this.commandTimeoutMs,
+      keepAlive: true,
+    };
+  }
+
+  /**
+   * One statement on a connection of its own, ended after it: for what cannot
+   * wait behind the session's own statement (pg_cancel_backend of a waiting lock).
+   */
+  async aside<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    const c = new pg.Client(this.config());
+    c.on("error", () => {});
+    try {
+      await c.connect();
+      return await c.query<R>(text, values);
+    } catch (err) {
+      throw named(err);
+    } finally {
+      c.end().catch(() => {});
+    }
+  }
+
   private connect(): Promise<pg.Client> {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
-      const c = new pg.Client({
-        host: this.endpoint.host,
-        port: this.endpoint.port,
-        user: "postgres",
-        database: "postgres",
-        connectionTimeoutMillis: this.commandTimeoutMs,
-        query_timeout: this.commandTimeoutMs,
-        keepAlive: true,
-      });
+      const c = new pg.Client(this.config());
       const generation = this.generation + 1;
       c.on("error", (err) => {
         if (SESSION_ENDED.has(sqlState(err) ?? "")) this.endedByServer = generation;

@@ -100,6 +100,14 @@ export class ZkSession {
     return this.call<Stat | null>((done) => (watch ? this.client.exists(path, () => watch(), done) : this.client.exists(path, done)));
   }
 
+  /** The node's data, or null when it does not exist; `watch` fires once on its change or delete (set only on a node that exists). */
+  data(path: string, watch: () => void): Promise<Buffer | null> {
+    return this.call<Buffer | null>((done) => this.client.getData(path, () => watch(), (err, data) => done(err, data ?? Buffer.alloc(0)))).catch((err) => {
+      if (isZk(err, "NO_NODE")) return null;
+      throw err;
+    });
+  }
+
   /**
    * After a lost connection, wait (at most a command timeout) until the package
    * has either reconnected the session or learned that it expired; the state then.

@@ -19,13 +19,23 @@
 // session expires it opens a new one and goes on as if its holds were still held,
 // its renew a mere "am I connected?" (the double holders of CURATOR-206 and 604).
 //
+// Cancellation (an AbortSignal) withdraws a waiter: its nodes are deleted, and
+// once ZooKeeper confirms (or has none) the acquire fails "cancelled", naming the
+// owner its node was made for. A delete with no answer leaves the outcome unknown
+// ("cancel-unknown"): the node may still be queued, under a session the client
+// then ends, so others wait behind it until the server ends that session too.
+//
+// The shared lock (clients/zookeeper-rw.ts) is this recipe with `read-` and
+// `write-` nodes; which nodes one waits for is clients/zookeeper-queue.ts's rule.
+//
 // The ok value reports `queued_ms`, as etcd-queue does: when the node that took
 // the hold's place was certainly created (the create's reply, or the child list
 // that found it again), for the fairness analysis.
 import zookeeper from "node-zookeeper-client";
-import type { ClientContext, Hold, LockClient, Outcome } from "./lock.ts";
+import { CANCELLED, CANCEL_UNKNOWN, UnknownOutcome, type AcquireRequest, type ClientContext, type Hold, type LockClient, type Outcome } from "./lock.ts";
 import { ORPHAN_NODE_ERROR } from "../store/events.ts";
 import { ZkCallError, ZkSession, isZk, zxid } from "./zookeeper-session.ts";
+import { ahead, inQueueOrder, type NodeKind } from "./zookeeper-queue.ts";
 
 const { CreateMode } = zookeeper;
 
@@ -40,9 +50,6 @@ interface ZkHold {
   session: ZkSession;
 }
 
-/** A child's place in the queue: its sequence number, the last ten digits of its name. */
-const seq = (name: string): number => Number(name.slice(-10));
-
 export class ZkLock implements LockClient {
   private session: ZkSession | null = null;
   private readonly held = new Map<string, ZkHold>();
@@ -55,7 +62,12 @@ export class ZkLock implements LockClient {
     private readonly naive = false,
   ) {}
 
-  async acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
+  /** What an acquire's node asks for: the mutex's is always `lock` (the shared lock says read or write). */
+  protected kindOf(_request: AcquireRequest | undefined): NodeKind {
+    return "lock";
+  }
+
+  async acquire(key: string, ttlMs: number, timeoutMs: number, request?: AcquireRequest): Promise<Outcome<Hold>> {
     const owner = `${this.ctx.ownerPrefix}-h${++this.holds}`;
     const began = performance.now();
     const deadline = Date.now() + timeoutMs;
@@ -68,7 +80,8 @@ export class ZkLock implements LockClient {
       if (!made) throw new ZkCallError("conn-refused", `could not create ${dir}`);
       this.dirs.add(dir);
     }
-    const prefix = this.naive ? "lock-" : `_c_${s.id}-${owner}-lock-`;
+    const kind = this.kindOf(request);
+    const prefix = this.naive ? `${kind}-` : `_c_${s.id}-${owner}-${kind}-`;
     let path: string;
     try {
       path = await this.create(s, dir, prefix, owner, deadline);
@@ -81,26 +94,52 @@ export class ZkLock implements LockClient {
     // Our nodes: with protection mode every child with our prefix is this hold's (a
     // create that was sent twice may have made two); without, the one we know of.
     const ours = (children: string[]): string[] => (this.naive ? children.filter((c) => c === created) : children.filter((c) => c.startsWith(prefix)));
+    // The owner of the node we last waited for (its data), a queue fact for the checker.
+    let behind: { behind: string } | undefined;
+    const signal = request?.signal;
     try {
       for (;;) {
-        const children = (await s.call<string[]>((done) => s.client.getChildren(dir, done))).sort((a, b) => seq(a) - seq(b));
+        if (signal?.aborted) return await this.withdraw(s, dir, [created], owner, behind, this.naive ? undefined : prefix);
+        const children = inQueueOrder(await s.call<string[]>((done) => s.client.getChildren(dir, done)));
         const mine = ours(children)[0];
         // Our node is gone: only the end of our session deletes it.
         if (mine === undefined) return { type: "fail", error: "session-expired" };
-        if (children[0] === mine) {
+        const waitFor = ahead(children, mine);
+        if (waitFor.length === 0) {
           const stat = await s.exists(`${dir}/${mine}`);
           if (!stat) return { type: "fail", error: "session-expired" };
           this.held.set(owner, { dir, nodes: ours(children), session: s });
-          return { type: "ok", value: { owner, fence: zxid(stat.czxid), ttlMs: s.timeoutMs, extra: { queued_ms: queuedMs, session: s.id, node: mine } } };
+          return { type: "ok", value: { owner, fence: zxid(stat.czxid), ttlMs: s.timeoutMs, extra: { queued_ms: queuedMs, session: s.id, node: mine, ...behind } } };
         }
-        if (Date.now() >= deadline) return await this.leave(s, dir, ours(children), await this.whyWaited(s, dir, children[0], timeoutMs));
-        await this.waitGone(s, `${dir}/${children[children.indexOf(mine) - 1]}`, deadline);
+        if (Date.now() >= deadline) {
+          const error = await this.whyWaited(s, dir, waitFor[0], timeoutMs);
+          await this.leave(s, dir, ours(children));
+          return behind ? { type: "fail", error, value: behind } : { type: "fail", error };
+        }
+        const watched = await this.waitGone(s, `${dir}/${waitFor[waitFor.length - 1]}`, deadline, signal);
+        if (watched !== null) behind = { behind: watched };
       }
     } catch (err) {
+      if (err instanceof UnknownOutcome) throw err;
       if (err instanceof ZkCallError && err.code === "session-expired") return { type: "fail", error: "session-expired" };
       // Our node may still be queued (or first): leave the queue, or say we cannot know.
-      return await this.leave(s, dir, [created], err instanceof ZkCallError ? err.code : "error", err, this.naive ? undefined : prefix);
+      await this.leave(s, dir, [created], err, this.naive ? undefined : prefix);
+      return { type: "fail", error: err instanceof ZkCallError ? err.code : "error" };
     }
+  }
+
+  /**
+   * A waiter's cancel: leave the queue. Certainly left (the delete confirmed, or
+   * the node or its session already gone): fail "cancelled", naming the owner the
+   * node was made for. Otherwise unknown: the node may still be queued.
+   */
+  private async withdraw(s: ZkSession, dir: string, nodes: string[], owner: string, behind: { behind: string } | undefined, prefix?: string): Promise<Outcome<Hold>> {
+    try {
+      await this.leave(s, dir, nodes, undefined, prefix);
+    } catch (err) {
+      throw new UnknownOutcome(CANCEL_UNKNOWN, `the delete of a cancelled waiter's node got no answer: ${String((err as Error)?.message ?? err)}`);
+    }
+    return { type: "fail", error: CANCELLED, value: { owner, ...behind } };
   }
 
   /**
@@ -152,27 +191,34 @@ export class ZkLock implements LockClient {
     return timeoutMs > 0 ? "timeout" : "busy";
   }
 
-  /** Until the node is deleted (its watch fires) or is already gone, at most until the deadline and a session timeout. */
-  private async waitGone(s: ZkSession, path: string, deadline: number): Promise<void> {
+  /**
+   * Until the node is deleted (its watch fires) or is already gone, at most until
+   * the deadline and a session timeout, or until `signal` aborts. The node's data
+   * (its owner), or null if it was gone already.
+   */
+  private async waitGone(s: ZkSession, path: string, deadline: number, signal?: AbortSignal): Promise<string | null> {
     let wake: () => void = () => {};
     const woken = new Promise<void>((r) => (wake = r));
-    const stat = await s.exists(path, () => wake());
-    if (!stat) return;
+    const data = await s.data(path, () => wake());
+    if (data === null) return null;
     // Read again at least once a session timeout even if the watch says nothing:
     // a watch set on a server that lost its quorum stays silent.
     const waitMs = Math.max(0, Math.min(deadline - Date.now(), s.timeoutMs));
     let timer: NodeJS.Timeout | undefined;
+    signal?.addEventListener("abort", wake, { once: true });
     await Promise.race([woken, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);
+    signal?.removeEventListener("abort", wake);
+    return data.toString();
   }
 
   /**
-   * Leave the queue and fail with `error`: delete our nodes (gone already is as
-   * good). If a delete is not confirmed a node may still be queued: the session is
-   * ended (its nodes go with it, at the latest when it expires) and the outcome is
-   * unknown.
+   * Leave the queue: delete our nodes (gone already is as good). If a delete is
+   * not confirmed a node may still be queued: the session is ended (its nodes go
+   * with it, at the latest when it expires) and the outcome is unknown, thrown
+   * (`cause`, the failure that made us leave, if there was one).
    */
-  private async leave(s: ZkSession, dir: string, nodes: string[], error: string, cause?: unknown, prefix?: string): Promise<Outcome<Hold>> {
+  private async leave(s: ZkSession, dir: string, nodes: string[], cause?: unknown, prefix?: string): Promise<void> {
     try {
       // With protection mode, every node of ours goes, a late duplicate included.
       const all = prefix ? [...new Set([...nodes, ...(await s.call<string[]>((done) => s.client.getChildren(dir, done))).filter((c) => c.startsWith(prefix))])] : nodes;
@@ -180,7 +226,6 @@ export class ZkLock implements LockClient {
     } catch (err) {
       if (!(err instanceof ZkCallError && err.code === "session-expired")) throw this.abandon(s, cause ?? err);
     }
-    return { type: "fail", error };
   }
 
   /**

@@ -2,6 +2,7 @@
 // temporary run directory, the lock tables), stopped after its tests once
 // `closing` (its clients) is done.
 import { chmodSync } from "node:fs";
+import pg from "pg";
 import { beforeAll, afterAll } from "vitest";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
@@ -10,12 +11,15 @@ import type { ServerNode } from "../cluster/redis.ts";
 import { startPostgresBackend } from "../runner/postgres-backend.ts";
 import type { BackendContext } from "../runner/backends.ts";
 import { localDeployment } from "../cluster/deployment.ts";
+import { pgConnection } from "../cluster/postgres.ts";
 import { tempRunDir } from "./helpers.ts";
 
 export interface PostgresServer {
   node(): ServerNode;
   cluster(): Cluster;
   group(): ProcessGroup;
+  /** One statement on a connection of its own: what the server has. */
+  sql<T extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<T[]>;
 }
 
 export function usePostgresServer(closing: () => Promise<unknown> = async () => {}): PostgresServer {
@@ -34,5 +38,14 @@ export function usePostgresServer(closing: () => Promise<unknown> = async () => 
     await closing();
     await group?.stopAll();
   });
-  return { node: () => cluster.nodes[0], cluster: () => cluster, group: () => group };
+  const sql = async <T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> => {
+    const c = new pg.Client(pgConnection(cluster.nodes[0]));
+    await c.connect();
+    try {
+      return (await c.query<T>(text, values)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+  return { node: () => cluster.nodes[0], cluster: () => cluster, group: () => group, sql };
 }

@@ -1,10 +1,8 @@
 // The Postgres lock clients against a real server made as a run makes it.
 import { describe, it, expect, beforeAll } from "vitest";
-import pg from "pg";
 import { rng, sleep } from "../../lib/index.ts";
 import type { LockClient } from "../../clients/index.ts";
 import { CLIENTS, type MakeClient } from "../../clients/index.ts";
-import { pgConnection } from "../../cluster/postgres.ts";
 import { usePostgresServer } from "../postgres-server.ts";
 
 /** Each client kind's maker, its module loaded once for the file (clients are made synchronously below). */
@@ -22,15 +20,7 @@ const lock = (kind: "postgres-lease" | "postgres-advisory", prefix: string): Loc
   return c;
 };
 
-async function sql<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client(pgConnection(server.node()));
-  await c.connect();
-  try {
-    return (await c.query<T>(text, values)).rows;
-  } finally {
-    await c.end();
-  }
-}
+const sql = server.sql;
 
 describe.each(["postgres-lease", "postgres-advisory"] as const)("%s", (kind) => {
   it("grants one holder at a time, with fences one apart in grant order", async () => {
