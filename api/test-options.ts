@@ -10,6 +10,16 @@ export interface TestOptions {
   client?: string;
   /** what clients do (default: fenced-write) */
   workload?: "fenced-write" | "counter";
+  /** the kind of lock: mutex, reentrant (a hold re-enters to a random depth and releases back down), rw (readers share, a writer excludes) or semaphore:N (N holders at once) (default: mutex) */
+  lock?: "mutex" | "reentrant" | "rw" | `semaphore:${number}`;
+  /** --lock rw: the share of acquires that ask to read (default: 0.5) */
+  readRatio?: number;
+  /** --lock reentrant: the deepest re-entry of a hold (each hold goes to a random depth from 1 to this) (default: 3) */
+  maxDepth?: number;
+  /** the share of waiting acquires withdrawn before their timeout (the client must be able to cancel a wait) (default: 0) */
+  cancelRate?: number;
+  /** strict: a stuck-lock finding (waiters, and no hold, for longer than the TTL plus the command timeout) makes the run invalid (default: lenient) */
+  liveness?: "lenient" | "strict";
   /** faults to inject, comma-separated, or none (default: pause) */
   nemesis?: string | Array<"pause" | "pause-server" | "partition" | "latency" | "clock" | "kill" | "none">;
   /** the resource refuses writes with a stale fencing token (default: true) */

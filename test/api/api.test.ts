@@ -19,6 +19,7 @@ const EVERY: Record<keyof Required<TestOptions>, true> = {
   jitter: true, clockOffset: true, clockModes: true, strobePeriod: true, restartDelay: true, pgDurable: true, pgPooler: true, redisPersistence: true,
   deploy: true, endpoints: true, keyPrefix: true, pauseMode: true, toxiproxy: true, links: true, connections: true, commandTimeout: true, seed: true,
   store: true, keepData: true, portBase: true, metricsPort: true, model: true,
+  lock: true, readRatio: true, maxDepth: true, cancelRate: true, liveness: true,
 };
 
 /** K1 on Redis: client 0 frozen 2.5 s past its 1 s lease writes after client 1 (scenarios/lease.ts). */
