@@ -9,6 +9,7 @@
 // sent (or this hold was never released, or its release said it no longer held
 // the lock). A correct lock grants the key only once the previous hold is gone,
 // so by the other acquire's ok this one was lost, whatever the library thought.
+import { readsOnly } from "./kinds/rw.ts";
 import { holdsByAcquireEnd, RELEASE, type Model, type Notice } from "./model.ts";
 import { FAIL } from "./table.ts";
 import { tailOf } from "./tail.ts";
@@ -34,6 +35,8 @@ export function lostHoldsStats(m: Model): LostHoldsStats | null {
   const byOwner = new Map<string, Notice>();
   for (const n of lostNotices) if (n.owner !== undefined && !byOwner.has(n.owner)) byOwner.set(n.owner, n);
   const anonymous = lostNotices.filter((n) => n.owner === undefined);
+  const rw = m.kind?.lock === "rw";
+  const permits = m.kind?.lock === "semaphore" ? m.kind.permits : 1;
   let lost = 0;
   const delays: number[] = [];
   const untold: string[] = [];
@@ -43,13 +46,16 @@ export function lostHoldsStats(m: Model): LostHoldsStats | null {
       const h = order[i];
       const granted = ops.endOf(holds.acquire[h]);
       const until = releaseSent(m, h);
-      // The first later grant that certainly came after this one and before it let go.
+      // The first later grant that certainly came after this one and before it let
+      // go, and that it could not share the lock with: for a semaphore of N, the
+      // N-th such grant; for an rw lock, one of a writer, or of anyone after a writer.
       let lostAt = NaN;
+      let taken = 0;
       for (let j = i + 1; j < order.length; j++) {
         const other = holds.acquire[order[j]];
         const end = ops.endOf(other);
         if (end >= until) break;
-        if (ops.start[other] > granted) {
+        if (ops.start[other] > granted && (!rw || !readsOnly(m, h) || !readsOnly(m, order[j])) && ++taken >= permits) {
           lostAt = end;
           break;
         }

@@ -179,7 +179,7 @@ function headerProblem(h: unknown): string | null {
     if (h.lock !== undefined && !(LOCK_KINDS as readonly unknown[]).includes(h.lock))
       return `header "lock" ${JSON.stringify(h.lock)} is not a lock kind (${LOCK_KINDS.join(", ")})`;
     if (h.lock === "semaphore" && !(Number.isSafeInteger(h.permits) && (h.permits as number) >= 1))
-      return `header "permits" must be an integer >= 1 for a semaphore (got ${JSON.stringify(h.permits)})`;
+      return `header "permits" must be an integer >= 1 for a semaphore (${h.permits === undefined ? "it is missing" : `got ${JSON.stringify(h.permits)}`})`;
     if (h.lock !== "semaphore" && h.permits !== undefined) return `header "permits" belongs to "lock":"semaphore" only`;
     if (h.fence_on_reentry !== undefined && h.fence_on_reentry !== "same" && h.fence_on_reentry !== "new")
       return `header "fence_on_reentry" must be "same" or "new" (got ${JSON.stringify(h.fence_on_reentry)})`;

@@ -31,7 +31,7 @@ async function take(env: ClientEnv, key: string, request: AcquireRequest, fields
   const w = withdrawal(env);
   const asked = { ...request, ...(w.signal ? { signal: w.signal } : {}) };
   try {
-    const plain = Object.keys(asked).length === 0 && !outer;
+    const plain = Object.keys(asked).length === 0 && Object.keys(fields).length === 0 && !outer;
     return await acquire(env.client, env.lock, key, env.opts, plain ? {} : { request: asked, fields, ...(outer ? { outer } : {}) });
   } finally {
     w.done();

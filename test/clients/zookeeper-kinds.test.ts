@@ -70,7 +70,8 @@ describe.each(["zookeeper", "zookeeper-rw"])("%s cancellation", (kind) => {
     const holder = lock(kind, `${kind}-holder`), waiter = lock(kind, `${kind}-waiter`), next = lock(kind, `${kind}-next`);
     const h = held(await holder.acquire(key, 2000, 0));
     const abort = new AbortController();
-    const waiting = waiter.acquire(key, 2000, 10_000, { signal: abort.signal });
+    // A session of 4 s: long enough that a loaded machine still finds the dead node queued below.
+    const waiting = waiter.acquire(key, 4000, 10_000, { signal: abort.signal });
     await eventually(async () => (await nodesOf(key)).length === 2);
     const began = Date.now();
     abort.abort();
@@ -95,7 +96,8 @@ describe.each(["zookeeper", "zookeeper-rw"])("%s cancellation", (kind) => {
     const holder = lock(kind, `${kind}-holder2`), waiter = lock(kind, `${kind}-waiter2`, [link], 1000), next = lock(kind, `${kind}-next2`);
     const h = held(await holder.acquire(key, 2000, 0));
     const abort = new AbortController();
-    const waiting = waiter.acquire(key, 2000, 10_000, { signal: abort.signal });
+    // A session of 4 s: long enough that a loaded machine still finds the dead node queued below.
+    const waiting = waiter.acquire(key, 4000, 10_000, { signal: abort.signal });
     await eventually(async () => (await nodesOf(key)).length === 2);
     await p.update({ enabled: false } as never);
     abort.abort();
@@ -105,8 +107,8 @@ describe.each(["zookeeper", "zookeeper-rw"])("%s cancellation", (kind) => {
     // Its node is still queued: the next waiter waits behind it after the holder leaves, and says so.
     await holder.release(key, h);
     expect(await next.acquire(key, 2000, 300)).toEqual({ type: "fail", error: "timeout", value: { behind: `${kind}-waiter2-h1` } });
-    // Until the server ends its session (2 s, the --ttl it asked for).
-    const n = held(await next.acquire(key, 2000, 8000));
+    // Until the server ends its session (4 s, the --ttl it asked for).
+    const n = held(await next.acquire(key, 2000, 10_000));
     expect(n.extra!.behind).toBe(`${kind}-waiter2-h1`);
     await next.release(key, n);
     await p.remove();
