@@ -10,7 +10,7 @@
 // where the adapter lives, so a team tests the copy and version it ships.
 import type { LockAdapter } from "../clients/lock.ts";
 
-export type { Hold, Outcome, LockClient, LockAdapter, ClientContext, ClientOptions, Endpoint } from "../clients/lock.ts";
+export type { Hold, Outcome, LockClient, LockAdapter, ClientContext, ClientOptions, Endpoint, AcquireRequest, LockKinds } from "../clients/lock.ts";
 export type { Rng } from "../lib/random.ts";
 export { pollAcquire, UnknownOutcome } from "../clients/lock.ts";
 export { REDIS_LOCK_SCRIPTS } from "../clients/redis-scripts.ts";
