@@ -6,7 +6,7 @@ export { checkRun, checkRunKeeping, loadRun, optionsOf, writeResults, type Check
 // The model's columns, for a reader of what the check kept (CheckedRun).
 export { ACQUIRE, WRITE, type Model } from "./model.ts";
 export { OK, FAIL, INFO } from "./table.ts";
-export { analyze, MAX_WITNESSES, MODELS, STRICT_MUTEX_VIOLATION, type CheckOptions } from "./analyze.ts";
+export { analyze, LIVENESS, MAX_WITNESSES, MODELS, STRICT_MUTEX_VIOLATION, type CheckOptions } from "./analyze.ts";
 export type { RunInput } from "./model.ts";
 // Fairness (stats.fairness): overtakes and waits per key; the report marks each waiter with it.
 export { fairnessOf, placedAt, waitersOfHistory, type FairnessStats, type Waiter } from "./fairness.ts";

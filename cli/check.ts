@@ -8,7 +8,7 @@
 // report.html go to DIR and the run is left as it was. Without it they are
 // rewritten in the run, as the runner wrote them, and the command says so.
 import { resolve } from "node:path";
-import { MODELS, type CheckOptions } from "../checker/index.ts";
+import { LIVENESS, MODELS, type CheckOptions } from "../checker/index.ts";
 import { BadInput, EXIT, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
 import { checkAndReport } from "./check-run.ts";
 
@@ -22,6 +22,7 @@ Exit: 0 valid, 1 invalid, 2 unknown, 254 bad input, 255 internal error.`;
 export const CHECK_OPTIONS: readonly OptionSpec[] = [
   { name: "out", kind: "string", default: undefined, defaultText: "the run directory", help: "write results.json and report.html here (made if missing) and leave the run untouched" },
   { name: "model", kind: "string", default: undefined, choices: MODELS, defaultText: "as the run was made (run.json), else lease", help: "strict: the model check's strict-mutex-violation makes the run invalid" },
+  { name: "liveness", kind: "string", default: undefined, choices: LIVENESS, defaultText: "as the run was made (run.json), else lenient", help: "strict: a stuck-lock finding (format 2 runs) makes the run invalid" },
   { name: "model-budget", kind: "int", default: undefined, min: 1, defaultText: "10000", help: "ms the model check may take in all before it says unknown" },
 ];
 
@@ -34,7 +35,7 @@ export async function main(args: string[]): Promise<number> {
   if (positional.length !== 1)
     throw new BadInput(positional.length === 0 ? "no run directory given (fencecheck check --help)" : `expected one run directory, got ${positional.map((a) => JSON.stringify(a)).join(" ")}`);
   const runDir = positional[0];
-  const options: CheckOptions = { model: o.model as CheckOptions["model"], modelBudgetMs: o["model-budget"] as number | undefined };
+  const options: CheckOptions = { model: o.model as CheckOptions["model"], liveness: o.liveness as CheckOptions["liveness"], modelBudgetMs: o["model-budget"] as number | undefined };
   const out = o.out as string | undefined;
   const intoRun = out === undefined || resolve(out) === resolve(runDir);
   const checked = await checkAndReport(runDir, options, out ?? runDir);
