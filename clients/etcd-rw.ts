@@ -14,16 +14,26 @@
 // above every hold granted before it, and a reader's above every writer's before
 // it; readers holding together have different fences. An acquire that names no
 // mode (a mutex) is a writer.
-import type { AcquireRequest } from "./lock.ts";
+import type { AcquireRequest, ClientContext } from "./lock.ts";
 import { EtcdQueueLock, type Place } from "./etcd-queue.ts";
 import { RW_PREFIX } from "./places.ts";
 
 export { RW_PREFIX };
 
 export class EtcdRwLock extends EtcdQueueLock {
+  /**
+   * `writerIgnoresReaders`, kept on purpose (etcd-rw-writer-naive): a writer waits
+   * for older writers only, as a reader does, the recipe copied with one prefix
+   * wrong; it is granted while readers hold (rw-violation).
+   */
+  constructor(ctx: ClientContext, private readonly writerIgnoresReaders = false) {
+    super(ctx);
+  }
+
   protected override place(k: string, lease: string, request?: AcquireRequest): Place {
     const prefix = `${RW_PREFIX}/${k}/`;
     // Go's readers wait on `<prefix>write`, its writers on `<prefix>`: the same keys.
-    return request?.mode === "read" ? { key: `${prefix}read/${lease}`, after: `${prefix}write/` } : { key: `${prefix}write/${lease}`, after: prefix };
+    if (request?.mode === "read") return { key: `${prefix}read/${lease}`, after: `${prefix}write/` };
+    return { key: `${prefix}write/${lease}`, after: this.writerIgnoresReaders ? `${prefix}write/` : prefix };
   }
 }

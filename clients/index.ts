@@ -168,6 +168,14 @@ export const CLIENTS: Record<string, ClientKind> = {
     },
     kinds: { rw: true, cancel: true },
   },
+  "etcd-rw-writer-naive": {
+    describe: "as etcd-rw, but a writer waits for older writers only, as a reader does (one prefix wrong), so it is granted while readers hold; kept on purpose",
+    load: async () => {
+      const { EtcdRwLock } = await import("./etcd-rw.ts");
+      return (ctx) => new EtcdRwLock(ctx, true);
+    },
+    kinds: { rw: true, cancel: true },
+  },
   "etcd3-lock": {
     describe: "the etcd3 package's lock (lease + put-if-absent, retried); fence = create_revision read after acquiring",
     load: async () => {

@@ -127,7 +127,7 @@ export const BACKENDS: Record<string, Backend> = {
   etcd: {
     name: "etcd",
     describe: "three etcd 3.4 members (fast elections, pre-vote); member-to-member traffic through the fault proxy",
-    clients: ["etcd-queue", "etcd-queue-cancel-delete", "etcd-rw", "etcd3-lock", "python-etcd3", "python-etcd3-with"],
+    clients: ["etcd-queue", "etcd-queue-cancel-delete", "etcd-rw", "etcd-rw-writer-naive", "etcd3-lock", "python-etcd3", "python-etcd3-with"],
     defaultClient: "etcd-queue",
     abilities: ["kill"],
     lacks: { clock: "libfaketime cannot move etcd's clock (Go reads time without libc)" },

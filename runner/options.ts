@@ -332,7 +332,7 @@ function faultTimes(o: ParsedOptions, ttlMs: number) {
 }
 
 /** The clients that can share one etcd3 client per worker (--connections per-worker). */
-const ETCD_CLIENTS = ["etcd-queue", "etcd-queue-cancel-delete", "etcd-rw", "etcd3-lock"];
+const ETCD_CLIENTS = ["etcd-queue", "etcd-queue-cancel-delete", "etcd-rw", "etcd-rw-writer-naive", "etcd3-lock"];
 
 /** Options only some clients read; refused where they would mean nothing. */
 function clientOptions(o: ParsedOptions, backend: string, client: string, fencing: boolean, w: WorkloadOptions): ClientOptions {
