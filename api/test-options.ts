@@ -54,8 +54,8 @@ export interface TestOptions {
   pause?: number;
   /** client ids that take --pause, e.g. 0,2 (default: all) */
   pauseClients?: string | Array<string | number>;
-  /** where --pause is taken: after acquiring, between the read and the write (counter), or inside a Redlock acquire between the node replies and the decision (--client redlock, K5) (default: acquire) */
-  pauseAt?: "acquire" | "read" | "replies";
+  /** where --pause is taken: after acquiring, between the read and the write (counter), inside a Redlock acquire between the node replies and the decision (--client redlock, K5), after each re-entry is granted (--lock reentrant, before that depth's work and write: R2), or just before the hold's release (after a reentrant hold's inner releases, as the outer block's own work after its inner block returns: R1) (default: acquire) */
+  pauseAt?: "acquire" | "read" | "replies" | "reenter" | "release";
   /** writes to the resource per hold (default: 1) */
   writesPerHold?: number;
   /** renew the lease every ttl/3 while holding (the watchdog) (default: false) */

@@ -198,6 +198,14 @@ export const CLIENTS: Record<string, ClientKind> = {
       return (ctx) => new ZkLock(ctx, true);
     },
   },
+  "zookeeper-cancel-naive": {
+    describe: "as zookeeper, but a cancelled waiter answers \"cancelled\" at once without deleting its node or looking whether its turn came: the node stays queued under its live session and holds the lock for nobody (kept on purpose)",
+    load: async () => {
+      const { ZkLock } = await import("./zookeeper.ts");
+      return (ctx) => new ZkLock(ctx, false, true);
+    },
+    kinds: { cancel: true },
+  },
   "zookeeper-rw": {
     describe: "ZooKeeper's shared-lock recipe: read- and write- ephemeral sequential nodes (protection mode); a reader waits for lower write- nodes, a writer for any lower node; fence = the node's czxid",
     load: async () => {

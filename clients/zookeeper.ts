@@ -25,6 +25,12 @@
 // ("cancel-unknown"): the node may still be queued, under a session the client
 // then ends, so others wait behind it until the server ends that session too.
 //
+// `zookeeper-cancel-naive`, kept on purpose: the recipe done right, except that a
+// cancelled waiter answers "cancelled" at once, without deleting its node or
+// looking whether its turn had come. The node stays queued under a session that
+// lives on: when the nodes before it go it holds the lock for nobody, and every
+// waiter after it waits behind it (the checker's grant-after-cancel).
+//
 // The shared lock (clients/zookeeper-rw.ts) is this recipe with `read-` and
 // `write-` nodes; which nodes one waits for is clients/zookeeper-queue.ts's rule.
 //
@@ -60,6 +66,8 @@ export class ZkLock implements LockClient {
     private readonly ctx: ClientContext,
     /** No protection mode, no session check after a reconnect. */
     private readonly naive = false,
+    /** Kept on purpose (zookeeper-cancel-naive): a cancelled waiter says "cancelled" and leaves its node queued. */
+    private readonly cancelKeepsNode = false,
   ) {}
 
   /** What an acquire's node asks for: the mutex's is always `lock` (the shared lock says read or write). */
@@ -134,6 +142,8 @@ export class ZkLock implements LockClient {
    * node was made for. Otherwise unknown: the node may still be queued.
    */
   private async withdraw(s: ZkSession, dir: string, nodes: string[], owner: string, behind: { behind: string } | undefined, prefix?: string): Promise<Outcome<Hold>> {
+    // The defect kept on purpose: certain of a withdrawal it never made.
+    if (this.cancelKeepsNode) return { type: "fail", error: CANCELLED, value: { owner, ...behind } };
     try {
       await this.leave(s, dir, nodes, undefined, prefix);
     } catch (err) {

@@ -149,7 +149,7 @@ export const BACKENDS: Record<string, Backend> = {
   zookeeper: {
     name: "zookeeper",
     describe: "three ZooKeeper 3.8 servers (a quorum); member-to-member traffic through the fault proxy",
-    clients: ["zookeeper", "zookeeper-naive", "zookeeper-rw", "kazoo", "curator"],
+    clients: ["zookeeper", "zookeeper-naive", "zookeeper-cancel-naive", "zookeeper-rw", "kazoo", "curator"],
     defaultClient: "zookeeper",
     abilities: ["kill"],
     lacks: {

@@ -37,7 +37,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "work", kind: "int", default: 100, min: 0, help: "ms of work while holding, before the writes" },
   { name: "pause", kind: "int", default: 0, min: 0, help: "ms each holder pauses, after acquiring unless --pause-at says otherwise (a simulated GC pause)" },
   { name: "pause-clients", kind: "list", default: undefined, defaultText: "all", help: "client ids that take --pause, e.g. 0,2" },
-  { name: "pause-at", kind: "string", default: "acquire", choices: ["acquire", "read", "replies"], help: "where --pause is taken: after acquiring, between the read and the write (counter), or inside a Redlock acquire between the node replies and the decision (--client redlock, K5)" },
+  { name: "pause-at", kind: "string", default: "acquire", choices: ["acquire", "read", "replies", "reenter", "release"], help: "where --pause is taken: after acquiring, between the read and the write (counter), inside a Redlock acquire between the node replies and the decision (--client redlock, K5), after each re-entry is granted (--lock reentrant, before that depth's work and write: R2), or just before the hold's release (after a reentrant hold's inner releases, as the outer block's own work after its inner block returns: R1)" },
   { name: "writes-per-hold", kind: "int", default: 1, min: 1, help: "writes to the resource per hold" },
   { name: "renew", kind: "on-off", default: false, help: "renew the lease every ttl/3 while holding (the watchdog)" },
   { name: "stagger", kind: "int", default: 0, min: 0, help: "client i starts i*stagger ms after the run starts" },
@@ -184,6 +184,7 @@ export function buildTest(o: ParsedOptions): Test {
     if (need && !(backend.abilities ?? []).includes(need))
       throw new BadInput(`--nemesis ${n} does not work with --backend ${backend.name}: ${backend.lacks?.[need] ?? `its servers cannot ${need === "clock" ? "have their clocks moved" : "be killed and restarted"}`}`);
   }
+  if (workloadOptions.pauseAt === "reenter" && workloadOptions.lock.kind !== "reentrant") throw new BadInput(`--pause-at reenter needs --lock reentrant (a hold that enters again), not --lock ${workloadOptions.lock.kind}`);
   for (const [flag, used] of [["--pause-at read", workloadOptions.pauseAt === "read"], ["--fence-reads", workloadOptions.fenceReads]] as const)
     if (used && !workload.reads) throw new BadInput(`${flag} needs a workload that reads the resource (counter), not ${workload.name}`);
   const resourceStore = o.resource === "postgres" ? ("postgres" as const) : undefined;

@@ -54,6 +54,13 @@ export const ONE_HOLD_EACH: Record<string, OptionValue> = {
   seed: 1,
 };
 
+/**
+ * The lock kinds' scenarios count on their seed's draws (a hold's depth, an rw
+ * acquire's mode, which waits are withdrawn and when): for another seed, no call.
+ */
+export const otherSeed = (o: ParsedOptions, seed: number): Prediction | null =>
+  o.seed === seed ? null : { anomalies: null, why: `the holds' depths, modes and withdrawals are drawn from the seed; the scenario's moments are seed ${seed}'s` };
+
 /** A link's name in scripts and events. */
 export const link = (worker: number, server: string): string => `worker-${worker}->${server}`;
 

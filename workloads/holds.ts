@@ -53,6 +53,7 @@ const exclusive: HoldOnce = async (env, key, n) => {
   await pauseAt("acquire", c, o);
   await sleep(o.workMs);
   n = await writeAll(env, held, n);
+  await pauseAt("release", c, o);
   await release(c, lock, held);
   return n;
 };
@@ -67,6 +68,7 @@ const rw: HoldOnce = async (env, key, n) => {
   await sleep(o.workMs);
   if (mode === "write") n = await writeAll(env, held, n);
   else for (let i = 0; i < o.writesPerHold && stillHeld(c, held); i++) if ((await readResource(c, resource, held, { ...o, fenceReads: true })).type !== "ok") break;
+  await pauseAt("release", c, o);
   await release(c, lock, held);
   return n;
 };
@@ -75,6 +77,9 @@ const rw: HoldOnce = async (env, key, n) => {
  * A reentrant hold: the outermost acquire, then re-entries down to a random depth
  * (the same owner, the count one higher each), a write at each depth, and the
  * releases back up; the watchdog (--renew) renews the outer hold throughout.
+ * --pause-at reenter pauses after each re-entry is granted (a re-entry's lease
+ * refresh then decides whether the hold outlives the pause: R2); --pause-at
+ * release before the outer release, after the inner ones.
  */
 const reentrant: HoldOnce = async (env, key, n) => {
   const { client: c, lock, opts: o } = env;
@@ -89,11 +94,14 @@ const reentrant: HoldOnce = async (env, key, n) => {
     const inner = await take(env, key, { reenter: chain[chain.length - 1].hold }, { depth: d }, outer);
     if (!inner) break;
     chain.push(inner);
+    await pauseAt("reenter", c, o);
     await sleep(o.workMs / depth);
     n = await writeAll(env, inner, n);
   }
   // Innermost first, as a user's nested try/finally blocks release.
   for (let i = chain.length - 1; i > 0; i--) await releaseInner(env, chain[i], outer);
+  // The outer block's own work after its inner blocks returned: where an inner release that freed the lock shows (R1).
+  await pauseAt("release", c, o);
   await release(c, lock, outer);
   return n;
 };

@@ -12,9 +12,11 @@ export interface WorkloadOptions {
   /**
    * Where the pause is taken: just after acquiring, (workloads that read) between
    * the read and the write, or inside the lock client's acquire, between the node
-   * replies and its decision (the project's Redlock: K5; the client takes it, not the workload).
+   * replies and its decision (the project's Redlock: K5; the client takes it, not the workload),
+   * after each re-entry of a reentrant hold is granted (before that depth's work and
+   * write), or just before the hold's release (a reentrant hold's: after its inner releases).
    */
-  pauseAt: "acquire" | "read" | "replies";
+  pauseAt: "acquire" | "read" | "replies" | "reenter" | "release";
   /** Which clients take that pause: their ids, or every client. */
   pauseClients: number[] | "all";
   writesPerHold: number;

@@ -12,8 +12,8 @@ import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
 import { tempRunDir, runCli, latestRun } from "../helpers.ts";
 
 describe("the scenarios", () => {
-  it("are the catalogue's ten, ZooKeeper's, P1 and the libraries' users' reports, each building into a test with its script and a firm prediction", () => {
-    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2", "C1", "L1", "L2", "Z1", "Z2", "Z3", "P1", "E1"]);
+  it("are the catalogue's ten, ZooKeeper's, P1, the libraries' users' reports and the lock kinds', each building into a test with its script and a firm prediction", () => {
+    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2", "C1", "L1", "L2", "Z1", "Z2", "Z3", "P1", "E1", "R1", "R2", "S1", "W1", "Q1", "G1"]);
     for (const s of Object.values(SCENARIOS)) {
       const run = buildScenario(s, []);
       expect(run.test.name.startsWith(`${s.id.toLowerCase()}-`)).toBe(true);
@@ -21,7 +21,7 @@ describe("the scenarios", () => {
       // The random schedule's nemeses are the script's, so the backend is checked for them.
       expect(run.test.nemeses).toEqual([...new Set(run.test.script!.map((st) => st.nemesis))]);
       expect(run.prediction.anomalies, s.id).not.toBeNull();
-      expect(run.test.seed).toBe(1);
+      expect(run.test.seed).toBe(s.id === "W1" ? 2 : 1);
     }
     expect(buildScenario(SCENARIOS.K3, []).test.serverOptions.skewableClocks).toBe(true);
     expect(buildScenario(SCENARIOS.K4, []).test.serverOptions.skewableClocks).toBe(false);
@@ -57,6 +57,21 @@ describe("the scenarios", () => {
     expect(p("Z1", "--fence", "on")).toEqual([]);
     expect(p("Z2")).toEqual(["orphan-lock-node"]);
     expect(p("Z2", "--client", "zookeeper")).toEqual([]);
+    expect(p("R1")).toEqual(["reentrancy-violation"]);
+    expect(p("R1", "--client", "redis-reentrant")).toEqual([]);
+    expect(p("R2")).toEqual(["stale-write-accepted", "interleaved-writers"]);
+    expect(p("R2", "--fence", "on")).toEqual([]);
+    expect(p("R2", "--client", "redis-reentrant")).toEqual([]);
+    expect(p("S1")).toEqual(["semaphore-overflow"]);
+    expect(p("S1", "--client", "redis-semaphore-counting")).toEqual([]);
+    expect(p("W1")).toEqual([]);
+    expect(p("W1", "--fence", "off")).toEqual([]);
+    expect(p("Q1")).toEqual([]);
+    expect(p("G1")).toEqual(["grant-after-cancel"]);
+    expect(p("G1", "--client", "zookeeper")).toEqual([]);
+    // Their depths, modes and withdrawals are the seed's draws: another seed, no call.
+    expect(p("R1", "--seed", "3")).toBeNull();
+    expect(p("G1", "--seed", "3")).toBeNull();
   });
 
   it("take the user's free options and variations, fit the rest around them, and refuse what would move a fault", () => {
@@ -70,6 +85,9 @@ describe("the scenarios", () => {
     expect(buildScenario(SCENARIOS.T1, ["--client", "redis"]).test.clientOptions).toEqual({});
     expect(buildScenario(SCENARIOS.T1, []).test.clientOptions).toEqual({ releaseGapMs: 900 });
     expect(buildScenario(SCENARIOS.K5, []).test.clientOptions).toMatchObject({ checkValidity: false, pauseAfterReplies: { ms: 4000, clients: [0] } });
+    // A fenceless semaphore takes its fences from a Redis counter unless the user says otherwise.
+    expect(buildScenario(SCENARIOS.S1, ["--client", "redis-semaphore-counting"]).options["fence-source"]).toBe("single");
+    expect(buildScenario(SCENARIOS.S1, []).options["fence-source"]).toBeUndefined();
     expect(() => buildScenario(SCENARIOS.K3, ["--ttl", "500"])).toThrow(/--ttl is fixed by scenario K3/);
     expect(() => buildScenario(SCENARIOS.K1, ["--nemesis", "kill"])).toThrow(BadInput);
     expect(() => buildScenario(SCENARIOS.K5, ["--fence", "on"])).toThrow(/--fence is fixed by scenario K5/);
@@ -84,6 +102,12 @@ describe("the client options the scenarios rest on", () => {
   it("--release-gap reaches redis-unsafe-release, and is refused elsewhere", () => {
     expect(build("--client", "redis-unsafe-release", "--release-gap", "900").clientOptions).toEqual({ releaseGapMs: 900 });
     expect(() => build("--client", "redis", "--release-gap", "900")).toThrow(/--release-gap applies to --client redis-unsafe-release only/);
+  });
+
+  it("--pause-at reenter needs --lock reentrant; --pause-at release takes any kind", () => {
+    expect(build("--lock", "reentrant", "--client", "redis-reentrant", "--pause", "100", "--pause-at", "reenter").workloadOptions.pauseAt).toBe("reenter");
+    expect(() => build("--pause", "100", "--pause-at", "reenter")).toThrow(/--pause-at reenter needs --lock reentrant \(a hold that enters again\), not --lock mutex/);
+    expect(build("--pause", "100", "--pause-at", "release").workloadOptions.pauseAt).toBe("release");
   });
 
   it("--pause-at replies pauses the named clients of --client redlock, and is refused for the npm packages", () => {

@@ -1,0 +1,90 @@
+// The lock kinds' scenarios (issue 29), each run once as the catalogue has it:
+// R1, a reentrant lock's inner release freeing the outer hold
+// (reentrancy-violation); R2, a re-entry that does not refresh the lease, under a
+// pause (stale-write-accepted); S1, a semaphore's count read then raised
+// (semaphore-overflow); W1, a reader's lease expiring under a writer (the late
+// read refused, valid); Q1, an etcd waiter's lost delete stalling the queue for
+// at most its lease (valid, liveness strict); G1, a waiter's cancel that left its
+// node queued (grant-after-cancel). Their safe variations run as the catalogue
+// test's predictions say; each costs a run of its own.
+import { describe, it, expect } from "vitest";
+import { scenario, completion } from "./run.ts";
+
+describe("R1: a reentrant lock whose inner release frees the outer hold", () => {
+  it("client 1 is granted the lock after client 0's depth-2 release, before its outer release: reentrancy-violation", async () => {
+    const r = await scenario("R1");
+    expect(r.code, r.out).toBe(1);
+    expect(r.results.anomaly_types).toEqual(["reentrancy-violation"]);
+    // The outermost hold's events carry no depth (1 is the default).
+    const releases = r.of(0, "release", "invoke");
+    expect(releases.map((e) => e.value?.depth ?? 1)).toEqual([2, 1]);
+    const granted = r.of(1, "acquire", "ok")[0];
+    expect(granted.time).toBeGreaterThan(releases[0].time);
+    expect(granted.time).toBeLessThan(releases[1].time);
+    expect(r.results.anomalies["reentrancy-violation"][0].events).toEqual(expect.arrayContaining([granted.index]));
+  });
+});
+
+describe("R2: a re-entry that does not refresh the lease, under a pause", () => {
+  it("client 0's depth-3 write, after its lease ran out and client 1 wrote, is accepted: stale-write-accepted", async () => {
+    const r = await scenario("R2");
+    expect(r.code, r.out).toBe(1);
+    expect(r.results.anomaly_types).toEqual(expect.arrayContaining(["stale-write-accepted"]));
+    expect(r.of(0, "acquire", "ok").map((e) => e.value?.depth ?? 1)).toEqual([1, 2, 3]);
+    const late = r.writesOf(0).at(-1)!;
+    const [first] = r.writesOf(1);
+    expect(late.fence!).toBeLessThan(first.fence!);
+    expect(late.seq).toBeGreaterThan(first.seq);
+    expect(r.results.anomalies["stale-write-accepted"][0].seqs).toEqual(expect.arrayContaining([late.seq, first.seq]));
+  });
+});
+
+describe("S1: a semaphore whose count is read then raised", () => {
+  it("three clients hold a semaphore of 2 at once: semaphore-overflow", async () => {
+    const r = await scenario("S1");
+    expect(r.code, r.out).toBe(1);
+    expect(r.results.anomaly_types).toEqual(["semaphore-overflow"]);
+    for (const p of [0, 1, 2]) expect(completion(r, p, "acquire").type).toBe("ok");
+    expect(r.nemesis("start-latency")[0].value).toMatchObject({ targets: ["worker-1->redis-1", "worker-2->redis-1", "worker-3->redis-1"] });
+  });
+});
+
+describe("W1: a reader's lease expiring under a writer", () => {
+  it("the writer gets in and writes; the reader's late read is refused: valid, the refusal counted", async () => {
+    const r = await scenario("W1");
+    expect(r.code, r.out).toBe(0);
+    expect(r.results.valid).toBe(true);
+    expect(r.of(1, "acquire", "ok")[0].value).toMatchObject({ mode: "write", behind: "c0-h1" });
+    const read = completion(r, 0, "read");
+    expect(read).toMatchObject({ type: "fail", error: "stale-fence" });
+    expect(read.time).toBeGreaterThan(r.of(1, "write", "ok")[0].time);
+    expect(r.results.stats.stale_reads_refused).toBe(1);
+  });
+});
+
+describe("Q1: a cancelled etcd waiter whose delete is lost", () => {
+  it("client 2 waits behind the dead waiter's key until its lease expires; the stall stays below the threshold: valid with --liveness strict", async () => {
+    const r = await scenario("Q1");
+    expect(r.code, r.out).toBe(0);
+    expect(r.results.valid).toBe(true);
+    expect(completion(r, 1, "acquire")).toMatchObject({ type: "info", error: "cancel-unknown" });
+    const granted = completion(r, 2, "acquire");
+    expect(granted).toMatchObject({ type: "ok", value: { behind: "c1-h1" } });
+    // The queue stalled behind the dead key for more than a second after client 0 released.
+    const released = r.of(0, "release", "invoke")[0];
+    expect((granted.time - released.time) / 1e6).toBeGreaterThan(1000);
+  });
+});
+
+describe("G1: a waiter cancelled while its turn was coming", () => {
+  it("zookeeper-cancel-naive says cancelled and leaves its node; client 2, invoked after, waits behind it: grant-after-cancel", async () => {
+    const r = await scenario("G1");
+    expect(r.code, r.out).toBe(1);
+    expect(r.results.anomaly_types).toEqual(["grant-after-cancel"]);
+    const cancelled = completion(r, 1, "acquire");
+    expect(cancelled).toMatchObject({ type: "fail", error: "cancelled", value: { owner: "c1-h1" } });
+    const behind = completion(r, 2, "acquire");
+    expect(behind).toMatchObject({ type: "fail", error: "timeout", value: { behind: "c1-h1" } });
+    expect(r.results.anomalies["grant-after-cancel"][0].events).toEqual(expect.arrayContaining([cancelled.index, behind.index]));
+  });
+});
