@@ -2,7 +2,7 @@
 // strings; the caller escapes them for wherever they go.
 import type { HistoryEvent, ResourceDecision } from "../store/events.ts";
 import { json, millis, seconds } from "./format.ts";
-import type { Hold, Op } from "./ops.ts";
+import type { Hold, Op, Reentry } from "./ops.ts";
 
 export function describeEvent(e: HistoryEvent): string {
   const who = typeof e.process === "number" ? `p${e.process}` : String(e.process);
@@ -35,17 +35,22 @@ export function describeOp(op: Op, decision?: ResourceDecision, brief = false): 
   return lines.join("\n");
 }
 
+/** "read hold (R)" / "write hold (W)" for an rw lock's, "hold" for any other. */
+const holdNoun = (h: Hold): string => (h.mode === "read" ? "read hold (R)" : h.mode === "write" ? "write hold (W)" : "hold");
+
 export function describeHold(h: Hold, end: number, brief = false): string {
   const ok = h.acquire.completion;
+  const deepest = h.entries?.reduce((d, e) => Math.max(d, e.depth), 1) ?? 1;
   if (brief) {
-    return `hold ${json(h.owner, 40)} fence ${h.fence ?? "null"} p${h.process} ${ok ? seconds(ok.time) : "?"} – ${seconds(end)}` +
-      (h.leaseEnd === null ? "" : `, lease until ${seconds(h.leaseEnd)}`);
+    return `${holdNoun(h)} ${json(h.owner, 40)} fence ${h.fence ?? "null"} p${h.process} ${ok ? seconds(ok.time) : "?"} – ${seconds(end)}` +
+      (h.leaseEnd === null ? "" : `, lease until ${seconds(h.leaseEnd)}`) + (deepest > 1 ? `, re-entered to depth ${deepest}` : "");
   }
   const lines = [
-    `hold ${json(h.owner, 80)} on key ${json(h.key, 80)}, fence ${h.fence ?? "null"}, p${h.process}`,
+    `${holdNoun(h)} ${json(h.owner, 80)} on key ${json(h.key, 80)}, fence ${h.fence ?? "null"}, p${h.process}`,
     `acquired at ${ok ? seconds(ok.time) : "?"} (#${h.acquire.invoke.index} → #${ok?.index ?? "?"})`,
     h.leaseEnd === null ? "lease: no TTL known" : `lease certainly held until ${seconds(h.leaseEnd)}`,
   ];
+  if (h.entries?.length) lines.push(`re-entered ${h.entries.length} time${h.entries.length === 1 ? "" : "s"}, to depth ${deepest} at most`);
   const r = h.release;
   if (!r) lines.push(`never released; drawn to ${seconds(end)}`);
   else if (!r.completion) lines.push(`release #${r.invoke.index} invoked at ${seconds(r.invoke.time)}, never completed`);
@@ -53,4 +58,20 @@ export function describeHold(h: Hold, end: number, brief = false): string {
   const writes = h.ops.filter((o) => o.f === "write").length;
   if (writes) lines.push(`${writes} write${writes === 1 ? "" : "s"}`);
   return lines.join("\n");
+}
+
+/** A re-entry of a reentrant hold: its depth, its grant and the inner release that lowered the count. */
+export function describeReentry(h: Hold, e: Reentry, brief = false): string {
+  const ok = e.acquire.completion;
+  const r = e.release;
+  const released = !r ? "not released before the hold ended"
+    : !r.completion ? `release #${r.invoke.index} invoked at ${seconds(r.invoke.time)}, never completed`
+      : `released (depth ${e.depth}) by #${r.invoke.index} → #${r.completion.index} ${r.outcome}${r.completion.error ? ` (${r.completion.error})` : ""} at ${seconds(r.completion.time)}`;
+  if (brief) return `re-entry depth ${e.depth} of ${json(h.owner, 40)} p${h.process} ${ok ? seconds(ok.time) : "?"}, ${released}`;
+  return [
+    `re-entry at depth ${e.depth} of hold ${json(h.owner, 80)} on key ${json(h.key, 80)}, p${h.process}`,
+    `granted at ${ok ? seconds(ok.time) : "?"} (#${e.acquire.invoke.index} → #${ok?.index ?? "?"}), fence ${json(ok?.value?.fence ?? null)}`,
+    released,
+    "an inner release must lower the count and free nothing; the hold ends with its outermost release",
+  ].join("\n");
 }

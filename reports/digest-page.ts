@@ -15,7 +15,7 @@ import { renderLatencyOverview, renderOpsOverview, OVERVIEW_CSS } from "./overvi
 import { faultTable, figures, headerExtras, timelineLegend } from "./page.ts";
 import { readFigures, verdictOf, type AnomalyGroup } from "./results.ts";
 import { CSS, SCRIPT } from "./style.ts";
-import { renderTimeline } from "./timeline.ts";
+import { renderTimeline, type KindMark } from "./timeline.ts";
 import type { WindowPlan } from "./windows.ts";
 import { renderAnomalies } from "./witnesses.ts";
 
@@ -92,11 +92,13 @@ export function renderDigestHtml(input: DigestInput): string {
   const latency = renderLatencyOverview(d, input.faults, plan.windows, lat ? [["p50", lat.p50], ["p99", lat.p99]] : []);
   const keyLists = new Set<string>();
   let keys: string[] = [];
+  const kinds = new Set<KindMark>();
   const windows = models.map((m, k) => {
     const w = plan.windows[k];
     const t = renderTimeline(m);
     keyLists.add(JSON.stringify(t.keys));
     keys = t.keys;
+    for (const k of t.kinds) kinds.add(k);
     const about = [...w.witnesses].map((id) => {
       const [gi, wi] = id.split("-").map(Number);
       return `<a href="#w${gi}-${wi}">${esc(input.groups[gi].type)} witness ${wi + 1}</a>`;
@@ -126,7 +128,7 @@ ${renderAnomalies(union)}
 <div class="legend">${swatch("ov-ok", "ok")}${swatch("ov-fail", "failed")}${swatch("ov-stale", "write refused: stale fence")}${swatch("ov-info", "unknown (info)")}${swatch("ov-win", "window drawn in full (click to go to it)")}</div>
 <div class="scroll">${renderOpsOverview(d, input.faults, plan.windows)}</div>
 <h3>Windows drawn in full</h3>
-${windows.length ? timelineLegend(keyLists.size === 1 ? keys : []) : `<p class="note">No witness and no fault to draw a window around.</p>`}
+${windows.length ? timelineLegend(keyLists.size === 1 ? keys : [], kinds) : `<p class="note">No witness and no fault to draw a window around.</p>`}
 ${windows.join("\n")}
 <h2 id="latency">Acquire latency</h2>
 ${latency.count === 0 ? `<p class="note">No acquire in this history.</p>` : `<div class="legend"><span><svg width="24" height="14"><line class="q-p50" x1="1" x2="23" y1="7" y2="7"/></svg>p50 per bucket</span><span><svg width="24" height="14"><line class="q-p99" x1="1" x2="23" y1="7" y2="7"/></svg>p99 per bucket</span><span><svg width="24" height="14"><line class="q-max" x1="1" x2="23" y1="7" y2="7"/></svg>max per bucket</span><span><svg width="24" height="14"><line class="pct" x1="1" x2="23" y1="7" y2="7"/></svg>p50 / p99 from results</span></div>

@@ -17,7 +17,7 @@ import { renderDigestHtml } from "./digest-page.ts";
 import { faultWindows } from "./faults.ts";
 import type { ReportInput } from "./model.ts";
 import { renderReportHtml } from "./page.ts";
-import { anomalyGroups, readFigures } from "./results.ts";
+import { readFigures, reportGroups } from "./results.ts";
 import { planWindows, readWindows, WINDOW_EVENTS } from "./windows.ts";
 
 export { renderSummary } from "./summary.ts";
@@ -76,7 +76,7 @@ export async function reportRun(runDir: string, results: Results, options: Repor
   const fullUpTo = options.fullUpTo ?? FULL_REPORT_EVENTS;
   const outDir = options.outDir ?? runDir;
   const known = readFigures(results.stats).events;
-  const groups = anomalyGroups(results);
+  const groups = reportGroups(results);
   if (known === undefined || known > fullUpTo) {
     // Without checkpoints (none asked for, or a history out of time order) the report makes its own pass.
     const digest = options.checked?.checkpoints ? digestOfCheck(options.checked) : await digestRun(runDir);

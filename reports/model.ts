@@ -3,8 +3,9 @@
 // decision seqs to what they name.
 import type { HistoryEvent, HistoryHeader, ResourceDecision, Results } from "../store/events.ts";
 import { faultWindows, type FaultWindow } from "./faults.ts";
+import { lockOf, markModes, type LockView } from "./kinds.ts";
 import { decisionsOfWrites, holdsOf, ordered, pairOps, type Hold, type Op } from "./ops.ts";
-import { anomalyGroups, type AnomalyGroup } from "./results.ts";
+import { reportGroups, type AnomalyGroup } from "./results.ts";
 
 export interface ReportInput {
   header: HistoryHeader;
@@ -19,6 +20,8 @@ export interface Model {
   ops: Op[];
   orphans: HistoryEvent[];
   holds: Hold[];
+  /** The lock kind beyond the mutex that the header names (null: a mutex's run, drawn as ever). */
+  lock: LockView | null;
   windows: FaultWindow[];
   groups: AnomalyGroup[];
   decisions: readonly ResourceDecision[];
@@ -45,11 +48,13 @@ export function buildModel(input: ReportInput): Model {
     opOfEvent.set(op.invoke.index, op);
     if (op.completion) opOfEvent.set(op.completion.index, op);
   }
+  const lock = lockOf(input.header);
+  const holds = holdsOf(ops, lock?.lock === "reentrant");
+  if (lock?.lock === "rw") markModes(holds);
   return {
-    input, events, ops, orphans,
-    holds: holdsOf(ops),
+    input, events, ops, orphans, holds, lock,
     windows: faultWindows(events, t1),
-    groups: anomalyGroups(input.results),
+    groups: reportGroups(input.results),
     decisions,
     decisionOf: decisionsOfWrites(ops, decisions),
     opOfEvent,

@@ -37,6 +37,17 @@ export interface Hold {
    * started the lease before the request left). null when no TTL is known.
    */
   leaseEnd: number | null;
+  /** rw (format 2): what the acquire asked for. */
+  mode?: "read" | "write";
+  /** reentrant (format 2): the hold's re-entries, depth 2 and deeper, in grant order. */
+  entries?: Reentry[];
+}
+
+/** One re-entry of a reentrant hold: the acquire at `depth` and the release that brought the count back down. */
+export interface Reentry {
+  depth: number;
+  acquire: Op;
+  release: Op | null;
 }
 
 export interface Pairing {
@@ -105,13 +116,17 @@ const ttlOf = (op: Op): number | undefined => {
 };
 
 /** The holds granted in a history, in acquire order, with each owner's later ops. */
-export function holdsOf(ops: readonly Op[]): Hold[] {
+export function holdsOf(ops: readonly Op[], reentrant = false): Hold[] {
   const byOwner = new Map<string, Hold>();
   const holds: Hold[] = [];
   for (const op of ops) {
     if (op.owner === undefined) continue;
     if (op.f === "acquire") {
-      if (op.outcome !== "ok" || byOwner.has(op.owner)) continue;
+      if (op.outcome !== "ok") continue;
+      if (byOwner.has(op.owner)) {
+        if (reentrant) reenter(byOwner.get(op.owner)!, op);
+        continue;
+      }
       const ttl = ttlOf(op);
       const hold: Hold = {
         owner: op.owner, key: op.key, process: op.process, fence: op.fence ?? null,
@@ -125,13 +140,53 @@ export function holdsOf(ops: readonly Op[]): Hold[] {
     const hold = byOwner.get(op.owner);
     if (!hold) continue;
     hold.ops.push(op);
-    if (op.f === "release" && hold.release === null) hold.release = op;
+    // A reentrant hold's inner release lowers its count; the hold ends with its outermost release.
+    if (op.f === "release" && hold.release === null && !(reentrant && innerRelease(hold, op))) hold.release = op;
     if (op.f === "renew" && op.outcome === "ok") {
       const ttl = ttlOf(op);
       if (ttl !== undefined) hold.leaseEnd = Math.max(hold.leaseEnd ?? 0, op.invoke.time + ttl * 1e6);
     }
   }
   return holds;
+}
+
+/**
+ * When a hold ended, as far as the history tells: its release's completion (the end
+ * of the history if that never came); never released, the end of its lease or its
+ * last operation, whichever is later, but not past `t1`, the end of the history.
+ */
+export function heldUntil(h: Hold, t1: number): number {
+  const ok = h.acquire.completion;
+  const last = h.ops.reduce((t, o) => Math.max(t, o.completion?.time ?? o.invoke.time), ok?.time ?? h.acquire.invoke.time);
+  const r = h.release;
+  return r ? (r.completion?.time ?? t1) : Math.min(t1, Math.max(last, h.leaseEnd ?? t1));
+}
+
+/** An operation's `depth` (reentrant, format 2): 1 the outermost, absent for a mutex's. */
+export function depthOf(op: Op): number | undefined {
+  const d = op.invoke.value?.depth;
+  return typeof d === "number" && Number.isInteger(d) && d >= 1 ? d : undefined;
+}
+
+/** A re-entry granted to a hold already held by its owner (its ok carries the hold's owner). */
+function reenter(hold: Hold, op: Op): void {
+  const depth = depthOf(op);
+  if (depth === undefined || depth < 2) return;
+  (hold.entries ??= []).push({ depth, acquire: op, release: null });
+}
+
+/** A release at depth 2 or deeper: closes the latest open re-entry of that depth. */
+function innerRelease(hold: Hold, op: Op): boolean {
+  const depth = depthOf(op);
+  if (depth === undefined || depth < 2) return false;
+  const entries = hold.entries ?? [];
+  for (let i = entries.length - 1; i >= 0; i--) {
+    if (entries[i].depth === depth && entries[i].release === null) {
+      entries[i].release = op;
+      break;
+    }
+  }
+  return true;
 }
 
 /**

@@ -10,7 +10,7 @@ import { renderLatency } from "./latency.ts";
 import { buildModel, type Model, type ReportInput } from "./model.ts";
 import { readFigures, verdictOf } from "./results.ts";
 import { CSS, SCRIPT } from "./style.ts";
-import { renderTimeline } from "./timeline.ts";
+import { renderTimeline, type KindMark } from "./timeline.ts";
 import { renderAnomalies } from "./witnesses.ts";
 
 export function renderReportHtml(input: ReportInput): string {
@@ -31,7 +31,7 @@ ${figures(m.input.results)}
 <h2 id="anomalies">Anomalies</h2>
 ${renderAnomalies(m)}
 <h2 id="timeline">Timeline</h2>
-${timelineLegend(timeline.keys)}
+${timelineLegend(timeline.keys, timeline.kinds)}
 ${timeline.notes.map((n) => `<p class="note">${esc(n)}</p>`).join("")}
 <div class="scroll">${timeline.svg}</div>
 <h2 id="latency">Acquire latency</h2>
@@ -62,7 +62,7 @@ export function figures(results: Results): string {
   const f = readFigures(results.stats);
   const na = "—";
   const lat = f.acquire_latency_ms;
-  const cards = [
+  const cards: string[] = [
     figure(f.ops_per_s !== undefined ? f.ops_per_s.toFixed(1) : na, "operations per second"),
     figure(f.duration_s !== undefined ? `${f.duration_s.toFixed(1)} s` : na, `run length${f.events !== undefined ? `, ${f.events} events` : ""}`),
     figure(lat ? millis(lat.p50) : na, "acquire latency p50"),
@@ -73,6 +73,8 @@ export function figures(results: Results): string {
     figure(f.lease_overlaps !== undefined ? String(f.lease_overlaps) : na, "lease overlaps (expired leases, not anomalies)"),
     figure(f.faults === undefined ? na : esc(Object.entries(f.faults).map(([k, n]) => `${faultKind(k)} ×${n}`).join(", ") || "none"), "faults injected"),
   ];
+  const withdrawn = cancelsFigure(results.stats?.cancels);
+  if (withdrawn) cards.push(withdrawn);
   const ops = f.ops && Object.keys(f.ops).length
     ? `<table class="ops"><thead><tr><th>operation</th><th>ok</th><th>fail</th><th>info</th></tr></thead><tbody>${Object.entries(f.ops)
       .map(([name, c]) => `<tr><td>${esc(name)}</td><td>${c.ok}</td><td>${c.fail}</td><td>${c.info}</td></tr>`).join("")}</tbody></table>`
@@ -81,9 +83,27 @@ export function figures(results: Results): string {
   return `<div class="figures">${cards.join("")}</div>${ops}${missing}`;
 }
 
+/** Withdrawn waits (format 2's stats.cancels), only when the run withdrew any. */
+function cancelsFigure(v: unknown): string | null {
+  if (typeof v !== "object" || v === null) return null;
+  const { cancelled, unknown } = v as Record<string, unknown>;
+  const c = typeof cancelled === "number" ? cancelled : 0, u = typeof unknown === "number" ? unknown : 0;
+  return c + u > 0 ? figure(`${c} + ${u}`, "acquires withdrawn: cancelled + cancel-unknown") : null;
+}
+
 const swatch = (inner: string, label: string) => `<span><svg width="24" height="14">${inner}</svg>${label}</span>`;
 
-export function timelineLegend(keys: string[]): string {
+/** Legend entries of the lock kinds' marks, only for those the timeline drew. */
+const KIND_LEGEND: Record<KindMark, string> = {
+  read: swatch(`<rect class="hold read" x="1" y="3" width="22" height="8"/>`, "read hold (R): readers share"),
+  write: swatch(`<rect class="hold write" x="1" y="3" width="22" height="8"/>`, "write hold (W): excludes all"),
+  entry: swatch(`<rect class="hold" x="1" y="2" width="22" height="10"/><rect class="entry" x="8" y="4.5" width="15" height="5"/>`, "re-entry, nested in its hold, labelled with its depth"),
+  cancelled: swatch(`<path class="op-cancel" d="M9 4l6 6m0 -6l-6 6"/>`, "acquire withdrawn (cancelled)"),
+  "cancel-unknown": swatch(`<path class="op-cancel-unknown" d="M9 4l6 6m0 -6l-6 6"/>`, "acquire withdrawn, removal unknown (cancel-unknown)"),
+  levels: swatch(`<path class="lvl-certain" d="M1 11H8V5H16V11H23"/><line class="lvl-permits" x1="1" x2="23" y1="7" y2="7"/>`, "semaphore: holds certainly valid at once, dashed at the permits, red above them"),
+};
+
+export function timelineLegend(keys: string[], kinds: ReadonlySet<KindMark> = new Set()): string {
   const items = [
     swatch(`<rect class="hold" x="1" y="3" width="22" height="8"/>`, "hold (acquire ok → release done)"),
     swatch(`<rect class="ext" x="1" y="3" width="22" height="8"/>`, "held after the lease was certainly over"),
@@ -97,6 +117,7 @@ export function timelineLegend(keys: string[]): string {
     swatch(`<rect class="fault-pause" x="1" y="1" width="22" height="12"/>`, "fault window"),
     swatch(`<g class="witness"><rect class="ring" x="2" y="2" width="20" height="10"/></g>`, "witness (click to go to its entry)"),
   ];
+  for (const k of Object.keys(KIND_LEGEND) as KindMark[]) if (kinds.has(k)) items.push(KIND_LEGEND[k]);
   keys.forEach((k, i) => items.push(swatch(`<rect class="hold k${i}" x="1" y="3" width="22" height="8"/>`, `key <code>${esc(json(k, 60))}</code>`)));
   return `<div class="legend">${items.join("")}</div>`;
 }

@@ -59,6 +59,11 @@ export interface WitnessView {
 export interface AnomalyGroup {
   type: string;
   witnesses: WitnessView[];
+  /**
+   * A liveness finding (format 2's stuck-lock): "reported" alongside the anomalies
+   * but not counted toward the verdict; "counted" under --liveness strict.
+   */
+  liveness?: "reported" | "counted";
 }
 
 const nums = (v: unknown): number[] => (Array.isArray(v) ? v.filter(isNum) : []);
@@ -76,14 +81,34 @@ export function anomalyGroups(results: Pick<Results, "anomaly_types" | "anomalie
     const raw = anomalies[type];
     const list: unknown[] = Array.isArray(raw) ? raw : [];
     if (list.length === 0 && !listed.includes(type)) continue;
-    const witnesses = list.filter(isObj).map((w): WitnessView => ({
-      witness: w as Witness,
-      explanation: typeof w.explanation === "string" ? w.explanation : "(no explanation recorded)",
-      key: typeof w.key === "string" ? w.key : undefined,
-      events: nums(w.events),
-      seqs: nums(w.seqs),
-    }));
-    groups.push({ type, witnesses });
+    groups.push({ type, witnesses: witnessViews(list) });
+  }
+  return groups;
+}
+
+function witnessViews(list: readonly unknown[]): WitnessView[] {
+  return list.filter(isObj).map((w): WitnessView => ({
+    witness: w as Witness,
+    explanation: typeof w.explanation === "string" ? w.explanation : "(no explanation recorded)",
+    key: typeof w.key === "string" ? w.key : undefined,
+    events: nums(w.events),
+    seqs: nums(w.seqs),
+  }));
+}
+
+/**
+ * What the page lists and highlights: the anomalies, then the liveness findings
+ * (results' `liveness`). Under --liveness strict a finding is also among the
+ * anomalies: it is listed once, there, marked as counted.
+ */
+export function reportGroups(results: Pick<Results, "anomaly_types" | "anomalies" | "liveness">): AnomalyGroup[] {
+  const groups = anomalyGroups(results);
+  const live = results.liveness;
+  if (!isObj(live) || !isObj(live.findings)) return groups;
+  for (const [type, raw] of Object.entries(live.findings)) {
+    const counted = groups.find((g) => g.type === type);
+    if (counted) counted.liveness = "counted";
+    else if (Array.isArray(raw) && raw.length > 0) groups.push({ type, witnesses: witnessViews(raw), liveness: live.strict === true ? "counted" : "reported" });
   }
   return groups;
 }

@@ -31,6 +31,20 @@ svg text { font-family: system-ui, sans-serif; }
 .hold { fill: var(--hold); } .hold.k0 { fill:#4c78a8 } .hold.k1 { fill:#59a14f } .hold.k2 { fill:#b07aa1 } .hold.k3 { fill:#9c755f }
 .hold.k4 { fill:#76b7b2 } .hold.k5 { fill:#edc948 } .hold.k6 { fill:#ff9da7 } .hold.k7 { fill:#bab0ac }
 .ext { fill: url(#hatch); stroke: var(--hold); stroke-width: .5; } .hatch { fill: var(--hold); opacity: .6; }
+.hold.read { fill-opacity: .35; stroke: var(--hold); stroke-width: 1.2; } .ext.read { opacity: .5; }
+.hold.k1.read { stroke:#59a14f } .hold.k2.read { stroke:#b07aa1 } .hold.k3.read { stroke:#9c755f } .hold.k4.read { stroke:#76b7b2 }
+.hold.k5.read { stroke:#edc948 } .hold.k6.read { stroke:#ff9da7 } .hold.k7.read { stroke:#bab0ac }
+.bar-label { fill: #fff; font-weight: 700; pointer-events: none; } .hold.read + .bar-label { fill: #1d2228; }
+.entry { fill: #0b1f33; fill-opacity: .3; stroke: #fff; stroke-width: .8; }
+.reentry .bar-label { stroke: #0b1f33; stroke-width: 2px; paint-order: stroke; }
+.op-cancel, .op-cancel-unknown { fill: none; stroke-width: 2; stroke-linecap: round; } .op-cancel { stroke: #555; } .op-cancel-unknown { stroke: var(--info); }
+.lvl-bg { fill: #eef0f4; fill-opacity: .45; } .lvl-base { stroke: #ccd; } .lvl-possible { fill: var(--hold); fill-opacity: .15; stroke: none; }
+.lvl-certain { fill: none; stroke: var(--hold); stroke-width: 1.5; } .lvl-permits { stroke: #556; stroke-dasharray: 4 3; }
+.lvl-over { fill: var(--stale); fill-opacity: .8; } .lvl-axis { font-size: 10px; fill: #556; }
+.tag { font-size: 11px; font-weight: 600; padding: 1px 6px; border-radius: 3px; margin-left: 6px; vertical-align: middle; }
+.tag.liveness { background: #fdf3d8; color: #8a6500; border: 1px solid #e6cf8a; }
+.anomaly.liveness h3 { color: #8a6500; }
+.witness.liveness .ring { stroke: #b8860b; } .witness.liveness:target .band { fill: #b8860b; }
 .w-ok, .w-stale, .w-fail, .w-info { stroke-width: 2.5; } .w-ok { stroke: var(--ok); } .w-stale { stroke: var(--stale); }
 .w-fail { stroke: var(--fail); } .w-info { stroke: var(--info); stroke-dasharray: 2 1; }
 .op-fail { fill: var(--fail); } .op-info { fill: #fff; stroke: var(--info); stroke-width: 1.5; }

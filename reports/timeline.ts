@@ -9,10 +9,12 @@
 // one (its tooltip says how many); past MAX_MARKS, `thin` gives up more detail step by
 // step and the page says which. Witness highlights are always drawn.
 import { esc, seconds } from "./format.ts";
-import { describeHold, describeOp } from "./describe.ts";
+import { describeHold, describeOp, describeReentry } from "./describe.ts";
+import { cancelOf } from "./kinds.ts";
 import { assignLanes, type Lanes } from "./lanes.ts";
+import { levelStrips } from "./levels.ts";
 import type { Model } from "./model.ts";
-import type { Op } from "./ops.ts";
+import { heldUntil, type Op } from "./ops.ts";
 import { faultLayer, px, timeAxis, xOf, type TimeScale } from "./svg.ts";
 
 export const MAX_LANES = 200;
@@ -22,7 +24,7 @@ const FULL_TITLES = 4_000;
 const LEFT = 96, RIGHT = 24, AXIS = 18, LABEL_ROWS = 3, BOTTOM = 12;
 const TOP = AXIS + LABEL_ROWS * 12 + 4;
 
-type Shape = "bar" | "ext" | "tick" | "dot" | "span";
+type Shape = "bar" | "ext" | "entry" | "tick" | "dot" | "cross" | "span";
 interface Mark {
   /** Lower draws first when marks must be left out. */
   pri: number;
@@ -33,6 +35,10 @@ interface Mark {
   cls: string;
   /** How many marks of this kind this one stands for, once merged. */
   n: number;
+  /** Drawn inside a bar wide enough for it (an rw hold's R or W, a re-entry's depth). */
+  label?: string;
+  /** A re-entry's depth (2 and deeper), drawn nested inside its hold's bar. */
+  depth?: number;
   title: (brief: boolean) => string;
 }
 
@@ -40,7 +46,11 @@ export interface Timeline {
   svg: string;
   notes: string[];
   keys: string[];
+  /** Marks of the lock kinds beyond the mutex drawn here, for the legend (kindLegend). */
+  kinds: Set<KindMark>;
 }
+
+export type KindMark = "read" | "write" | "entry" | "cancelled" | "cancel-unknown" | "levels";
 
 function plotWidth(m: Model, lanes: Lanes): number {
   const seconds = (m.t1 - m.t0) / 1e9;
@@ -67,7 +77,8 @@ export function renderTimeline(m: Model): Timeline {
   const lanes = assignLanes(m.events, MAX_LANES);
   const laneCount = lanes.members.length;
   const width = plotWidth(m, lanes);
-  const lh = laneHeight(laneCount);
+  // A reentrant hold's bar has its re-entries nested inside: a little more room for them.
+  const lh = laneHeight(laneCount) + (m.lock?.lock === "reentrant" && laneCount <= 20 ? 6 : 0);
   const scale: TimeScale = { t0: m.t0, t1: m.t1, left: LEFT, width };
   // A window of a large run is drawn with t0/t1 narrowed to it: what starts before
   // (a carried-in hold) or ends after it is cut at its edge.
@@ -76,22 +87,32 @@ export function renderTimeline(m: Model): Timeline {
   const keyClass = (key: string | undefined) => (keys.length > 1 && keys.length <= 8 ? `hold k${keys.indexOf(key ?? "")}` : "hold");
 
   const raw: Mark[] = [];
+  let maxDepth = 1;
   for (const h of m.holds) {
     const lane = lanes.of.get(h.process);
     const ok = h.acquire.completion;
     if (lane === undefined || !ok) continue;
-    const last = h.ops.reduce((t, o) => Math.max(t, o.completion?.time ?? o.invoke.time), ok.time);
-    const r = h.release;
-    // Never released: drawn to the end of its lease or its last operation, whichever
-    // is later, but not past the end of the history.
-    const end = r ? (r.completion?.time ?? m.t1) : Math.min(m.t1, Math.max(last, h.leaseEnd ?? m.t1));
+    // Never released: drawn to the end of its lease or its last operation (heldUntil).
+    const end = heldUntil(h, m.t1);
     const solidEnd = h.leaseEnd === null ? end : Math.min(end, h.leaseEnd);
     const title = (brief: boolean) => describeHold(h, end, brief);
+    // An rw hold: a read's bar is light, a write's solid, each lettered R or W.
+    const mode = h.mode === undefined ? "" : ` ${h.mode}`;
+    const label = h.mode === "read" ? "R" : h.mode === "write" ? "W" : undefined;
     if (solidEnd > ok.time || end <= ok.time) {
-      raw.push({ pri: 2, lane, x0: x(ok.time), x1: Math.max(x(solidEnd), x(ok.time) + 1.5), shape: "bar", cls: keyClass(h.key), n: 1, title });
+      raw.push({ pri: 2, lane, x0: x(ok.time), x1: Math.max(x(solidEnd), x(ok.time) + 1.5), shape: "bar", cls: keyClass(h.key) + mode, n: 1, title, label });
     }
     if (end > solidEnd) {
-      raw.push({ pri: 2, lane, x0: x(Math.max(solidEnd, ok.time)), x1: x(end), shape: "ext", cls: "ext", n: 1, title });
+      raw.push({ pri: 2, lane, x0: x(Math.max(solidEnd, ok.time)), x1: x(end), shape: "ext", cls: "ext" + mode, n: 1, title });
+    }
+    for (const entry of h.entries ?? []) {
+      const from = entry.acquire.completion?.time ?? ok.time;
+      const to = Math.min(end, entry.release?.completion?.time ?? entry.release?.invoke.time ?? end);
+      maxDepth = Math.max(maxDepth, entry.depth);
+      raw.push({
+        pri: 2, lane, x0: x(from), x1: Math.max(x(to), x(from) + 1.5), shape: "entry", cls: `entry d${Math.min(entry.depth, 5)}`, n: 1,
+        title: (brief: boolean) => describeReentry(h, entry, brief), label: String(entry.depth), depth: entry.depth,
+      });
     }
   }
   for (const op of m.ops) {
@@ -108,7 +129,10 @@ export function renderTimeline(m: Model): Timeline {
       const t = m.decisionOf.get(op)?.time ?? at;
       raw.push({ pri: cls === "w-ok" ? 3 : 1, lane, x0: x(t), x1: x(t), shape: "tick", cls, n: 1, title });
     } else if (op.outcome !== "ok" || (op.f === "release" && c?.value?.released === false)) {
-      raw.push({ pri: 1, lane, x0: x(at), x1: x(at), shape: "dot", cls: op.outcome === "info" ? "op-info" : "op-fail", n: 1, title });
+      // A withdrawn wait (format 2's cancel) is a cross: the client gave up, nothing failed.
+      const cancel = op.outcome === "ok" ? null : cancelOf(op);
+      if (cancel !== null) raw.push({ pri: 1, lane, x0: x(at), x1: x(at), shape: "cross", cls: cancel === "cancelled" ? "op-cancel" : "op-cancel-unknown", n: 1, title });
+      else raw.push({ pri: 1, lane, x0: x(at), x1: x(at), shape: "dot", cls: op.outcome === "info" ? "op-info" : "op-fail", n: 1, title });
     }
   }
   const { marks: drawn, notes } = thin(raw);
@@ -116,9 +140,13 @@ export function renderTimeline(m: Model): Timeline {
     notes.push(`${lanes.of.size} client processes are drawn in ${laneCount} lanes: processes whose lifetimes do not overlap share a lane.`);
   }
   const brief = drawn.length > FULL_TITLES;
+  const levels = levelStrips(m, scale);
+  if (levels) notes.push(...levels.notes);
+  // A semaphore's permit levels go between the axis and the first lane.
+  const lanesTop = TOP + (levels?.height ?? 0);
 
-  const laneY = (lane: number) => TOP + lane * lh;
-  const bottom = TOP + laneCount * lh;
+  const laneY = (lane: number) => lanesTop + lane * lh;
+  const bottom = lanesTop + laneCount * lh;
   const height = bottom + BOTTOM;
   const out: string[] = [];
   out.push(`<svg class="timeline" width="${LEFT + width + RIGHT}" height="${height}" viewBox="0 0 ${LEFT + width + RIGHT} ${height}" role="img" aria-label="timeline">`);
@@ -126,12 +154,22 @@ export function renderTimeline(m: Model): Timeline {
   out.push(renderLaneLabels(lanes, laneY, lh, width));
   out.push(faultLayer(m.windows, scale, TOP, bottom, LABEL_ROWS));
   out.push(`<g class="axis">${timeAxis(scale, AXIS, bottom, Math.max(4, Math.floor(width / 110)))}</g>`);
+  if (levels) out.push(levels.draw(TOP));
   out.push(`<g class="marks">`);
-  for (const mk of drawn.sort((a, b) => shapeOrder(a.shape) - shapeOrder(b.shape))) out.push(drawMark(mk, laneY(mk.lane), lh, brief));
+  for (const mk of drawn.sort((a, b) => shapeOrder(a.shape) - shapeOrder(b.shape) || (a.depth ?? 0) - (b.depth ?? 0))) out.push(drawMark(mk, laneY(mk.lane), lh, brief, maxDepth));
   out.push(`</g>`);
   out.push(renderWitnesses(m, lanes, x, laneY, lh, TOP, bottom));
   out.push(`</svg>`);
-  return { svg: out.join(""), notes, keys: keys.length > 1 && keys.length <= 8 ? keys : [] };
+  const kinds = new Set<KindMark>();
+  if (m.lock !== null || drawn.some((mk) => mk.shape === "cross")) {
+    for (const mk of drawn) {
+      if (mk.shape === "entry") kinds.add("entry");
+      else if (mk.shape === "cross") kinds.add(mk.cls === "op-cancel" ? "cancelled" : "cancel-unknown");
+      else if (mk.shape === "bar" && mk.label !== undefined) kinds.add(mk.label === "R" ? "read" : "write");
+    }
+    if (levels) kinds.add("levels");
+  }
+  return { svg: out.join(""), notes, keys: keys.length > 1 && keys.length <= 8 ? keys : [], kinds };
 }
 
 /**
@@ -185,8 +223,8 @@ function thin(raw: readonly Mark[]): { marks: Mark[]; notes: string[] } {
   return { marks, notes };
 }
 
-// Spans under bars under ticks and dots, so the small marks stay visible.
-const shapeOrder = (s: Shape) => ({ span: 0, bar: 1, ext: 1, tick: 2, dot: 3 })[s];
+// Spans under bars under re-entries (shallow to deep) under ticks and dots, so the small marks stay visible.
+const shapeOrder = (s: Shape) => ({ span: 0, bar: 1, ext: 1, entry: 1.5, tick: 2, dot: 3, cross: 3 })[s];
 
 function renderLaneLabels(lanes: Lanes, laneY: (l: number) => number, lh: number, width: number): string {
   const out: string[] = [];
@@ -202,13 +240,35 @@ function renderLaneLabels(lanes: Lanes, laneY: (l: number) => number, lh: number
   return `<g class="lanes">${out.join("")}</g>`;
 }
 
-function drawMark(mk: Mark, y: number, lh: number, brief: boolean): string {
+/** A letter or number inside a bar, where the bar has room for it and the page is small enough for text per mark. */
+function barLabel(mk: Mark, cy: number, h: number, brief: boolean): string {
+  if (mk.label === undefined || brief || mk.n > 1 || h < 6 || mk.x1 - mk.x0 < 6 * mk.label.length + 4) return "";
+  return `<text class="bar-label" x="${px(mk.x0 + 2)}" y="${px(cy + Math.min(9, h) * 0.36)}" font-size="${px(Math.min(9, h))}">${esc(mk.label)}</text>`;
+}
+
+function drawMark(mk: Mark, y: number, lh: number, brief: boolean, maxDepth: number): string {
   const more = mk.n > 1 ? `\n(+${mk.n - 1} more like it here)` : "";
   const title = `<title>${esc(mk.title(brief) + more)}</title>`;
   switch (mk.shape) {
     case "bar":
     case "ext":
+      if (mk.label !== undefined) {
+        const rect = `<rect class="${mk.cls}" x="${px(mk.x0)}" y="${px(y + lh * 0.2)}" width="${px(Math.max(1.5, mk.x1 - mk.x0))}" height="${px(lh * 0.6)}"/>`;
+        return `<g class="bar">${rect}${barLabel(mk, y + lh / 2, lh * 0.6, brief)}${title}</g>`;
+      }
       return `<rect class="${mk.cls}" x="${px(mk.x0)}" y="${px(y + lh * 0.2)}" width="${px(Math.max(1.5, mk.x1 - mk.x0))}" height="${px(lh * 0.6)}">${title}</rect>`;
+    case "entry": {
+      // Nested inside the hold's bar, each depth inset further: the deepest is innermost.
+      const step = (lh * 0.6) / (2 * maxDepth);
+      const inset = ((mk.depth ?? 2) - 1) * step;
+      const h = lh * 0.6 - 2 * inset;
+      const rect = `<rect class="${mk.cls}" x="${px(mk.x0)}" y="${px(y + lh * 0.2 + inset)}" width="${px(Math.max(1.5, mk.x1 - mk.x0))}" height="${px(Math.max(1, h))}"/>`;
+      return `<g class="reentry">${rect}${barLabel(mk, y + lh / 2, h + 2 * step, brief)}${title}</g>`;
+    }
+    case "cross": {
+      const r = Math.min(3.5, lh * 0.25), cx = mk.x0, cy = y + lh / 2;
+      return `<path class="${mk.cls}" d="M${px(cx - r)} ${px(cy - r)}L${px(cx + r)} ${px(cy + r)}M${px(cx + r)} ${px(cy - r)}L${px(cx - r)} ${px(cy + r)}">${title}</path>`;
+    }
     case "tick":
       return `<line class="${mk.cls}" x1="${px(mk.x0)}" x2="${px(mk.x0)}" y1="${px(y + 1)}" y2="${px(y + lh - 1)}">${title}</line>`;
     case "dot":
@@ -252,7 +312,7 @@ function renderWitnesses(m: Model, lanes: Lanes, x: (t: number) => number, laneY
     if (lo > hi) return;
     const x0 = x(lo) - 4, x1 = x(hi) + 4;
     const title = `${g.type} witness ${wi + 1} of ${g.witnesses.length} (${seconds(lo)} – ${seconds(hi)}): ${w.explanation}`;
-    out.push(`<g class="witness" id="tl-w${gi}-${wi}"><a href="#w${gi}-${wi}"><rect class="band" x="${px(x0)}" y="${top}" width="${px(x1 - x0)}" height="${bottom - top}"/>${rings.join("")}<title>${esc(title)}</title></a></g>`);
+    out.push(`<g class="witness${g.liveness ? " liveness" : ""}" id="tl-w${gi}-${wi}"><a href="#w${gi}-${wi}"><rect class="band" x="${px(x0)}" y="${top}" width="${px(x1 - x0)}" height="${bottom - top}"/>${rings.join("")}<title>${esc(title)}</title></a></g>`);
   }));
   return `<g class="witnesses">${out.join("")}</g>`;
 }

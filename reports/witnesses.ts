@@ -6,23 +6,34 @@
 import type { HistoryEvent, ResourceDecision } from "../store/events.ts";
 import { esc, json, seconds } from "./format.ts";
 import type { Model } from "./model.ts";
-import type { WitnessView } from "./results.ts";
+import type { AnomalyGroup, WitnessView } from "./results.ts";
 
 const STANDARD_FIELDS = new Set(["key", "events", "seqs", "explanation"]);
 
 export function renderAnomalies(m: Model): string {
   const valid = m.input.results.valid;
-  if (m.groups.length === 0) {
-    return valid === false
+  // Indexes into m.groups, which the timeline's highlights use too.
+  const safety = m.groups.map((g, gi) => ({ g, gi })).filter(({ g }) => g.liveness !== "reported");
+  const live = m.groups.map((g, gi) => ({ g, gi })).filter(({ g }) => g.liveness === "reported");
+  const anomalies = safety.length === 0
+    ? (valid === false
       ? `<p class="note">The verdict is invalid but results.json lists no anomaly.</p>`
-      : `<p class="none">No anomalies found.</p>`;
-  }
-  return m.groups.map((g, gi) => {
-    const items = g.witnesses.map((w, wi) => renderWitness(m, w, gi, wi)).join("");
-    const n = g.witnesses.length;
-    return `<section class="anomaly"><h3>${esc(g.type)} <span class="count">${n} witness${n === 1 ? "" : "es"}</span></h3>` +
-      (n ? `<ol class="witnesses">${items}</ol>` : `<p class="note">Listed in anomaly_types without witnesses.</p>`) + `</section>`;
-  }).join("");
+      : `<p class="none">No anomalies found.</p>`)
+    : safety.map(({ g, gi }) => renderGroup(m, g, gi)).join("");
+  const liveness = live.length === 0 ? "" :
+    `<p class="note liveness-note">Liveness findings are about progress, not safety: they are listed here but do not count toward the verdict unless the run is checked with <code>--liveness strict</code>.</p>` +
+    live.map(({ g, gi }) => renderGroup(m, g, gi)).join("");
+  return anomalies + liveness;
+}
+
+function renderGroup(m: Model, g: AnomalyGroup, gi: number): string {
+  const items = g.witnesses.map((w, wi) => renderWitness(m, w, gi, wi)).join("");
+  const n = g.witnesses.length;
+  const noun = g.liveness ? (n === 1 ? "finding" : "findings") : (n === 1 ? "witness" : "witnesses");
+  const tag = g.liveness === "reported" ? ` <span class="tag liveness">liveness · not counted</span>`
+    : g.liveness === "counted" ? ` <span class="tag liveness">liveness · counted (--liveness strict)</span>` : "";
+  return `<section class="anomaly${g.liveness ? " liveness" : ""}"><h3>${esc(g.type)}${tag} <span class="count">${n} ${noun}</span></h3>` +
+    (n ? `<ol class="witnesses">${items}</ol>` : `<p class="note">Listed in anomaly_types without witnesses.</p>`) + `</section>`;
 }
 
 function renderWitness(m: Model, w: WitnessView, gi: number, wi: number): string {
