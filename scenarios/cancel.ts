@@ -94,3 +94,29 @@ export const Q1: Scenario = {
       why: "the dead waiter's key holds up client 2 only until its lease expires, at most one TTL after its last keep-alive, which came before the cut: the stall stays below the TTL plus the command timeout, so even --liveness strict finds no stuck lock",
     },
 };
+
+export const Q2: Scenario = {
+  id: "Q2",
+  title: "a withdrawn waiter's node left under a live session stalls the queue",
+  shows:
+    "ZooKeeper: client 0 holds the lock from about 0 s to 5 s; client 1 queues behind it from 1.3 s and is cancelled at about 4.15 s; zookeeper-cancel-naive answers \"cancelled\" without deleting its node, and its session, kept alive by the client's pings, keeps the node queued; when client 0 releases, the lock passes to that node and so to nobody, and client 2, queued behind it since 2.6 s, waits until its timeout at 11.6 s: the lock free and granted to nobody for 6.6 s, longer than the TTL plus the command timeout (5 s): stuck-lock, naming c1-h1 (counted: --liveness strict). Unlike Q1's etcd lease, a ZooKeeper session does not end while its client lives",
+  options: {
+    ...G1.options,
+    // The stall to beat is the TTL plus this: 5 s.
+    "command-timeout": 1000,
+    // Seed 1's draws as G1's: client 1 alone is cancelled, 0.317 of its acquire timeout (2.85 s) after it asks, before client 0 releases.
+    "acquire-timeout": 9000,
+    work: 5000,
+    liveness: "strict",
+  },
+  varies: {
+    client: "zookeeper: the cancelled waiter deletes its node before its cancel is answered; client 2 takes the lock when client 0 releases: valid",
+    fence: "off: the same",
+  },
+  script: () => [],
+  predict: (o) =>
+    otherSeed(o, 1) ??
+    (o.client === "zookeeper-cancel-naive"
+      ? { anomalies: ["stuck-lock"], why: "client 1's node stays queued under its live session after its cancel was answered, so after client 0's release nobody holds the lock and nobody is granted it while client 2 waits behind c1-h1, longer than the TTL plus the command timeout" }
+      : { anomalies: [], why: "client 1's node is deleted before its cancel is answered; client 2 takes the lock when client 0 releases" }),
+};

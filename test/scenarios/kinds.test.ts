@@ -88,3 +88,16 @@ describe("G1: a waiter cancelled while its turn was coming", () => {
     expect(r.results.anomalies["grant-after-cancel"][0].events).toEqual(expect.arrayContaining([cancelled.index, behind.index]));
   });
 });
+
+describe("Q2: a withdrawn waiter's node left under a live session", () => {
+  it("after the holder's release the lock is free and granted to nobody while client 2 waits behind c1-h1: stuck-lock, counted with --liveness strict", async () => {
+    const r = await scenario("Q2");
+    expect(r.code, r.out).toBe(1);
+    expect(r.results.anomaly_types).toEqual(["stuck-lock"]);
+    const stuck = r.results.liveness?.findings["stuck-lock"] ?? [];
+    expect(stuck).toHaveLength(1);
+    expect(stuck[0].behind).toEqual(["c1-h1"]);
+    expect(completion(r, 1, "acquire").error).toBe("cancelled");
+    expect(completion(r, 2, "acquire").value?.behind).toBe("c1-h1");
+  });
+});
