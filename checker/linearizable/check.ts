@@ -7,7 +7,7 @@
 import type { Witness } from "../../store/events.ts";
 import { ACQUIRE as ACQUIRE_F, RELEASE as RELEASE_F, RENEW as RENEW_F, type Model } from "../model.ts";
 import { FAIL, INFO } from "../table.ts";
-import { counted, countedModel, lockKindOf, type CountedModel, type LockKind } from "./counted.ts";
+import { certainlyRefused, counted, countedModel, lockKindOf, type CountedModel, type LockKind } from "./counted.ts";
 import { countedWitness } from "./counted-witness.ts";
 import { mutexHistories, mutexModel } from "./fenced-mutex.ts";
 import { mutexWitness } from "./witness.ts";
@@ -69,6 +69,12 @@ export function checkModel(m: Model, budgetMs = DEFAULT_BUDGET_MS, kind: LockKin
       continue;
     }
     const model = shared ? countedModel(h, kind) : mutexModel(h);
+    const refused = shared ? certainlyRefused(h, model as CountedModel) : -1;
+    if (refused >= 0) {
+      keys.not_linearizable++;
+      witnesses.push(countedWitness(m, h, model as CountedModel, { taken: -1, state: model.init, last: -1, blocked: refused }));
+      continue;
+    }
     // Without the memo each step costs half as much, and a correct history needs
     // little backtracking; a search that backtracks a lot starts over with it.
     const quick = search(h, model, { deadline, maxMemo: 0, maxSteps: QUICK_STEPS_PER_OP * h.length + QUICK_STEPS });

@@ -30,6 +30,23 @@ export function countedWitness(m: Model, h: MutexHistory, model: CountedModel, d
   const until = `by its ${OUTCOMES[o.outcome[row(b)]]} at ${ms(o.doneTime[row(b)])}`;
   const related: number[] = [row(b)];
   let why: string;
+  if (deepest.taken < 0) {
+    // certainlyRefused: no search; the holds that certainly held through its span are the reason.
+    const read = !rw || model.reads(j);
+    const through = holdersThrough(h, b).filter((x) => !rw || !read || !model.reads(x));
+    const shown = through.slice(0, rw ? MAX_NAMED : model.permits);
+    for (const x of shown) related.push(acquireRow(x), ...releasesOf(h, x).map(row));
+    const who = shown.map((x) => heldText(m, h, x, holdText(x), o.doneTime[row(b)])).join("; ");
+    const lock = rw ? "an rw lock" : `a semaphore of ${model.permits} permit${model.permits === 1 ? "" : "s"}`;
+    return {
+      key: h.key,
+      events: eventsOf(m, ...related),
+      explanation:
+        `On key ${JSON.stringify(h.key)} no order of the acquires, renews and releases that respects real time is one ${lock} allows. ` +
+        `${capital(quote(b))} must have taken effect ${until}, but in every such order ${through.length} hold${through.length === 1 ? "" : "s"} held the lock all through its span, ` +
+        `acquired before it was invoked and released only after it completed: ${who}. ${ruleOf(rw, model.permits)}; a lease service does once leases run out, so only --model strict counts this.`,
+    };
+  }
   if (h.kind[b] === ACQUIRE) {
     const read = !rw || model.reads(j);
     const full = rw ? (read ? model.writer(s) : model.holders(s) > 0) : model.holders(s) >= model.permits;
@@ -56,8 +73,7 @@ export function countedWitness(m: Model, h: MutexHistory, model: CountedModel, d
   const context = last >= 0 && row(last) !== related[1] ? ` (the last operation to take effect before it was ${quoteOp(m, row(last))})` : "";
   if (last >= 0) related.push(row(last));
   const lock = rw ? "an rw lock" : `a semaphore of ${model.permits} permit${model.permits === 1 ? "" : "s"}`;
-  const rule = rw ? "An rw lock grants a read only while no writer holds it, and a write only while nobody holds it"
-    : `A semaphore of ${model.permits} grants no permit while ${model.permits} are held`;
+  const rule = ruleOf(rw, model.permits);
   return {
     key: h.key,
     events: eventsOf(m, ...related),
@@ -68,6 +84,9 @@ export function countedWitness(m: Model, h: MutexHistory, model: CountedModel, d
       `${rule}; a lease service does once leases run out, so only --model strict counts this.`,
   };
 }
+
+const ruleOf = (rw: boolean, permits: number): string =>
+  rw ? "An rw lock grants a read only while no writer holds it, and a write only while nobody holds it" : `A semaphore of ${permits} grants no permit while ${permits} are held`;
 
 /** Holds other than b's whose acquire returned before b was invoked and none of whose releases was invoked before b returned. */
 function holdersThrough(h: MutexHistory, b: number): number[] {

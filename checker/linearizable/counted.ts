@@ -129,3 +129,38 @@ export function countedModel(h: MutexHistory, kind: LockKind): CountedModel {
     },
   };
 }
+
+/**
+ * An acquire that no order can let take effect, found without a search: holds
+ * that certainly held all through its span (acquired before it was invoked, no
+ * release invoked before it returned) that keep it out, as many as its kind
+ * needs (a writer for a read, anyone for a write, N for a semaphore's). -1:
+ * none. A lease run out under a paused holder makes these; found so, they
+ * spare the search a key whose concurrent readers it would otherwise try in
+ * every order before it gave up.
+ */
+export function certainlyRefused(h: MutexHistory, model: CountedModel): number {
+  const H = h.holds.length;
+  // Each hold's certain span in event positions: from its acquire's return to its first freeing release's call.
+  const until = new Float64Array(H).fill(Infinity);
+  for (let i = 0; i < h.length; i++) if (h.kind[i] === RELEASE_OK && h.call[i] < until[h.hold[i]]) until[h.hold[i]] = h.call[i];
+  const byReturn = Array.from(h.acquireOf, (_, j) => j).sort((a, b) => h.ret[h.acquireOf[a]] - h.ret[h.acquireOf[b]]);
+  let next = 0;
+  const active: number[] = [];
+  for (let i = 0; i < h.length; i++) {
+    if (h.kind[i] !== ACQUIRE) continue;
+    const call = h.call[i], ret = h.ret[i];
+    while (next < H && h.ret[h.acquireOf[byReturn[next]]] < call) active.push(byReturn[next++]);
+    const read = !model.rw || model.reads(h.hold[i]);
+    let through = 0;
+    let kept = 0;
+    for (const x of active) {
+      if (until[x] <= call) continue;
+      active[kept++] = x;
+      if (until[x] > ret && (!model.rw || !read || !model.reads(x))) through++;
+    }
+    active.length = kept;
+    if (model.rw ? through > 0 : through >= model.permits) return i;
+  }
+  return -1;
+}
