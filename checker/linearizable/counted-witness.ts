@@ -90,12 +90,13 @@ const ruleOf = (rw: boolean, permits: number): string =>
 
 /** Holds other than b's whose acquire returned before b was invoked and none of whose releases was invoked before b returned. */
 function holdersThrough(h: MutexHistory, b: number): number[] {
+  // Each hold's first release call, in one pass: a key may have a hundred thousand holds.
+  const firstRelease = new Float64Array(h.holds.length).fill(Infinity);
+  for (let i = 0; i < h.length; i++) if ((h.kind[i] === RELEASE_OK || h.kind[i] === NOT_RELEASED) && h.call[i] < firstRelease[h.hold[i]]) firstRelease[h.hold[i]] = h.call[i];
   const out: number[] = [];
   for (let x = 0; x < h.holds.length; x++) {
-    if (x === h.hold[b]) continue;
     const a = h.acquireOf[x];
-    if (!(h.ret[a] >= 0 && h.ret[a] < h.call[b])) continue;
-    if (releasesOf(h, x).every((r) => h.call[r] > h.ret[b])) out.push(x);
+    if (x !== h.hold[b] && h.ret[a] >= 0 && h.ret[a] < h.call[b] && firstRelease[x] > h.ret[b]) out.push(x);
   }
   return out;
 }
