@@ -8,9 +8,14 @@
 // (info), retiring their process. The counter workload reads the value and writes
 // it plus one. Events come out in time order, as a finished run stores them. With
 // fencing on, the service and the resource are correct, so the run is valid.
+// With `lock: "rw"` the service is a read-write lock (a format 2 history): each
+// acquire asks to read or to write, readers share the key and read it with their
+// fence, writers hold it alone and write, the resource judging both by the rw
+// rule (resource/fences.ts).
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { rng, type Rng } from "../lib/index.ts";
+import { FencedStore } from "../resource/fences.ts";
 import type { HistoryEvent, HistoryHeader, ResourceDecision } from "../store/events.ts";
 
 export interface SimOptions {
@@ -30,6 +35,10 @@ export interface SimOptions {
   /** Holders renew their lease once before writing (default false). */
   renew?: boolean;
   workload?: "fenced-write" | "counter";
+  /** A mutex (default, a format 1 history) or a read-write lock (format 2; fenced-write only). */
+  lock?: "mutex" | "rw";
+  /** rw: the share of acquires that ask to read (default 0.8). */
+  readRatio?: number;
 }
 
 /**
@@ -103,6 +112,8 @@ class Timers {
 
 interface Waiter {
   owner: string;
+  /** rw: asks to write (a mutex's waiters all do). */
+  write: boolean;
   granted: (fence: number) => void;
   done: boolean;
 }
@@ -111,6 +122,9 @@ interface Lock {
   expires: number;
   fence: number;
   waiters: Waiter[];
+  /** rw: every holder's lease end, and which of them writes. */
+  held: Map<string, number>;
+  writer: string | null;
 }
 interface Resource {
   max: number | null;
@@ -121,7 +135,12 @@ interface Resource {
 export function simulate(o: SimOptions, out: SimSink): { events: number; decisions: number } {
   const workload = o.workload ?? "fenced-write";
   const ttl = o.ttlMs ?? 1000;
-  out.header({ format: 1, kind: "header", run: `sim-${workload}/${o.seed}`, workload, backend: "sim", fencing: o.fencing });
+  const rw = o.lock === "rw";
+  const readRatio = o.readRatio ?? 0.8;
+  const header: HistoryHeader = { format: 1, kind: "header", run: `sim-${workload}/${o.seed}`, workload, backend: "sim", fencing: o.fencing };
+  out.header(rw ? { ...header, format: 2, lock: "rw", client: "sim" } : header);
+  // The rw lock's resource: its rule for reads and writes, the store the service itself runs.
+  const rwStore = rw ? new FencedStore(o.fencing, true, { kind: "rw", permits: 1 }) : null;
   const timers = new Timers();
   let now = 0;
   let index = 0;
@@ -129,7 +148,7 @@ export function simulate(o: SimOptions, out: SimSink): { events: number; decisio
   let nextProcess = o.clients;
   const r: Rng = rng(o.seed, "bench-checker");
   const infoChance = o.infoChance ?? 0.002;
-  const locks: Lock[] = Array.from({ length: o.keys }, () => ({ holder: null, expires: 0, fence: 0, waiters: [] }));
+  const locks: Lock[] = Array.from({ length: o.keys }, () => ({ holder: null, expires: 0, fence: 0, waiters: [], held: new Map(), writer: null }));
   const store: Resource[] = Array.from({ length: o.keys }, () => ({ max: null, value: 0 }));
   const pausedUntil: number[] = Array.from({ length: o.workers }, () => 0);
 
@@ -148,6 +167,7 @@ export function simulate(o: SimOptions, out: SimSink): { events: number; decisio
 
   const grantNext = (k: number): void => {
     const lock = locks[k];
+    if (rw) return grantNextRw(k);
     while (lock.waiters.length > 0 && (lock.holder === null || lock.expires <= now)) {
       const w = lock.waiters.shift()!;
       if (w.done) continue;
@@ -159,6 +179,36 @@ export function simulate(o: SimOptions, out: SimSink): { events: number; decisio
       expireLater(k);
     }
   };
+  // An rw lock serves its queue in order: a writer waits for every holder to go,
+  // and readers behind a waiting writer wait for it.
+  const grantNextRw = (k: number): void => {
+    const lock = locks[k];
+    for (const [owner, expires] of lock.held) if (expires <= now) letGo(lock, owner);
+    while (lock.waiters.length > 0) {
+      const w = lock.waiters[0];
+      if (!w.done && (w.write ? lock.held.size > 0 : lock.writer !== null)) break;
+      lock.waiters.shift();
+      if (w.done) continue;
+      const expires = now + ttl * MS;
+      lock.held.set(w.owner, expires);
+      if (w.write) lock.writer = w.owner;
+      lock.fence++;
+      w.done = true;
+      w.granted(lock.fence);
+      timers.at(expires, () => {
+        if (lock.held.get(w.owner) !== expires) return;
+        letGo(lock, w.owner);
+        grantNext(k);
+      });
+    }
+  };
+  const letGo = (lock: Lock, owner: string): void => {
+    lock.held.delete(owner);
+    if (lock.writer === owner) lock.writer = null;
+  };
+  /** Whether `owner` holds the lock now (rw: among its holders). */
+  const holding = (lock: Lock, owner: string): boolean => (rw ? (lock.held.get(owner) ?? 0) > now : lock.holder === owner && lock.expires > now);
+
   const expireLater = (k: number): void => {
     const lock = locks[k];
     const { holder, expires } = lock;
@@ -186,17 +236,20 @@ export function simulate(o: SimOptions, out: SimSink): { events: number; decisio
       const key = `k${k}`;
       const owner = `c${c}-h${++holds}`;
       const p = process;
-      emit({ process: p, type: "invoke", f: "acquire", key, value: { ttl_ms: ttl } });
+      const write = !rw || r.next() >= readRatio;
+      const mode = rw ? { mode: write ? "write" : "read" } : {};
+      emit({ process: p, type: "invoke", f: "acquire", key, value: { ttl_ms: ttl, ...mode } });
       const invokedAt = now;
       const isLost = lost();
       const waiter: Waiter = {
         owner,
+        write,
         done: false,
         granted: (fence) => {
           if (isLost) return;
           clientAt(worker, now + lat(), () => {
-            emit({ process: p, type: "ok", f: "acquire", key, value: { owner, fence, ttl_ms: ttl } });
-            held(k, key, { owner, fence });
+            emit({ process: p, type: "ok", f: "acquire", key, value: { owner, fence, ttl_ms: ttl, ...mode } });
+            held(k, key, { owner, fence }, write);
           });
         },
       };
@@ -229,10 +282,12 @@ export function simulate(o: SimOptions, out: SimSink): { events: number; decisio
       if (isLost) timeout(f, key);
     }
 
-    function held(k: number, key: string, ref: { owner: string; fence: number }): void {
+    function held(k: number, key: string, ref: { owner: string; fence: number }, writes: boolean): void {
       const steps: ((next: () => void) => void)[] = [];
       if (o.renew) steps.push((next) => renew(k, key, ref, next));
-      if (workload === "counter") steps.push((next) => read(k, key, ref, (value) => write(k, key, ref, value + 1, next)));
+      if (!writes) steps.push((next) => readFenced(key, ref, next));
+      else if (rw) steps.push((next) => writeRw(key, ref, `${ref.owner}#${ref.fence}`, next));
+      else if (workload === "counter") steps.push((next) => read(k, key, ref, (value) => write(k, key, ref, value + 1, next)));
       else steps.push((next) => write(k, key, ref, `${ref.owner}#${ref.fence}`, next));
       steps.push(() => release(k, key, ref));
       const run = (i: number): void => clientAt(worker, now + Math.round(r.between(0.5, 3) * MS), () => steps[i](() => run(i + 1)));
@@ -242,8 +297,16 @@ export function simulate(o: SimOptions, out: SimSink): { events: number; decisio
     function renew(k: number, key: string, ref: { owner: string; fence: number }, next: () => void): void {
       const lock = locks[k];
       call("renew", key, { ...ref, ttl_ms: ttl }, () => {
-        const mine = lock.holder === ref.owner && lock.expires > now;
-        if (mine) {
+        const mine = holding(lock, ref.owner);
+        if (mine && rw) {
+          const expires = now + ttl * MS;
+          lock.held.set(ref.owner, expires);
+          timers.at(expires, () => {
+            if (lock.held.get(ref.owner) !== expires) return;
+            letGo(lock, ref.owner);
+            grantNext(k);
+          });
+        } else if (mine) {
           lock.expires = now + ttl * MS;
           expireLater(k);
         }
@@ -284,11 +347,41 @@ export function simulate(o: SimOptions, out: SimSink): { events: number; decisio
       });
     }
 
+    /** An rw reader's read, with its fence, judged by the rw rule. */
+    function readFenced(key: string, ref: { owner: string; fence: number }, next: () => void): void {
+      call("read", key, ref, () => {
+        const j = rwStore!.judgeRead(key, ref.fence);
+        const data = rwStore!.get(key).value;
+        rwStore!.commit(key, j.next);
+        decide({ op: "read", key, process, owner: ref.owner, fence: ref.fence, max_before: j.maxBefore, accepted: j.accepted, data: j.accepted ? data : null });
+        return { ...j, data };
+      }, (j) => {
+        if (j.accepted) emit({ process, type: "ok", f: "read", key, value: { data: j.data, fence: j.next.maxSeen } });
+        else emit({ process, type: "fail", f: "read", key, error: "stale-fence", value: { ...ref, seen: j.maxBefore } });
+        next();
+      });
+    }
+
+    /** An rw writer's write, judged by the rw rule. */
+    function writeRw(key: string, ref: { owner: string; fence: number }, data: unknown, next: () => void): void {
+      call("write", key, { ...ref, data }, () => {
+        const j = rwStore!.judgeWrite(key, ref.fence, data);
+        rwStore!.commit(key, j.next);
+        decide({ op: "write", key, process, owner: ref.owner, fence: ref.fence, max_before: j.maxBefore, accepted: j.accepted, data });
+        return j;
+      }, (j) => {
+        if (j.accepted) emit({ process, type: "ok", f: "write", key, value: { ...ref, data } });
+        else emit({ process, type: "fail", f: "write", key, error: "stale-fence", value: { ...ref, seen: j.maxBefore } });
+        next();
+      });
+    }
+
     function release(k: number, key: string, ref: { owner: string; fence: number }): void {
       const lock = locks[k];
       call("release", key, ref, () => {
-        const released = lock.holder === ref.owner && lock.expires > now;
+        const released = holding(lock, ref.owner);
         if (released) {
+          if (rw) letGo(lock, ref.owner);
           lock.holder = null;
           grantNext(k);
         }

@@ -14,7 +14,11 @@
 // shape, peak RSS under 1 GB; the report's cost is stated apart (full - check).
 // Like bench:proxy it prints figures and exits 0 whether or not a target is met.
 //
-//   npm run bench:checker -- [--events N] [--shape few-keys|many-keys|both] [--rounds R] [--report off] [--dir DIR] [--keep] [--json]
+// `--lock rw` makes the generated runs an rw lock's instead (format 2, readers
+// sharing keys and reading with their fences, writers alone), for the cost of the
+// rw lock's analyses and model check; the mutex's runs are unchanged by it.
+//
+//   npm run bench:checker -- [--events N] [--shape few-keys|many-keys|both] [--lock mutex|rw] [--rounds R] [--report off] [--dir DIR] [--keep] [--json]
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,6 +43,7 @@ const USAGE = [
 const BENCH_OPTIONS: readonly OptionSpec[] = [
   { name: "events", kind: "int", default: 2_000_000, min: 1000, help: "history events to generate per shape" },
   { name: "shape", kind: "string", default: "both", choices: ["few-keys", "many-keys", "both"], help: "few-keys: 8 keys, 40 clients; many-keys: 2,000 keys, 200 clients" },
+  { name: "lock", kind: "string", default: "mutex", choices: ["mutex", "rw"], help: "the generated runs' lock: rw makes an rw lock's run (80% of acquires read)" },
   { name: "rounds", kind: "int", default: 3, min: 1, max: 10, help: "times to run bare, check and full, alternating; the best of each counts" },
   { name: "report", kind: "on-off", default: true, help: "also time npm run check (the check and report.html)" },
   { name: "dir", kind: "string", default: undefined, defaultText: "a new temporary run per shape", help: "time this run directory instead of generating any" },
@@ -47,7 +52,7 @@ const BENCH_OPTIONS: readonly OptionSpec[] = [
   { name: "json", kind: "flag", default: false, help: "print one JSON object per shape instead of the table" },
 ];
 
-interface Options { events: number; shapes: Shape[]; rounds: number; report: boolean; dir?: string; seed: number; keep: boolean; json: boolean }
+interface Options { events: number; shapes: Shape[]; lock: "mutex" | "rw"; rounds: number; report: boolean; dir?: string; seed: number; keep: boolean; json: boolean }
 
 /** How each command is started: the bare loop and the check with node, the full path with npm. */
 const commands = (dir: string) => ({
@@ -120,11 +125,12 @@ async function bench(o: Options): Promise<void> {
   for (const shape of o.shapes) {
     const dir = mkdtempSync(join(tmpdir(), `bench-checker-${shape}-`));
     try {
-      if (!o.json) process.stdout.write(`${shape} (${SHAPES[shape].keys} keys, ${SHAPES[shape].clients} clients): generating ${o.events} events in ${dir} ... `);
-      const made = generateRun(dir, { events: o.events, seed: o.seed, ...SHAPES[shape], fencing: true });
+      const lock = o.lock === "rw" ? ", an rw lock" : "";
+      if (!o.json) process.stdout.write(`${shape} (${SHAPES[shape].keys} keys, ${SHAPES[shape].clients} clients${lock}): generating ${o.events} events in ${dir} ... `);
+      const made = generateRun(dir, { events: o.events, seed: o.seed, ...SHAPES[shape], fencing: true, ...(o.lock === "rw" ? { lock: "rw" as const } : {}) });
       const mb = Math.round((made.historyBytes + made.resourceBytes) / (1 << 20));
       if (!o.json) console.log(`${made.events} events, ${made.decisions} decisions, ${mb} MB; best of ${o.rounds} round${o.rounds === 1 ? "" : "s"}:`);
-      const figures = await timeRun(dir, o, { shape, ...made, dir });
+      const figures = await timeRun(dir, o, { shape, lock: o.lock, ...made, dir });
       if (o.json) console.log(JSON.stringify(figures));
       else print(figures);
       if (o.keep && !o.json) console.log(`  run kept in ${dir}`);
@@ -151,7 +157,7 @@ async function main(argv: string[]): Promise<number> {
     if (!options) return EXIT.valid;
     const shape = options.shape as Shape | "both";
     o = {
-      events: options.events as number, shapes: shape === "both" ? ["few-keys", "many-keys"] : [shape], rounds: options.rounds as number,
+      events: options.events as number, shapes: shape === "both" ? ["few-keys", "many-keys"] : [shape], lock: options.lock as "mutex" | "rw", rounds: options.rounds as number,
       report: options.report as boolean, dir: options.dir as string | undefined, seed: options.seed as number, keep: options.keep as boolean, json: options.json as boolean,
     };
     // A run to time must be a run: a missing one is the user's mistake, not a failure of a child.

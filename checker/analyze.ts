@@ -14,7 +14,7 @@ import { orphanLockNodes } from "./orphan-node.ts";
 import { interleavedWriters } from "./interleaved.ts";
 import { lostUpdates } from "./lost-update.ts";
 import { ACQUIRE, buildModel, type Model, type RunInput } from "./model.ts";
-import { checkModel, MODEL_NAME, type ModelCheck } from "./linearizable/index.ts";
+import { checkModel, type ModelCheck } from "./linearizable/index.ts";
 import { checkHolds, type HoldCheck } from "./mutex.ts";
 import { auditResourceLog } from "./resource.ts";
 import { staleWrites } from "./stale-write.ts";
@@ -32,6 +32,17 @@ export const MAX_WITNESSES = 100;
  * toward the verdict only when asked for (`model: "strict"`).
  */
 export const STRICT_MUTEX_VIOLATION = "strict-mutex-violation";
+/**
+ * An rw lock's and a semaphore's are named for their own model, not the mutex's:
+ * the model check of an rw lock lets readers share, and a reader of results.json
+ * who saw "mutex" would think the readers' sharing was what it found.
+ * A reentrant lock's re-entries are operations of their outermost hold, so its
+ * model is the mutex's, and so is the name.
+ */
+export const STRICT_RW_VIOLATION = "strict-rw-violation";
+export const STRICT_SEMAPHORE_VIOLATION = "strict-semaphore-violation";
+export const STRICT_VIOLATIONS = [STRICT_MUTEX_VIOLATION, STRICT_RW_VIOLATION, STRICT_SEMAPHORE_VIOLATION] as const;
+const STRICT_OF = { mutex: STRICT_MUTEX_VIOLATION, reentrant: STRICT_MUTEX_VIOLATION, rw: STRICT_RW_VIOLATION, semaphore: STRICT_SEMAPHORE_VIOLATION } as const;
 
 export interface CheckOptions {
   /** "lease" (the default): the model check's result goes to stats.model only; "strict": its findings are anomalies too. */
@@ -192,16 +203,14 @@ function assemble(m: Model, options: CheckOptions, own: Own, holds: HoldCheck, m
     anomalies[type] = found.slice(0, MAX_WITNESSES);
     counts[type] = found.length;
   }
-  const kindNote = own.shared ? { skipped: `the model is a mutex's; a${m.kind!.lock === "rw" ? "n rw lock's" : " semaphore's"} holds are checked by their own analysis` } : {};
-  const modelStats = { ...(own.shared ? {} : model.stats), ...kindNote, counted: strict && !own.shared };
-  if (own.shared) {
-    // Nothing of the mutex model to show or count.
-  } else if (strict) {
+  const modelStats = { ...model.stats, counted: strict };
+  if (strict) {
+    const type = STRICT_OF[m.kind?.lock ?? "mutex"];
     if (model.witnesses.length > 0) {
-      anomalies[STRICT_MUTEX_VIOLATION] = model.witnesses.sort(byFirstEvent).slice(0, MAX_WITNESSES);
-      counts[STRICT_MUTEX_VIOLATION] = model.witnesses.length;
+      anomalies[type] = model.witnesses.sort(byFirstEvent).slice(0, MAX_WITNESSES);
+      counts[type] = model.witnesses.length;
     }
-    for (const { key, reason } of model.stats.unknown_keys) m.unknown.push(`the ${MODEL_NAME} model check of key ${JSON.stringify(key)} did not finish: ${reason}`);
+    for (const { key, reason } of model.stats.unknown_keys) m.unknown.push(`the ${model.stats.model} model check of key ${JSON.stringify(key)} did not finish: ${reason}`);
   } else if (model.witnesses.length > 0) {
     // Not part of the verdict, but a reader of results.json should see why.
     Object.assign(modelStats, { witnesses: model.witnesses.sort(byFirstEvent).slice(0, MODEL_WITNESSES_IN_STATS) });

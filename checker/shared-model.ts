@@ -8,6 +8,7 @@
 // (explain.ts), so a token stands for the name as JSON quotes it.
 import { Holds, IntList, Interner, Ops } from "./table.ts";
 import type { Model } from "./model.ts";
+import { lockKindOf, type LockKind } from "./linearizable/counted.ts";
 
 type Columns = Record<string, unknown>;
 
@@ -23,6 +24,12 @@ export interface ModelView {
   events: number;
   firstTime: number;
   lastTime: number;
+  /**
+   * An rw lock's or a semaphore's kind, for the model check (its read holds are
+   * in the acquires' modes, which the thread's model lacks); null for a mutex or
+   * reentrant lock, whose model needs none of it.
+   */
+  lock: LockKind | null;
 }
 
 /** An object's fields but `data` (the writes' data, which the thread's analyses do not read). */
@@ -39,6 +46,7 @@ export function viewOf(m: Model): ModelView {
     ops: columnsOf(m.ops), holds: columnsOf(m.holds),
     holdsByKey: [...m.holdsByKey].map(([key, list]) => [key, list.items.slice(0, list.length)]),
     events: m.events, firstTime: m.firstTime, lastTime: m.lastTime,
+    lock: m.kind?.lock === "rw" || m.kind?.lock === "semaphore" ? lockKindOf(m) : null,
   };
 }
 

@@ -10,6 +10,6 @@ import { modelOf } from "./shared-model.ts";
 parentPort!.once("message", ({ view, budgetMs, modelCheck }: VerdictRequest) => {
   const m = modelOf(view);
   const holds = checkHolds(m);
-  const model = modelCheck ? checkModel(m, budgetMs) : null;
+  const model = modelCheck ? checkModel(m, budgetMs, view.lock ?? undefined) : null;
   parentPort!.postMessage({ holds, model });
 });

@@ -22,6 +22,13 @@ export interface SearchModel {
   step(state: number, op: number): number;
   /** Whether an optional `op` can no longer change any state reachable from `state`. */
   settled(state: number, op: number, decided: Uint8Array): boolean;
+  /**
+   * Called once as a search starts with the operations taken effect (1) so far,
+   * which the search keeps up to date: a model whose states leave out what these
+   * tell (which holds have been released) reads them in `step`. The memo then
+   * still names each configuration exactly, since it remembers this set.
+   */
+  watch?(decided: Uint8Array): void;
 }
 
 /** A history of one object: operations in call order, each with its call and return position in real time. */
@@ -59,6 +66,7 @@ export function search(h: SearchHistory, model: SearchModel, limits: SearchLimit
   const list = new Entries(h);
   const { next, entryOp, isCall, callEntry } = list;
   const decided = new Uint8Array(n);
+  model.watch?.(decided);
   const stackOp = new Int32Array(n);
   const stackState = new Float64Array(n);
   const stackTop = new Int32Array(n);

@@ -9,65 +9,11 @@ import { describe, expect, it } from "vitest";
 import { generateRun } from "../../bench/checker-history.ts";
 import { analyze, checkRun, loadRun, STRICT_MUTEX_VIOLATION } from "../../checker/index.ts";
 import { buildModel } from "../../checker/model.ts";
-import { ACQUIRE, mutexHistories, mutexModel, NOT_RELEASED, RELEASE_OK, RENEW_OK, type MutexHistory } from "../../checker/linearizable/fenced-mutex.ts";
+import { ACQUIRE, mutexHistories, mutexModel, type MutexHistory } from "../../checker/linearizable/fenced-mutex.ts";
 import { search, tuning } from "../../checker/linearizable/wgl.ts";
 import { History, writeRun } from "./build.ts";
+import { build, historyArb } from "./search-histories.ts";
 import { cliArgs, tempRunDir } from "../helpers.ts";
-
-interface Op {
-  kind: number;
-  hold: number;
-  /** Positions of the call and return in the history's order; ret -1: unknown outcome. */
-  call: number;
-  ret: number;
-}
-
-/** A hold: its acquire, maybe a renew, maybe a release (answered, refused or unknown); fences from a small set so some clash. */
-const holdArb = fc.record({
-  fence: fc.constantFrom(1, 2, 3, null),
-  renew: fc.boolean(),
-  release: fc.constantFrom("ok", "not-released", "unknown", "none"),
-});
-
-/** Holds whose operations (each a call then a return, one hold's in order) interleave as `order` says. */
-const historyArb = fc.array(holdArb, { minLength: 1, maxLength: 3 }).chain((holds) => {
-  const steps = holds.map((h) => 2 * (1 + (h.renew ? 1 : 0) + (h.release === "none" ? 0 : 1)));
-  const slots = steps.flatMap((n, j) => Array.from({ length: n }, () => j));
-  return fc.shuffledSubarray(slots, { minLength: slots.length, maxLength: slots.length }).map((order) => ({ holds, order }));
-});
-
-type Generated = typeof historyArb extends fc.Arbitrary<infer T> ? T : never;
-
-function build({ holds, order }: Generated): MutexHistory {
-  const plans = holds.map((h, j) => {
-    const kinds = [ACQUIRE, ...(h.renew ? [RENEW_OK] : []), ...(h.release === "none" ? [] : [h.release === "not-released" ? NOT_RELEASED : RELEASE_OK])];
-    return { j, kinds, unknownLast: h.release === "unknown", next: 0, open: null as Op | null };
-  });
-  const ops: Op[] = [];
-  order.forEach((j, position) => {
-    const p = plans[j];
-    if (p.open) {
-      const last = p.next === p.kinds.length;
-      p.open.ret = last && p.unknownLast ? -1 : position;
-      p.open = null;
-      return;
-    }
-    p.open = { kind: p.kinds[p.next++], hold: j, call: position, ret: -1 };
-    ops.push(p.open);
-  });
-  ops.sort((a, b) => a.call - b.call);
-  const n = ops.length;
-  const h: MutexHistory = {
-    key: "k", length: n,
-    call: Float64Array.from(ops, (o) => o.call), ret: Float64Array.from(ops, (o) => o.ret),
-    kind: Uint8Array.from(ops, (o) => o.kind), hold: Int32Array.from(ops, (o) => o.hold), row: new Int32Array(n),
-    holds: Int32Array.from(holds, (_, j) => j), fences: Float64Array.from(holds, (x) => x.fence ?? NaN), acquireOf: new Int32Array(holds.length),
-  };
-  ops.forEach((o, i) => {
-    if (o.kind === ACQUIRE) h.acquireOf[o.hold] = i;
-  });
-  return h;
-}
 
 /** Every order of every subset holding all answered operations, against real time and the model. */
 function bruteForce(h: MutexHistory): boolean {

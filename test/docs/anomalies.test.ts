@@ -7,13 +7,13 @@ import { describe, it, expect } from "vitest";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ANOMALY_TYPES, LIVENESS_TYPES } from "../../store/events.ts";
-import { STRICT_MUTEX_VIOLATION } from "../../checker/analyze.ts";
+import { STRICT_VIOLATIONS } from "../../checker/analyze.ts";
 import { REPO } from "../helpers.ts";
 import { readPage, scanPage } from "./markdown.ts";
 
 const PAGE = "docs/anomalies.md";
 /** Every type the checker can report: the history's, the model check's (--model strict), and the liveness findings (--liveness strict). */
-const REPORTED: readonly string[] = [...ANOMALY_TYPES, STRICT_MUTEX_VIOLATION, ...LIVENESS_TYPES];
+const REPORTED: readonly string[] = [...ANOMALY_TYPES, ...STRICT_VIOLATIONS, ...LIVENESS_TYPES];
 
 /** What is wrong with a page's ### `type` headings against `types`: empty when each has exactly one. */
 function headingProblems(page: string, types: readonly string[]): string[] {

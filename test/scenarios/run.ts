@@ -23,6 +23,7 @@ export async function scenario(id: string, ...args: string[]) {
     valid: boolean | "unknown";
     anomaly_types: string[];
     anomalies: Record<string, Witness[]>;
+    liveness?: { strict: boolean; findings: Record<string, Witness[]> };
     stats: Record<string, unknown>;
   };
   // Nothing the run started outlives it.
