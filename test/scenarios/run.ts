@@ -6,7 +6,7 @@ import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "
 
 export type Event = { index: number; time: number; process: number | "nemesis"; type: string; f: string; error?: string; value?: Record<string, unknown> };
 export type Decision = { seq: number; op: "write" | "read"; process: number; owner: string; fence: number | null; accepted: boolean; data: unknown };
-export type Witness = { events?: number[]; seqs?: number[]; explanation: string };
+export type Witness = { events?: number[]; seqs?: number[]; explanation: string; behind?: string[] };
 
 export async function scenario(id: string, ...args: string[]) {
   const store = tempRunDir(`fc-${id.toLowerCase()}-`);
