@@ -50,12 +50,17 @@ export function stuckLocks(m: Model, thresholdMs: number): Witness[] {
         last.who.push(i);
       } else waited.push({ from: ops.start[i], to: waitEnd(i), who: [i] });
     }
+    // Both lists are sorted and disjoint: one pass over each.
+    let b = 0;
     for (const w of waited) {
+      while (b < busy.length && busy[b][1] <= w.from) b++;
       // The idle parts of the waited stretch: between the busy stretches.
       let from = w.from;
-      for (const [s, e] of [...busy.filter(([s, e]) => e > w.from && s < w.to), [w.to, w.to] as [number, number]]) {
+      for (let j = b; ; j++) {
+        const [s, e] = j < busy.length && busy[j][0] < w.to ? busy[j] : [w.to, w.to];
         if (s - from > threshold) out.push(witness(m, k, from, s, w.who.filter((i) => ops.start[i] < s && waitEnd(i) > from), thresholdMs));
         from = Math.max(from, e);
+        if (s >= w.to) break;
       }
     }
   }
