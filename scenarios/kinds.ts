@@ -183,3 +183,28 @@ export const W1: Scenario = {
       ? { anomalies: [], why: "client 0's lease expired before client 1 was granted, so the lock kept its promise; the resource refuses client 0's late read, whose fence is below client 1's write (counted in stats.stale_reads_refused)" }
       : { anomalies: [], why: "client 0's lease expired before client 1 was granted, so the lock kept its promise; without fencing the resource answers client 0's late read with client 1's value, which nothing here calls an anomaly" }),
 };
+
+export const W2: Scenario = {
+  id: "W2",
+  title: "a read-write lock whose writer waits for older writers only",
+  shows:
+    "etcd read-write lock with one prefix wrong (etcd-rw-writer-naive, kept on purpose): client 0 takes it to read and holds it for 1.5 s; client 1 asks to write at 300 ms and, waiting only for older write keys, is granted at once: a write hold and a read hold certainly valid together: rw-violation",
+  options: {
+    ...W1.options,
+    client: "etcd-rw-writer-naive",
+    // Both hold well inside their leases: the overlap is the lock's, not a lease's.
+    ttl: 3000,
+    work: 1500,
+    pause: 0,
+  },
+  varies: {
+    client: "etcd-rw: the writer waits for client 0's read key to go, and is granted when client 0 releases: valid",
+    fence: "off: the same (the lock, not the resource, is at fault)",
+  },
+  script: () => [],
+  predict: (o) =>
+    otherSeed(o, 2) ??
+    (o.client === "etcd-rw-writer-naive"
+      ? { anomalies: ["rw-violation"], why: "client 1's write hold was granted while client 0's read hold was certainly valid" }
+      : { anomalies: [], why: "client 1's writer waits for client 0's read key, and is granted when it releases" }),
+};

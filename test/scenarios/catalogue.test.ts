@@ -13,7 +13,7 @@ import { tempRunDir, runCli, latestRun } from "../helpers.ts";
 
 describe("the scenarios", () => {
   it("are the catalogue's ten, ZooKeeper's, P1, the libraries' users' reports and the lock kinds', each building into a test with its script and a firm prediction", () => {
-    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2", "C1", "L1", "L2", "Z1", "Z2", "Z3", "P1", "E1", "R1", "R2", "S1", "W1", "Q1", "Q2", "G1"]);
+    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2", "C1", "L1", "L2", "Z1", "Z2", "Z3", "P1", "E1", "R1", "R2", "S1", "W1", "W2", "Q1", "Q2", "G1"]);
     for (const s of Object.values(SCENARIOS)) {
       const run = buildScenario(s, []);
       expect(run.test.name.startsWith(`${s.id.toLowerCase()}-`)).toBe(true);
@@ -21,7 +21,7 @@ describe("the scenarios", () => {
       // The random schedule's nemeses are the script's, so the backend is checked for them.
       expect(run.test.nemeses).toEqual([...new Set(run.test.script!.map((st) => st.nemesis))]);
       expect(run.prediction.anomalies, s.id).not.toBeNull();
-      expect(run.test.seed).toBe(s.id === "W1" ? 2 : 1);
+      expect(run.test.seed).toBe(s.id === "W1" || s.id === "W2" ? 2 : 1);
     }
     expect(buildScenario(SCENARIOS.K3, []).test.serverOptions.skewableClocks).toBe(true);
     expect(buildScenario(SCENARIOS.K4, []).test.serverOptions.skewableClocks).toBe(false);
@@ -66,6 +66,8 @@ describe("the scenarios", () => {
     expect(p("S1", "--client", "redis-semaphore-counting")).toEqual([]);
     expect(p("W1")).toEqual([]);
     expect(p("W1", "--fence", "off")).toEqual([]);
+    expect(p("W2")).toEqual(["rw-violation"]);
+    expect(p("W2", "--client", "etcd-rw")).toEqual([]);
     expect(p("Q1")).toEqual([]);
     expect(p("Q2")).toEqual(["stuck-lock"]);
     expect(p("G1")).toEqual(["grant-after-cancel"]);

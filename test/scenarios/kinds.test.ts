@@ -101,3 +101,14 @@ describe("Q2: a withdrawn waiter's node left under a live session", () => {
     expect(completion(r, 2, "acquire").value?.behind).toBe("c1-h1");
   });
 });
+
+describe("W2: a read-write lock whose writer waits for older writers only", () => {
+  it("client 1's write hold is granted while client 0's read hold is certainly valid: rw-violation naming both", async () => {
+    const r = await scenario("W2");
+    expect(r.code, r.out).toBe(1);
+    expect(r.results.anomaly_types).toEqual(["rw-violation"]);
+    const reader = r.of(0, "acquire", "ok")[0], writer = r.of(1, "acquire", "ok")[0];
+    expect([reader.value?.mode, writer.value?.mode]).toEqual(["read", "write"]);
+    expect(r.results.anomalies["rw-violation"][0].events).toEqual(expect.arrayContaining([reader.index, writer.index]));
+  });
+});
