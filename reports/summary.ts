@@ -74,8 +74,10 @@ export function livenessLine(v: Results["liveness"]): string | null {
   if (!v) return null;
   const found = Object.entries(v.findings).filter(([, ws]) => ws.length > 0);
   if (found.length === 0) return "liveness: no stuck lock";
-  const counted = v.strict ? "counted (--liveness strict)" : "not counted (--liveness strict would)";
-  return `liveness: ${found.map(([type, ws]) => `${plain(type)} ×${ws.length}`).join(", ")}, ${counted}: ${plain(found[0][1][0].explanation)}`;
+  const types = found.map(([type, ws]) => `${plain(type)} ×${ws.length}`).join(", ");
+  // Counted, it is among the anomalies above, with its witness.
+  if (v.strict) return `liveness: ${types}, counted (--liveness strict): listed with the anomalies above`;
+  return `liveness: ${types}, not counted (--liveness strict would): ${plain(found[0][1][0].explanation)}`;
 }
 
 /** Withdrawn waits (--cancel-rate, stats.cancels): how many acquires failed "cancelled" or ended "cancel-unknown"; null when none did. */
