@@ -191,8 +191,7 @@ function assemble(m: Model, options: CheckOptions, own: Own, holds: HoldCheck, m
   const anomalies: Record<string, Witness[]> = {};
   const counts: Record<string, number> = {};
   const mutexViolations = (): Witness[] => {
-    // Holds of an rw lock or a semaphore may overlap by design: their own analyses judge them.
-    if (own.shared) return [];
+    // (An rw lock's and a semaphore's holds checkHolds leaves to checker/kinds.)
     const told = own.reentrancy?.told;
     return told ? holds.violations.filter((w) => !told.some(([a, b]) => w.events?.includes(a) && w.events.includes(b))) : holds.violations;
   };

@@ -52,23 +52,17 @@ export interface AcquireRequest {
    * Aborted when the workload gives up waiting (--cancel-rate): the client then
    * withdraws the waiter and returns fail "cancelled" if the service certainly
    * removed it, or throws UnknownOutcome("cancel-unknown") when it cannot know.
+   * A cancelled fail's value names, as `owner`, the owner its queue entry was
+   * made for; any acquire's ok (Hold.extra) or fail value may name, as `behind`,
+   * the owner of the queue entry it last waited behind (the checker's
+   * grant-after-cancel and stuck-lock read both).
    */
   signal?: AbortSignal;
 }
 
-/**
- * Queue facts a client may add to an acquire's ok value (Hold.extra) or fail
- * value, for the checker's grant-after-cancel and stuck-lock findings:
- * `behind` names the owner of the queue entry it last waited behind (an etcd
- * queue key's value, a ZooKeeper node's owner); a cancelled acquire's fail value
- * names, as `owner`, the owner its queue entry was made for.
- */
-export const BEHIND = "behind";
 
-/** The error of an acquire withdrawn by its client before it was granted, the waiter certainly removed. */
-export const CANCELLED: "cancelled" = CANCELLED_ERROR;
-/** The error of an acquire withdrawn by its client when it cannot know whether the waiter is gone. */
-export const CANCEL_UNKNOWN: "cancel-unknown" = CANCEL_UNKNOWN_ERROR;
+// The errors of a withdrawn acquire, by the names the clients use (store/events.ts spells them).
+export { CANCELLED_ERROR as CANCELLED, CANCEL_UNKNOWN_ERROR as CANCEL_UNKNOWN };
 
 /**
  * The kinds of lock a client offers beyond the mutex, which the options are

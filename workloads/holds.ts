@@ -29,10 +29,10 @@ function withdrawal(env: ClientEnv): { signal?: AbortSignal; done(): void } {
 /** An acquire of the kind's request, with a withdrawal where --cancel-rate draws one. */
 async function take(env: ClientEnv, key: string, request: AcquireRequest, fields: { mode?: "read" | "write"; depth?: number }, outer?: HeldLock): Promise<HeldLock | null> {
   const w = withdrawal(env);
-  const asked = { ...request, ...(w.signal ? { signal: w.signal } : {}) };
+  const asked: AcquireRequest = w.signal ? { ...request, signal: w.signal } : request;
   try {
-    const plain = Object.keys(asked).length === 0 && Object.keys(fields).length === 0 && !outer;
-    return await acquire(env.client, env.lock, key, env.opts, plain ? {} : { request: asked, fields, ...(outer ? { outer } : {}) });
+    // A mutex's acquire asks nothing: its request stays absent, as before lock kinds.
+    return await acquire(env.client, env.lock, key, env.opts, { ...(Object.keys(asked).length > 0 ? { request: asked } : {}), fields, ...(outer ? { outer } : {}) });
   } finally {
     w.done();
   }

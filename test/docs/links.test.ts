@@ -137,7 +137,7 @@ describe("the link checker itself", () => {
     expect(outsideCheckout("docs/history-format.md", "the contract, in ../../elsewhere/FORMAT.md, says")).toEqual(["../../elsewhere/FORMAT.md"]);
     expect(outsideCheckout("README.md", "    cat ../notes/x.txt")).toEqual(["../notes/x.txt"]);
     expect(outsideCheckout("docs/own-lock.md", "see ../examples/redis-lock-adapter.ts")).toEqual([]);
-    expect(outsideCheckout("docs/audit.md", "the contract is ../shared/FORMAT.md.")).toEqual(["../shared/FORMAT.md"]);
+    expect(outsideCheckout("docs/audit.md", "the contract is ../specs/FORMAT.md.")).toEqual(["../specs/FORMAT.md"]);
     expect(outsideCheckout("docs/experiments.md", "Run directory: .../lab/k1/20261127T093554.725Z")).toEqual([]);
     expect(outsideCheckout("docs/adapter-protocol.md", '"command": ["node", "bridge.mjs", "../../examples/x.ts"]')).toEqual(["../../examples/x.ts"]);
   });
