@@ -3,7 +3,7 @@
 // find every step of the argument in history.ndjson or resource.ndjson.
 import type { Model } from "./model.ts";
 import { resourceView } from "./resource.ts";
-import { OUTCOMES, orNull } from "./table.ts";
+import { ACCEPTED, OUTCOMES, orNull, REFUSED, UNDECIDED } from "./table.ts";
 
 export const ms = (ns: number): string => `${(ns / 1e6).toFixed(3)} ms`;
 
@@ -33,14 +33,17 @@ export const quoteAcquire = (m: Model, h: number): string =>
  * `seq 7 (write by process 3, owner "c3-7", fence 5, data 6, accepted at 13.000 ms,
  * sent by write #12)`: the history's write or read that sent it is named when it is known.
  */
+/** Decisions.accepted in words. */
+const OUTCOME_WORDS = { [REFUSED]: "refused", [ACCEPTED]: "accepted", [UNDECIDED]: "of unknown outcome (its store was lost during the commit)" } as Record<number, string>;
+
 export function quoteDecision(m: Model, d: number): string {
   const ds = m.decisions!;
   const write = ds.write[d] === 1;
-  const data = write ? `, data ${show(ds.data[d])}` : ds.accepted[d] ? `, returned ${show(ds.data[d])}` : "";
+  const data = write ? `, data ${show(ds.data[d])}` : ds.accepted[d] === ACCEPTED ? `, returned ${show(ds.data[d])}` : "";
   const sent = resourceView(m)?.eventsOf(d) ?? [];
   const op = write ? "write" : "read";
   return `seq ${ds.seq[d]} (${op} by process ${ds.process[d]}, owner ${show(m.owners.names[ds.owner[d]])}, ` +
-    `${fenceText(orNull(ds.fence[d]))}${data}, ${ds.accepted[d] ? "accepted" : "refused"} at ${ms(ds.time[d])}` +
+    `${fenceText(orNull(ds.fence[d]))}${data}, ${OUTCOME_WORDS[ds.accepted[d]]} at ${ms(ds.time[d])}` +
     `${sent.length > 0 ? `, sent by ${op} #${sent[0]}` : ""})`;
 }
 

@@ -13,7 +13,7 @@ import { fenceText, keyText, ms, quoteDecision, quoteOp, quoteWrite } from "./ex
 import { eventsOf, READ, WRITE, type Model } from "./model.ts";
 import { judgeDecisions, resourceView } from "./resource.ts";
 import { bestBefore, column } from "./sweep.ts";
-import { FAIL, orNull } from "./table.ts";
+import { FAIL, orNull, REFUSED } from "./table.ts";
 
 export function falseRejections(m: Model): Witness[] {
   return resourceView(m) ? judgeDecisions(m, (d, w, r) => refusedFalsely(m, d, w, r)) : fromHistory(m);
@@ -23,9 +23,11 @@ export function falseRejections(m: Model): Witness[] {
 function refusedFalsely(m: Model, d: number, w: number, r: number): Witness | null {
   const ds = m.decisions!;
   const fence = ds.fence[d];
-  if (!ds.write[d] || ds.accepted[d] || Number.isNaN(fence)) return null;
+  if (!ds.write[d] || ds.accepted[d] !== REFUSED || Number.isNaN(fence)) return null;
   if ((w >= 0 && ds.fence[w] >= fence) || (r >= 0 && ds.fence[r] > fence)) return null;
   const view = resourceView(m)!;
+  // A write of unknown outcome at or above this fence may have taken effect first.
+  if (view.undecidedTop[ds.key[d]] >= fence) return null;
   const tops = [w, r].filter((t) => t >= 0).sort((a, b) => a - b);
   const before = [
     w >= 0 ? `the highest fence of a write it had accepted on the key was ${ds.fence[w]}, in ${quoteDecision(m, w)}` : `it had accepted no fenced write on the key`,

@@ -17,7 +17,7 @@ import { fenceText, keyText, ms, quoteDecision, quoteOp } from "./explain.ts";
 import { READ, WRITE, type Model } from "./model.ts";
 import { judgeDecisions, resourceView, topOf } from "./resource.ts";
 import { bestBefore, column } from "./sweep.ts";
-import { FAIL, OK, orNull } from "./table.ts";
+import { ACCEPTED, FAIL, OK, orNull, UNDECIDED } from "./table.ts";
 
 /** Witnesses kept in stats; the counts are whole. */
 const WITNESSES = 3;
@@ -71,8 +71,8 @@ function fromResource(m: Model): Counted {
   const view = resourceView(m)!;
   const c: Counted = { refused: 0, fenced: 0, accepted: 0, stale: [], falselyRefused: [], fencing: false };
   judgeDecisions(m, (d) => {
-    if (ds.write[d]) return null;
-    const accepted = ds.accepted[d] === 1;
+    if (ds.write[d] || ds.accepted[d] === UNDECIDED) return null;
+    const accepted = ds.accepted[d] === ACCEPTED;
     if (!accepted) c.refused++;
     const fence = ds.fence[d];
     if (Number.isNaN(fence)) return null;

@@ -8,7 +8,7 @@ import { quoted, quoteDecision, quoteWrite } from "./explain.ts";
 import { eventsOf, type Model } from "./model.ts";
 import { resourceView } from "./resource.ts";
 import { sortedBy } from "./sweep.ts";
-import { OK } from "./table.ts";
+import { ACCEPTED, OK } from "./table.ts";
 
 export function interleavedWriters(m: Model): Witness[] {
   return resourceView(m) ? fromResource(m) : fromHistory(m);
@@ -36,7 +36,8 @@ function fromResource(m: Model): Witness[] {
     let last = -1;
     for (let j = 0; j < decisions.length; j++) {
       const d = decisions.items[j];
-      if (!ds.write[d] || !ds.accepted[d]) continue;
+      // A write of unknown outcome shows no interleaving (whether it took effect is the question).
+      if (!ds.write[d] || ds.accepted[d] !== ACCEPTED) continue;
       const prior = lastOf[ds.owner[d]];
       const before = prior >= 0 && ds.key[prior] === ds.key[d] ? prior : undefined;
       if (last >= 0 && before !== undefined && ds.owner[last] !== ds.owner[d] && !seen.has(pairId(ds.owner[d], ds.owner[last]))) {

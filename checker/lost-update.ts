@@ -7,7 +7,7 @@ import { quoteDecision, quoteWrite } from "./explain.ts";
 import { eventsOf, type Model } from "./model.ts";
 import { resourceView } from "./resource.ts";
 import { bestBefore, column, sortedBy } from "./sweep.ts";
-import { INFO, OK } from "./table.ts";
+import { INFO, OK, REFUSED, UNDECIDED } from "./table.ts";
 
 /** Candidates quoted in one explanation; a longer list says how many more. */
 const QUOTED = 4;
@@ -30,7 +30,13 @@ function fromResource(m: Model): Witness[] {
     let prev = -1;
     for (let j = 0; j < decisions.length; j++) {
       const d = decisions.items[j];
-      if (!ds.write[d] || !ds.accepted[d]) continue;
+      if (!ds.write[d] || ds.accepted[d] === REFUSED) continue;
+      // A write of unknown outcome: the value after it is unknown, so the next one proves nothing.
+      if (ds.accepted[d] === UNDECIDED) {
+        value = undefined;
+        prev = -1;
+        continue;
+      }
       const data = ds.data[d];
       if (typeof data !== "number") odd++;
       else if (typeof value === "number" && data !== value + 1) {

@@ -4,10 +4,10 @@
 // the events one at a time, in (time, index) order, and keeps only those columns,
 // so a stored run is checked in one streaming pass without holding its events.
 import { clientOp, CLIENT_OPS, emptyFields, fieldsOf, INVOKE_TYPE, type EventFields } from "../store/event-fields.ts";
-import type { HistoryEvent, HistoryHeader, ResourceDecision } from "../store/events.ts";
+import { FORMAT_2, type HistoryEvent, type HistoryHeader, type ResourceDecision } from "../store/events.ts";
 import { BadInput } from "../lib/exit.ts";
 import { orderOf } from "./sweep.ts";
-import { Decisions, FAIL, Holds, INFO, IntList, Interner, OK, Ops, ProcessSlots } from "./table.ts";
+import { ACCEPTED, Decisions, FAIL, Holds, INFO, IntList, Interner, OK, Ops, ProcessSlots, REFUSED, UNDECIDED } from "./table.ts";
 
 /** A notice line, as the analyses read it. */
 export interface Notice {
@@ -295,9 +295,17 @@ export class ModelBuilder {
     ds.owner[i] = this.loggedOwner(d.process, d.owner);
     ds.setFence(i, d.fence ?? NaN);
     ds.setMaxBefore(i, d.max_before ?? NaN);
-    ds.accepted[i] = d.accepted ? 1 : 0;
+    ds.accepted[i] = d.accepted === null ? UNDECIDED : d.accepted ? ACCEPTED : REFUSED;
     ds.fencing[i] = d.fencing ? 1 : 0;
     ds.data.push(d.data);
+    if (d.accepted === null) ds.undecided = true;
+    if (d.order !== undefined && d.order !== null) {
+      ds.order[i] = d.order;
+      ds.ordered = true;
+    }
+    // Committed decisions are format 2's: a format-1 run's log is in the order decisions took effect, each one known.
+    if (this.m.header.format !== FORMAT_2 && (d.accepted === null || d.order !== undefined))
+      throw new BadInput(`resource.ndjson seq ${d.seq}: ${d.accepted === null ? `"accepted": null` : `"order"`} needs a format 2 history (history.ndjson's header says format ${this.m.header.format})`);
   };
 
   /** Says the run has a resource log (an empty one too), of about `expected` decisions. */

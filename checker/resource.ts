@@ -4,11 +4,17 @@
 // log can be trusted to be whole.
 import type { Witness } from "../store/events.ts";
 import { READ, WRITE, type Model } from "./model.ts";
-import { IntList, OK, ProcessSlots } from "./table.ts";
+import { ACCEPTED, IntList, OK, ProcessSlots, UNDECIDED, type Decisions } from "./table.ts";
 
 export interface ResourceView {
-  /** Every decision per key, in log order. */
+  /** Every decision per key, in the order they took effect: by `order` where the store assigned one (format 2), else log order. */
   byKey: Map<string, IntList>;
+  /**
+   * Per key, the highest fence of a decision whose outcome is unknown (format 2's
+   * `accepted: null`; -Infinity: none). Such a write may have moved the key's fence
+   * anywhere after it was sent, so no refusal at or below it is proven false.
+   */
+  undecidedTop: Float64Array;
   /** Per decision, where its key's fences stood just before it (the one walk of the log). */
   before: FencesBefore;
   /** History event indexes of the write or read that sent a decision (empty if not found). */
@@ -53,6 +59,16 @@ export function judgeDecisions(m: Model, judge: (d: number, write: number, read:
   return out;
 }
 
+/** Every decision, each key's in the order they took effect: log order unless the store gave them an `order`. */
+export function* effectOrder(m: Model): Generator<number> {
+  const ds = m.decisions!;
+  if (!ds.ordered) {
+    for (let d = 0; d < ds.length; d++) yield d;
+    return;
+  }
+  for (const list of resourceView(m)!.byKey.values()) for (let j = 0; j < list.length; j++) yield list.items[j];
+}
+
 const views = new WeakMap<Model, ResourceView>();
 
 export function resourceView(m: Model): ResourceView | null {
@@ -63,23 +79,48 @@ export function resourceView(m: Model): ResourceView | null {
   const byKey = new Map<string, IntList>();
   const lists: IntList[] = [];
   const before: FencesBefore = { write: new Int32Array(ds.length), read: new Int32Array(ds.length) };
-  const topWrite = new Int32Array(m.keys.names.length).fill(-1);
-  const topRead = new Int32Array(m.keys.names.length).fill(-1);
+  const undecidedTop = new Float64Array(m.keys.names.length).fill(-Infinity);
   for (let d = 0; d < ds.length; d++) {
     const k = ds.key[d];
     if (!lists[k]) byKey.set(m.keys.names[k], (lists[k] = new IntList()));
     lists[k].push(d);
-    before.write[d] = topWrite[k];
-    before.read[d] = topRead[k];
-    const fence = ds.fence[d];
-    // Refused requests and requests without a fence move no fence.
-    if (!ds.accepted[d] || Number.isNaN(fence)) continue;
-    const top = ds.write[d] ? topWrite : topRead;
-    if (top[k] < 0 || fence > ds.fence[top[k]]) top[k] = d;
+    if (ds.accepted[d] === UNDECIDED && ds.fence[d] > undecidedTop[k]) undecidedTop[k] = ds.fence[d];
   }
-  view = { byKey, before, eventsOf: sender(m) };
+  if (ds.ordered) for (const list of lists) if (list) inOrder(ds, list);
+  for (const list of lists) {
+    if (!list) continue;
+    let topWrite = -1, topRead = -1;
+    for (let j = 0; j < list.length; j++) {
+      const d = list.items[j];
+      before.write[d] = topWrite;
+      before.read[d] = topRead;
+      const fence = ds.fence[d];
+      // Refused requests, requests without a fence, and those of unknown outcome move no fence that can be relied on.
+      if (ds.accepted[d] !== ACCEPTED || Number.isNaN(fence)) continue;
+      if (ds.write[d]) {
+        if (topWrite < 0 || fence > ds.fence[topWrite]) topWrite = d;
+      } else if (topRead < 0 || fence > ds.fence[topRead]) topRead = d;
+    }
+  }
+  view = { byKey, undecidedTop, before, eventsOf: sender(m) };
   views.set(m, view);
   return view;
+}
+
+/**
+ * A key's decisions sorted by the `order` the store gave them (format 2), stably,
+ * so that lines of one order (a decision of unknown outcome that did not take
+ * effect, and the one that then took its place) keep their log order. A decision
+ * without an order (unknown outcome, place unknown) stays just after the decision
+ * logged before it.
+ */
+function inOrder(ds: Decisions, list: IntList): void {
+  const items = Array.from(list.items.subarray(0, list.length));
+  const place = new Float64Array(items.length);
+  let last = 0;
+  items.forEach((d, j) => (place[j] = Number.isNaN(ds.order[d]) ? last : (last = ds.order[d])));
+  const idx = items.map((_, j) => j).sort((a, b) => place[a] - place[b] || a - b);
+  idx.forEach((j, at) => (list.items[at] = items[j]));
 }
 
 /**
@@ -173,6 +214,7 @@ function unmatchedOkWrites(m: Model): number {
     if (keyOf[owner] < 0) keyOf[owner] = key;
     else if (keyOf[owner] !== key) onOneKey = false;
   };
+  // A decision of unknown outcome may be the one an ok write had: it is counted as accepted here.
   for (let d = 0; d < ds.length; d++) if (ds.write[d] && ds.accepted[d]) note(ds.key[d], ds.owner[d]);
   // The writes of writesByKey (a write with a key and an owner), read in row order
   // rather than key by key: a run of thousands of keys has them all over the columns.

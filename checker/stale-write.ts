@@ -7,7 +7,7 @@ import { keyText, quoteDecision, quoteWrite } from "./explain.ts";
 import { eventsOf, type Model } from "./model.ts";
 import { judgeDecisions, resourceView } from "./resource.ts";
 import { bestBefore, column } from "./sweep.ts";
-import { OK } from "./table.ts";
+import { ACCEPTED, OK } from "./table.ts";
 
 export function staleWrites(m: Model): Witness[] {
   return resourceView(m) ? judgeDecisions(m, (d, top) => staleDecision(m, d, top)) : fromHistory(m);
@@ -19,7 +19,7 @@ export function staleWrites(m: Model): Witness[] {
 function staleDecision(m: Model, d: number, top: number): Witness | null {
   const ds = m.decisions!;
   const fence = ds.fence[d];
-  if (!ds.write[d] || !ds.accepted[d] || top < 0 || !(ds.fence[top] > fence)) return null;
+  if (!ds.write[d] || ds.accepted[d] !== ACCEPTED || top < 0 || !(ds.fence[top] > fence)) return null;
   const view = resourceView(m)!;
   return {
     key: m.keys.names[ds.key[d]],

@@ -2,7 +2,7 @@
 // run with no successful acquire, no accepted write and no fault proves little.
 import type { RunStats } from "../store/events.ts";
 import { ACQUIRE, WRITE, type Model } from "./model.ts";
-import { FAIL, OK, ProcessSlots } from "./table.ts";
+import { ACCEPTED, FAIL, OK, ProcessSlots, REFUSED } from "./table.ts";
 import { tailOf } from "./tail.ts";
 
 const round = (x: number, places = 3): number => Number(x.toFixed(places));
@@ -57,8 +57,8 @@ export function runStats(m: Model, leaseOverlaps: number): RunStats {
   if (decisions) {
     for (let d = 0; d < decisions.length; d++) {
       if (!decisions.write[d]) continue;
-      if (decisions.accepted[d]) writes_accepted++;
-      else stale_writes_refused++;
+      if (decisions.accepted[d] === ACCEPTED) writes_accepted++;
+      else if (decisions.accepted[d] === REFUSED) stale_writes_refused++;
     }
   } else {
     const stale = m.errors.names.indexOf("stale-fence");

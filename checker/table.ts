@@ -374,6 +374,9 @@ export class Holds {
 }
 
 /** resource.ndjson's decisions, in log order. */
+/** A decision's outcome (Decisions.accepted): refused, took effect, or unknown (format 2's `accepted: null`). */
+export const REFUSED = 0, ACCEPTED = 1, UNDECIDED = 2;
+
 export class Decisions {
   length = 0;
   seq: Narrow;
@@ -385,9 +388,16 @@ export class Decisions {
   owner: Int32Array;
   fence: Narrow;
   maxBefore: Narrow;
+  /** REFUSED, ACCEPTED, or UNDECIDED (the store was lost during the commit: format 2's `accepted: null`). */
   accepted: Uint8Array;
   /** Whether the resource was enforcing fences when it decided. */
   fencing: Uint8Array;
+  /** Format 2's `order`: the decision's place among its key's, as the store assigned it (NaN: none). */
+  order: Float64Array;
+  /** Whether any decision has an `order` (else the log's order is the order decisions took effect). */
+  ordered = false;
+  /** Whether any decision's outcome is unknown (UNDECIDED). */
+  undecided = false;
   data: unknown[] = [];
 
   private cap: number;
@@ -404,6 +414,7 @@ export class Decisions {
     this.maxBefore = new Float32Array(this.cap);
     this.accepted = new Uint8Array(this.cap);
     this.fencing = new Uint8Array(this.cap);
+    this.order = new Float64Array(this.cap).fill(NaN);
   }
 
   // Each narrow column set by a setter of its own, which widens it when `x` does not
@@ -438,6 +449,7 @@ export class Decisions {
       this.maxBefore = grow(this.maxBefore, this.cap);
       this.accepted = grow(this.accepted, this.cap);
       this.fencing = grow(this.fencing, this.cap);
+      this.order = grow(this.order, this.cap, NaN);
     }
     return this.length++;
   }

@@ -1,6 +1,6 @@
 // Tooltip and table text for events, operations, holds and resource decisions. Plain
 // strings; the caller escapes them for wherever they go.
-import type { HistoryEvent, ResourceDecision } from "../store/events.ts";
+import { outcomeWord, type HistoryEvent, type ResourceDecision } from "../store/events.ts";
 import { json, millis, seconds } from "./format.ts";
 import type { Hold, Op, Reentry } from "./ops.ts";
 
@@ -16,7 +16,7 @@ export function describeEvent(e: HistoryEvent): string {
 export function describeDecision(d: ResourceDecision): string {
   return `resource seq ${d.seq} at ${seconds(d.time)}: ${d.op} by p${d.process} owner=${json(d.owner, 80)}` +
     ` key=${json(d.key, 80)} fence=${d.fence ?? "null"} max_before=${d.max_before ?? "null"}` +
-    ` ${d.accepted ? "accepted" : "refused"}${d.fencing ? "" : " (fencing off)"} data=${json(d.data, 120)}`;
+    ` ${outcomeWord(d)}${d.fencing ? "" : " (fencing off)"} data=${json(d.data, 120)}`;
 }
 
 /** `brief`: one line, for pages with so many marks that full tooltips would bloat them. */
@@ -25,7 +25,7 @@ export function describeOp(op: Op, decision?: ResourceDecision, brief = false): 
   if (brief) {
     return `${op.f} ${op.outcome}${c?.error ? ` (${c.error})` : ""} p${op.process} #${op.invoke.index}→${c ? `#${c.index}` : "open"}` +
       ` ${seconds(op.invoke.time)}${c ? ` +${millis((c.time - op.invoke.time) / 1e6)}` : ""}` +
-      `${op.fence !== undefined ? ` fence ${op.fence}` : ""}${decision ? ` seq ${decision.seq} ${decision.accepted ? "accepted" : "refused"}` : ""}`;
+      `${op.fence !== undefined ? ` fence ${op.fence}` : ""}${decision ? ` seq ${decision.seq} ${outcomeWord(decision)}` : ""}`;
   }
   const lines = [`${op.f} ${op.outcome}${c?.error ? ` (${c.error})` : ""} — p${op.process}`];
   lines.push(describeEvent(op.invoke));

@@ -3,7 +3,7 @@
 // and Knossos quote them. Each witness links to its highlight in the timeline and the
 // highlight links back (ids `w<type>-<n>` and `tl-w<type>-<n>`; numbers, never names
 // from the results, so no id needs escaping).
-import type { HistoryEvent, ResourceDecision } from "../store/events.ts";
+import { outcomeWord, type HistoryEvent, type ResourceDecision } from "../store/events.ts";
 import { esc, json, seconds } from "./format.ts";
 import type { Model } from "./model.ts";
 import type { AnomalyGroup, WitnessView } from "./results.ts";
@@ -81,8 +81,8 @@ function decisionTable(m: Model, seqs: number[]): string {
 }
 
 function decisionRow(d: ResourceDecision): string {
-  return `<tr class="${d.accepted ? "accepted" : "refused"}"><td>seq ${esc(d.seq)}</td><td>${seconds(d.time)}</td><td>p${esc(d.process)}</td>` +
+  return `<tr class="${outcomeWord(d)}"><td>seq ${esc(d.seq)}</td><td>${seconds(d.time)}</td><td>p${esc(d.process)}</td>` +
     `<td>${esc(d.op)}</td><td><code>${esc(json(d.key, 120))}</code></td><td><code>${esc(json(d.owner, 120))}</code></td>` +
     `<td>${esc(d.fence ?? "null")}</td><td>${esc(d.max_before ?? "null")}</td>` +
-    `<td>${d.accepted ? "accepted" : "refused"}${d.fencing ? "" : " (fencing off)"}</td><td><code>${esc(json(d.data, 200))}</code></td></tr>`;
+    `<td>${outcomeWord(d)}${d.fencing ? "" : " (fencing off)"}</td><td><code>${esc(json(d.data, 200))}</code></td></tr>`;
 }

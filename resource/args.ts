@@ -14,12 +14,14 @@ export interface ResourceArgs {
   watchStdin: boolean;
   /** Keep the state in this Postgres, which then decides each write (absent: in memory). */
   pg: { host: string; port: number } | null;
+  /** Keep the state in this DynamoDB endpoint's table, which then decides each write. */
+  dynamo: { host: string; port: number; table: string } | null;
   /** The lock kind's rule (--rule), a mutex's unless asked. */
   rule: Rule;
 }
 
 export const USAGE =
-  "usage: resource/main.ts --log <resource.ndjson> --fence on|off [--port N] [--fence-reads] [--watch-stdin] [--pg HOST:PORT]";
+  "usage: resource/main.ts --log <resource.ndjson> --fence on|off [--port N] [--fence-reads] [--watch-stdin] [--pg HOST:PORT | --dynamo HOST:PORT [--dynamo-table NAME]]";
 
 const RESOURCE_OPTIONS: readonly OptionSpec[] = [
   { name: "log", kind: "string", default: undefined, required: true, help: "resource.ndjson, the decision log, appended to" },
@@ -29,6 +31,8 @@ const RESOURCE_OPTIONS: readonly OptionSpec[] = [
   { name: "watch-stdin", kind: "flag", default: false, help: "exit when stdin closes" },
   { name: "rule", kind: "string", default: "mutex", help: "the rule per lock kind: mutex, reentrant, rw, or semaphore:N (N permits)" },
   { name: "pg", kind: "string", default: undefined, help: "keep each key's value and highest fence in this Postgres (HOST:PORT), which decides each write with a conditional UPDATE" },
+  { name: "dynamo", kind: "string", default: undefined, help: "keep each key's value and highest fence in this DynamoDB endpoint (HOST:PORT, plain HTTP), which decides each write with a conditional UpdateItem" },
+  { name: "dynamo-table", kind: "string", default: "fencecheck_resource", help: "the table --dynamo keeps the keys in (created if missing)" },
 ];
 
 export function parseResourceArgs(argv: string[]): ResourceArgs {
@@ -40,12 +44,17 @@ export function parseResourceArgs(argv: string[]): ResourceArgs {
   const log = o.log as string;
   // An empty path is as good as none: the decision log would be opened nowhere.
   if (log === "") throw new BadInput("--log is required");
-  const pg = o.pg === undefined ? null : hostPort(o.pg as string);
-  if (pg && (o["fence-reads"] as boolean)) throw new BadInput("--fence-reads is not supported with --pg: the database keeps one fence per key, the written one");
+  const pg = o.pg === undefined ? null : hostPort("pg", o.pg as string);
+  const dynamo = o.dynamo === undefined ? null : { ...hostPort("dynamo", o.dynamo as string), table: o["dynamo-table"] as string };
+  if (pg && dynamo) throw new BadInput("--pg and --dynamo name two stores: the resource keeps its state in one");
+  const store = pg ? "--pg" : dynamo ? "--dynamo" : null;
+  if (store && (o["fence-reads"] as boolean)) throw new BadInput(`--fence-reads is not supported with ${store}: the database keeps one fence per key, the written one`);
   const rule = ruleOf(o.rule as string);
-  if (pg && rule.kind !== "mutex") throw new BadInput(`--rule ${o.rule} is not supported with --pg: the database keeps a mutex's rule only`);
+  if (store && rule.kind !== "mutex") throw new BadInput(`--rule ${o.rule} is not supported with ${store}: the database keeps a mutex's rule only`);
+  if (dynamo && !/^[A-Za-z0-9_.-]{3,255}$/.test(dynamo.table)) throw new BadInput(`--dynamo-table must be 3 to 255 of A-Z a-z 0-9 _ . -, got ${JSON.stringify(dynamo.table)}`);
   return {
     pg,
+    dynamo,
     port: o.port as number,
     log,
     fencing: o.fence as boolean,
@@ -63,8 +72,8 @@ function ruleOf(v: string): Rule {
   return { kind: "semaphore", permits };
 }
 
-function hostPort(v: string): { host: string; port: number } {
+function hostPort(option: string, v: string): { host: string; port: number } {
   const address = parseHostPort(v);
-  if (!address) throw new BadInput(`--pg must be HOST:PORT, got ${JSON.stringify(v)}`);
+  if (!address) throw new BadInput(`--${option} must be HOST:PORT, got ${JSON.stringify(v)}`);
   return address;
 }

@@ -1,15 +1,19 @@
 // Who decides a request: the resource's own memory (fences.ts), or a database
-// (pg-decider.ts). Either way the decision is logged before it is committed,
-// through `log`, which throws when the line could not be written: the decision
-// is then not committed, and the log and the state never disagree.
+// (committed.ts: Postgres in pg-decider.ts, DynamoDB in dynamo-decider.ts). The
+// memory decider logs a decision before it commits it, through `log`, which
+// throws when the line could not be written: the decision is then not committed.
+// A database commits first and logs what it answered (committed.ts).
 import type { FencedStore } from "./fences.ts";
 
 export interface Verdict {
-  accepted: boolean;
+  /** null: the store was lost during the commit, and nobody knows (committed.ts; logged, never returned). */
+  accepted: boolean | null;
   /** The highest fence accepted on the key before this decision (max_before). */
   maxBefore: number | null;
   /** A semaphore's: how many higher fences the write had seen accepted. */
   higher?: number;
+  /** A store's place for the decision among its key's (committed.ts); absent: the log's order is that order. */
+  order?: number | null;
 }
 
 export interface ReadVerdict extends Verdict {

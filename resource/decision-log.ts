@@ -35,6 +35,8 @@ export class DecisionLog {
       fencing: fields.fencing,
       // A semaphore's write says against how many permits and higher fences it was judged.
       ...(fields.permits === undefined ? {} : { permits: fields.permits, higher: fields.higher }),
+      // A store's place for it among its key's decisions (format 2's committed decisions), last.
+      ...(fields.order === undefined ? {} : { order: fields.order }),
     };
     const line = Buffer.from(JSON.stringify(d) + "\n");
     let written = 0;

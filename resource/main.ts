@@ -1,7 +1,7 @@
 // The protected resource as a process of its own, so that faults aimed at clients
 // (pauses, kills) never stop the thing that judges their writes.
 //
-//   FENCECHECK_T0=<ns> tsx resource/main.ts --log resource.ndjson --fence on [--port N] [--fence-reads] [--pg HOST:PORT]
+//   FENCECHECK_T0=<ns> tsx resource/main.ts --log resource.ndjson --fence on [--port N] [--fence-reads] [--pg HOST:PORT | --dynamo HOST:PORT]
 //
 // Prints one line, {"port":N}, on stdout once it listens; everything else it says
 // goes to stderr. Exits on SIGTERM, SIGINT or SIGHUP, and when its parent dies.
@@ -33,8 +33,12 @@ async function main(): Promise<void> {
   const args = parseResourceArgs(process.argv.slice(2));
   const clock = inputOrFail(() => runClockFromEnv());
   const log = inputOrFail(() => new DecisionLog(args.log, clock), `cannot open --log ${args.log}: `);
-  // Postgres' client is loaded only by a resource that keeps its state there.
-  const decider = args.pg ? await (await import("./pg-decider.ts")).pgDecider({ ...args.pg, fencing: args.fencing }) : memoryDecider(new FencedStore(args.fencing, args.fenceReads, args.rule));
+  // A database's client is loaded only by a resource that keeps its state there.
+  const decider = args.pg
+    ? await (await import("./pg-decider.ts")).pgDecider({ ...args.pg, fencing: args.fencing })
+    : args.dynamo
+      ? await (await import("./dynamo-decider.ts")).dynamoDecider({ ...args.dynamo, fencing: args.fencing })
+      : memoryDecider(new FencedStore(args.fencing, args.fenceReads, args.rule));
   const server = createResourceServer({ decider, log, metrics: new ResourceMetrics() });
 
   // Every decision is already on disk (written synchronously), so stopping needs

@@ -1,7 +1,7 @@
 // The resource's HTTP face. Each decision is judged, logged and committed by its
-// decider (decider.ts): in the resource's memory, in one synchronous stretch, or
-// in a database's transaction; either way resource.ndjson is written before the
-// decision is committed, in the order writes took effect.
+// decider (decider.ts): in the resource's memory, in one synchronous stretch,
+// logged before it is committed; or by a database, logged once committed, with
+// the place the database gave it among its key's decisions (committed.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { DecisionLog, DecisionFields } from "./decision-log.ts";
 import type { Decider, LogDecision } from "./decider.ts";
@@ -116,9 +116,10 @@ async function read(parts: ResourceParts, res: ServerResponse, key: string, h: R
 class Unlogged extends Error {}
 
 /**
- * Has the decider decide, logging the decision before it commits it. A decision
- * that could not be logged is not committed and the client hears 500, so the
- * log and the state never disagree; so does one the database could not make.
+ * Has the decider decide and log the decision. A memory decision that could not
+ * be logged is not committed and the client hears 500, so the log and the state
+ * never disagree; so does one the database could not make, or whose commit's
+ * outcome is unknown (logged as such).
  */
 async function decide<V>(
   parts: ResourceParts,
@@ -129,7 +130,8 @@ async function decide<V>(
   const log: LogDecision = (v) => {
     try {
       const semaphore = v.higher === undefined ? {} : { permits: parts.decider.permits, higher: v.higher };
-      parts.log.append({ ...d, ...("data" in v ? { data: v.data } : {}), max_before: v.maxBefore, accepted: v.accepted, fencing: parts.decider.fencing, ...semaphore });
+      const order = v.order === undefined ? {} : { order: v.order };
+      parts.log.append({ ...d, ...("data" in v ? { data: v.data } : {}), max_before: v.maxBefore, accepted: v.accepted, fencing: parts.decider.fencing, ...semaphore, ...order });
     } catch (e) {
       throw new Unlogged((e as Error).message);
     }

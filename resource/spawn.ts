@@ -22,6 +22,8 @@ export interface ResourceOptions {
   startTimeoutMs?: number;
   /** Keep the state in this Postgres, which decides each write (absent: the process's memory). */
   pg?: { host: string; port: number };
+  /** Keep the state in this DynamoDB endpoint's table (default fencecheck_resource), which decides each write. */
+  dynamo?: { host: string; port: number; table?: string };
 }
 
 export type ResourceHandle = ServiceHandle;
@@ -31,6 +33,7 @@ export function startResource(opts: ResourceOptions): Promise<ResourceHandle> {
   if (opts.fenceReads) args.push("--fence-reads");
   if (opts.rule && opts.rule !== "mutex") args.push("--rule", opts.rule);
   if (opts.pg) args.push("--pg", `${opts.pg.host}:${opts.pg.port}`);
+  if (opts.dynamo) args.push("--dynamo", `${opts.dynamo.host}:${opts.dynamo.port}`, ...(opts.dynamo.table ? ["--dynamo-table", opts.dynamo.table] : []));
   return spawnService({
     name: "resource",
     main: entryFile("resource/main"),

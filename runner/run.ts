@@ -34,12 +34,14 @@ export interface RunOutcome {
 
 /**
  * The history's header. Format 2 where the run uses some of it: an adapter
- * program's notices, a lock kind other than the mutex, withdrawn waits; format 1
+ * program's notices, a lock kind other than the mutex, withdrawn waits, a
+ * resource deciding in a database (committed decisions); format 1
  * otherwise, so that such runs read as they always did.
  */
 function headerOf(test: Test, id: string): HistoryHeader {
   const lock = test.workloadOptions.lock;
-  const format2 = speaksProtocol(test.client) || lock.kind !== "mutex" || test.workloadOptions.cancelRate > 0;
+  // A database's resource logs committed decisions, with their `order`.
+  const format2 = speaksProtocol(test.client) || lock.kind !== "mutex" || test.workloadOptions.cancelRate > 0 || test.resourceStore !== undefined;
   const header: HistoryHeader = { format: format2 ? FORMAT_2 : FORMAT, kind: "header", run: id, workload: test.workload.name, backend: test.backend.name, fencing: test.fencing };
   if (!format2) return header;
   const reentry = lock.kind === "reentrant" ? test.clientKinds?.reentrant?.fenceOnReentry : undefined;

@@ -225,9 +225,9 @@ export function readBatch(batch: EventBatch, slots: Float64Array[], e: EventFiel
   }
 }
 
-// Per decision: seq, time, process, fence, max_before, flags (write, accepted, fencing), key, owner.
-export const DECISION_STRIDE = 8;
-const WRITE = 1, ACCEPTED = 2, FENCING = 4;
+// Per decision: seq, time, process, fence, max_before, flags (write, accepted, fencing, undecided), key, owner, order (NaN: absent, -1: null).
+export const DECISION_STRIDE = 9;
+const WRITE = 1, ACCEPTED = 2, FENCING = 4, UNDECIDED = 8;
 
 export interface DecisionBatch {
   n: number;
@@ -248,9 +248,10 @@ export class DecisionBatchWriter extends Columns {
     // null as NaN: a fence is an integer or null.
     x[at + 3] = d.fence ?? NaN;
     x[at + 4] = d.max_before ?? NaN;
-    x[at + 5] = (d.op === "write" ? WRITE : 0) | (d.accepted ? ACCEPTED : 0) | (d.fencing ? FENCING : 0);
+    x[at + 5] = (d.op === "write" ? WRITE : 0) | (d.accepted ? ACCEPTED : 0) | (d.fencing ? FENCING : 0) | (d.accepted === null ? UNDECIDED : 0);
     x[at + 6] = this.id(d.key);
     x[at + 7] = this.ownerId(d.owner, d.process);
+    x[at + 8] = d.order === undefined ? NaN : d.order === null ? -1 : d.order;
     this.data.push(d.data);
   }
 
@@ -274,11 +275,14 @@ export function readDecisionBatch(batch: DecisionBatch, slots: Float64Array[], d
     d.fence = orNull(x[at + 3]);
     d.max_before = orNull(x[at + 4]);
     d.op = flags & WRITE ? "write" : "read";
-    d.accepted = (flags & ACCEPTED) !== 0;
+    d.accepted = flags & UNDECIDED ? null : (flags & ACCEPTED) !== 0;
     d.fencing = (flags & FENCING) !== 0;
     d.key = s[x[at + 6]];
     d.owner = s[x[at + 7]];
     d.data = batch.data[k];
+    const order = x[at + 8];
+    // The one reused record: a field absent from this decision must not keep the last one's.
+    d.order = Number.isNaN(order) ? undefined : order < 0 ? null : order;
     sink(d);
   }
 }

@@ -39,8 +39,8 @@ const VALUE = ["owner", "fence", "ttl_ms", "queued_ms", "released", "data", "val
 /** A field's start in the writers' layout: `{"index":` first, `,"time":` after another field. */
 const at = (key: string, first = false): Uint8Array => bytesOf(`${first ? "{" : ","}"${key}":`);
 const [AT_INDEX, AT_TIME, AT_PROCESS, AT_TYPE, AT_F, AT_KEY, AT_ERROR, AT_VALUE] = TOP.map((k, i) => at(k, i === 0));
-const [AT_SEQ, AT_OP, AT_OWNER, AT_FENCE, AT_MAX_BEFORE, AT_ACCEPTED, AT_DATA, AT_FENCING] =
-  ["seq", "op", "owner", "fence", "max_before", "accepted", "data", "fencing"].map((k, i) => at(k, i === 0));
+const [AT_SEQ, AT_OP, AT_OWNER, AT_FENCE, AT_MAX_BEFORE, AT_ACCEPTED, AT_DATA, AT_FENCING, AT_ORDER] =
+  ["seq", "op", "owner", "fence", "max_before", "accepted", "data", "fencing", "order"].map((k, i) => at(k, i === 0));
 /** Each of VALUE as a line has it, `"owner":`, and by its first letter (the first key of a letter; keyOf finds the others, "depth" after "data"). */
 const VALUE_KEYS = VALUE.map((k) => bytesOf(`"${k}":`));
 const VALUE_BY_LETTER: number[] = [];
@@ -496,7 +496,8 @@ export class EventLineReader extends Cursor {
 
 /**
  * A resource.ndjson line of exactly the resource's layout (resource/decision-log.ts:
- * the contract's fields in its order, `data` a plain string, integer or null), as a
+ * the contract's fields in its order, `data` a plain string, integer or null,
+ * `accepted` true or false, perhaps an integer `order` last), as a
  * fresh object of the same fields in the same order as JSON.parse's; null: any
  * other line, for JSON.parse and the reader's checks.
  */
@@ -526,7 +527,12 @@ export class DecisionLineReader extends Cursor {
     const data = this.scalar(b, e, FRESH);
     if (data === undefined || typeof data === "boolean" || !this.word(b, e, AT_FENCING)) return null;
     const fencing = this.scalar(b, e, FRESH);
-    if (typeof fencing !== "boolean" || this.pos !== e - 1) return null;
-    return { seq, time, op, key, process, owner, fence, max_before: maxBefore, accepted, data, fencing };
+    if (typeof fencing !== "boolean") return null;
+    if (this.pos === e - 1) return { seq, time, op, key, process, owner, fence, max_before: maxBefore, accepted, data, fencing };
+    // A committed decision's place among its key's (format 2), which a database's resource adds last.
+    if (!this.word(b, e, AT_ORDER)) return null;
+    const order = this.scalar(b, e, FRESH);
+    if (!(typeof order === "number" && order >= 1) || this.pos !== e - 1) return null;
+    return { seq, time, op, key, process, owner, fence, max_before: maxBefore, accepted, data, fencing, order };
   }
 }

@@ -66,13 +66,26 @@ export interface ResourceDecision {
   owner: string;
   fence: number | null;
   max_before: number | null;
-  accepted: boolean;
+  /**
+   * Format 2 (committed decisions): null when the store the resource decides in
+   * was lost during the commit, so that nobody knows whether the write took effect.
+   */
+  accepted: boolean | null;
   data: unknown;
   fencing: boolean;
   /** Format 2, a semaphore's writes: its permits, and how many higher fences the write had seen accepted. */
   permits?: number;
   higher?: number;
+  /**
+   * Format 2 (committed decisions): the decision's place among its key's decisions
+   * in the order they took effect, assigned by the store where it decided (null:
+   * an outcome unknown, whose place nobody was told). Absent: line order is that order.
+   */
+  order?: number | null;
 }
+
+/** A decision's outcome in one word: accepted, refused, or unknown (format 2's `accepted: null`). */
+export const outcomeWord = (d: Pick<ResourceDecision, "accepted">): "accepted" | "refused" | "unknown" => (d.accepted === null ? "unknown" : d.accepted ? "accepted" : "refused");
 
 export type Validity = true | false | "unknown";
 

@@ -399,8 +399,10 @@ export function decisionProblem(o: unknown): string | null {
   if (typeof o.owner !== "string") return `"owner" must be a string`;
   if (o.fence === undefined || !isFence(o.fence)) return `"fence" must be an integer or null`;
   if (o.max_before === undefined || !isFence(o.max_before)) return `"max_before" must be an integer or null`;
-  if (typeof o.accepted !== "boolean") return `"accepted" must be true or false`;
+  if (typeof o.accepted !== "boolean" && o.accepted !== null) return `"accepted" must be true, false or null`;
   if (typeof o.fencing !== "boolean") return `"fencing" must be true or false`;
+  if (o.order !== undefined && o.order !== null && !(isNat(o.order) && o.order >= 1)) return `"order" must be an integer >= 1 or null`;
+  if (o.order === null && o.accepted !== null) return `"order" may be null only where "accepted" is null (a decision that took effect, or was refused, has its place)`;
   return null;
 }
 

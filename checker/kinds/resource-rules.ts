@@ -7,7 +7,8 @@
 import type { Witness } from "../../store/events.ts";
 import { keyText, quoteDecision } from "../explain.ts";
 import type { Model } from "../model.ts";
-import { resourceView } from "../resource.ts";
+import { effectOrder, resourceView } from "../resource.ts";
+import { ACCEPTED, REFUSED } from "../table.ts";
 
 interface KeyFences {
   /** Accepted fences, distinct, highest first, with the decision that set each (a semaphore keeps N; an rw lock one per kind). */
@@ -29,13 +30,13 @@ function walk(m: Model, judge: Judge): Witness[] {
   const terms: Terms = { ds, permits, semaphore: m.kind?.lock === "semaphore" };
   const keys = new Map<number, KeyFences>();
   const out: Witness[] = [];
-  for (let d = 0; d < ds.length; d++) {
+  for (const d of effectOrder(m)) {
     let k = keys.get(ds.key[d]);
     if (!k) keys.set(ds.key[d], (k = { top: [], written: null, any: null }));
     const w = judge(m, d, k, terms);
     if (w) out.push(w);
     const fence = ds.fence[d];
-    if (!ds.accepted[d] || Number.isNaN(fence)) continue;
+    if (ds.accepted[d] !== ACCEPTED || Number.isNaN(fence)) continue;
     if (!k.any || fence > k.any.fence) k.any = { fence, d };
     if (ds.write[d] && (!k.written || fence > k.written.fence)) k.written = { fence, d };
     if (ds.write[d] && !k.top.some((t) => t.fence === fence)) {
@@ -61,7 +62,7 @@ export const falseRejectionsUnderRule = (m: Model): Witness[] => walk(m, refused
 
 const stale: Judge = (m, d, k, { ds, permits, semaphore }) => {
   const fence = ds.fence[d];
-  if (!ds.write[d] || !ds.accepted[d] || Number.isNaN(fence)) return null;
+  if (!ds.write[d] || ds.accepted[d] !== ACCEPTED || Number.isNaN(fence)) return null;
   if (semaphore) {
     const higher = higherThan(k, fence);
     if (higher.length < permits) return null;
@@ -73,7 +74,9 @@ const stale: Judge = (m, d, k, { ds, permits, semaphore }) => {
 
 const refusedFalsely: Judge = (m, d, k, { ds, permits, semaphore }) => {
   const fence = ds.fence[d];
-  if (ds.accepted[d] || Number.isNaN(fence) || (semaphore && !ds.write[d])) return null;
+  if (ds.accepted[d] !== REFUSED || Number.isNaN(fence) || (semaphore && !ds.write[d])) return null;
+  // A write of unknown outcome at or above this fence may have taken effect first.
+  if (resourceView(m)!.undecidedTop[ds.key[d]] >= fence) return null;
   if (semaphore) {
     const higher = higherThan(k, fence);
     if (higher.length >= permits) return null;

@@ -184,8 +184,11 @@ describe("readResourceLog", () => {
     ["owner", 3, `"owner" must be a string`],
     ["fence", "2", `"fence" must be an integer or null`],
     ["max_before", undefined, `"max_before" must be an integer or null`],
-    ["accepted", "yes", `"accepted" must be true or false`],
+    ["accepted", "yes", `"accepted" must be true, false or null`],
     ["fencing", undefined, `"fencing" must be true or false`],
+    ["order", 0, `"order" must be an integer >= 1 or null`],
+    ["order", "3", `"order" must be an integer >= 1 or null`],
+    ["order", null, `"order" may be null only where "accepted" is null (a decision that took effect, or was refused, has its place)`],
   ])("refuses a bad %s", async (field, value, message) => {
     const bad = JSON.stringify({ ...decision(2, 2, "k", 1, "b", 2, 1, true, "y"), [field]: value });
     expect(await badInput(readResourceLog(file(`${d1}\n${bad}\n${d2}\n`, "resource.ndjson")))).toBe(`resource.ndjson line 2: ${message}`);

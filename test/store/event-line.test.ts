@@ -185,9 +185,11 @@ const decision = fc.record({
   owner: fc.oneof({ weight: 20, arbitrary: fc.constantFrom("c1-h1", "c2-h3") }, { weight: 1, arbitrary: anyValue }),
   fence: fc.oneof({ weight: 20, arbitrary: fc.oneof(fc.nat(), fc.constant(null)) }, { weight: 1, arbitrary: anyValue }),
   max_before: fc.oneof({ weight: 20, arbitrary: fc.oneof(fc.nat(), fc.constant(null)) }, { weight: 1, arbitrary: anyValue }),
-  accepted: fc.oneof({ weight: 20, arbitrary: fc.boolean() }, { weight: 1, arbitrary: anyValue }),
+  accepted: fc.oneof({ weight: 20, arbitrary: fc.boolean() }, { weight: 2, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: anyValue }),
   data: plain,
   fencing: fc.oneof({ weight: 20, arbitrary: fc.boolean() }, { weight: 1, arbitrary: anyValue }),
+  // Format 2's committed decisions: a database's resource adds the decision's place last.
+  order: fc.oneof({ weight: 20, arbitrary: fc.integer({ min: 1, max: 1e6 }) }, { weight: 2, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: anyValue }),
 }, { requiredKeys: ["seq", "time", "op", "key", "process", "owner", "fence", "max_before", "accepted", "fencing"] });
 
 describe("DecisionLineReader", () => {

@@ -110,6 +110,8 @@ describe("streamHistoryInWorker", () => {
       edited(log, (l) => l.map((x, i) => (i === 300 ? x.replace('"accepted":true', '"accepted":1') : x)), "resource.ndjson"),
       edited(log, (l) => l.map((x, i) => (i % 50 === 0 ? x.replace(',"', ', "') : x)), "resource.ndjson"),
       edited(log, (l) => [...l.slice(0, -2), l[l.length - 2].slice(0, 30)], "resource.ndjson"),
+      // Committed decisions (format 2): each line's place, and outcomes unknown.
+      edited(log, (l) => l.map((x, i) => (i % 7 === 0 ? x.replace('"accepted":true', '"accepted":null').replace(/}$/, ',"order":null}') : x.replace(/}$/, `,"order":${i + 1}}`))), "resource.ndjson"),
     ];
     for (const path of paths) expect(await readLog(true, path)).toEqual(await readLog(false, path));
   }, 60_000);
