@@ -5,10 +5,10 @@
 // its `control` layer). Adding a deployment touches no backend.
 import type { ProcessGroup } from "./processes.ts";
 import { faketimeEnv } from "./faketime.ts";
-import { etcdBinary, javaBinary, redisBinary } from "./programs.ts";
+import { etcdBinary, javaBinary, nodeBinary, redisBinary } from "./programs.ts";
 
 /** The server programs a backend runs; a deployment knows how to start each. */
-export type ServerKind = "redis" | "etcd" | "zookeeper";
+export type ServerKind = "redis" | "etcd" | "zookeeper" | "dynalite";
 
 export interface ServerSpec {
   /** "redis-1", "etcd-2": unique in the run. */
@@ -54,7 +54,7 @@ export interface Deployment {
 }
 
 export { redisBinary, etcdBinary, javaBinary } from "./programs.ts";
-const LOCAL_PROGRAMS: Record<ServerKind, () => string> = { redis: redisBinary, etcd: etcdBinary, zookeeper: javaBinary };
+const LOCAL_PROGRAMS: Record<ServerKind, () => string> = { redis: redisBinary, etcd: etcdBinary, zookeeper: javaBinary, dynalite: nodeBinary };
 
 /** Local child processes, in the run's process group (its teardown and reaper stop them). */
 export function localDeployment(group: ProcessGroup): Deployment {
