@@ -5,16 +5,8 @@
 // the same atomic step that decided it. DynamoDB has no transactions to lock a
 // row with, so a refused write takes its place with a second update; the fence
 // only ever rises, so the refusal still holds at that moment.
-import {
-  ConditionalCheckFailedException,
-  CreateTableCommand,
-  DescribeTableCommand,
-  DynamoDBClient,
-  GetItemCommand,
-  ResourceInUseException,
-  UpdateItemCommand,
-  type AttributeValue,
-} from "@aws-sdk/client-dynamodb";
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, GetItemCommand, ResourceInUseException, UpdateItemCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
+import { classifyDynamoError, dynamoClient } from "../clients/dynamodb-connection.ts";
 import { sleep } from "../lib/time.ts";
 import { committedDecider, OutcomeUnknown, type DecisionStore, type StoreVerdict } from "./committed.ts";
 import type { Decider } from "./decider.ts";
@@ -34,17 +26,6 @@ export interface DynamoDeciderOptions {
 // Every attribute through a name: "key" and "value" are reserved words.
 const NAMES = { "#k": "key", "#v": "value", "#f": "fence", "#o": "decisions" };
 
-/**
- * Whether a failed request certainly changed nothing: DynamoDB refused it, or the
- * connection was never made. A reset, a timeout or a hang-up after the request
- * was sent leaves its outcome unknown.
- */
-export function certainlyUnapplied(e: unknown): boolean {
-  const err = e as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
-  if (err.$metadata?.httpStatusCode !== undefined && err.$metadata.httpStatusCode < 500) return true;
-  return err.code === "ECONNREFUSED" || err.name === "ECONNREFUSED";
-}
-
 const num = (a: AttributeValue | undefined): number | null => (a?.N === undefined ? null : Number(a.N));
 
 export async function dynamoStore(opts: DynamoDeciderOptions): Promise<DecisionStore> {
@@ -52,13 +33,7 @@ export async function dynamoStore(opts: DynamoDeciderOptions): Promise<DecisionS
   const timeout = opts.requestTimeoutMs ?? 5_000;
   // One attempt per request: the SDK's retry of a conditional write whose first
   // attempt took effect would be refused, and logged as a refusal it was not.
-  const db = new DynamoDBClient({
-    endpoint: `http://${opts.host}:${opts.port}`,
-    region: process.env.AWS_REGION ?? "us-east-1",
-    credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? "fencecheck", secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? "fencecheck" },
-    maxAttempts: 1,
-    requestHandler: { requestTimeout: timeout, connectionTimeout: timeout, throwOnRequestTimeout: true },
-  });
+  const db = dynamoClient(opts, timeout);
   await ensureTable(db, table);
   const keyOf = (key: string): Record<string, AttributeValue> => ({ key: { S: key } });
 
@@ -78,9 +53,10 @@ export async function dynamoStore(opts: DynamoDeciderOptions): Promise<DecisionS
       );
       return r.Attributes ?? {};
     } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) return null;
-      if (certainlyUnapplied(e)) throw e;
-      throw new OutcomeUnknown(`DynamoDB did not answer the update (${(e as Error).name}: ${(e as Error).message}): the outcome is unknown`);
+      const f = classifyDynamoError(e);
+      if (f.error === "condition-failed") return null;
+      if (f.definite) throw e;
+      throw new OutcomeUnknown(`DynamoDB did not answer the update (${f.error}: ${(e as Error).message}): the outcome is unknown`);
     }
   };
   /** Adds one to the key's decisions: the item as it is after (its place, its fence, its value). */

@@ -25,7 +25,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "fence-source", kind: "string", default: undefined, defaultText: "max-incr", choices: FENCE_SOURCES, help: "redlock: where a hold's fence comes from: none; INCR on every granting node, the largest (unsafe, F2); INCR on redis-1 alone (a single point of failure)" },
   { name: "release-gap", kind: "int", default: undefined, defaultText: "0", min: 0, help: "--client redis-unsafe-release: ms between its GET and its DEL (lands T1 on demand)" },
   { name: "redlock-check-validity", kind: "on-off", default: undefined, defaultText: "on", help: "--client redlock refuses a quorum that came back after the lease's validity (off: node-redlock 5's defect, K5)" },
-  { name: "resource", kind: "string", default: "memory", choices: ["memory", "postgres"], help: "where the protected resource keeps each key's value and fence, and so who decides a write: its own memory, or a Postgres of its own with one conditional UPDATE ... WHERE fence < $1 per write" },
+  { name: "resource", kind: "string", default: "memory", choices: ["memory", "postgres", "dynamodb"], help: "where the protected resource keeps each key's value and fence, and so who decides a write: its own memory, a Postgres of its own (one conditional UPDATE ... WHERE fence < $1 per write), or a dynalite of its own (one conditional UpdateItem per write)" },
   { name: "fence-reads", kind: "flag", default: false, help: "reads carry the hold's fence and advance the resource's fence too (counter; closes C1)" },
   { name: "time-limit", kind: "number", default: 30, min: 1, help: "seconds of operations before the final heal" },
   { name: "concurrency", kind: "int", default: 6, min: 1, max: 1000, help: "logical clients in all" },
@@ -187,13 +187,14 @@ export function buildTest(o: ParsedOptions): Test {
   if (workloadOptions.pauseAt === "reenter" && workloadOptions.lock.kind !== "reentrant") throw new BadInput(`--pause-at reenter needs --lock reentrant (a hold that enters again), not --lock ${workloadOptions.lock.kind}`);
   for (const [flag, used] of [["--pause-at read", workloadOptions.pauseAt === "read"], ["--fence-reads", workloadOptions.fenceReads]] as const)
     if (used && !workload.reads) throw new BadInput(`${flag} needs a workload that reads the resource (counter), not ${workload.name}`);
-  const resourceStore = o.resource === "postgres" ? ("postgres" as const) : undefined;
+  const resourceStore = o.resource === "postgres" || o.resource === "dynamodb" ? (o.resource as "postgres" | "dynamodb") : undefined;
+  const storeName = resourceStore === "dynamodb" ? "DynamoDB" : "Postgres";
   // An adapter's kinds are known once it is loaded (preflight checks them).
   const clientKinds = isAdapterPath(client) ? undefined : (CLIENTS[client]?.kinds ?? {});
   if (clientKinds) lockKindsOffered(client, clientKinds, workloadOptions, workload.name);
   if (resourceStore && workloadOptions.lock.kind !== "mutex")
-    throw new BadInput(`--lock ${workloadOptions.lock.kind} needs --resource memory: the Postgres resource's table keeps a mutex's rule only (one fence per key, the highest written)`);
-  if (resourceStore && workloadOptions.fenceReads) throw new BadInput(`--fence-reads is not supported with --resource postgres: its table keeps one fence per key, the highest written`);
+    throw new BadInput(`--lock ${workloadOptions.lock.kind} needs --resource memory: the ${storeName} resource's table keeps a mutex's rule only (one fence per key, the highest written)`);
+  if (resourceStore && workloadOptions.fenceReads) throw new BadInput(`--fence-reads is not supported with --resource ${resourceStore}: its table keeps one fence per key, the highest written`);
   const fenceName = !fencing ? "fence-off" : workloadOptions.fenceReads ? "fence-reads" : "fence-on";
   const kind = workloadOptions.lock.kind === "mutex" ? [] : [workloadOptions.lock.kind === "semaphore" ? `semaphore${workloadOptions.lock.permits}` : workloadOptions.lock.kind];
   const name = [backend.name, workload.name, ...kind, nemeses.length ? nemeses.join("+") : "none", fenceName].join("-");

@@ -62,9 +62,13 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   // The resource first: it takes the first port of --port-base, the servers the next.
   // Postgres' client and docker mode's engine client are loaded only by the runs that use them.
   const pg = test.resourceStore === "postgres" ? await (await import("./postgres-backend.ts")).startResourceDb(group, ports, runDir) : undefined;
-  if (pg) ctx.started("resource_db", pg);
+  // The resource's dynalite keeps its LevelDB in the run directory: what it committed outlives the run.
+  const dynamo = test.resourceStore === "dynamodb" ? (await (await import("../cluster/dynamodb.ts")).startDynalite(group, ports, { runDir, name: "resource-db", persistent: true })).node : undefined;
+  const db = pg ?? dynamo;
+  if (db) ctx.started("resource_db", db);
   const resource = await startResource({
     ...(pg ? { pg } : {}),
+    ...(dynamo ? { dynamo } : {}),
     logPath: join(runDir, RUN_FILES.resource),
     fencing: test.fencing,
     fenceReads: test.fenceReads,

@@ -22,7 +22,7 @@ export interface Test {
   /** Reads that carry a fence advance the resource's fence (C1). */
   fenceReads: boolean;
   /** Where the resource keeps its state and decides: its memory (absent), or a Postgres of its own (--resource postgres). */
-  resourceStore?: "postgres";
+  resourceStore?: "postgres" | "dynamodb";
   /** Whether the checker counts the strict mutex model's findings (run.json options.model; absent: lease). */
   model?: "lease" | "strict";
   /** Whether the checker's liveness findings (stuck-lock) make the run invalid (run.json options.liveness; absent: lenient). */

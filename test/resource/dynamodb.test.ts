@@ -3,14 +3,15 @@
 // with dynalite mid-request is logged `accepted: null`, every line has the place
 // the store gave it, and after the store comes back the table agrees with the log.
 import { describe, it, expect, afterAll } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DynamoDBClient, ListTablesCommand, ScanCommand } from "@aws-sdk/client-dynamodb";
+import { ScanCommand } from "@aws-sdk/client-dynamodb";
 import { ResourceClient } from "../../clients/resource.ts";
+import { dynamoClient } from "../../clients/dynamodb-connection.ts";
+import { startDynalite, type DynaliteCluster } from "../../cluster/dynamodb.ts";
+import { ProcessGroup } from "../../cluster/processes.ts";
+import { PortPlan } from "../../cluster/ports.ts";
 import { startResource, type ResourceHandle } from "../../resource/index.ts";
 import { newRunStart } from "../../store/clock.ts";
 import type { ResourceDecision } from "../../store/events.ts";
@@ -18,39 +19,18 @@ import { decisionProblem } from "../../store/reader.ts";
 import { sleep } from "../../lib/time.ts";
 
 const handles: ResourceHandle[] = [];
-const stores: ChildProcess[] = [];
+const groups: ProcessGroup[] = [];
 afterAll(async () => {
   await Promise.all(handles.map((h) => h.stop()));
-  for (const s of stores) s.kill("SIGKILL");
+  await Promise.all(groups.map((g) => g.stopAll()));
 });
 
-const freePort = (): Promise<number> =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-
-const db = (port: number): DynamoDBClient =>
-  new DynamoDBClient({ endpoint: `http://127.0.0.1:${port}`, region: "us-east-1", credentials: { accessKeyId: "x", secretAccessKey: "x" }, maxAttempts: 1 });
-
-/** A dynalite of the test's own on `port`, its LevelDB in `path`; resolves once it answers ListTables. */
-async function dynalite(port: number, path: string): Promise<ChildProcess> {
-  const cli = createRequire(import.meta.url).resolve("dynalite/cli.js");
-  const p = spawn(process.execPath, [cli, "--port", String(port), "--host", "127.0.0.1", "--path", path, "--createTableMs", "0"], { stdio: "ignore" });
-  stores.push(p);
-  const c = db(port);
-  for (let i = 0; i < 100; i++) {
-    try {
-      await c.send(new ListTablesCommand({}));
-      c.destroy();
-      return p;
-    } catch {
-      await sleep(50);
-    }
-  }
-  throw new Error("dynalite did not answer");
+/** The resource's own dynalite, as a run starts it (its LevelDB in the run directory), in a directory of the test's. */
+async function resourceDb(): Promise<{ dir: string; db: DynaliteCluster }> {
+  const dir = mkdtempSync(join(tmpdir(), "fencecheck-dynamo-resource-"));
+  const group = new ProcessGroup(dir);
+  groups.push(group);
+  return { dir, db: await startDynalite(group, new PortPlan(0), { runDir: dir, name: "resource-db", persistent: true }) };
 }
 
 async function resource(fencing: boolean, port: number, dir: string): Promise<{ client: ResourceClient; decisions: () => ResourceDecision[] }> {
@@ -64,15 +44,14 @@ async function resource(fencing: boolean, port: number, dir: string): Promise<{ 
 }
 
 async function table(port: number): Promise<Map<string, { value: unknown; fence: number | null; decisions: number }>> {
-  const items = (await db(port).send(new ScanCommand({ TableName: "fencecheck_resource", ConsistentRead: true }))).Items ?? [];
+  const items = (await dynamoClient({ host: "127.0.0.1", port }, 5000).send(new ScanCommand({ TableName: "fencecheck_resource", ConsistentRead: true }))).Items ?? [];
   return new Map(items.map((i) => [i.key.S!, { value: i.value?.S === undefined ? null : JSON.parse(i.value.S), fence: i.fence ? Number(i.fence.N) : null, decisions: Number(i.decisions.N) }]));
 }
 
 describe("the resource on DynamoDB", () => {
   it("refuses, in the table, a stale write sent to a process that never saw the newer one; each line has its place", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "fencecheck-dynamo-resource-"));
-    const port = await freePort();
-    await dynalite(port, join(dir, "db"));
+    const { dir, db } = await resourceDb();
+    const port = db.node.port;
     const a = await resource(true, port, dir), b = await resource(true, port, dir);
     expect(await a.client.write("d1", { owner: "h10", fence: 10, process: 0, data: "ten" })).toEqual({ type: "ok", fence: 10 });
     expect(await b.client.write("d1", { owner: "h9", fence: 9, process: 1, data: "nine" })).toMatchObject({ type: "fail", error: "stale-fence", seen: 10, got: 9 });
@@ -86,9 +65,8 @@ describe("the resource on DynamoDB", () => {
   });
 
   it("a kill of dynalite during writes: lines of unknown outcome say null, and the log and the table agree", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "fencecheck-dynamo-kill-"));
-    const port = await freePort();
-    let store = await dynalite(port, join(dir, "db"));
+    const { dir, db } = await resourceDb();
+    const port = db.node.port;
     const r = await resource(true, port, dir);
     const keys = ["k1", "k2", "k3"];
     let fence = 0;
@@ -110,10 +88,9 @@ describe("the resource on DynamoDB", () => {
     const writers = Array.from({ length: 8 }, (_, w) => writer(w));
     await sleep(800);
     const before = r.decisions().length;
-    store.kill("SIGKILL");
-    await new Promise((res) => store.once("exit", res));
+    await db.kill("resource-db");
     await sleep(300);
-    store = await dynalite(port, join(dir, "db"));
+    await db.restart("resource-db");
     await sleep(800);
     running = false;
     await Promise.all(writers);
