@@ -46,6 +46,8 @@ export async function pgStore(opts: PgDeciderOptions): Promise<DecisionStore> {
   // A pool: requests on different keys are decided at once, each in a transaction on a connection of its own.
   const pool = new pg.Pool({ host: opts.host, port: opts.port, user: "postgres", database: "postgres", max: 20 });
   pool.on("error", () => {});
+  // A connection that dies while checked out errors on its client, not the pool: unheard, that would end the process.
+  pool.on("connect", (c) => c.on("error", () => {}));
   await pool.query(RESOURCE_TABLE_SQL);
   const inTransaction = async <T>(f: (c: pg.PoolClient) => Promise<T>): Promise<T> => {
     const c = await pool.connect();
@@ -62,10 +64,10 @@ export async function pgStore(opts: PgDeciderOptions): Promise<DecisionStore> {
       }
       return out;
     } catch (err) {
-      if (!broken) await c.query("ROLLBACK").catch(() => {});
+      if (!broken) await c.query("ROLLBACK").catch(() => (broken = true));
       throw err;
     } finally {
-      // A connection that failed mid-commit is not handed out again.
+      // A connection that failed mid-commit, or could not roll back, is not handed out again (the server may be gone).
       c.release(broken);
     }
   };

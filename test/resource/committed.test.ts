@@ -1,7 +1,8 @@
-// --resource dynamodb: the fencing decision is DynamoDB's (a conditional
-// UpdateItem), and resource.ndjson says only what the store did: a write killed
-// with dynalite mid-request is logged `accepted: null`, every line has the place
-// the store gave it, and after the store comes back the table agrees with the log.
+// --resource dynamodb and --resource postgres: the fencing decision is the
+// database's (a conditional UpdateItem, a conditional UPDATE), and resource.ndjson
+// says only what the store did (committed decisions): a write killed with its
+// store mid-commit is logged `accepted: null`, every other line has the place the
+// store gave it, and after the store comes back its table agrees with the log.
 import { describe, it, expect, afterAll } from "vitest";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,6 +18,7 @@ import { newRunStart } from "../../store/clock.ts";
 import type { ResourceDecision } from "../../store/events.ts";
 import { decisionProblem } from "../../store/reader.ts";
 import { sleep } from "../../lib/time.ts";
+import { usePostgresServer } from "../postgres-server.ts";
 
 const handles: ResourceHandle[] = [];
 const groups: ProcessGroup[] = [];
@@ -33,9 +35,51 @@ async function resourceDb(): Promise<{ dir: string; db: DynaliteCluster }> {
   return { dir, db: await startDynalite(group, new PortPlan(0), { runDir: dir, name: "resource-db", persistent: true }) };
 }
 
-async function resource(fencing: boolean, port: number, dir: string): Promise<{ client: ResourceClient; decisions: () => ResourceDecision[] }> {
-  const logPath = join(dir, `resource-${handles.length}.ndjson`);
-  const h = await startResource({ logPath, fencing, t0: newRunStart(), logFile: join(dir, `resource-${handles.length}.log`), dynamo: { host: "127.0.0.1", port } });
+type Row = { value: unknown; fence: number | null; decisions: number };
+
+/** A store the resource decides in: how the resource is pointed at it, how it is killed and restarted, what its table holds. */
+interface Store {
+  dir: string;
+  at: { dynamo: { host: string; port: number } } | { pg: { host: string; port: number } };
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+  table(): Promise<Map<string, Row>>;
+}
+
+async function dynamoStore(): Promise<Store> {
+  const { dir, db } = await resourceDb();
+  return {
+    dir,
+    at: { dynamo: { host: db.node.host, port: db.node.port } },
+    kill: () => db.kill("resource-db"),
+    restart: () => db.restart("resource-db"),
+    async table() {
+      const items = (await dynamoClient(db.node, 5000).send(new ScanCommand({ TableName: "fencecheck_resource", ConsistentRead: true }))).Items ?? [];
+      return new Map(items.map((i) => [i.key.S!, { value: i.value?.S === undefined ? null : JSON.parse(i.value.S), fence: i.fence ? Number(i.fence.N) : null, decisions: Number(i.decisions.N) }]));
+    },
+  };
+}
+
+const pgServer = usePostgresServer(() => Promise.all(handles.map((h) => h.stop())));
+
+async function pgStore(): Promise<Store> {
+  const dir = mkdtempSync(join(tmpdir(), "fencecheck-pg-resource-"));
+  const node = pgServer.node();
+  return {
+    dir,
+    at: { pg: { host: node.host, port: node.port } },
+    kill: () => pgServer.cluster().kill!(node.name),
+    restart: () => pgServer.cluster().restart!(node.name),
+    async table() {
+      const rows = await pgServer.sql<{ key: string; value: unknown; fence: string | null; decisions: string }>("SELECT key, value, fence, decisions FROM fencecheck_resource");
+      return new Map(rows.map((r) => [r.key, { value: r.value, fence: r.fence === null ? null : Number(r.fence), decisions: Number(r.decisions) }]));
+    },
+  };
+}
+
+async function resource(fencing: boolean, store: Store): Promise<{ client: ResourceClient; decisions: () => ResourceDecision[] }> {
+  const logPath = join(store.dir, `resource-${handles.length}.ndjson`);
+  const h = await startResource({ logPath, fencing, t0: newRunStart(), logFile: join(store.dir, `resource-${handles.length}.log`), ...store.at });
   handles.push(h);
   return {
     client: new ResourceClient(h.url),
@@ -43,16 +87,10 @@ async function resource(fencing: boolean, port: number, dir: string): Promise<{ 
   };
 }
 
-async function table(port: number): Promise<Map<string, { value: unknown; fence: number | null; decisions: number }>> {
-  const items = (await dynamoClient({ host: "127.0.0.1", port }, 5000).send(new ScanCommand({ TableName: "fencecheck_resource", ConsistentRead: true }))).Items ?? [];
-  return new Map(items.map((i) => [i.key.S!, { value: i.value?.S === undefined ? null : JSON.parse(i.value.S), fence: i.fence ? Number(i.fence.N) : null, decisions: Number(i.decisions.N) }]));
-}
-
 describe("the resource on DynamoDB", () => {
   it("refuses, in the table, a stale write sent to a process that never saw the newer one; each line has its place", async () => {
-    const { dir, db } = await resourceDb();
-    const port = db.node.port;
-    const a = await resource(true, port, dir), b = await resource(true, port, dir);
+    const store = await dynamoStore();
+    const a = await resource(true, store), b = await resource(true, store);
     expect(await a.client.write("d1", { owner: "h10", fence: 10, process: 0, data: "ten" })).toEqual({ type: "ok", fence: 10 });
     expect(await b.client.write("d1", { owner: "h9", fence: 9, process: 1, data: "nine" })).toMatchObject({ type: "fail", error: "stale-fence", seen: 10, got: 9 });
     expect(await a.client.read("d1", { owner: "h10", fence: 10, process: 0 })).toMatchObject({ type: "ok", data: "ten" });
@@ -61,13 +99,18 @@ describe("the resource on DynamoDB", () => {
       { op: "read", accepted: true, data: "ten", order: 3 },
     ]);
     expect(b.decisions()).toMatchObject([{ op: "write", fence: 9, max_before: 10, accepted: false, order: 2 }]);
-    expect((await table(port)).get("d1")).toEqual({ value: "ten", fence: 10, decisions: 3 });
+    expect((await store.table()).get("d1")).toEqual({ value: "ten", fence: 10, decisions: 3 });
   });
+});
 
-  it("a kill of dynalite during writes: lines of unknown outcome say null, and the log and the table agree", async () => {
-    const { dir, db } = await resourceDb();
-    const port = db.node.port;
-    const r = await resource(true, port, dir);
+describe.each([
+  ["dynamodb", dynamoStore],
+  ["postgres", pgStore],
+] as const)("the resource on %s", (_name, makeStore) => {
+
+  it("a kill of its store during writes: lines of unknown outcome say null, and the log and the table agree", async () => {
+    const store = await makeStore();
+    const r = await resource(true, store);
     const keys = ["k1", "k2", "k3"];
     let fence = 0;
     let running = true;
@@ -88,10 +131,13 @@ describe("the resource on DynamoDB", () => {
     const writers = Array.from({ length: 8 }, (_, w) => writer(w));
     await sleep(800);
     const before = r.decisions().length;
-    await db.kill("resource-db");
+    await store.kill();
     await sleep(300);
-    await db.restart("resource-db");
-    await sleep(800);
+    await store.restart();
+    // Until writes are decided again, and a while after.
+    const t = Date.now();
+    while (r.decisions().length < before + 20 && Date.now() - t < 20_000) await sleep(100);
+    await sleep(300);
     running = false;
     await Promise.all(writers);
     const lines = r.decisions();
@@ -102,7 +148,7 @@ describe("the resource on DynamoDB", () => {
     expect(outcomes.ok).toBeGreaterThan(0);
     expect(outcomes.refused).toBeGreaterThan(0);
 
-    const state = await table(port);
+    const state = await store.table();
     const report: string[] = [];
     for (const key of keys) {
       const mine = lines.filter((l) => l.key === key);
@@ -127,6 +173,6 @@ describe("the resource on DynamoDB", () => {
       expect(chain).toEqual([...chain].sort((x, y) => x - y));
       report.push(`${key}: ${mine.length} lines (${unknown.length} of unknown outcome), table decisions=${row.decisions} value=${row.value} fence=${row.fence}`);
     }
-    process.stderr.write(`dynamodb kill: ${JSON.stringify(outcomes)}\n${report.join("\n")}\n`);
+    process.stderr.write(`${_name} kill: ${JSON.stringify(outcomes)}\n${report.join("\n")}\n`);
   }, 60_000);
 });
