@@ -86,8 +86,10 @@ export interface TestOptions {
   latency?: number;
   /** ms of jitter on that latency (default: latency / 8) */
   jitter?: number;
-  /** ms a clock fault moves a server's wall clock, forward or back at random (default: 2 x ttl) */
+  /** ms a clock fault moves a wall clock, forward or back at random (default: 2 x ttl) */
   clockOffset?: number;
+  /** whose wall clocks --nemesis clock moves: the lock servers', or the client worker processes' and their adapter programs' (a lease judged by the client's clock; any backend; the history's times stay on the monotonic clock) (default: servers) */
+  clockTarget?: "servers" | "clients";
   /** clock faults to pick from: bump (one jump) or strobe (flip back and forth) (default: bump,strobe) */
   clockModes?: string | Array<"bump" | "strobe">;
   /** ms between the flips of a strobing clock (default: 100) */

@@ -1,9 +1,10 @@
-// A server whose wall clock the clock nemesis can move: libfaketime preloaded
-// behind our malloc shim (cluster/faketime/shim.c, built into the user's cache by
-// setup/shim.ts when a run first needs it), the
-// offset read from a file on every time call, so moving a clock is writing a file.
-// The monotonic clock is left alone: a real clock jump (NTP, an operator) moves
-// wall time only, and Redis expires keys by wall time.
+// A process whose wall clock the clock nemesis can move (a server, or with
+// --clock-target clients a worker): libfaketime preloaded behind our shim
+// (cluster/faketime/shim.c, built into the user's cache by setup/shim.ts when a
+// run first needs it), the offset read from a file on every time call, so moving
+// a clock is writing a file. The monotonic clock is left alone: a real clock jump
+// (NTP, an operator) moves wall time only, Redis expires keys by wall time, and
+// the run stamps its history by the monotonic clock (store/clock.ts).
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

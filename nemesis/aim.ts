@@ -29,6 +29,18 @@ export function workerAim(aim: Aim, targets: readonly string[], holders: readonl
   return aim === "holder" ? { aim: "random", held: holders.length } : { aim: "random" };
 }
 
+/**
+ * The worker for a fault on one worker (pause, a client clock jump), among
+ * `candidates` (those not already under a fault of this nemesis): one whose
+ * client holds a lock now when aiming at holders and there is one, else any.
+ */
+export function aimWorker(ctx: Pick<NemesisContext, "rng" | "options" | "holds">, candidates: readonly string[]): { target: string; aim: AimValue } {
+  const holders = aimedWorkers(ctx);
+  const held = candidates.filter((t) => holders.includes(t));
+  const target = ctx.rng.pick(held.length ? held : candidates);
+  return { target, aim: workerAim(ctx.options.aim, [target], holders) };
+}
+
 export interface ServerAim {
   targets: string[];
   aim: AimValue;

@@ -2,7 +2,7 @@
 import { pauseNemesis } from "./pause.ts";
 import { partitionNemesis } from "./partition.ts";
 import { latencyNemesis } from "./latency.ts";
-import { clockNemesis } from "./clock.ts";
+import { clockNemesis, clockAims } from "./clock.ts";
 import { killNemesis } from "./kill.ts";
 import type { ClusterAbility } from "../cluster/cluster.ts";
 import type { NemesisKind } from "./nemesis.ts";
@@ -11,8 +11,8 @@ export type { Nemesis, NemesisContext, NemesisOptions, NemesisKind, Fault } from
 export { NemesisSchedule, type Schedule } from "./schedule.ts";
 export { ScriptSchedule, scriptNemeses, type ScriptStep } from "./script.ts";
 export { GRUDGES, WHOLE_SERVER, grudge, type Grudge, type GrudgeKind } from "./grudges.ts";
-export { CLOCK_MODES } from "./clock.ts";
-export type { ClockMode, Aim, HeldLock } from "./nemesis.ts";
+export { CLOCK_MODES, CLOCK_TARGETS } from "./clock.ts";
+export type { ClockMode, ClockTarget, Aim, HeldLock } from "./nemesis.ts";
 export { AIMS } from "./aim.ts";
 
 /** Each call makes a fresh nemesis: they keep the faults they have in force. `aims` says what a fault's targets name. */
@@ -21,6 +21,12 @@ export const NEMESES: Record<string, NemesisKind> = {
   "pause-server": { describe: "SIGSTOP lock servers", aims: "servers", create: () => pauseNemesis("pause-server", "servers", (ctx) => ctx.servers) },
   partition: { describe: "cut worker-to-server links (Jepsen's grudges)", aims: "links", create: partitionNemesis },
   latency: { describe: "slow a random subset of links", aims: "links", create: latencyNemesis },
-  clock: { describe: "bump or strobe a lock server's wall clock (libfaketime), then reset it", aims: "servers", create: clockNemesis, needs: "clock" },
+  clock: {
+    describe: "bump or strobe a lock server's wall clock, or with --clock-target clients a worker's (libfaketime), then reset it",
+    aims: "servers",
+    aimsAt: clockAims,
+    create: clockNemesis,
+    needs: "clock",
+  },
   kill: { describe: "SIGKILL a lock server, restart it after --restart-delay", aims: "servers", create: killNemesis, needs: "kill" },
 };

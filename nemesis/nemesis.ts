@@ -24,6 +24,13 @@ export interface HeldLock {
 /** How the clock nemesis moves a node's clock: one jump, or back and forth. */
 export type ClockMode = "bump" | "strobe";
 
+/**
+ * Whose wall clocks the clock nemesis moves: the lock servers', or the client
+ * worker processes' (a lease judged by the client's clock: DynamoDB's
+ * `leaseUntil < :now`, node-redlock's validity).
+ */
+export type ClockTarget = "servers" | "clients";
+
 export interface NemesisOptions {
   intervalS: number;
   pauseMinMs: number;
@@ -43,6 +50,8 @@ export interface NemesisOptions {
   clockOffsetMs: number;
   clockModes: readonly ClockMode[];
   strobePeriodMs: number;
+  /** Whose clocks it moves; absent: the servers'. */
+  clockTarget?: ClockTarget;
   /** Kill nemesis: how long a killed server stays down. */
   restartDelayMs: number;
 }
@@ -58,6 +67,11 @@ export interface NemesisContext {
   servers: string[];
   /** The lock service, with whatever abilities its backend offers (kill, clocks, peers). */
   cluster: Cluster;
+  /**
+   * Move one worker's wall clock to real time + offsetMs (0 puts it back); absent
+   * when the run's workers were not started under libfaketime.
+   */
+  skewWorkerClock?(name: string, offsetMs: number): Promise<void>;
   /** The proxied worker-to-server links (null when the run has no fault proxy). */
   links: Links | null;
   options: NemesisOptions;
@@ -105,7 +119,9 @@ export interface NemesisKind {
   describe: string;
   /** What a fault's targets name: worker processes, lock servers, or worker-to-server links. */
   aims: "workers" | "servers" | "links";
+  /** What its targets name under these options, where that depends on them (the clock nemesis: --clock-target). */
+  aimsAt?(o: Pick<NemesisOptions, "clockTarget">): "workers" | "servers";
   create(): Nemesis;
-  /** The cluster ability it cannot work without. */
+  /** The cluster ability it cannot work without (when it aims at servers). */
   needs?: ClusterAbility;
 }

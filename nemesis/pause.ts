@@ -11,7 +11,7 @@ interface Freezer {
 }
 
 const freezerOf = (ctx: NemesisContext, aims: "workers" | "servers"): Freezer => (aims === "servers" ? ctx.cluster : ctx.processes);
-import { aimedWorkers, aimServers, holderAmong, workerAim } from "./aim.ts";
+import { aimServers, aimWorker, holderAmong } from "./aim.ts";
 
 /**
  * `keepOne`: never freeze the last running target. A K1 needs someone awake to
@@ -78,7 +78,5 @@ export function pickTarget(ctx: Pick<NemesisContext, "rng" | "options" | "holds"
     const aimed = aimServers(ctx.rng, ctx.options.aim, ctx.holds(), ctx.servers, candidates)!;
     return { target: aimed.targets[0], aim: aimed.aim };
   }
-  const holders = candidates.filter((t) => aimedWorkers(ctx).includes(t));
-  const target = ctx.rng.pick(holders.length ? holders : candidates);
-  return { target, aim: workerAim(ctx.options.aim, [target], aimedWorkers(ctx)) };
+  return aimWorker(ctx, candidates);
 }

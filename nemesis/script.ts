@@ -91,7 +91,8 @@ export class ScriptSchedule implements Schedule {
   /** A script naming a target the run does not have is a mistake in the script: say so before anything starts. */
   private check(step: ScriptStep): void {
     const { ctx } = this;
-    const aims = this.nemeses.get(step.nemesis)!.kind.aims;
+    const kind = this.nemeses.get(step.nemesis)!.kind;
+    const aims = kind.aimsAt?.(ctx.options) ?? kind.aims;
     const names = aims === "workers" ? ctx.workers : aims === "servers" ? ctx.servers : (ctx.links?.all.map(linkName) ?? []);
     for (const t of step.fault.targets)
       if (!names.includes(t)) throw new Error(`script: ${step.nemesis} at ${step.atMs} ms names ${t}, which this run does not have (its ${aims}: ${names.join(", ")})`);

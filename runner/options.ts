@@ -9,7 +9,7 @@ import type { RedisPersistence } from "../cluster/redis.ts";
 import { CLIENTS, adapterPath, isAdapterPath, type ClientOptions, type LockKind, type LockKinds } from "../clients/index.ts";
 import { FENCE_SOURCES, type FenceSource } from "../clients/redlock-fence.ts";
 import { WORKLOADS, type LockSpec, type WorkloadOptions } from "../workloads/index.ts";
-import { NEMESES, GRUDGES, WHOLE_SERVER, CLOCK_MODES, AIMS, type Aim, type ClockMode } from "../nemesis/index.ts";
+import { NEMESES, GRUDGES, WHOLE_SERVER, CLOCK_MODES, CLOCK_TARGETS, AIMS, type Aim, type ClockMode, type ClockTarget } from "../nemesis/index.ts";
 
 export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "backend", kind: "string", default: "redis", choices: Object.keys(BACKENDS), help: "lock service to test" },
@@ -53,7 +53,8 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "fault-max", kind: "int", default: undefined, defaultText: "5 x ttl", min: 1, help: "longest partition, latency or clock fault in ms" },
   { name: "latency", kind: "int", default: undefined, defaultText: "1.2 x ttl", min: 1, help: "ms of latency the latency nemesis adds each way" },
   { name: "jitter", kind: "int", default: undefined, defaultText: "latency / 8", min: 0, help: "ms of jitter on that latency" },
-  { name: "clock-offset", kind: "int", default: undefined, defaultText: "2 x ttl", min: 1, help: "ms a clock fault moves a server's wall clock, forward or back at random" },
+  { name: "clock-offset", kind: "int", default: undefined, defaultText: "2 x ttl", min: 1, help: "ms a clock fault moves a wall clock, forward or back at random" },
+  { name: "clock-target", kind: "string", default: undefined, defaultText: "servers", choices: CLOCK_TARGETS, help: "whose wall clocks --nemesis clock moves: the lock servers', or the client worker processes' and their adapter programs' (a lease judged by the client's clock; any backend; the history's times stay on the monotonic clock)" },
   { name: "clock-modes", kind: "list", default: [...CLOCK_MODES], choices: CLOCK_MODES, help: "clock faults to pick from: bump (one jump) or strobe (flip back and forth)" },
   { name: "strobe-period", kind: "int", default: 100, min: 1, help: "ms between the flips of a strobing clock" },
   { name: "restart-delay", kind: "int", default: undefined, defaultText: "ttl", min: 0, help: "ms a killed server stays down before it is started again" },
@@ -115,6 +116,7 @@ export function buildTest(o: ParsedOptions): Test {
   const endpoints = o.endpoints as string | undefined;
   if (deploy === "external" && endpoints === undefined) throw new BadInput(`--deploy external needs --endpoints: the servers of your ${backend.name} (${backend.serverNames.join(", ")})`);
   if (deploy !== "external" && endpoints !== undefined) throw new BadInput(`--endpoints names servers of your own, for --deploy external; with --deploy ${deploy} fencecheck starts its own`);
+  const clockTarget = clockTargetOf(o, nemeses);
   const parsed = endpoints === undefined ? null : parseEndpoints(endpoints, backend.serverNames, (p) => readFileSync(p, "utf8"));
   const external = parsed?.servers ?? null;
   if (given && parsed?.toxiproxy && given !== parsed.toxiproxy)
@@ -127,7 +129,8 @@ export function buildTest(o: ParsedOptions): Test {
   if (behindTheirs.length) sharedProxyNemeses(nemeses, grudges, behindTheirs.map((s) => `${s.name} (${s.proxy})`));
   if (external) {
     for (const n of nemeses) {
-      if (n === "clock") throw new BadInput(`--nemesis clock cannot move the clocks of an external cluster's servers`);
+      if (n === "clock" && clockTarget === "servers")
+        throw new BadInput(`--nemesis clock cannot move the clocks of an external cluster's servers (--clock-target clients moves the clients' clocks instead)`);
       for (const verb of CONTROLS_NEEDED[n] ?? []) {
         const without = external.find((s) => !s.control?.[verb]);
         if (without) throw new BadInput(`--nemesis ${n} needs a "${verb}" control command for every server, and ${without.name} has none (give them in the --endpoints JSON file)`);
@@ -180,7 +183,8 @@ export function buildTest(o: ParsedOptions): Test {
   const latencyMs = (o.latency as number | undefined) ?? Math.ceil(1.2 * workloadOptions.ttlMs);
   const workload = WORKLOADS[o.workload as string];
   for (const n of nemeses) {
-    const need = NEMESES[n].needs;
+    // An ability of the backend's servers: a nemesis aimed at the workers needs none of them.
+    const need = (NEMESES[n].aimsAt?.({ clockTarget }) ?? NEMESES[n].aims) === "workers" ? undefined : NEMESES[n].needs;
     if (need && !(backend.abilities ?? []).includes(need))
       throw new BadInput(`--nemesis ${n} does not work with --backend ${backend.name}: ${backend.lacks?.[need] ?? `its servers cannot ${need === "clock" ? "have their clocks moved" : "be killed and restarted"}`}`);
   }
@@ -236,10 +240,12 @@ export function buildTest(o: ParsedOptions): Test {
       clockOffsetMs: (o["clock-offset"] as number | undefined) ?? 2 * workloadOptions.ttlMs,
       clockModes: o["clock-modes"] as ClockMode[],
       strobePeriodMs: o["strobe-period"] as number,
+      clockTarget,
     },
+    ...(clockTarget === "clients" ? { workerClocks: true } : {}),
     serverOptions: {
       redisPersistence: o["redis-persistence"] as RedisPersistence,
-      skewableClocks: nemeses.some((n) => NEMESES[n].needs === "clock"),
+      skewableClocks: clockTarget === "servers" && nemeses.some((n) => NEMESES[n].needs === "clock"),
       deploy,
       external,
       pauseMode,
@@ -248,6 +254,18 @@ export function buildTest(o: ParsedOptions): Test {
       ...(pooled ? { pgPooler: "pgbouncer" as const } : {}),
     },
   };
+}
+
+/**
+ * Whose clocks the clock nemesis moves (--clock-target). Given without
+ * --nemesis clock it would move nothing: refused, as other options that would
+ * mean nothing are.
+ */
+function clockTargetOf(o: ParsedOptions, nemeses: readonly string[]): ClockTarget {
+  const given = o["clock-target"] as ClockTarget | undefined;
+  if (given !== undefined && !nemeses.includes("clock"))
+    throw new BadInput(`--clock-target ${given} says whose clocks --nemesis clock moves, and this run has no clock nemesis (--nemesis ${nemeses.length ? nemeses.join(",") : "none"})`);
+  return given ?? "servers";
 }
 
 /** --lock and the options of its kinds. */

@@ -8,6 +8,7 @@ import { Toxiproxy, ToxiproxyError } from "toxiproxy-node-client";
 import { BadInput } from "../lib/index.ts";
 import type { Test } from "./test.ts";
 import { isAdapterPath, loadAdapter, checkAdapterClient } from "../clients/index.ts";
+import { isManifestPath, readManifest } from "../clients/program/index.ts";
 import { checkUserProxies } from "../cluster/external-proxies.ts";
 import { checkMetricsPort } from "./metrics.ts";
 import { lockKindsOffered } from "./options.ts";
@@ -30,9 +31,24 @@ async function checkAdapter(test: Test): Promise<void> {
   await checkAdapterClient(adapter, test.client, test.backend.serverNames.length);
 }
 
+/**
+ * --clock-target clients reaches an adapter program through the environment it
+ * inherits from its worker (libfaketime's preload and offset file): a manifest
+ * whose "env" sets those would run the program on a clock the nemesis cannot move.
+ */
+function checkProgramClock(test: Test): void {
+  if (!test.workerClocks || !isManifestPath(test.client)) return;
+  const set = Object.keys(readManifest(test.client).env).filter((k) => k === "LD_PRELOAD" || k === "DONT_FAKE_MONOTONIC" || k.startsWith("FAKETIME"));
+  if (set.length)
+    throw new BadInput(
+      `--clock-target clients moves the clocks of --client ${test.client}'s programs through the environment they inherit from their worker (libfaketime's LD_PRELOAD and FAKETIME_TIMESTAMP_FILE), and its "env" sets ${set.join(", ")}: drop ${set.length === 1 ? "it" : "them"} from the manifest, or use --clock-target servers`,
+    );
+}
+
 /** Warnings go to stderr: the run goes ahead. */
 export async function preflight(test: Test, warn: (line: string) => void = (l) => process.stderr.write(`fencecheck: warning: ${l}\n`)): Promise<void> {
   if (test.metricsPort != null) await checkMetricsPort(test.metricsPort);
+  checkProgramClock(test);
   if (isAdapterPath(test.client)) await checkAdapter(test);
   if (test.serverOptions.deploy === "docker") {
     // No engine is a fact about this machine and --deploy docker: said before anything starts.

@@ -132,6 +132,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
       servers: nodes.map((n) => n.name),
       links: system.links,
       cluster: system.cluster,
+      ...(system.skewWorkerClock ? { skewWorkerClock: system.skewWorkerClock } : {}),
       options: test.nemesisOptions,
       record: (f, value) => record([{ time: clock(), process: "nemesis", type: "info", f, value }]),
     };

@@ -15,7 +15,8 @@ import { startResource, type ResourceHandle } from "../resource/index.ts";
 import { spawnProxyServer } from "../proxy/index.ts";
 import { RUN_FILES, type UnindexedEvent } from "../store/index.ts";
 import type { Endpoint } from "../clients/index.ts";
-import { spawnWorker, type WorkerHandle } from "./workers.ts";
+import { spawnWorker, workerClockFile, type WorkerHandle } from "./workers.ts";
+import { faketimePreload, writeOffset } from "../cluster/faketime.ts";
 import type { Test } from "./test.ts";
 import type { LockSpec } from "../workloads/index.ts";
 import { localDeployment, type Deployment } from "../cluster/deployment.ts";
@@ -31,6 +32,8 @@ export interface System {
   assignment: number[][];
   /** The run's services of our own that serve Prometheus text at <url>/metrics: the fault proxy (unless --toxiproxy) and the resource. */
   metricsServices: Array<{ name: string; url: string }>;
+  /** Move a worker's wall clock to real time + offsetMs; absent unless its workers run under libfaketime (--clock-target clients). */
+  skewWorkerClock?(name: string, offsetMs: number): Promise<void>;
   /** Stops what the process group does not own (the proxies of a shared Toxiproxy). */
   close(): Promise<void>;
 }
@@ -58,6 +61,8 @@ const ruleOf = (lock: LockSpec): string => (lock.kind === "semaphore" ? `semapho
 
 export async function startSystem(ctx: SystemContext): Promise<System> {
   const { test, group, ports, runDir, t0 } = ctx;
+  // Before anything starts: a missing libfaketime or shim is one clear message.
+  if (test.workerClocks) faketimePreload();
   const logs = (name: string): string => join(runDir, "logs", `${name}.log`);
   // The resource first: it takes the first port of --port-base, the servers the next.
   // Postgres' client and docker mode's engine client are loaded only by the runs that use them.
@@ -114,7 +119,8 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   ctx.started("links", links ? links.describe() : "direct");
 
   const workers: WorkerHandle[] = [];
-  for (const name of workerNames) workers.push(await spawnWorker(group, name, runDir, ctx.record, (m) => ctx.warn(name, m)));
+  for (const name of workerNames)
+    workers.push(await spawnWorker(group, name, runDir, ctx.record, { onWarning: (m) => ctx.warn(name, m), skewableClock: test.workerClocks ?? false }));
   const assignment = workers.map(() => [] as number[]);
   for (let c = 0; c < test.concurrency; c++) assignment[workerNames.indexOf(workerOfClient(c, test.workers))].push(c);
   await Promise.all(
@@ -149,6 +155,14 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     workers,
     assignment,
     metricsServices,
+    ...(test.workerClocks
+      ? {
+          skewWorkerClock: async (name: string, offsetMs: number) => {
+            if (!workerNames.includes(name)) throw new Error(`no worker named ${name} (workers: ${workerNames.join(", ")})`);
+            writeOffset(workerClockFile(runDir, name), offsetMs);
+          },
+        }
+      : {}),
     close: async () => {
       // Toxics off the user's proxies first: with no address of its own, a server's keys are deleted through its proxy.
       if (test.toxiproxy && links) {

@@ -48,4 +48,6 @@ export interface Test {
   workloadOptions: WorkloadOptions;
   nemesisOptions: NemesisOptions;
   serverOptions: ServerOptions;
+  /** Start the workers under libfaketime, so the clock nemesis can move their wall clocks (--clock-target clients). */
+  workerClocks?: boolean;
 }

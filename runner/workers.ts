@@ -1,6 +1,8 @@
 // Starting worker processes and talking to them.
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { mkdirSync } from "node:fs";
 import { entryArgs } from "../lib/index.ts";
+import { faketimeEnv, writeOffset } from "../cluster/faketime.ts";
 import { INIT_TIMEOUT_MS } from "../clients/program/index.ts";
 import type { ProcessGroup, Supervised } from "../cluster/processes.ts";
 import type { EventLoopDelay, FromWorker, ToWorker, WorkerConfig } from "./protocol.ts";
@@ -58,16 +60,42 @@ export class WorkerHandle {
   }
 }
 
-export async function spawnWorker(group: ProcessGroup, name: string, runDir: string, onEvents: (events: UnindexedEvent[]) => void, onWarning?: (message: string) => void): Promise<WorkerHandle> {
+/**
+ * Where a worker started under libfaketime reads its wall clock's offset
+ * (--clock-target clients): beside the servers' own (cluster/redis.ts), so the
+ * run's teardown removes it with them unless --keep-data.
+ */
+export const workerClockFile = (runDir: string, name: string): string => join(runDir, "data", name, "faketime");
+
+export interface SpawnWorkerOptions {
+  onWarning?: (message: string) => void;
+  /**
+   * Start it under libfaketime with its wall clock at true time, moved later by
+   * writeOffset on workerClockFile. Only the wall clock: the run's clock, which
+   * stamps its events, is the monotonic one (store/clock.ts). Its adapter
+   * programs inherit the environment, and with it the preload and the file.
+   */
+  skewableClock?: boolean;
+}
+
+export async function spawnWorker(group: ProcessGroup, name: string, runDir: string, onEvents: (events: UnindexedEvent[]) => void, opts: SpawnWorkerOptions = {}): Promise<WorkerHandle> {
+  let env: NodeJS.ProcessEnv | undefined;
+  if (opts.skewableClock) {
+    const file = workerClockFile(runDir, name);
+    mkdirSync(dirname(file), { recursive: true });
+    writeOffset(file, 0);
+    env = faketimeEnv(file);
+  }
   const proc = await group.spawn({
     name,
     command: process.execPath,
     // The run directory in the arguments lets anyone find a run's processes with pgrep -f.
     args: [...entryArgs("runner/worker"), runDir],
     logFile: join(runDir, "logs", `${name}.log`),
+    ...(env ? { env } : {}),
     ipc: true,
     // Its adapter programs are in its process group: paused, killed and reaped with it.
     group: true,
   });
-  return new WorkerHandle(proc, onEvents, onWarning);
+  return new WorkerHandle(proc, onEvents, opts.onWarning);
 }

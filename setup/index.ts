@@ -22,6 +22,8 @@ export function requirementsOf(test: Test): RequirementId[] {
   if (test.resourceStore === "postgres") ids.add("postgres");
   if (test.serverOptions.pgPooler === "pgbouncer") ids.add("pgbouncer");
   if (deploy === "local" && test.serverOptions.skewableClocks) ids.add("clock");
+  // The workers run here whatever --deploy says.
+  if (test.workerClocks) ids.add("clock");
   // The language and library of a reference adapter program, wherever the servers run.
   if (CLIENT_NEEDS[test.client]) ids.add(CLIENT_NEEDS[test.client]);
   return REQUIREMENT_IDS.filter((id) => ids.has(id));

@@ -78,7 +78,7 @@ export const REQUIREMENTS: Record<RequirementId, Requirement> = {
   pgbouncer: { id: "pgbouncer", serves: "--pg-pooler pgbouncer", packages: ["pgbouncer"], present: () => onPath(pgbouncerBinary()), chosenBy: ["FENCECHECK_PGBOUNCER"], optional: true },
   // The shim that lets libfaketime run inside Debian's redis-server is built from
   // source, hence the compiler (setup/shim.ts builds it once into the cache).
-  clock: { id: "clock", serves: "--nemesis clock on local servers", packages: ["faketime", "gcc", "libc6-dev"], present: () => findLibfaketime() !== null && onPath("gcc") && existsSync("/usr/include/stdio.h") },
+  clock: { id: "clock", serves: "--nemesis clock on local servers, or on the clients' workers with --clock-target clients", packages: ["faketime", "gcc", "libc6-dev"], present: () => findLibfaketime() !== null && onPath("gcc") && existsSync("/usr/include/stdio.h") },
   docker: { id: "docker", serves: "--deploy docker and the compose lab", packages: [], present: () => false, optional: true },
   "gnu-time": { id: "gnu-time", serves: "npm run bench:checker (peak memory of each process)", packages: ["time"], present: () => existsSync("/usr/bin/time") },
   // Only for the docs' pictures (scripts/screenshots.ts): never among what `fencecheck setup` installs unasked.

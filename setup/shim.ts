@@ -1,6 +1,7 @@
-// The malloc shim that lets libfaketime run inside Debian's redis-server
-// (cluster/faketime/shim.c says why), compiled once per version of its source
-// into the user's cache (cluster/faketime.ts shimLibrary names the file).
+// The shim that lets libfaketime run inside Debian's redis-server, and lets the
+// programs under it wait on the monotonic clock (cluster/faketime/shim.c says
+// why), compiled once per version of its source into the user's cache
+// (cluster/faketime.ts shimLibrary names the file).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname } from "node:path";

@@ -5,13 +5,14 @@
 import { ensure } from "../../setup/index.ts";
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { ProcessGroup } from "../../cluster/processes.ts";
 import { PortPlan } from "../../cluster/ports.ts";
 import { startRedisCluster } from "../../cluster/redis-cluster.ts";
 import { clockOffsetFile } from "../../cluster/redis.ts";
-import { formatOffset } from "../../cluster/faketime.ts";
+import { faketimeEnv, formatOffset, writeOffset } from "../../cluster/faketime.ts";
 import type { Cluster } from "../../cluster/cluster.ts";
 import { tempRunDir, processesMentioning } from "../helpers.ts";
 
@@ -60,6 +61,29 @@ describe("libfaketime offsets", () => {
     expect(formatOffset(0)).toBe("+0.000");
     expect(formatOffset(-0.4)).toBe("+0.000");
     expect(() => formatOffset(NaN)).toThrow(/finite/);
+  });
+});
+
+describe("a program under libfaketime with the monotonic clock left real", () => {
+  // libfaketime 0.9.10 mistranslates both, even with DONT_FAKE_MONOTONIC (the sleep
+  // fails with EINVAL, the wait times out at once): the shim sends them to glibc.
+  it("sleeps to a monotonic deadline and waits on a monotonic condvar for real time, while its wall clock is a minute back", () => {
+    const dir = tempRunDir("fc-clock-waits-");
+    const program = join(dir, "monotonic-waits");
+    const gcc = spawnSync("gcc", ["-O2", "-o", program, join(import.meta.dirname, "fixtures/monotonic-waits.c"), "-lpthread"], { encoding: "utf8" });
+    expect(gcc.status, gcc.stderr).toBe(0);
+    const offsetFile = join(dir, "faketime");
+    writeOffset(offsetFile, -60_000);
+    const run = spawnSync(program, { env: faketimeEnv(offsetFile), encoding: "utf8", timeout: 10_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const [sleep, wait, skew] = run.stdout.trim().split("\n").map((l) => l.split(" "));
+    expect(sleep[1]).toBe("0");
+    expect(wait[1]).toBe("ETIMEDOUT");
+    for (const ms of [Number(sleep[2]), Number(wait[2])]) {
+      expect(ms).toBeGreaterThanOrEqual(99);
+      expect(ms).toBeLessThan(1000);
+    }
+    expect(Math.abs(Number(skew[1]) + 60_000)).toBeLessThan(100);
   });
 });
 
