@@ -17,7 +17,7 @@
 // and it learns, honestly late, that it no longer holds the lock.
 import { randomUUID } from "node:crypto";
 import { sleep, type Rng } from "../lib/index.ts";
-import type { Hold, LockClient, Outcome } from "./lock.ts";
+import { UnknownOutcome, type Hold, type LockClient, type Outcome } from "./lock.ts";
 import { LockTableClient, notOwner, type LockItem } from "./dynamodb-connection.ts";
 
 /** How long a waiter sleeps between reads: a tenth to a twentieth of the lease, so a release is seen soon. */
@@ -51,7 +51,12 @@ export class DynamoRvnLock extends LockTableClient implements LockClient {
     const deadline = performance.now() + timeoutMs;
     let seen: Sighting | null = null;
     for (;;) {
-      const read = await this.items.read(key);
+      // A read changes nothing, and every write this acquire sent so far was
+      // refused: a read without an answer leaves it certainly not granted.
+      const read = await this.items.read(key).catch((err: unknown) => {
+        if (err instanceof UnknownOutcome) return { ok: false as const, error: err.error };
+        throw err;
+      });
       if (!read.ok) return { type: "fail", error: read.error };
       const step = nextStep(read.out, seen, performance.now());
       if ("grant" in step) {

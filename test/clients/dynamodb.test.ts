@@ -116,6 +116,8 @@ describe("dynamodb-rvn", () => {
       const err = await a.renew("rvn-280", h, 5000).then(() => null, (e: unknown) => e);
       expect(err).toBeInstanceOf(UnknownOutcome);
       expect((err as UnknownOutcome).error).toBe("timeout");
+      // An acquire whose read goes unanswered sent no write: certainly not granted.
+      expect(await a.acquire("rvn-280-other", 5000, 0)).toEqual({ type: "fail", error: "timeout" });
       const after = await server.item("rvn-280");
       expect(after?.rvn).not.toBe(before);
       expect(after?.owner).toBe(h.owner);
