@@ -5,8 +5,8 @@
 
 export interface TestOptions {
   /** lock service to test (default: redis) */
-  backend?: "redis" | "redlock" | "etcd" | "zookeeper" | "postgres";
-  /** lock client: redis, redis-unsafe-release, redis-blind-renew, node-redlock, node-redlock-4, sesame-redlock, redlock, redis-semaphore, simple-redis-mutex, etcd-queue, etcd3-lock, zookeeper, zookeeper-naive, postgres-lease, postgres-advisory, or the path of an adapter module of your own (./my-lock.ts; see examples/redis-lock-adapter.ts) (default: the backend's own) */
+  backend?: "redis" | "redlock" | "etcd" | "zookeeper" | "postgres" | "dynamodb";
+  /** lock client: redis, redis-unsafe-release, redis-blind-renew, node-redlock, node-redlock-4, sesame-redlock, redlock, redis-semaphore, simple-redis-mutex, etcd-queue, etcd3-lock, zookeeper, zookeeper-naive, postgres-lease, postgres-advisory, dynamodb-cas, dynamodb-rvn, dynamodb-lock-client, or the path of an adapter module of your own (./my-lock.ts; see examples/redis-lock-adapter.ts) (default: the backend's own) */
   client?: string;
   /** what clients do (default: fenced-write) */
   workload?: "fenced-write" | "counter";
@@ -100,6 +100,8 @@ export interface TestOptions {
   pgDurable?: boolean;
   /** --backend postgres: clients reach the server directly (through their proxies), or through pgbouncer in transaction pooling with one server connection (P1: session advisory locks break) (default: none) */
   pgPooler?: "none" | "pgbouncer";
+  /** --backend dynamodb: what a killed dynalite remembers: its tables on disk (LevelDB in the run directory), or nothing (memory: it comes back empty, the lock table is made again and the fences start over) (default: disk) */
+  dynamoPersistence?: "disk" | "memory";
   /** Redis AOF fsync policy: what a killed node remembers (none: nothing) (default: none) */
   redisPersistence?: "none" | "everysec" | "always";
   /** where the lock servers run: local child processes, containers of a Docker API engine (DOCKER_HOST, /var/run/docker.sock, Podman's socket), or a cluster of yours (--endpoints) (default: local) */

@@ -7,8 +7,9 @@
 // attempt changed the item) and be recorded as a definite `fail` for a lock the
 // client in fact holds. And it must time out: without a request timeout that
 // throws, a request sent into a partition waits forever (the SDK only warns).
-import { CreateTableCommand, DynamoDBClient, type AttributeValue } from "@aws-sdk/client-dynamodb";
-import { UnknownOutcome } from "./lock.ts";
+import { CreateTableCommand, DynamoDBClient, GetItemCommand, UpdateItemCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
+import type { Rng } from "../lib/index.ts";
+import { UnknownOutcome, type ClientContext } from "./lock.ts";
 
 // The SDK warns once per process that Node 20 will soon be unsupported: noise
 // in every worker's log, and nothing the run can act on.
@@ -89,43 +90,129 @@ const REFUSALS: Record<string, string> = {
  * or anything else may have come after the service applied it: unknown.
  */
 export function classifyDynamoError(err: unknown): DynamoFailure {
-  const e = (err ?? {}) as { name?: unknown; code?: unknown; message?: unknown; originalError?: unknown };
-  const name = typeof e.name === "string" ? e.name : "";
-  const code = typeof e.code === "string" ? e.code : "";
-  const refusal = REFUSALS[name] ?? REFUSALS[code];
+  // v2 wraps a socket's error in its own (UnknownEndpoint around NetworkingError around ECONNREFUSED).
+  const chain: Array<{ name?: unknown; code?: unknown; message?: unknown; originalError?: unknown }> = [];
+  for (let e = err as (typeof chain)[number] | undefined; e && typeof e === "object" && chain.length < 4; e = e.originalError as typeof e) chain.push(e);
+  const str = (v: unknown): string => (typeof v === "string" ? v : "");
+  const names = chain.flatMap((e) => [str(e.name), str(e.code)]).filter(Boolean);
+  const message = chain.map((e) => str(e.message)).join("; ") || String(err);
+  const refusal = names.map((n) => REFUSALS[n]).find(Boolean);
   if (refusal) return { definite: true, error: refusal };
-  // v2 wraps a socket's error (NetworkingError, TimeoutError) around the original's code.
-  const inner = (e.originalError as { code?: unknown } | undefined)?.code;
-  const sys = code === "NetworkingError" && typeof inner === "string" ? inner : code;
-  if (sys === "ECONNREFUSED") return { definite: true, error: "conn-refused" };
-  const message = typeof e.message === "string" ? e.message : String(err);
-  if (sys === "ECONNRESET" || sys === "EPIPE" || /socket hang up/i.test(message)) return { definite: false, error: "conn-reset" };
-  if (sys === "ETIMEDOUT" || name === "TimeoutError" || code === "TimeoutError" || /timed? ?out/i.test(message)) return { definite: false, error: "timeout" };
-  const what = (name && name !== "Error" ? name : code) || "error";
+  if (names.includes("ECONNREFUSED") || /\bconnect ECONNREFUSED\b/.test(message)) return { definite: true, error: "conn-refused" };
+  if (names.includes("ECONNRESET") || names.includes("EPIPE") || /socket hang up/i.test(message)) return { definite: false, error: "conn-reset" };
+  if (names.includes("ETIMEDOUT") || names.includes("TimeoutError") || /timed? ?out/i.test(message)) return { definite: false, error: "timeout" };
+  const what = names.find((n) => n !== "Error") ?? "error";
   return { definite: false, error: what.replace(/Exception$/, "").replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase() };
 }
 
 /** A request's answer, or the service's refusal of it; an unknown outcome is thrown (UnknownOutcome). */
 export type Sent<T> = { ok: true; out: T } | { ok: false; error: string };
 
+/** The refusal an error is (its short code); an error of unknown outcome is thrown as UnknownOutcome. */
+export function refusalOrThrow(err: unknown): string {
+  const f = classifyDynamoError(err);
+  if (f.definite) return f.error;
+  throw new UnknownOutcome(f.error, `${f.error}: ${(err as Error)?.message ?? err}`);
+}
+
 /** Send one request and judge its error once: refused, or thrown as unknown. */
 export async function sendOnce<T>(request: () => Promise<T>): Promise<Sent<T>> {
   try {
     return { ok: true, out: await request() };
   } catch (err) {
-    const f = classifyDynamoError(err);
-    if (f.definite) return { ok: false, error: f.error };
-    throw new UnknownOutcome(f.error, `${f.error}: ${(err as Error)?.message ?? err}`);
+    return { ok: false, error: refusalOrThrow(err) };
   }
 }
 
 /** The attribute values of an item as numbers and strings (the lock items hold no other types). */
-export function plainItem(item: Record<string, AttributeValue> | undefined): Record<string, string | number> | null {
+function plainItem(item: Record<string, AttributeValue> | undefined): LockItem | null {
   if (!item) return null;
-  const out: Record<string, string | number> = {};
+  const out: LockItem = {};
   for (const [k, v] of Object.entries(item)) {
     if (v.N !== undefined) out[k] = Number(v.N);
     else if (v.S !== undefined) out[k] = v.S;
   }
   return out;
 }
+
+/** A lock item's attributes as numbers and strings. */
+export type LockItem = Record<string, string | number>;
+
+/** An UpdateItem on one lock item, made only if `condition` holds. */
+export interface ConditionalUpdate {
+  /** SET/ADD/REMOVE, naming each attribute as #name (DynamoDB refuses reserved words such as owner in expressions). */
+  update: string;
+  condition: string;
+  /** :placeholders and their values. */
+  values: Record<string, string | number>;
+}
+
+/** The #names of the expressions, each for the attribute of that name. */
+function attributeNames(...expressions: string[]): Record<string, string> {
+  return Object.fromEntries(expressions.flatMap((e) => [...e.matchAll(/#(\w+)/g)]).map((m) => [m[0], m[1]]));
+}
+
+const typed = (v: string | number): AttributeValue => (typeof v === "number" ? { N: String(v) } : { S: v });
+
+/** The lock table as one logical client reaches it: an SDK client of its own, one request at a time judged. */
+export class LockTable {
+  private readonly client: DynamoDBClient;
+
+  constructor(endpoint: DynamoEndpoint, timeoutMs: number, readonly name = lockTableName()) {
+    this.client = dynamoClient(endpoint, timeoutMs);
+  }
+
+  /** One conditional UpdateItem: the item as it is after it, or the refusal (condition-failed when its condition did not hold). */
+  async update(key: string, u: ConditionalUpdate): Promise<Sent<LockItem>> {
+    const r = await sendOnce(() =>
+      this.client.send(
+        new UpdateItemCommand({
+          TableName: this.name,
+          Key: { [LOCK_KEY]: { S: key } },
+          UpdateExpression: u.update,
+          ConditionExpression: u.condition,
+          ExpressionAttributeNames: attributeNames(u.update, u.condition),
+          ExpressionAttributeValues: Object.fromEntries(Object.entries(u.values).map(([k, v]) => [k, typed(v)])),
+          ReturnValues: "ALL_NEW",
+        }),
+      ),
+    );
+    return r.ok ? { ok: true, out: plainItem(r.out.Attributes) ?? {} } : r;
+  }
+
+  /** The lock item as it is now (a strongly consistent read), or null when there is none. */
+  async read(key: string): Promise<Sent<LockItem | null>> {
+    const r = await sendOnce(() => this.client.send(new GetItemCommand({ TableName: this.name, Key: { [LOCK_KEY]: { S: key } }, ConsistentRead: true })));
+    return r.ok ? { ok: true, out: plainItem(r.out.Item) } : r;
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}
+
+/** What the project's own DynamoDB lock clients share: the lock table, their random source, an owner name per hold. */
+export abstract class LockTableClient {
+  protected readonly items: LockTable;
+  protected readonly rng: Rng;
+  private readonly ownerPrefix: string;
+  private holds = 0;
+
+  constructor(ctx: ClientContext, table = lockTableName()) {
+    this.items = new LockTable(ctx.endpoints[0], ctx.commandTimeoutMs, table);
+    this.rng = ctx.rng;
+    this.ownerPrefix = ctx.ownerPrefix;
+  }
+
+  /** Unique per acquire of this logical client. */
+  protected newOwner(): string {
+    return `${this.ownerPrefix}-h${++this.holds}`;
+  }
+
+  async close(): Promise<void> {
+    this.items.close();
+  }
+}
+
+/** A refused renew or release: its condition failing means the lock is someone else's, or nobody's. */
+export const notOwner = (error: string): { type: "fail"; error: string } => ({ type: "fail", error: error === "condition-failed" ? "not-owner" : error });

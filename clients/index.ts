@@ -17,8 +17,8 @@ export { ResourceClient } from "./resource.ts";
 export { QUEUE_PREFIX, RW_PREFIX, LOCK_PREFIX, ZK_LOCK_ROOT, etcdKeyRanges } from "./places.ts";
 export { isAdapterPath, adapterPath, loadAdapter, checkAdapterClient, adapterClients, type LockAdapter } from "./adapter.ts";
 
-/** Whether a --client runs as an adapter program (its manifest named, or a shipped one): its history may hold notices. */
-export const speaksProtocol = (client: string): boolean => isManifestPath(client) || CLIENTS[client]?.program !== undefined;
+/** Whether a --client's history may hold notices: it runs as an adapter program (its manifest named, or a shipped one), or its library tells them. */
+export const tellsNotices = (client: string): boolean => isManifestPath(client) || CLIENTS[client]?.program !== undefined || CLIENTS[client]?.notices === true;
 
 /** How to make clients of one kind: `create` of the module `load` brings in. */
 export type MakeClient = (ctx: ClientContext) => LockClient;
@@ -33,6 +33,8 @@ export interface ClientKind {
   program?: string;
   /** The lock kinds it offers beyond the mutex, and whether it can cancel a wait (absent: a mutex that cannot). */
   kinds?: LockKinds;
+  /** Its library tells its user things unasked (ctx.notice): its runs write format 2 histories. */
+  notices?: boolean;
 }
 
 /** One client of the kind named, its module loaded first. */
@@ -237,6 +239,28 @@ export const CLIENTS: Record<string, ClientKind> = {
       return (ctx) => new PostgresAdvisoryLock(ctx);
     },
     kinds: { rw: true, cancel: true },
+  },
+  "dynamodb-cas": {
+    describe: "one conditional UpdateItem grants: owner and lease end set if unheld or the lease (by the client's clock) is over, fence ADDed in the same write; renew and release conditional on the owner",
+    load: async () => {
+      const { DynamoCasLock } = await import("./dynamodb-cas.ts");
+      return (ctx) => new DynamoCasLock(ctx);
+    },
+  },
+  "dynamodb-rvn": {
+    describe: "AWS's DynamoDB Lock Client's algorithm: heartbeats write a new record version number; a waiter takes over only after seeing the same one for a whole lease (no clock compared); fence ADDed with each grant",
+    load: async () => {
+      const { DynamoRvnLock } = await import("./dynamodb-rvn.ts");
+      return (ctx) => new DynamoRvnLock(ctx);
+    },
+  },
+  "dynamodb-lock-client": {
+    describe: "npm dynamodb-lock-client 0.7.3 (FailOpen, v2 aws-sdk, retries off): waits a lease, then a put conditional on the guid it saw; heartbeats itself; fence = its fencingToken; a failed heartbeat is a suspended notice",
+    notices: true,
+    load: async () => {
+      const { DynamoLockClientLibrary } = await import("./dynamodb-lock-client.ts");
+      return (ctx) => new DynamoLockClientLibrary(ctx);
+    },
   },
 };
 

@@ -29,6 +29,8 @@ export interface ServerOptions {
   pgDurable?: boolean;
   /** Clients reach Postgres through pgbouncer in transaction pooling (--pg-pooler); absent: directly. */
   pgPooler?: "pgbouncer";
+  /** What a killed dynalite remembers (--dynamo-persistence): its LevelDB directory (disk, the default), or nothing (memory). */
+  dynamoPersistence?: "disk" | "memory";
 }
 
 export interface BackendContext {
@@ -132,8 +134,8 @@ export const BACKENDS: Record<string, Backend> = {
     abilities: ["kill"],
     lacks: { clock: "libfaketime cannot move etcd's clock (Go reads time without libc)" },
     needsToxics: { block_from: "member-to-member partitions: it refuses a connection whose first request comes from a blocked member" },
-    // etcd's, ZooKeeper's and Postgres' code (and the client libraries it uses) is
-    // loaded by the runs of those backends only.
+    // etcd's, ZooKeeper's, Postgres' and DynamoDB's code (and the client libraries
+    // it uses) is loaded by the runs of those backends only.
     start: async (ctx) =>
       (await import("../cluster/etcd.ts")).startEtcdCluster({
         group: ctx.group,
@@ -176,6 +178,20 @@ export const BACKENDS: Record<string, Backend> = {
     start: async (ctx) => (await import("./postgres-backend.ts")).startPostgresBackend(ctx),
     serverNames: ["postgres-1"],
     removeKeys: async (nodes, prefix) => (await import("./postgres-backend.ts")).removePostgresKeys(nodes, prefix),
+  },
+  dynamodb: {
+    name: "dynamodb",
+    describe: "one dynalite (DynamoDB's API on LevelDB) made for the run; the lock table fencecheck_locks, an item per lock key",
+    clients: ["dynamodb-cas", "dynamodb-rvn", "dynamodb-lock-client"],
+    defaultClient: "dynamodb-cas",
+    abilities: ["kill"],
+    lacks: {
+      clock: "dynalite keeps no time for the locks (no TTL, no server-side lease): the leases are judged by the clients' clocks (dynamodb-cas) or by none (dynamodb-rvn, dynamodb-lock-client), so moving the server's clock would change nothing it decides",
+    },
+    deploys: ["local"],
+    start: async (ctx) => (await import("./dynamodb-backend.ts")).startDynamoBackend(ctx),
+    serverNames: ["dynamodb-1"],
+    removeKeys: async (nodes, prefix) => (await import("./dynamodb-backend.ts")).removeDynamoKeys(nodes, prefix),
   },
 };
 

@@ -16,7 +16,7 @@ import { startSystem, workerOfClient, type System } from "./system.ts";
 import { StatusLine } from "./status.ts";
 import { HoldTracker } from "./holders.ts";
 import { describeRun } from "./run-info.ts";
-import { speaksProtocol } from "../clients/index.ts";
+import { tellsNotices } from "../clients/index.ts";
 import { serveMetrics, type MetricsServer } from "./metrics.ts";
 import type { Test } from "./test.ts";
 
@@ -33,15 +33,15 @@ export interface RunOutcome {
 }
 
 /**
- * The history's header. Format 2 where the run uses some of it: an adapter
- * program's notices, a lock kind other than the mutex, withdrawn waits, a
- * resource deciding in a database (committed decisions); format 1
- * otherwise, so that such runs read as they always did.
+ * The history's header. Format 2 where the run uses some of it: notices (an
+ * adapter program's, or a library's that tells them), a lock kind other than
+ * the mutex, withdrawn waits, a resource deciding in a database (committed
+ * decisions); format 1 otherwise, so that such runs read as they always did.
  */
 function headerOf(test: Test, id: string): HistoryHeader {
   const lock = test.workloadOptions.lock;
   // A database's resource logs committed decisions, with their `order`.
-  const format2 = speaksProtocol(test.client) || lock.kind !== "mutex" || test.workloadOptions.cancelRate > 0 || test.resourceStore !== undefined;
+  const format2 = tellsNotices(test.client) || lock.kind !== "mutex" || test.workloadOptions.cancelRate > 0 || test.resourceStore !== undefined;
   const header: HistoryHeader = { format: format2 ? FORMAT_2 : FORMAT, kind: "header", run: id, workload: test.workload.name, backend: test.backend.name, fencing: test.fencing };
   if (!format2) return header;
   const reentry = lock.kind === "reentrant" ? test.clientKinds?.reentrant?.fenceOnReentry : undefined;

@@ -1,0 +1,16 @@
+// The dynamodb backend's options: refused with a message naming what is wrong,
+// exit 254, and no run directory made.
+import { describe } from "vitest";
+import { refusesEach } from "../helpers.ts";
+
+describe("test:jepsen options of the dynamodb backend", () => {
+  const bad: Array<[string[], RegExp]> = [
+    [["--backend", "dynamodb", "--nemesis", "clock"], /--nemesis clock does not work with --backend dynamodb: dynalite keeps no time for the locks/],
+    [["--backend", "dynamodb", "--client", "redis"], /--client redis does not work with --backend dynamodb; choose from dynamodb-cas, dynamodb-rvn, dynamodb-lock-client/],
+    [["--client", "dynamodb-rvn"], /--client dynamodb-rvn does not work with --backend redis/],
+    [["--backend", "dynamodb", "--deploy", "docker"], /--deploy docker does not work with --backend dynamodb: its servers run as local processes only/],
+    [["--dynamo-persistence", "memory"], /--dynamo-persistence applies to --backend dynamodb only, not redis/],
+    [["--backend", "dynamodb", "--dynamo-persistence", "tape"], /--dynamo-persistence: unknown value "tape"/],
+  ];
+  refusesEach("test", bad);
+});
