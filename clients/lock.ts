@@ -180,11 +180,13 @@ export interface ClientContext {
  * nobody has noticed yet is time the lock stands idle.
  */
 export async function pollAcquire(tryOnce: () => Promise<Outcome<Hold> | null>, timeoutMs: number, rng: Rng): Promise<Outcome<Hold>> {
-  const deadline = Date.now() + timeoutMs;
+  // The wait is a duration: timed on the monotonic clock, so a jump of the wall
+  // clock (--clock-target clients) moves what the lock compares, not how long we wait.
+  const deadline = performance.now() + timeoutMs;
   for (;;) {
     const got = await tryOnce();
     if (got) return got;
-    if (Date.now() >= deadline) return { type: "fail", error: timeoutMs > 0 ? "timeout" : "busy" };
-    await sleep(Math.min(rng.between(2, 10), Math.max(0, deadline - Date.now())));
+    if (performance.now() >= deadline) return { type: "fail", error: timeoutMs > 0 ? "timeout" : "busy" };
+    await sleep(Math.min(rng.between(2, 10), Math.max(0, deadline - performance.now())));
   }
 }

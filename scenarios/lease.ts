@@ -2,13 +2,7 @@
 // the lock service: frozen (K1) or slowed on the way to the resource (K2). Its
 // late write lands after the next holder's. Only the resource's fence check can
 // refuse it; that is what fencing tokens are for, on every lease lock.
-import type { ParsedOptions } from "../lib/index.ts";
-import { ONE_HOLD_EACH, link, type Prediction, type Scenario } from "./scenario.ts";
-
-const staleUnlessFenced = (o: ParsedOptions, late: string): Prediction =>
-  o.fence
-    ? { anomalies: [], why: `the resource refuses ${late} (its fence is lower than the next holder's): the run is valid` }
-    : { anomalies: ["stale-write-accepted"], why: `without fencing the resource takes ${late} after the next holder's: stale-write-accepted` };
+import { ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "./scenario.ts";
 
 const LEASE_VARIES = {
   fence: "on: the resource refuses the late write with 409 and the run is valid",

@@ -41,6 +41,12 @@ export const FREE_OPTIONS: Record<string, string> = {
   deploy: "where its servers run: local processes or containers",
 };
 
+/** A late write's prediction: refused with fencing (valid), accepted without (`late` names it: "client 0's write"). */
+export const staleUnlessFenced = (o: ParsedOptions, late: string, fence = "its fence is lower than the next holder's"): Prediction =>
+  o.fence
+    ? { anomalies: [], why: `the resource refuses ${late} (${fence}): the run is valid` }
+    : { anomalies: ["stale-write-accepted"], why: `without fencing the resource takes ${late} after the next holder's: stale-write-accepted` };
+
 /**
  * Options every single-hold scenario shares: one hold per client (an arrival
  * rate so low that a second one almost never falls inside the run), one key,

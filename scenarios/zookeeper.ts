@@ -14,7 +14,7 @@
 // create again and queues behind its own first node, which holds the lock for
 // nobody until the session ends (orphan-lock-node).
 import type { ParsedOptions } from "../lib/index.ts";
-import { ONE_HOLD_EACH, link, type Scenario } from "./scenario.ts";
+import { ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "./scenario.ts";
 
 export const Z1: Scenario = {
   id: "Z1",
@@ -50,10 +50,7 @@ export const Z1: Scenario = {
   // sleeps. The SIGSTOP freezes them, as a GC pause does.
   // Thawed well after the write fell due, even on a busy machine where the grant takes a while.
   script: () => [{ atMs: 1000, nemesis: "pause", fault: { targets: ["worker-1"], durationMs: 4000 } }],
-  predict: (o: ParsedOptions) =>
-    o.fence
-      ? { anomalies: [], why: "the resource refuses client 0's write: its fence (its node's czxid) is lower than client 1's" }
-      : { anomalies: ["stale-write-accepted"], why: "without fencing the resource takes client 0's write after client 1's: stale-write-accepted" },
+  predict: (o) => staleUnlessFenced(o, "client 0's write", "its fence, its node's czxid, is lower than client 1's"),
 };
 
 /** Z2's moments: client 1 starts at Z2_START; each way on its links takes Z2_LATENCY. */

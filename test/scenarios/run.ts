@@ -47,3 +47,12 @@ export const completion = (r: Awaited<ReturnType<typeof scenario>>, p: number, f
   expect(done, `completion of ${f} by process ${p}:\n${r.out}`).toHaveLength(1);
   return done[0];
 };
+
+/** Client 0's write, decided after client 1's though its fence is lower: the late write of a holder that outlived its lock. */
+export function lateWrite(r: Awaited<ReturnType<typeof scenario>>): { late: Decision; next: Decision } {
+  const [next] = r.writesOf(1);
+  const [late] = r.writesOf(0);
+  expect(late.fence!).toBeLessThan(next.fence!);
+  expect(late.seq).toBeGreaterThan(next.seq);
+  return { late, next };
+}
