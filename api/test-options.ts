@@ -30,7 +30,7 @@ export interface TestOptions {
   releaseGap?: number;
   /** --client redlock refuses a quorum that came back after the lease's validity (off: node-redlock 5's defect, K5) (default: on) */
   redlockCheckValidity?: boolean | "on" | "off";
-  /** where the protected resource keeps each key's value and fence, and so who decides a write: its own memory, or a Postgres of its own with one conditional UPDATE ... WHERE fence < $1 per write (default: memory) */
+  /** where the protected resource keeps each key's value and fence, and so who decides a write: its own memory, a Postgres of its own (one conditional UPDATE ... WHERE fence < $1 per write), or a dynalite of its own (one conditional UpdateItem per write) (default: memory) */
   resource?: "memory" | "postgres" | "dynamodb";
   /** reads carry the hold's fence and advance the resource's fence too (counter; closes C1) (default: false) */
   fenceReads?: boolean;
