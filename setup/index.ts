@@ -20,6 +20,7 @@ export function requirementsOf(test: Test): RequirementId[] {
   if (deploy === "docker") ids.add("docker");
   // The resource's own Postgres, and pgbouncer, run here whatever --deploy says.
   if (test.resourceStore === "postgres") ids.add("postgres");
+  if (test.resourceStore === "dynamodb") ids.add("dynalite");
   if (test.serverOptions.pgPooler === "pgbouncer") ids.add("pgbouncer");
   if (deploy === "local" && test.serverOptions.skewableClocks) ids.add("clock");
   // The workers run here whatever --deploy says.
@@ -58,6 +59,10 @@ export async function ensure(ids: readonly RequirementId[], opts: EnsureOptions 
     if (opts.soft?.has(id)) report.warnings.push(message);
     else throw new BadInput(message);
   };
+  for (const id of ids) {
+    const r = REQUIREMENTS[id];
+    if (r.getIt && !satisfied(r)) fail(id, `fencecheck needs ${id} (${r.serves}), which is missing: ${r.getIt}`);
+  }
   const missing = ids.filter((id) => REQUIREMENTS[id].packages.length > 0 && !satisfied(REQUIREMENTS[id]));
   // What must be had goes in one apt-get call; a part allowed to fail goes in one
   // of its own, so that apt refusing it (no postgresql-15 on Ubuntu) takes nothing else with it.

@@ -3,19 +3,22 @@
 // the parts it uses (requirementsOf), so a first run of the default Redis test
 // installs Redis and nothing else; `fencecheck setup` asks for the parts named.
 import { accessSync, constants, existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import { delimiter, join } from "node:path";
 import { findLibfaketime } from "../cluster/faketime.ts";
 import { ZK_CLASSPATH, etcdBinary, javaBinary, pgBin, pgbouncerBinary, redisBinary } from "../cluster/programs.ts";
 
-export const REQUIREMENT_IDS = ["redis", "etcd", "zookeeper", "postgres", "pgbouncer", "clock", "docker", "gnu-time", "chromium", "redis-py", "kazoo", "python-etcd3", "curator"] as const;
+export const REQUIREMENT_IDS = ["redis", "etcd", "zookeeper", "postgres", "pgbouncer", "dynalite", "clock", "docker", "gnu-time", "chromium", "redis-py", "kazoo", "python-etcd3", "curator"] as const;
 export type RequirementId = (typeof REQUIREMENT_IDS)[number];
 
 export interface Requirement {
   id: RequirementId;
   /** What it serves, for the lines set-up prints. */
   serves: string;
-  /** Debian's packages that provide it; empty for docker, which its own script sets up. */
+  /** Debian's packages that provide it; empty for docker, which its own script sets up, and for what npm installs. */
   packages: readonly string[];
+  /** For a part no Debian package provides: how to get it, said when it is missing. */
+  getIt?: string;
   /** Whether the machine has it. */
   present(): boolean;
   /**
@@ -75,6 +78,14 @@ export const REQUIREMENTS: Record<RequirementId, Requirement> = {
     present: () => existsSync(ZK_CLASSPATH[1]) && onPath(javaBinary()),
   },
   postgres: { id: "postgres", serves: "--backend postgres and --resource postgres", packages: ["postgresql-15"], present: () => onPath(pgBin("postgres")), chosenBy: ["FENCECHECK_PG_BIN"], optional: true },
+  // dynalite is fencecheck's optional npm dependency (its LevelDB binding is native): npm installs it, apt cannot.
+  dynalite: {
+    id: "dynalite",
+    serves: "--backend dynamodb and --resource dynamodb",
+    packages: [],
+    present: () => resolvable("dynalite/cli.js"),
+    getIt: "it is an optional npm dependency of fencecheck: run `npm install` where fencecheck is installed, without --omit=optional",
+  },
   pgbouncer: { id: "pgbouncer", serves: "--pg-pooler pgbouncer", packages: ["pgbouncer"], present: () => onPath(pgbouncerBinary()), chosenBy: ["FENCECHECK_PGBOUNCER"], optional: true },
   // The shim that lets libfaketime run inside Debian's redis-server is built from
   // source, hence the compiler (setup/shim.ts builds it once into the cache).
@@ -107,9 +118,20 @@ export const BACKEND_NEEDS: Record<string, RequirementId> = {
   etcd: "etcd",
   zookeeper: "zookeeper",
   postgres: "postgres",
+  dynamodb: "dynalite",
 };
 
 /** Whether the part is there, or the user named a program of their own for it. */
 export function satisfied(r: Requirement, env: NodeJS.ProcessEnv = process.env): boolean {
   return (r.chosenBy ?? []).some((v) => env[v]) || r.present();
+}
+
+/** Whether a module of ours resolves (an optional npm dependency may not be installed). */
+function resolvable(specifier: string): boolean {
+  try {
+    createRequire(import.meta.url).resolve(specifier);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -36,8 +36,9 @@ describe("requirementsOf", () => {
     expect(needs("--client", "redis-py", "--fence-source", "single", "--deploy", "external", "--endpoints", "127.0.0.1:6379")).toEqual(["redis-py"]);
   });
 
-  it("each part names the Debian packages that provide it; a program the user named counts as there", () => {
-    for (const r of Object.values(REQUIREMENTS)) if (r.id !== "docker") expect(r.packages.length, r.id).toBeGreaterThan(0);
+  it("each part names the Debian packages that provide it, or how to get it (npm's); a program the user named counts as there", () => {
+    for (const r of Object.values(REQUIREMENTS)) if (r.id !== "docker") expect(r.packages.length > 0 || (r.getIt ?? "").length > 0, r.id).toBe(true);
+    expect(REQUIREMENTS.dynalite.getIt).toMatch(/npm install/);
     expect(satisfied(REQUIREMENTS.etcd, { FENCECHECK_ETCD: "/opt/etcd/bin/etcd" })).toBe(true);
   });
 });
