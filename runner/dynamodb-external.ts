@@ -22,6 +22,7 @@ import {
 import { BadInput, sleep } from "../lib/index.ts";
 import { dynamoClient, lockTableName, LOCK_KEY } from "../clients/dynamodb-connection.ts";
 import { placeServers } from "../cluster/external-proxies.ts";
+import type { PlacedServer } from "../cluster/external.ts";
 import { credentialsOf, endpointUrl, regionOf, serverAt, urlOfServer, WHAT, type DynamoService } from "./dynamodb-account.ts";
 import type { ExternalServiceContext, OpenService } from "./backends.ts";
 import type { Test } from "./test.ts";
@@ -48,7 +49,15 @@ async function find(test: Test, env: NodeJS.ProcessEnv): Promise<DynamoService> 
   const servers = test.serverOptions.external ?? [];
   // --endpoints gave an address, or a proxy of the user's in front of one: plain http there.
   const given = servers.some((s) => s.host !== undefined || s.proxy !== undefined);
-  const [server, url] = given ? await placeServers(test.toxiproxy, servers).then(([s]) => [s, urlOfServer(s)] as const) : ((u) => [serverAt(u), u.origin] as const)(endpointUrl(env, region));
+  let server: PlacedServer;
+  let url: string;
+  if (given) {
+    [server] = await placeServers(test.toxiproxy, servers);
+    url = urlOfServer(server);
+  } else {
+    const u = endpointUrl(env, region);
+    [server, url] = [serverAt(u), u.origin];
+  }
   return { url, server, ...(await credentialsOf(region, env)) };
 }
 
