@@ -8,8 +8,13 @@
 // client in fact holds. And it must time out: without a request timeout that
 // throws, a request sent into a partition waits forever (the SDK only warns).
 import { CreateTableCommand, DynamoDBClient, GetItemCommand, UpdateItemCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
+import type { Agent as HttpAgent } from "node:http";
+import type { Agent as HttpsAgent } from "node:https";
 import type { Rng } from "../lib/index.ts";
-import { UnknownOutcome, type ClientContext } from "./lock.ts";
+import { proxiedAgent } from "./proxied-agent.ts";
+import { UnknownOutcome, type ClientContext, type DynamoAccess, type DynamoAccount } from "./lock.ts";
+
+export type { DynamoAccess, DynamoAccount };
 
 // The SDK warns once per process that Node 20 will soon be unsupported: noise
 // in every worker's log, and nothing the run can act on.
@@ -33,24 +38,31 @@ export interface DynamoEndpoint {
   port: number;
 }
 
-/** Where the SDK's region and credentials come from: a local server takes any. */
-export interface DynamoAccount {
-  region: string;
-  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
-}
-
 /** A local server (dynalite) checks the form of a signature, not whose it is. */
 export const LOCAL_ACCOUNT: DynamoAccount = { region: "us-east-1", credentials: { accessKeyId: "fencecheck", secretAccessKey: "fencecheck" } };
 
-/** One SDK client on `endpoint`: one attempt per request, which throws after `timeoutMs`. */
-export function dynamoClient(endpoint: DynamoEndpoint, timeoutMs: number, account: DynamoAccount = LOCAL_ACCOUNT): DynamoDBClient {
+/**
+ * One SDK client: one attempt per request, which throws after `timeoutMs`. On a
+ * server of the run's own (no `access`) it talks to `endpoint` as its URL. On
+ * the user's, it signs for `access.url`, and only its sockets go to `endpoint`
+ * (the worker's link through the fault proxy; clients/proxied-agent.ts).
+ */
+export function dynamoClient(endpoint: DynamoEndpoint, timeoutMs: number, access?: DynamoAccess): DynamoDBClient {
+  const account = access?.account ?? LOCAL_ACCOUNT;
   return new DynamoDBClient({
-    endpoint: `http://${endpoint.host}:${endpoint.port}`,
+    endpoint: access?.url ?? `http://${endpoint.host}:${endpoint.port}`,
     region: account.region,
     ...(account.credentials ? { credentials: account.credentials } : {}),
     maxAttempts: 1,
-    requestHandler: { requestTimeout: timeoutMs, connectionTimeout: timeoutMs, throwOnRequestTimeout: true },
+    requestHandler: { requestTimeout: timeoutMs, connectionTimeout: timeoutMs, throwOnRequestTimeout: true, ...(access ? agentsFor(access.url, endpoint) : {}) },
   });
+}
+
+/** The agent option of either SDK's handler for `url`, its sockets dialing `via`. */
+export function agentsFor(url: string, via: DynamoEndpoint): { httpAgent: HttpAgent } | { httpsAgent: HttpsAgent } {
+  const u = new URL(url);
+  const agent = proxiedAgent(u, via);
+  return u.protocol === "https:" ? { httpsAgent: agent as HttpsAgent } : { httpAgent: agent };
 }
 
 /** The lock table: made once by the backend when its server starts (runner/dynamodb-backend.ts); no error if it is there. */
@@ -158,8 +170,12 @@ const typed = (v: string | number): AttributeValue => (typeof v === "number" ? {
 export class LockTable {
   private readonly client: DynamoDBClient;
 
-  constructor(endpoint: DynamoEndpoint, timeoutMs: number, readonly name = lockTableName()) {
-    this.client = dynamoClient(endpoint, timeoutMs);
+  readonly name: string;
+
+  /** `access`: a DynamoDB of the user's, its table the run's; absent: the run's own server and its lock table. */
+  constructor(endpoint: DynamoEndpoint, timeoutMs: number, access?: DynamoAccess) {
+    this.client = dynamoClient(endpoint, timeoutMs, access);
+    this.name = access?.table ?? lockTableName();
   }
 
   /** One conditional UpdateItem: the item as it is after it, or the refusal (condition-failed when its condition did not hold). */
@@ -198,8 +214,8 @@ export abstract class LockTableClient {
   private readonly ownerPrefix: string;
   private holds = 0;
 
-  constructor(ctx: ClientContext, table = lockTableName()) {
-    this.items = new LockTable(ctx.endpoints[0], ctx.commandTimeoutMs, table);
+  constructor(ctx: ClientContext) {
+    this.items = new LockTable(ctx.endpoints[0], ctx.commandTimeoutMs, ctx.service?.dynamodb);
     this.rng = ctx.rng;
     this.ownerPrefix = ctx.ownerPrefix;
   }

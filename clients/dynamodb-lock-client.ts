@@ -21,7 +21,7 @@ import { createRequire } from "node:module";
 import type DynamoDB from "aws-sdk/clients/dynamodb.js";
 import type { FailOpen as FailOpenClient, Lock as LibraryLock } from "dynamodb-lock-client";
 import type { ClientContext, Hold, LockClient, NoticeSink, Outcome } from "./lock.ts";
-import { classifyDynamoError, LOCAL_ACCOUNT, LOCK_KEY, lockTableName, refusalOrThrow } from "./dynamodb-connection.ts";
+import { agentsFor, classifyDynamoError, LOCAL_ACCOUNT, LOCK_KEY, lockTableName, refusalOrThrow } from "./dynamodb-connection.ts";
 
 const require = createRequire(import.meta.url);
 // The v2 SDK announces its end of support on every start unless told not to.
@@ -48,15 +48,27 @@ export class DynamoLockClientLibrary implements LockClient {
   private holds = 0;
   private readonly held = new Map<string, LibraryLock>();
 
-  constructor(ctx: ClientContext, private readonly table = lockTableName()) {
-    const { host, port } = ctx.endpoints[0];
+  private readonly table: string;
+
+  constructor(ctx: ClientContext) {
+    const endpoint = ctx.endpoints[0];
+    // A DynamoDB of the user's: its URL and account, and the run's table, with
+    // the sockets dialing the worker's link (as the v3 clients do). The region
+    // and credentials are given, so the v2 SDK reads none of its own.
+    const access = ctx.service?.dynamodb;
+    const account = access?.account ?? LOCAL_ACCOUNT;
+    this.table = access?.table ?? lockTableName();
     this.documents = new DocumentClient({
-      endpoint: `http://${host}:${port}`,
-      region: LOCAL_ACCOUNT.region,
-      credentials: LOCAL_ACCOUNT.credentials,
+      endpoint: access?.url ?? `http://${endpoint.host}:${endpoint.port}`,
+      region: account.region,
+      credentials: account.credentials ?? null,
       maxRetries: 0,
       // timeout: the socket's idle time, so a request into a partition ends.
-      httpOptions: { timeout: ctx.commandTimeoutMs, connectTimeout: ctx.commandTimeoutMs },
+      httpOptions: {
+        timeout: ctx.commandTimeoutMs,
+        connectTimeout: ctx.commandTimeoutMs,
+        ...(access ? { agent: Object.values(agentsFor(access.url, endpoint))[0] } : {}),
+      },
     });
     this.ownerPrefix = ctx.ownerPrefix;
     this.notice = ctx.notice;

@@ -152,11 +152,40 @@ export interface Endpoint {
   port: number;
 }
 
+/** Where the DynamoDB SDK's region and credentials come from: a local server takes any. */
+export interface DynamoAccount {
+  region: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+/**
+ * A DynamoDB of the user's (--deploy external): the URL its requests are signed
+ * for (http or https), the account they are signed with, and the run's own lock
+ * table. It carries credentials: it reaches the workers over their IPC channel
+ * only, and nothing writes it down.
+ */
+export interface DynamoAccess {
+  url: string;
+  account: DynamoAccount;
+  table: string;
+}
+
+/**
+ * What a client needs of a lock service beyond its endpoints' addresses, where
+ * the service is the user's (--deploy external) and asks for more: DynamoDB's
+ * URL, account and the run's table. Absent: a server of the run's own.
+ */
+export interface ServiceAccess {
+  dynamodb?: DynamoAccess;
+}
+
 export interface ClientContext {
   /** The logical client it serves, for options that single clients out. */
   id?: number;
   /** The lock service's nodes as this client reaches them. */
   endpoints: Endpoint[];
+  /** Handed over the worker's IPC channel, never written down: it may carry credentials. */
+  service?: ServiceAccess;
   ownerPrefix: string;
   commandTimeoutMs: number;
   rng: Rng;

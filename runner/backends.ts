@@ -6,7 +6,9 @@ import { startRedisCluster } from "../cluster/redis-cluster.ts";
 import type { RedisPersistence, RedisNodeOptions } from "../cluster/redis.ts";
 import type { Cluster, ClusterAbility } from "../cluster/cluster.ts";
 import type { Deployment, PauseMode } from "../cluster/deployment.ts";
-import type { ExternalServer } from "../cluster/external.ts";
+import type { ExternalServer, PlacedServer } from "../cluster/external.ts";
+import type { ServiceAccess } from "../clients/index.ts";
+import type { Test } from "./test.ts";
 import type { ServerNode } from "../cluster/redis.ts";
 import { removeKeysUnder } from "../clients/redis.ts";
 import { etcdKeyRanges } from "../clients/places.ts";
@@ -44,6 +46,38 @@ export interface BackendContext {
   serverOptions: ServerOptions;
 }
 
+/** What an external service's start is given (runner/system.ts). */
+export interface ExternalServiceContext {
+  test: Test;
+  group: ProcessGroup;
+  /** The run's key prefix: whatever the run makes for itself is named under it. */
+  keyPrefix: string;
+  /** Records a fact in run.json (never a secret). */
+  started: (what: string, info: unknown) => void;
+}
+
+/** A service of the user's, opened for a run. */
+export interface OpenService {
+  servers: PlacedServer[];
+  /** What the clients need beyond addresses; it reaches the workers over IPC only. */
+  service: ServiceAccess;
+  /** Removes what the run made there (again: the same answer); the number of keys that went with it. The process group's teardown calls it too. */
+  remove(): Promise<number>;
+}
+
+/**
+ * --deploy external for a service that needs more of the user than its
+ * servers' addresses (DynamoDB: an AWS account, and a table of the run's own).
+ */
+export interface ExternalService {
+  /** Where its servers are found when --endpoints is not given; absent: --endpoints is needed. */
+  serversFrom?: string;
+  /** Before anything starts: what the run needs of the service, asked of it; BadInput naming what is missing. */
+  check(test: Test, warn: (line: string) => void): Promise<void>;
+  /** At the start, once the key prefix is known: its servers placed, and what the run makes there for itself, removed at teardown whatever happens. */
+  open(ctx: ExternalServiceContext): Promise<OpenService>;
+}
+
 export interface Backend {
   name: string;
   describe: string;
@@ -60,6 +94,8 @@ export interface Backend {
   start(ctx: BackendContext): Promise<Cluster>;
   /** Its servers' names, which an external cluster's endpoints take (--deploy external). */
   serverNames: readonly string[];
+  /** --deploy external, where it takes more than addresses and removeKeys: the service's own check, start and removal. */
+  external?: ExternalService;
   /** Delete the run's keys (its lock keys all start with `prefix`) from a cluster it shares; the number deleted. */
   removeKeys(nodes: readonly ServerNode[], prefix: string): Promise<number>;
 }
@@ -181,15 +217,21 @@ export const BACKENDS: Record<string, Backend> = {
   },
   dynamodb: {
     name: "dynamodb",
-    describe: "one dynalite (DynamoDB's API on LevelDB) made for the run; the lock table fencecheck_locks, an item per lock key",
+    describe: "one dynalite (DynamoDB's API on LevelDB) made for the run, or a DynamoDB of yours (--deploy external); the lock table fencecheck_locks (on yours, one of the run's own), an item per lock key",
     clients: ["dynamodb-cas", "dynamodb-rvn", "dynamodb-lock-client"],
     defaultClient: "dynamodb-cas",
     abilities: ["kill"],
     lacks: {
       clock: "dynalite keeps no time for the locks (no TTL, no server-side lease): the leases are judged by the clients' clocks (dynamodb-cas) or by none (dynamodb-rvn, dynamodb-lock-client), so moving the server's clock would change nothing it decides",
     },
-    deploys: ["local"],
+    deploys: ["local", "external"],
     start: async (ctx) => (await import("./dynamodb-backend.ts")).startDynamoBackend(ctx),
+    // A DynamoDB of the user's: its account from the AWS environment, the locks in a table of the run's.
+    external: {
+      serversFrom: "the AWS environment: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, or the region's own endpoint",
+      check: async (test, warn) => (await import("./dynamodb-external.ts")).checkDynamoService(test, warn),
+      open: async (ctx) => (await import("./dynamodb-external.ts")).openDynamoService(ctx),
+    },
     serverNames: ["dynamodb-1"],
     removeKeys: async (nodes, prefix) => (await import("./dynamodb-backend.ts")).removeDynamoKeys(nodes, prefix),
   },

@@ -2,7 +2,7 @@
 // description of each option, from which --help, defaults and messages come.
 import { readFileSync } from "node:fs";
 import { BadInput, type OptionSpec, type ParsedOptions } from "../lib/index.ts";
-import { parseEndpoints, toxiproxyUrl, CONTROLS_NEEDED } from "../cluster/external.ts";
+import { parseEndpoints, toxiproxyUrl, CONTROLS_NEEDED, type ExternalServer } from "../cluster/external.ts";
 import { BACKENDS } from "./backends.ts";
 import type { Test } from "./test.ts";
 import type { RedisPersistence } from "../cluster/redis.ts";
@@ -63,8 +63,8 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "dynamo-persistence", kind: "string", default: undefined, defaultText: "disk", choices: ["disk", "memory"], help: "--backend dynamodb: what a killed dynalite remembers: its tables on disk (LevelDB in the run directory), or nothing (memory: it comes back empty, the lock table is made again and the fences start over)" },
   { name: "redis-persistence", kind: "string", default: "none", choices: ["none", "everysec", "always"], help: "Redis AOF fsync policy: what a killed node remembers (none: nothing)" },
   { name: "deploy", kind: "string", default: "local", choices: ["local", "docker", "external"], help: "where the lock servers run: local child processes, containers of a Docker API engine (DOCKER_HOST, /var/run/docker.sock, Podman's socket), or a cluster of yours (--endpoints)" },
-  { name: "endpoints", kind: "string", default: undefined, help: "--deploy external: the servers, host:port or name=host:port comma-separated, or a JSON file with control commands, a Toxiproxy and proxies of yours (docs/clusters.md)" },
-  { name: "key-prefix", kind: "string", default: undefined, defaultText: "fencecheck:<run>: with --deploy external, else none", help: "every lock key's name starts with this; a run's keys are deleted at the end with --deploy external" },
+  { name: "endpoints", kind: "string", default: undefined, help: "--deploy external: the servers, host:port or name=host:port comma-separated, or a JSON file with control commands, a Toxiproxy and proxies of yours (docs/clusters.md); --backend dynamodb may leave it out and take the AWS environment's endpoint" },
+  { name: "key-prefix", kind: "string", default: undefined, defaultText: "fencecheck:<run>: with --deploy external, else none", help: "every lock key's name starts with this; a run's keys are deleted at the end with --deploy external (DynamoDB: the run's table, named after it, is made and deleted)" },
   { name: "pause-mode", kind: "string", default: "signal", choices: ["signal", "freeze"], help: "how pause-server holds a server: SIGSTOP to its process, or (--deploy docker) the cgroup freezer (docker pause)" },
   { name: "toxiproxy", kind: "string", default: undefined, defaultText: "our own fault proxy", help: "URL of a Toxiproxy to make the links in, e.g. http://127.0.0.1:8474" },
   { name: "links", kind: "string", default: "proxy", choices: ["proxy", "direct"], help: "how workers reach the servers and the resource: through the fault proxy (partitions and latency need it), or directly, for measurements without the proxy's cost" },
@@ -106,8 +106,11 @@ export function buildTest(o: ParsedOptions): Test {
   const metricsPort = (o["metrics-port"] as number | undefined) ?? null;
   if (metricsPort !== null && metricsPort !== 0 && metricsPort < 1024) throw new BadInput(`--metrics-port must be 0 (a free port) or at least 1024, got ${metricsPort}`);
   const deploy = o.deploy as "local" | "docker" | "external";
-  if (backend.deploys && !backend.deploys.includes(deploy))
-    throw new BadInput(`--deploy ${deploy} does not work with --backend ${backend.name}: its servers run as ${backend.deploys.join(" or ")} processes only (no container image, no external cluster support yet)`);
+  if (backend.deploys && !backend.deploys.includes(deploy)) {
+    const where = backend.deploys.map((d) => (d === "external" ? "a service of yours (--deploy external)" : `${d} processes`)).join(" or ");
+    const lacks = [!backend.deploys.includes("docker") && "no container image", !backend.deploys.includes("external") && "no external cluster support yet"].filter(Boolean);
+    throw new BadInput(`--deploy ${deploy} does not work with --backend ${backend.name}: its servers run as ${where} only (${lacks.join(", ")})`);
+  }
   if (o["pg-durable"] && backend.name !== "postgres") throw new BadInput(`--pg-durable applies to --backend postgres only, not ${backend.name}`);
   const dynamoPersistence = o["dynamo-persistence"] as "disk" | "memory" | undefined;
   if (dynamoPersistence && backend.name !== "dynamodb") throw new BadInput(`--dynamo-persistence applies to --backend dynamodb only, not ${backend.name}`);
@@ -117,11 +120,16 @@ export function buildTest(o: ParsedOptions): Test {
   if (pooled && atServer.length)
     throw new BadInput(`--nemesis ${atServer.join(",")} with --pg-pooler pgbouncer: the clients reach pgbouncer-1, and these faults aim at the server they reach; drop one or the other`);
   const endpoints = o.endpoints as string | undefined;
-  if (deploy === "external" && endpoints === undefined) throw new BadInput(`--deploy external needs --endpoints: the servers of your ${backend.name} (${backend.serverNames.join(", ")})`);
+  // A service that finds its servers otherwise (DynamoDB: the AWS environment) takes --endpoints or not.
+  const foundOtherwise = deploy === "external" && endpoints === undefined && backend.external?.serversFrom !== undefined;
+  if (deploy === "external" && endpoints === undefined && !foundOtherwise)
+    throw new BadInput(`--deploy external needs --endpoints: the servers of your ${backend.name} (${backend.serverNames.join(", ")})`);
+  if (dynamoPersistence && deploy === "external") throw new BadInput(`--dynamo-persistence says what the run's own dynalite keeps; with --deploy external the DynamoDB is yours`);
   if (deploy !== "external" && endpoints !== undefined) throw new BadInput(`--endpoints names servers of your own, for --deploy external; with --deploy ${deploy} fencecheck starts its own`);
   const clockTarget = clockTargetOf(o, nemeses);
   const parsed = endpoints === undefined ? null : parseEndpoints(endpoints, backend.serverNames, (p) => readFileSync(p, "utf8"));
-  const external = parsed?.servers ?? null;
+  // Found later (preflight, the run's start): named only, for now.
+  const external: ExternalServer[] | null = parsed?.servers ?? (foundOtherwise ? backend.serverNames.map((name) => ({ name })) : null);
   if (given && parsed?.toxiproxy && given !== parsed.toxiproxy)
     throw new BadInput(`--toxiproxy ${given} and the Toxiproxy of --endpoints ${endpoints} ("toxiproxy": ${parsed.toxiproxy}) differ; give one, or the same in both`);
   const toxiproxy = given ?? parsed?.toxiproxy ?? null;

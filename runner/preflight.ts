@@ -1,5 +1,7 @@
 // Before a run starts anything: is --metrics-port free? Is a --client module a
-// lock client adapter that fits the backend? With --deploy docker, does a container engine answer? With --toxiproxy, is there a Toxiproxy at that URL,
+// lock client adapter that fits the backend? With --deploy docker, does a container engine answer?
+// With --deploy external on a service that needs an account (DynamoDB), are the
+// region, the credentials and the permissions there? With --toxiproxy, is there a Toxiproxy at that URL,
 // does it have the toxics the backend needs, and the proxies of the user's that
 // --endpoints names? All are facts about the user's options, so a no is bad input
 // (254) with nothing started or stored, instead of a failure half-way through
@@ -57,6 +59,8 @@ export async function preflight(test: Test, warn: (line: string) => void = (l) =
       throw err instanceof NoEngine ? new BadInput(err.message) : err;
     });
   }
+  // A service of the user's that needs more than addresses (DynamoDB's account and permissions), asked now.
+  if (test.serverOptions.external && test.backend.external) await test.backend.external.check(test, warn);
   const url = test.toxiproxy;
   if (!url) return;
   const toxiproxy = new Toxiproxy(url);

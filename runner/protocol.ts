@@ -1,6 +1,6 @@
 // Messages between the runner and its worker processes (over Node's IPC channel).
 import type { UnindexedEvent } from "../store/events.ts";
-import type { Endpoint, ClientOptions } from "../clients/index.ts";
+import type { Endpoint, ClientOptions, ServiceAccess } from "../clients/index.ts";
 import type { WorkloadOptions, MetricsSnapshot } from "../workloads/index.ts";
 
 export interface WorkerConfig {
@@ -13,6 +13,8 @@ export interface WorkerConfig {
   t0: string;
   /** Per client id: the lock service's nodes as that client reaches them. */
   endpoints: Record<number, Endpoint[]>;
+  /** What the clients need of a service of the user's beyond addresses (DynamoDB's account): here only, never in run.json or a log. */
+  service?: ServiceAccess;
   client: string;
   clientOptions: ClientOptions;
   /** The backend's name, for clients that pass it on (an adapter program's init). */

@@ -97,14 +97,18 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     ctx.started("proxy", { url: proxy.url, pid: proxy.pid });
   }
 
-  const external = test.serverOptions.external && (await placeServers(test.toxiproxy, test.serverOptions.external));
+  const shared = Boolean(test.serverOptions.external);
+  // On a cluster the run shares, its keys are its own: named under a prefix of the
+  // run's, and deleted at the end.
+  const keyPrefix = test.workloadOptions.keyPrefix ?? (shared ? `fencecheck:${basename(runDir)}:` : "");
+  if (keyPrefix) ctx.started("key_prefix", keyPrefix);
+  // A service of the user's that takes more than addresses places its servers
+  // itself, and makes what the run keeps there (DynamoDB: the run's table).
+  const service = shared && test.backend.external ? await test.backend.external.open({ test, group, keyPrefix, started: ctx.started }) : null;
+  const external = service?.servers ?? (test.serverOptions.external && (await placeServers(test.toxiproxy, test.serverOptions.external)));
   const cluster = external
     ? externalCluster(external)
     : await test.backend.start({ group, ports, runDir, toxiproxyUrl, serverOptions: test.serverOptions, deployment: await deploy(ctx) });
-  // On a cluster the run shares, its keys are its own: named under a prefix of the
-  // run's, and deleted at the end.
-  const keyPrefix = test.workloadOptions.keyPrefix ?? (external ? `fencecheck:${basename(runDir)}:` : "");
-  if (keyPrefix) ctx.started("key_prefix", keyPrefix);
   const nodes = cluster.nodes;
   ctx.started("servers", nodes);
 
@@ -135,6 +139,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
         seed: test.seed,
         t0: t0.toString(),
         endpoints: Object.fromEntries(assignment[i].map((c) => [c, lockEndpoints])),
+        ...(service ? { service: service.service } : {}),
         client: test.client,
         clientOptions: test.clientOptions,
         backend: test.backend.name,
@@ -172,7 +177,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
           process.stderr.write(`fencecheck: could not remove from your Toxiproxy: ${left.join("; ")}\n`);
         }
       }
-      if (external) ctx.started("keys_removed", await test.backend.removeKeys(nodes, keyPrefix));
+      if (external) ctx.started("keys_removed", await (service ? service.remove() : test.backend.removeKeys(nodes, keyPrefix)));
     },
   };
 }

@@ -70,7 +70,7 @@ async function setup(c: WorkerConfig): Promise<void> {
   const create = CLIENTS[c.client] ? await CLIENTS[c.client].load() : adapterClients(await loadAdapter(c.client)).create;
   locks = c.clients.map((id) =>
     create({
-      id, endpoints: c.endpoints[id], ownerPrefix: `c${id}`, commandTimeoutMs: c.commandTimeoutMs, rng: rng(c.seed, "lock", id), options: c.clientOptions,
+      id, endpoints: c.endpoints[id], ...(c.service ? { service: c.service } : {}), ownerPrefix: `c${id}`, commandTimeoutMs: c.commandTimeoutMs, rng: rng(c.seed, "lock", id), options: c.clientOptions,
       backend: c.backend, ttlMs: c.opts.ttlMs, seed: c.seed,
       notice: (f, key, owner) => logical.get(id)?.notice(f, key, owner),
       log: (line) => process.stderr.write(line + "\n"),
