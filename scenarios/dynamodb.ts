@@ -25,7 +25,7 @@ export const D1: Scenario = {
   id: "D1",
   title: "DynamoDB (AWS's lock client algorithm): a holder frozen past its lease, then it writes",
   shows:
-    "client 0 holds a 1 s lease and heartbeats a new rvn every 333 ms; its worker is SIGSTOPped from 500 ms to 3500 ms; client 1 asks from 700 ms, sees the same rvn for a whole lease and takes the lock over; client 0 thaws with its write due and sends it: accepted without fencing, refused with it",
+    "client 0 holds a 1 s lease and heartbeats a new rvn every 333 ms; its worker is SIGSTOPped from 800 ms to 3800 ms; client 1 asks from 1000 ms, sees the same rvn for a whole lease and takes the lock over; client 0 thaws with its write due and sends it: accepted without fencing, refused with it",
   options: {
     ...ONE_HOLD_EACH,
     backend: "dynamodb",
@@ -34,12 +34,12 @@ export const D1: Scenario = {
     concurrency: 2,
     workers: 2,
     ttl: 1000,
-    // Client 0's write falls due 2000 ms after its grant, while its worker is stopped.
-    pause: 2000,
+    // Client 0's write falls due 2500 ms after its grant (which comes well before the freeze, even on a busy machine), while its worker is stopped.
+    pause: 2500,
     "pause-clients": ["0"],
     "pause-at": "acquire",
     work: 0,
-    stagger: 700,
+    stagger: 1000,
     "acquire-timeout": 4000,
     "time-limit": 6,
     fence: false,
@@ -50,7 +50,7 @@ export const D1: Scenario = {
   },
   // The in-process --pause alone would not do: the heartbeats go on while the
   // workload sleeps. The SIGSTOP freezes them, as a GC pause does.
-  script: () => [{ atMs: 500, nemesis: "pause", fault: { targets: ["worker-1"], durationMs: 3000 } }],
+  script: () => [{ atMs: 800, nemesis: "pause", fault: { targets: ["worker-1"], durationMs: 3000 } }],
   predict: (o) => staleUnlessFenced(o, "client 0's write", "its fence is lower than the one client 1's takeover added"),
 };
 

@@ -36,7 +36,8 @@ describe("dynamodb runs", () => {
   });
 
   it("dynamodb-lock-client under kill: dynalite restarts on its LevelDB directory, every grant's fence above the last before it", async () => {
-    const r = await jepsenRun([...quick, "--client", "dynamodb-lock-client", "--nemesis", "kill", "--restart-delay", "200", "--fence", "on", "--dynamo-persistence", "disk"], "fc-dyn-");
+    // A fault a second and a second more to run: on a loaded machine a kill every 0.6 s once left one grant in 3 s.
+    const r = await jepsenRun([...quick, "--client", "dynamodb-lock-client", "--nemesis", "kill", "--nemesis-interval", "1", "--time-limit", "4", "--restart-delay", "200", "--fence", "on", "--dynamo-persistence", "disk"], "fc-dyn-");
     expect(r.exit, r.output).toBe(0);
     expect(r.results?.valid, r.output).toBe(true);
     const faults = faultsOf(r.history);
@@ -44,8 +45,10 @@ describe("dynamodb runs", () => {
     expect(faults).toContain("restart");
     // In memory the table would come back empty and the fences start over at 1.
     const fences = r.history.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => (e.value as { fence: number }).fence);
-    expect(fences.length).toBeGreaterThan(3);
+    expect(fences.length).toBeGreaterThanOrEqual(2);
     expect(new Set(fences).size).toBe(fences.length);
+    // Granted in rising order across the restarts (a lease lock's grants do not overlap here: one key, fencing on, valid).
+    expect(fences).toEqual([...fences].sort((a, b) => a - b));
     expect(await noDynalite(r.store)).toEqual([]);
   });
 });
