@@ -7,10 +7,10 @@
 // attempt changed the item) and be recorded as a definite `fail` for a lock the
 // client in fact holds. And it must time out: without a request timeout that
 // throws, a request sent into a partition waits forever (the SDK only warns).
-import { CreateTableCommand, DynamoDBClient, GetItemCommand, UpdateItemCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, GetItemCommand, UpdateItemCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
 import type { Agent as HttpAgent } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
-import type { Rng } from "../lib/index.ts";
+import { sleep, type Rng } from "../lib/index.ts";
 import { proxiedAgent } from "./proxied-agent.ts";
 import { UnknownOutcome, type ClientContext, type DynamoAccess, type DynamoAccount } from "./lock.ts";
 
@@ -65,21 +65,55 @@ export function agentsFor(url: string, via: DynamoEndpoint): { httpAgent: HttpAg
   return u.protocol === "https:" ? { httpsAgent: agent as HttpsAgent } : { httpAgent: agent };
 }
 
-/** The lock table: made once by the backend when its server starts (runner/dynamodb-backend.ts); no error if it is there. */
-export async function ensureLockTable(client: DynamoDBClient, table = lockTableName()): Promise<void> {
+/** One CreateTable of a table keyed by the string `hashKey` (the lock table's `lockKey`, the resource's `key`), billed per request. */
+export const createTable = (client: DynamoDBClient, table: string, hashKey = LOCK_KEY) =>
+  client.send(
+    new CreateTableCommand({
+      TableName: table,
+      AttributeDefinitions: [{ AttributeName: hashKey, AttributeType: "S" }],
+      KeySchema: [{ AttributeName: hashKey, KeyType: "HASH" }],
+      BillingMode: "PAY_PER_REQUEST",
+    }),
+  );
+
+/** The table's status (DescribeTable), or null when it is not there. */
+const tableStatus = (client: DynamoDBClient, table: string): Promise<string | null> =>
+  client.send(new DescribeTableCommand({ TableName: table })).then(
+    (r) => r.Table?.TableStatus ?? "UNKNOWN",
+    (err: unknown) => {
+      if ((err as Error)?.name === "ResourceNotFoundException") return null;
+      throw err;
+    },
+  );
+
+/**
+ * Until the table is ACTIVE (true) or not there (false). A new table is
+ * CREATING for a while, and a deleted one DELETING: seconds on DynamoDB, half a
+ * second on a dynalite started with its defaults (ours start with 0 ms).
+ */
+export async function waitForTable(client: DynamoDBClient, table: string, until: "ACTIVE" | "gone", timeoutMs = 120_000): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await tableStatus(client, table);
+    if (status === null) return false;
+    if (status === "ACTIVE" && until === "ACTIVE") return true;
+    if (Date.now() > end) throw new Error(`table ${table} is still ${status} after ${timeoutMs / 1000} s`);
+    await sleep(until === "gone" ? 200 : 50);
+  }
+}
+
+/** A table of ours made unless it is there, and ACTIVE: the lock table (runner/dynamodb-backend.ts), the resource's (resource/dynamo-decider.ts). */
+export async function ensureTable(client: DynamoDBClient, table: string, hashKey = LOCK_KEY): Promise<void> {
   try {
-    await client.send(
-      new CreateTableCommand({
-        TableName: table,
-        AttributeDefinitions: [{ AttributeName: LOCK_KEY, AttributeType: "S" }],
-        KeySchema: [{ AttributeName: LOCK_KEY, KeyType: "HASH" }],
-        BillingMode: "PAY_PER_REQUEST",
-      }),
-    );
+    await createTable(client, table, hashKey);
   } catch (err) {
     if ((err as Error).name !== "ResourceInUseException") throw err;
   }
+  if (!(await waitForTable(client, table, "ACTIVE"))) throw new Error(`table ${table} was made and is not there`);
 }
+
+/** The lock table: made once by the backend when its server starts (runner/dynamodb-backend.ts); no error if it is there. */
+export const ensureLockTable = (client: DynamoDBClient, table = lockTableName()): Promise<void> => ensureTable(client, table, LOCK_KEY);
 
 /** What an error says of its request: refused (it certainly did not take effect), or unknown. */
 export interface DynamoFailure {

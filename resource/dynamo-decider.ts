@@ -5,9 +5,8 @@
 // the same atomic step that decided it. DynamoDB has no transactions to lock a
 // row with, so a refused write takes its place with a second update; the fence
 // only ever rises, so the refusal still holds at that moment.
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, GetItemCommand, ResourceInUseException, UpdateItemCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
-import { classifyDynamoError, dynamoClient } from "../clients/dynamodb-connection.ts";
-import { sleep } from "../lib/time.ts";
+import { GetItemCommand, UpdateItemCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
+import { classifyDynamoError, dynamoClient, ensureTable } from "../clients/dynamodb-connection.ts";
 import { committedDecider, OutcomeUnknown, type DecisionStore, type StoreVerdict } from "./committed.ts";
 import type { Decider } from "./decider.ts";
 
@@ -34,7 +33,8 @@ export async function dynamoStore(opts: DynamoDeciderOptions): Promise<DecisionS
   // One attempt per request: the SDK's retry of a conditional write whose first
   // attempt took effect would be refused, and logged as a refusal it was not.
   const db = dynamoClient(opts, timeout);
-  await ensureTable(db, table);
+  // Its own table, keyed by `key`, made as the lock table is.
+  await ensureTable(db, table, "key");
   const keyOf = (key: string): Record<string, AttributeValue> => ({ key: { S: key } });
 
   /** One update that decides: the item as it was, or null when its condition failed. */
@@ -104,23 +104,6 @@ export async function dynamoStore(opts: DynamoDeciderOptions): Promise<DecisionS
 function namesIn(...expressions: (string | undefined)[]): Record<string, string> {
   const text = expressions.join(" ");
   return Object.fromEntries(Object.entries(NAMES).filter(([n]) => text.includes(n)));
-}
-
-/** Creates the table unless it is there, and waits until it is ACTIVE. */
-async function ensureTable(db: DynamoDBClient, table: string): Promise<void> {
-  try {
-    await db.send(
-      new CreateTableCommand({ TableName: table, AttributeDefinitions: [{ AttributeName: "key", AttributeType: "S" }], KeySchema: [{ AttributeName: "key", KeyType: "HASH" }], BillingMode: "PAY_PER_REQUEST" }),
-    );
-  } catch (e) {
-    if (!(e instanceof ResourceInUseException)) throw e;
-  }
-  for (let i = 0; i < 200; i++) {
-    const d = await db.send(new DescribeTableCommand({ TableName: table }));
-    if (d.Table?.TableStatus === "ACTIVE") return;
-    await sleep(50);
-  }
-  throw new Error(`table ${table} did not become ACTIVE`);
 }
 
 export async function dynamoDecider(opts: DynamoDeciderOptions): Promise<Decider> {

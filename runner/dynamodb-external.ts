@@ -8,7 +8,6 @@
 // than failing half-way through a run.
 import { randomBytes } from "node:crypto";
 import {
-  CreateTableCommand,
   DeleteItemCommand,
   DeleteTableCommand,
   DescribeTableCommand,
@@ -19,8 +18,8 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from "@aws-sdk/client-dynamodb";
-import { BadInput, sleep } from "../lib/index.ts";
-import { dynamoClient, lockTableName, LOCK_KEY } from "../clients/dynamodb-connection.ts";
+import { BadInput } from "../lib/index.ts";
+import { createTable, dynamoClient, lockTableName, LOCK_KEY, waitForTable } from "../clients/dynamodb-connection.ts";
 import { placeServers } from "../cluster/external-proxies.ts";
 import type { PlacedServer } from "../cluster/external.ts";
 import { credentialsOf, endpointUrl, regionOf, serverAt, urlOfServer, WHAT, type DynamoService } from "./dynamodb-account.ts";
@@ -28,8 +27,6 @@ import type { ExternalServiceContext, OpenService } from "./backends.ts";
 import type { Test } from "./test.ts";
 
 const ADMIN_TIMEOUT_MS = 10_000;
-/** How long a table may stay CREATING or DELETING: seconds on DynamoDB, sometimes tens. */
-const SETTLE_TIMEOUT_MS = 120_000;
 
 /** Every action the run takes, in the order the probe takes them: what a policy must allow on the run's tables. */
 export const ACTIONS = ["CreateTable", "DescribeTable", "PutItem", "UpdateItem", "GetItem", "Scan", "DeleteItem", "DeleteTable"] as const;
@@ -101,42 +98,6 @@ function refusal(err: unknown, action: Action, table: string, svc: DynamoService
 
 const errorName = (err: unknown): string => String((err as { name?: unknown })?.name ?? "");
 
-/** The table's status (DescribeTable), or null when it is not there. */
-const tableStatus = (c: DynamoDBClient, table: string): Promise<string | null> =>
-  c.send(new DescribeTableCommand({ TableName: table })).then(
-    (r) => r.Table?.TableStatus ?? "UNKNOWN",
-    (err: unknown) => {
-      if (errorName(err) === "ResourceNotFoundException") return null;
-      throw err;
-    },
-  );
-
-/**
- * Until the table is ACTIVE (true) or not there (false). A new table is
- * CREATING for a while, and a deleted one DELETING: seconds on DynamoDB, half a
- * second on a dynalite started with its defaults.
- */
-async function waitFor(c: DynamoDBClient, table: string, until: "ACTIVE" | "gone"): Promise<boolean> {
-  const end = Date.now() + SETTLE_TIMEOUT_MS;
-  for (;;) {
-    const status = await tableStatus(c, table);
-    if (status === null) return false;
-    if (status === "ACTIVE" && until === "ACTIVE") return true;
-    if (Date.now() > end) throw new Error(`table ${table} is still ${status} after ${SETTLE_TIMEOUT_MS / 1000} s`);
-    await sleep(200);
-  }
-}
-
-const createTable = (c: DynamoDBClient, table: string) =>
-  c.send(
-    new CreateTableCommand({
-      TableName: table,
-      AttributeDefinitions: [{ AttributeName: LOCK_KEY, AttributeType: "S" }],
-      KeySchema: [{ AttributeName: LOCK_KEY, KeyType: "HASH" }],
-      BillingMode: "PAY_PER_REQUEST",
-    }),
-  );
-
 /** The items in a table (a Scan that counts). */
 async function countItems(c: DynamoDBClient, table: string): Promise<number> {
   let n = 0;
@@ -201,7 +162,7 @@ async function probe(c: DynamoDBClient, svc: DynamoService, table: string): Prom
   let failure: unknown = null;
   try {
     const Key = { [LOCK_KEY]: { S: "preflight" } };
-    await step("DescribeTable", () => waitFor(c, table, "ACTIVE"));
+    await step("DescribeTable", () => waitForTable(c, table, "ACTIVE"));
     await step("PutItem", () => c.send(new PutItemCommand({ TableName: table, Item: { ...Key, n: { N: "0" } }, ConditionExpression: "attribute_not_exists(#k)", ExpressionAttributeNames: { "#k": LOCK_KEY } })));
     await step("UpdateItem", () => c.send(new UpdateItemCommand({ TableName: table, Key, UpdateExpression: "ADD #n :one", ExpressionAttributeNames: { "#n": "n" }, ExpressionAttributeValues: { ":one": { N: "1" } } })));
     await step("GetItem", () => c.send(new GetItemCommand({ TableName: table, Key, ConsistentRead: true })));
@@ -212,9 +173,9 @@ async function probe(c: DynamoDBClient, svc: DynamoService, table: string): Prom
   }
   try {
     // A table still CREATING cannot be deleted.
-    await waitFor(c, table, "ACTIVE").catch(() => {});
+    await waitForTable(c, table, "ACTIVE").catch(() => {});
     await step("DeleteTable", () => c.send(new DeleteTableCommand({ TableName: table })));
-    await step("DescribeTable", () => waitFor(c, table, "gone"));
+    await step("DescribeTable", () => waitForTable(c, table, "gone"));
   } catch (err) {
     const left = `the probe table ${table} is left there: ${deleteByHand(svc, table)}`;
     if (failure instanceof BadInput) throw new BadInput(`${failure.message}. ${left}`);
@@ -253,7 +214,7 @@ export async function openDynamoService(ctx: ExternalServiceContext): Promise<Op
         (err: unknown) => void process.stderr.write(`fencecheck: could not delete the run's table ${table} at ${svc.url}: ${(err as Error)?.message ?? err}\n  delete it yourself: ${deleteByHand(svc, table)}\n`),
       ),
     );
-    await waitFor(c, table, "ACTIVE");
+    await waitForTable(c, table, "ACTIVE");
     return { servers: [svc.server], service: { dynamodb: { url: svc.url, account: svc.account, table } }, remove };
   } finally {
     c.destroy();
@@ -264,10 +225,10 @@ export async function openDynamoService(ctx: ExternalServiceContext): Promise<Op
 async function removeTable(svc: DynamoService, table: string): Promise<number> {
   const c = adminClient(svc);
   try {
-    if (!(await waitFor(c, table, "ACTIVE"))) return 0;
+    if (!(await waitForTable(c, table, "ACTIVE"))) return 0;
     const n = await countItems(c, table);
     await c.send(new DeleteTableCommand({ TableName: table }));
-    await waitFor(c, table, "gone");
+    await waitForTable(c, table, "gone");
     return n;
   } finally {
     c.destroy();
