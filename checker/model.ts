@@ -298,7 +298,6 @@ export class ModelBuilder {
     ds.accepted[i] = d.accepted === null ? UNDECIDED : d.accepted ? ACCEPTED : REFUSED;
     ds.fencing[i] = d.fencing ? 1 : 0;
     ds.data.push(d.data);
-    if (d.accepted === null) ds.undecided = true;
     if (d.order !== undefined && d.order !== null) {
       ds.order[i] = d.order;
       ds.ordered = true;

@@ -396,8 +396,6 @@ export class Decisions {
   order: Float64Array;
   /** Whether any decision has an `order` (else the log's order is the order decisions took effect). */
   ordered = false;
-  /** Whether any decision's outcome is unknown (UNDECIDED). */
-  undecided = false;
   data: unknown[] = [];
 
   private cap: number;

@@ -26,6 +26,8 @@ export interface DynamoDeciderOptions {
 const NAMES = { "#k": "key", "#v": "value", "#f": "fence", "#o": "decisions" };
 
 const num = (a: AttributeValue | undefined): number | null => (a?.N === undefined ? null : Number(a.N));
+/** A key's value and highest fence as an item holds them (the value as JSON text; null: never written). */
+const stateOf = (item: Record<string, AttributeValue>): { data: unknown; maxSeen: number | null } => ({ data: item.value?.S === undefined ? null : JSON.parse(item.value.S), maxSeen: num(item.fence) });
 
 export async function dynamoStore(opts: DynamoDeciderOptions): Promise<DecisionStore> {
   const table = opts.table ?? RESOURCE_TABLE;
@@ -87,12 +89,12 @@ export async function dynamoStore(opts: DynamoDeciderOptions): Promise<DecisionS
     },
     async read(key) {
       const now = await count(key);
-      return { data: now.value?.S === undefined ? null : JSON.parse(now.value.S), maxSeen: num(now.fence), order: num(now.decisions)! };
+      return { ...stateOf(now), order: num(now.decisions)! };
     },
     async peek(key) {
       const r = await db.send(new GetItemCommand({ TableName: table, Key: keyOf(key), ConsistentRead: true }));
       const item = r.Item ?? {};
-      return { data: item.value?.S === undefined ? null : JSON.parse(item.value.S), maxSeen: num(item.fence) };
+      return stateOf(item);
     },
     async close() {
       db.destroy();
