@@ -3,8 +3,8 @@
 // The server queues an acquire (FIFO) for up to its wait, so the client waits
 // in the server's queue rather than polling; the fence is the grant's.
 //
-// A request never written (no connection could be made) certainly did nothing:
-// `fail`. A request written whose reply never came (timed out, connection lost)
+// A request never written (no connection answered a ping) certainly did nothing:
+// `fail` "unavailable". A request written whose reply never came (timed out, connection lost)
 // may have been granted: an unknown outcome, thrown. A refusal is a `fail`.
 import { createConnection, type Socket } from "node:net";
 import { UnknownOutcome, type ClientContext, type Endpoint, type Hold, type LockClient, type Outcome } from "./lock.ts";
@@ -87,23 +87,34 @@ export class LockServerLock implements LockClient {
     });
   }
 
+  /**
+   * The connection, made (again) if it is gone. It counts as made once the server
+   * answered a ping on it: through the fault proxy a connection is accepted even
+   * while the server is down or frozen, and a request written on it would then be
+   * in doubt; a ping unanswered leaves nothing in doubt.
+   */
   private connect(): Promise<Socket> {
     if (this.socket && !this.socket.destroyed) return Promise.resolve(this.socket);
     this.connecting ??= new Promise<Socket>((resolve, reject) => {
       const socket = createConnection({ host: this.endpoint.host, port: this.endpoint.port });
       socket.setNoDelay(true);
-      const timer = setTimeout(() => socket.destroy(new NotSent(`no connection to ${this.endpoint.name} within ${this.commandTimeoutMs} ms`)), this.commandTimeoutMs);
+      let ready = false;
+      const timer = setTimeout(() => socket.destroy(), this.commandTimeoutMs);
+      socket.once("connect", () => socket.write(JSON.stringify({ id: 0, op: "ping" }) + "\n"));
       let buffer = "";
-      socket.once("connect", () => {
-        clearTimeout(timer);
-        this.socket = socket;
-        resolve(socket);
-      });
       socket.on("data", (d) => {
         buffer += d.toString("utf8");
         for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
           const reply = JSON.parse(buffer.slice(0, nl)) as Reply;
           buffer = buffer.slice(nl + 1);
+          if (!ready) {
+            if (reply.id !== 0 || !reply.ok) continue;
+            ready = true;
+            clearTimeout(timer);
+            this.socket = socket;
+            resolve(socket);
+            continue;
+          }
           const w = this.waiting.get(reply.id);
           if (!w) continue; // its request already timed out: an unknown outcome, recorded so
           this.waiting.delete(reply.id);
@@ -115,7 +126,7 @@ export class LockServerLock implements LockClient {
       socket.once("close", () => {
         clearTimeout(timer);
         if (this.socket === socket) this.socket = null;
-        reject(new NotSent(`cannot connect to ${this.endpoint.name}`));
+        if (!ready) return reject(new NotSent(`no answer to a ping from ${this.endpoint.name} within ${this.commandTimeoutMs} ms`));
         // Every request written on it is in doubt: the server may have done it.
         for (const [id, w] of this.waiting) {
           clearTimeout(w.timer);
