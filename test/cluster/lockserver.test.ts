@@ -76,7 +76,7 @@ describe("a lock server process", () => {
   it.each([
     ["always", 2, "the holder and the fence counter kept"],
     ["none", 1, "nothing kept: free again, the fence counter from 0"],
-  ] as const)("--persistence %s: killed and restarted, the next grant's fence is %i (%s)", async (persistence, fence) => {
+  ] as const)("--persistence %s: killed and restarted, the next grant's fence is %i (%s)", async (persistence, fence, _kept) => {
     const { client, cluster, name } = await server(persistence);
     const a = client("a");
     held(await a.acquire("k", 60_000, 0));
