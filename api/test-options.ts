@@ -5,7 +5,7 @@
 
 export interface TestOptions {
   /** lock service to test (default: redis) */
-  backend?: "redis" | "redlock" | "etcd" | "zookeeper" | "postgres" | "dynamodb";
+  backend?: "redis" | "redlock" | "etcd" | "zookeeper" | "postgres" | "dynamodb" | "lockserver";
   /** lock client: redis, redis-unsafe-release, redis-blind-renew, node-redlock, node-redlock-4, sesame-redlock, redlock, redis-semaphore, simple-redis-mutex, etcd-queue, etcd3-lock, zookeeper, zookeeper-naive, postgres-lease, postgres-advisory, dynamodb-cas, dynamodb-rvn, dynamodb-lock-client, or the path of an adapter module of your own (./my-lock.ts; see examples/redis-lock-adapter.ts) (default: the backend's own) */
   client?: string;
   /** what clients do (default: fenced-write) */
@@ -102,6 +102,8 @@ export interface TestOptions {
   pgPooler?: "none" | "pgbouncer";
   /** --backend dynamodb: what a killed dynalite remembers: its tables on disk (LevelDB in the run directory), or nothing (memory: it comes back empty, the lock table is made again and the fences start over) (default: disk) */
   dynamoPersistence?: "disk" | "memory";
+  /** --backend lockserver: what a killed lock server remembers: its journal of grants, renewals and releases, fsynced before each answer (always), or nothing (none: it comes back with no holders and every fence counter at 0) (default: always) */
+  lockserverPersistence?: "none" | "always";
   /** Redis AOF fsync policy: what a killed node remembers (none: nothing) (default: none) */
   redisPersistence?: "none" | "everysec" | "always";
   /** where the lock servers run: local child processes, containers of a Docker API engine (DOCKER_HOST, /var/run/docker.sock, Podman's socket), or a cluster of yours (--endpoints) (default: local) */

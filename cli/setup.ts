@@ -46,7 +46,7 @@ export async function main(argv: string[]): Promise<number> {
   const backends = pick(o.backends as string[] | undefined, Object.keys(BACKENDS), everything ? Object.keys(BACKENDS) : []);
   const extras = pick(o.extras as string[] | undefined, EXTRAS, everything ? EXTRAS : []);
   const adapters = pick(o.adapters as string[] | undefined, ADAPTERS, everything ? ADAPTERS : []);
-  const wanted = new Set<RequirementId>([...backends.map((b) => BACKEND_NEEDS[b]), ...extras, ...adapters]);
+  const wanted = new Set<RequirementId>([...backends.flatMap((b) => BACKEND_NEEDS[b] ?? []), ...extras, ...adapters]);
   const ids = REQUIREMENT_IDS.filter((id) => wanted.has(id));
   if (o.list) {
     for (const id of REQUIREMENT_IDS) {

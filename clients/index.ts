@@ -262,6 +262,13 @@ export const CLIENTS: Record<string, ClientKind> = {
       return (ctx) => new DynamoLockClientLibrary(ctx);
     },
   },
+  lockserver: {
+    describe: "our lock server of the seed's design (one server): acquire waits in its FIFO queue, lease by the server's clock, renew and release by the holder only; fence = the server's counter for the key, one per grant",
+    load: async () => {
+      const { LockServerLock } = await import("./lockserver.ts");
+      return (ctx) => new LockServerLock(ctx);
+    },
+  },
 };
 
 /** A reentrant Redis lock (redis-reentrant.ts); it polls, so it can cancel a wait. */

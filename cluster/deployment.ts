@@ -8,7 +8,7 @@ import { faketimeEnv } from "./faketime.ts";
 import { etcdBinary, javaBinary, nodeBinary, redisBinary } from "./programs.ts";
 
 /** The server programs a backend runs; a deployment knows how to start each. */
-export type ServerKind = "redis" | "etcd" | "zookeeper" | "dynalite";
+export type ServerKind = "redis" | "etcd" | "zookeeper" | "dynalite" | "lockserver";
 
 export interface ServerSpec {
   /** "redis-1", "etcd-2": unique in the run. */
@@ -54,7 +54,7 @@ export interface Deployment {
 }
 
 export { redisBinary, etcdBinary, javaBinary } from "./programs.ts";
-const LOCAL_PROGRAMS: Record<ServerKind, () => string> = { redis: redisBinary, etcd: etcdBinary, zookeeper: javaBinary, dynalite: nodeBinary };
+const LOCAL_PROGRAMS: Record<ServerKind, () => string> = { redis: redisBinary, etcd: etcdBinary, zookeeper: javaBinary, dynalite: nodeBinary, lockserver: nodeBinary };
 
 /** Local child processes, in the run's process group (its teardown and reaper stop them). */
 export function localDeployment(group: ProcessGroup): Deployment {

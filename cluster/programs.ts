@@ -9,7 +9,7 @@ export const redisBinary = (): string => process.env.FENCECHECK_REDIS_SERVER ?? 
 export const etcdBinary = (): string => process.env.FENCECHECK_ETCD ?? "etcd";
 /** ZooKeeper is a Java program: its arguments start with the JVM's (cluster/zookeeper.ts). */
 export const javaBinary = (): string => process.env.FENCECHECK_JAVA ?? "java";
-/** dynalite (the embedded DynamoDB) is a Node program: its arguments start with its cli.js (cluster/dynamodb.ts). */
+/** dynalite (the embedded DynamoDB) and our lock server are Node programs: their arguments start with their script (cluster/dynamodb.ts, cluster/lockserver/). */
 export const nodeBinary = (): string => process.execPath;
 /** Where Debian's postgresql-15 keeps its programs (not on PATH). */
 export const pgBin = (program: string): string => join(process.env.FENCECHECK_PG_BIN ?? "/usr/lib/postgresql/15/bin", program);

@@ -17,7 +17,7 @@ import type { Engine } from "./engine.ts";
 import { ensureImage, IMAGE_FAKETIME_PRELOAD } from "./images.ts";
 import { LABEL_OWNER, LABEL_RUN, LABEL_SERVER, ownerLabel, reapLeftovers } from "./leftovers.ts";
 
-const PROGRAMS: Record<ServerKind, string> = { redis: "redis-server", etcd: "etcd", zookeeper: "java", dynalite: "node" };
+const PROGRAMS: Record<ServerKind, string> = { redis: "redis-server", etcd: "etcd", zookeeper: "java", dynalite: "node", lockserver: "node" };
 
 export interface DockerDeploymentOptions {
   engine: Engine;

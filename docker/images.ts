@@ -13,8 +13,8 @@ import { withDirLock } from "../lib/dir-lock.ts";
 import type { ServerKind } from "../cluster/deployment.ts";
 
 
-/** The server kinds that have an image (ZooKeeper and dynalite have none yet: docker mode refuses them). */
-export type ImageKind = Exclude<ServerKind, "zookeeper" | "dynalite">;
+/** The server kinds that have an image (ZooKeeper, dynalite and our lock server have none yet: docker mode refuses them). */
+export type ImageKind = Exclude<ServerKind, "zookeeper" | "dynalite" | "lockserver">;
 
 /** What each image is built from, relative to the repository root. */
 export const IMAGE_SOURCES: Record<ImageKind, { dockerfile: string; files: string[] }> = {
@@ -50,6 +50,7 @@ async function exists(docker: Docker, tag: string): Promise<boolean> {
 export async function ensureImage(docker: Docker, kind: ServerKind, log: (line: string) => void): Promise<string> {
   if (kind === "zookeeper") throw new Error("docker mode has no ZooKeeper image: run --backend zookeeper locally");
   if (kind === "dynalite") throw new Error("docker mode has no dynalite image: run --backend dynamodb locally");
+  if (kind === "lockserver") throw new Error("docker mode has no lock server image: run --backend lockserver locally");
   const tag = imageTag(kind);
   if (await exists(docker, tag)) return tag;
   const lock = join(tmpdir(), `fencecheck-build-${tag.replace(/[^a-z0-9.-]/gi, "_")}.lock`);

@@ -328,7 +328,7 @@ export const ttlLiveness: Experiment = {
   // on a busy machine still leaves most of the lease to measure.
   quick: { clients: ["redis", "etcd-queue"], ttls: ["1000"], repeats: 1, "fenced-time-limit": 3 },
   // Each client's backend's servers, which it starts itself for the kills.
-  starts: (o) => [...new Set((o.clients as string[]).map((c) => BACKEND_NEEDS[backendOf(c)]))],
+  starts: (o) => [...new Set((o.clients as string[]).flatMap((c) => BACKEND_NEEDS[backendOf(c)] ?? []))],
   async run(ctx): Promise<Findings> {
     const ttls = (ctx.options.ttls as string[]).map((s) => {
       const ttl = Number(s);

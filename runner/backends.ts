@@ -33,6 +33,8 @@ export interface ServerOptions {
   pgPooler?: "pgbouncer";
   /** What a killed dynalite remembers (--dynamo-persistence): its LevelDB directory (disk, the default), or nothing (memory). */
   dynamoPersistence?: "disk" | "memory";
+  /** What a killed lock server remembers (--lockserver-persistence): its journal (always, the default), or nothing (none). */
+  lockServerPersistence?: "none" | "always";
 }
 
 export interface BackendContext {
@@ -234,6 +236,28 @@ export const BACKENDS: Record<string, Backend> = {
     },
     serverNames: ["dynamodb-1"],
     removeKeys: async (nodes, prefix) => (await import("./dynamodb-backend.ts")).removeDynamoKeys(nodes, prefix),
+  },
+  lockserver: {
+    name: "lockserver",
+    describe: "one lock server of the seed's design made for the run (cluster/lockserver/): TCP on loopback, per key a holder, a lease, FIFO waiters and a fence counter; its journal fsynced per change unless --lockserver-persistence none",
+    clients: ["lockserver"],
+    defaultClient: "lockserver",
+    abilities: ["kill"],
+    lacks: {
+      clock: "the lock server times its leases and waits by its monotonic clock (performance.now), which libfaketime's wall-clock offset does not move: a clock fault would change nothing it decides",
+    },
+    deploys: ["local"],
+    start: async (ctx) =>
+      (await import("../cluster/lockserver/index.ts")).startLockServers(ctx.group, ctx.ports, {
+        runDir: ctx.runDir,
+        count: 1,
+        persistence: ctx.serverOptions.lockServerPersistence ?? "always",
+        deployment: ctx.deployment,
+      }),
+    serverNames: ["lockserver-1"],
+    removeKeys: async () => {
+      throw new Error("--backend lockserver runs its own servers only");
+    },
   },
 };
 

@@ -61,6 +61,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "pg-durable", kind: "flag", default: false, help: "--backend postgres: fsync on. Off (the default) loses nothing to a SIGKILL of the server (the kernel holds its writes), only to a crash of the machine" },
   { name: "pg-pooler", kind: "string", default: "none", choices: ["none", "pgbouncer"], help: "--backend postgres: clients reach the server directly (through their proxies), or through pgbouncer in transaction pooling with one server connection (P1: session advisory locks break)" },
   { name: "dynamo-persistence", kind: "string", default: undefined, defaultText: "disk", choices: ["disk", "memory"], help: "--backend dynamodb: what a killed dynalite remembers: its tables on disk (LevelDB in the run directory), or nothing (memory: it comes back empty, the lock table is made again and the fences start over)" },
+  { name: "lockserver-persistence", kind: "string", default: undefined, defaultText: "always", choices: ["none", "always"], help: "--backend lockserver: what a killed lock server remembers: its journal of grants, renewals and releases, fsynced before each answer (always), or nothing (none: it comes back with no holders and every fence counter at 0)" },
   { name: "redis-persistence", kind: "string", default: "none", choices: ["none", "everysec", "always"], help: "Redis AOF fsync policy: what a killed node remembers (none: nothing)" },
   { name: "deploy", kind: "string", default: "local", choices: ["local", "docker", "external"], help: "where the lock servers run: local child processes, containers of a Docker API engine (DOCKER_HOST, /var/run/docker.sock, Podman's socket), or a cluster of yours (--endpoints)" },
   { name: "endpoints", kind: "string", default: undefined, help: "--deploy external: the servers, host:port or name=host:port comma-separated, or a JSON file with control commands, a Toxiproxy and proxies of yours (docs/clusters.md); --backend dynamodb may leave it out and take the AWS environment's endpoint" },
@@ -114,6 +115,8 @@ export function buildTest(o: ParsedOptions): Test {
   if (o["pg-durable"] && backend.name !== "postgres") throw new BadInput(`--pg-durable applies to --backend postgres only, not ${backend.name}`);
   const dynamoPersistence = o["dynamo-persistence"] as "disk" | "memory" | undefined;
   if (dynamoPersistence && backend.name !== "dynamodb") throw new BadInput(`--dynamo-persistence applies to --backend dynamodb only, not ${backend.name}`);
+  const lockServerPersistence = o["lockserver-persistence"] as "none" | "always" | undefined;
+  if (lockServerPersistence && backend.name !== "lockserver") throw new BadInput(`--lockserver-persistence applies to --backend lockserver only, not ${backend.name}`);
   const pooled = o["pg-pooler"] === "pgbouncer";
   if (pooled && backend.name !== "postgres") throw new BadInput(`--pg-pooler applies to --backend postgres only, not ${backend.name}`);
   const atServer = (o.nemesis as string[]).filter((n) => n === "kill" || n === "pause-server");
@@ -264,6 +267,7 @@ export function buildTest(o: ParsedOptions): Test {
       ...(o["pg-durable"] ? { pgDurable: true } : {}),
       ...(pooled ? { pgPooler: "pgbouncer" as const } : {}),
       ...(dynamoPersistence ? { dynamoPersistence } : {}),
+      ...(lockServerPersistence ? { lockServerPersistence } : {}),
     },
   };
 }

@@ -16,7 +16,8 @@ export { REQUIREMENTS, REQUIREMENT_IDS, BACKEND_NEEDS, CLIENT_NEEDS, satisfied, 
 export function requirementsOf(test: Test): RequirementId[] {
   const ids = new Set<RequirementId>();
   const deploy = test.serverOptions.deploy;
-  if (deploy === "local") ids.add(BACKEND_NEEDS[test.backend.name]);
+  const needs = BACKEND_NEEDS[test.backend.name];
+  if (deploy === "local" && needs) ids.add(needs);
   if (deploy === "docker") ids.add("docker");
   // The resource's own Postgres, and pgbouncer, run here whatever --deploy says.
   if (test.resourceStore === "postgres") ids.add("postgres");

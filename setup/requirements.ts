@@ -111,8 +111,8 @@ export const CLIENT_NEEDS: Record<string, RequirementId> = {
 /** The browser scripts/screenshots.ts runs: FENCECHECK_CHROMIUM, or Debian's chromium. */
 export const chromiumBinary = (): string => process.env.FENCECHECK_CHROMIUM || "chromium";
 
-/** Which requirement each backend's local servers have. */
-export const BACKEND_NEEDS: Record<string, RequirementId> = {
+/** Which requirement each backend's local servers have (none: ours, lockserver, runs on the Node that runs fencecheck). */
+export const BACKEND_NEEDS: Partial<Record<string, RequirementId>> = {
   redis: "redis",
   redlock: "redis",
   etcd: "etcd",

@@ -16,7 +16,7 @@ const EVERY: Record<keyof Required<TestOptions>, true> = {
   resource: true, fenceReads: true, timeLimit: true, concurrency: true, workers: true, rate: true, keys: true, ttl: true, acquireTimeout: true,
   work: true, pause: true, pauseClients: true, pauseAt: true, writesPerHold: true, renew: true, stagger: true, nemesisInterval: true, aim: true,
   pauseTarget: true, pauseMin: true, pauseMax: true, grace: true, partition: true, partitionMode: true, faultMin: true, faultMax: true, latency: true,
-  jitter: true, clockOffset: true, clockTarget: true, clockModes: true, strobePeriod: true, restartDelay: true, pgDurable: true, pgPooler: true, dynamoPersistence: true, redisPersistence: true,
+  jitter: true, clockOffset: true, clockTarget: true, clockModes: true, strobePeriod: true, restartDelay: true, pgDurable: true, pgPooler: true, dynamoPersistence: true, lockserverPersistence: true, redisPersistence: true,
   deploy: true, endpoints: true, keyPrefix: true, pauseMode: true, toxiproxy: true, links: true, connections: true, commandTimeout: true, seed: true,
   store: true, keepData: true, portBase: true, metricsPort: true, model: true,
   lock: true, readRatio: true, maxDepth: true, cancelRate: true, liveness: true,
