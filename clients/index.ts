@@ -269,6 +269,14 @@ export const CLIENTS: Record<string, ClientKind> = {
       return (ctx) => new LockServerLock(ctx);
     },
   },
+  "lockserver-majority": {
+    describe:
+      "the seed's replicated lock manager over five independent lock servers (no consensus): held when a majority granted within the lease; renew and release on all; fence by --fence-source: the largest of the granting servers' (max-incr, the default) or lockserver-1's counter alone (single)",
+    load: async () => {
+      const { LockServerMajority } = await import("./lockserver-majority.ts");
+      return (ctx) => new LockServerMajority(ctx);
+    },
+  },
 };
 
 /** A reentrant Redis lock (redis-reentrant.ts); it polls, so it can cancel a wait. */

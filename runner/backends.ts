@@ -46,6 +46,8 @@ export interface BackendContext {
   /** The run's Toxiproxy API, for backends whose members talk to each other. */
   toxiproxyUrl: string;
   serverOptions: ServerOptions;
+  /** The --client the run uses, for a backend whose server count depends on it (lockserver: one, or five for the majority manager); absent: its default client. */
+  client?: string;
 }
 
 /** What an external service's start is given (runner/system.ts). */
@@ -239,8 +241,9 @@ export const BACKENDS: Record<string, Backend> = {
   },
   lockserver: {
     name: "lockserver",
-    describe: "one lock server of the seed's design made for the run (cluster/lockserver/): TCP on loopback, per key a holder, a lease, FIFO waiters and a fence counter; its journal fsynced per change unless --lockserver-persistence none",
-    clients: ["lockserver"],
+    describe:
+      "lock servers of the seed's design made for the run (cluster/lockserver/): TCP on loopback, per key a holder, a lease, FIFO waiters and a fence counter; its journal fsynced per change unless --lockserver-persistence none. One server, or five independent ones for lockserver-majority",
+    clients: ["lockserver", "lockserver-majority"],
     defaultClient: "lockserver",
     abilities: ["kill"],
     lacks: {
@@ -250,10 +253,11 @@ export const BACKENDS: Record<string, Backend> = {
     start: async (ctx) =>
       (await import("../cluster/lockserver/index.ts")).startLockServers(ctx.group, ctx.ports, {
         runDir: ctx.runDir,
-        count: 1,
+        count: ctx.client === "lockserver-majority" ? 5 : 1,
         persistence: ctx.serverOptions.lockServerPersistence ?? "always",
         deployment: ctx.deployment,
       }),
+    // lockserver-majority's five are lockserver-1 … lockserver-5.
     serverNames: ["lockserver-1"],
     removeKeys: async () => {
       throw new Error("--backend lockserver runs its own servers only");

@@ -22,7 +22,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "liveness", kind: "string", default: "lenient", choices: ["lenient", "strict"], help: "strict: a stuck-lock finding (waiters, and no hold, for longer than the TTL plus the command timeout) makes the run invalid" },
   { name: "nemesis", kind: "list", default: ["pause"], choices: [...Object.keys(NEMESES), "none"], help: "faults to inject, comma-separated, or none" },
   { name: "fence", kind: "on-off", default: true, help: "the resource refuses writes with a stale fencing token" },
-  { name: "fence-source", kind: "string", default: undefined, defaultText: "max-incr", choices: FENCE_SOURCES, help: "redlock: where a hold's fence comes from: none; INCR on every granting node, the largest (unsafe, F2); INCR on redis-1 alone (a single point of failure)" },
+  { name: "fence-source", kind: "string", default: undefined, defaultText: "max-incr", choices: FENCE_SOURCES, help: "redlock and lockserver-majority: where a hold's fence comes from: none; the largest of the granting majority's counters (Redlock: INCR on each; the lock servers: each grant's fence; unsafe, F2); one counter alone, on redis-1 or lockserver-1 (a single point of failure)" },
   { name: "release-gap", kind: "int", default: undefined, defaultText: "0", min: 0, help: "--client redis-unsafe-release: ms between its GET and its DEL (lands T1 on demand)" },
   { name: "redlock-check-validity", kind: "on-off", default: undefined, defaultText: "on", help: "--client redlock refuses a quorum that came back after the lease's validity (off: node-redlock 5's defect, K5)" },
   { name: "resource", kind: "string", default: "memory", choices: ["memory", "postgres", "dynamodb"], help: "where the protected resource keeps each key's value and fence, and so who decides a write: its own memory, a Postgres of its own (one conditional UPDATE ... WHERE fence < $1 per write), or a dynalite of its own (one conditional UpdateItem per write)" },
@@ -386,16 +386,18 @@ function clientOptions(o: ParsedOptions, backend: string, client: string, fencin
     throw new BadInput(`--client ${client} issues no fencing tokens, so with --fence on the resource would refuse every write as unfenced; use --fence off, or take fences from Redis counters with --fence-source single (or max-incr)`);
   if (adapter && fenceSource !== undefined && backend !== "redis" && backend !== "redlock")
     throw new BadInput(`--fence-source takes fences from Redis counters: with --client ${client} it needs --backend redis or redlock, not ${backend}`);
-  if (!adapter && fenceSource !== undefined && backend !== "redlock")
-    throw new BadInput(`--fence-source applies to --backend redlock only; --backend ${backend} issues its own fences`);
+  // The clients that make one fence out of several servers' counters.
+  const majority = backend === "redlock" || client === "lockserver-majority";
+  if (!adapter && fenceSource !== undefined && !majority)
+    throw new BadInput(`--fence-source applies to --backend redlock and --client lockserver-majority only; --client ${client} of --backend ${backend} issues its own fences`);
   if (checkValidity !== undefined && client !== "redlock")
     throw new BadInput(`--redlock-check-validity applies to --client redlock only (node-redlock never checks validity, node-redlock-4 always does), not --client ${client}`);
   const perWorker = o.connections === "per-worker";
   if (perWorker && !ETCD_CLIENTS.includes(client))
     throw new BadInput(`--connections per-worker applies to the etcd clients (${ETCD_CLIENTS.join(", ")}) only, not --client ${client}: the others keep a connection each`);
   if (adapter) return fenceSource === undefined ? {} : { fenceSource };
-  if (backend !== "redlock") return { ...(releaseGapMs === undefined ? {} : { releaseGapMs }), ...(perWorker ? { sharedConnection: true } : {}) };
-  const options: ClientOptions = { fenceSource: fenceSource ?? "max-incr", checkValidity: checkValidity ?? true };
+  if (!majority) return { ...(releaseGapMs === undefined ? {} : { releaseGapMs }), ...(perWorker ? { sharedConnection: true } : {}) };
+  const options: ClientOptions = backend === "redlock" ? { fenceSource: fenceSource ?? "max-incr", checkValidity: checkValidity ?? true } : { fenceSource: fenceSource ?? "max-incr" };
   if (w.pauseAt === "replies" && w.pauseMs > 0) options.pauseAfterReplies = { ms: w.pauseMs, clients: w.pauseClients };
   if (options.fenceSource === "none" && fencing)
     throw new BadInput(

@@ -108,7 +108,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   const external = service?.servers ?? (test.serverOptions.external && (await placeServers(test.toxiproxy, test.serverOptions.external)));
   const cluster = external
     ? externalCluster(external)
-    : await test.backend.start({ group, ports, runDir, toxiproxyUrl, serverOptions: test.serverOptions, deployment: await deploy(ctx) });
+    : await test.backend.start({ group, ports, runDir, toxiproxyUrl, serverOptions: test.serverOptions, client: test.client, deployment: await deploy(ctx) });
   const nodes = cluster.nodes;
   ctx.started("servers", nodes);
 

@@ -6,7 +6,12 @@
 //   {"id":1,"ok":true,"fence":12,"ttlMs":400}      {"id":1,"ok":false,"error":"timeout"}
 //   {"id":2,"op":"renew","key":"k","owner":"c1-7","ttlMs":400}
 //   {"id":3,"op":"release","key":"k","owner":"c1-7"}   -> {"id":3,"ok":true,"released":true}
-//   {"id":4,"op":"ping"}                               -> {"id":4,"ok":true}
+//   {"id":4,"op":"fence","key":"k"}                    -> {"id":4,"ok":true,"fence":13}
+//   {"id":5,"op":"ping"}                               -> {"id":5,"ok":true}
+//
+// A release by an owner still waiting withdraws its wait: {"ok":true,"released":false},
+// and its acquire is answered {"ok":false,"error":"withdrawn"}. "fence" takes the
+// next number of the key's counter (the one grants count) without a grant.
 //
 // A request the server cannot read is answered {"id":…|null,"ok":false,
 // "error":"bad-request","message":"<what is wrong>"}; it never ends the connection.
@@ -16,6 +21,7 @@ export type Request =
   | { id: RequestId; op: "acquire"; key: string; owner: string; ttlMs: number; waitMs: number }
   | { id: RequestId; op: "renew"; key: string; owner: string; ttlMs: number }
   | { id: RequestId; op: "release"; key: string; owner: string }
+  | { id: RequestId; op: "fence"; key: string }
   | { id: RequestId; op: "ping" };
 
 export type RequestId = number | string;
@@ -27,7 +33,7 @@ export interface BadRequest {
   message: string;
 }
 
-const OPS = ["acquire", "renew", "release", "ping"] as const;
+const OPS = ["acquire", "renew", "release", "fence", "ping"] as const;
 
 /** The request a line holds, or the reply that says what is wrong with it. */
 export function parseRequest(line: string): Request | BadRequest {
@@ -44,6 +50,7 @@ export function parseRequest(line: string): Request | BadRequest {
   if (!OPS.includes(o.op as (typeof OPS)[number])) return bad(id, `op must be one of ${OPS.join(", ")}, got ${JSON.stringify(o.op)}`);
   const op = o.op as (typeof OPS)[number];
   if (op === "ping") return { id, op };
+  if (op === "fence") return typeof o.key === "string" && o.key !== "" ? { id, op, key: o.key } : bad(id, "key must be a non-empty string");
   for (const f of ["key", "owner"]) if (typeof o[f] !== "string" || o[f] === "") return bad(id, `${f} must be a non-empty string`);
   const key = o.key as string, owner = o.owner as string;
   if (op === "release") return { id, op, key, owner };

@@ -48,6 +48,7 @@ export function createLockServer(opts: LockServerOptions = {}): { server: Server
     if (r.op === "ping") return send(socket, { id: r.id, ok: true });
     if (r.op === "acquire") answer(table.acquire(to, r.key, r.owner, r.ttlMs, r.waitMs, now()));
     else if (r.op === "renew") answer(table.renew(to, r.key, r.owner, r.ttlMs, now()));
+    else if (r.op === "fence") answer(table.nextFence(to, r.key));
     else answer(table.release(to, r.key, r.owner, now()));
   };
 

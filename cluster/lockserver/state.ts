@@ -13,12 +13,13 @@
 export type Change =
   | { t: "grant"; key: string; owner: string; fence: number; ttlMs: number }
   | { t: "renew"; key: string; owner: string; ttlMs: number }
-  | { t: "release"; key: string; owner: string };
+  | { t: "release"; key: string; owner: string }
+  | { t: "fence"; key: string; fence: number };
 
 export type Reply = { ok: true; fence?: number; ttlMs?: number; released?: boolean } | { ok: false; error: LockError };
 
-/** The refusals: the server certainly did not do what was asked. */
-export type LockError = "busy" | "timeout" | "not-owner" | "already-holder";
+/** The refusals: the server certainly did not do what was asked ("withdrawn": a wait its owner released before it was granted). */
+export type LockError = "busy" | "timeout" | "not-owner" | "already-holder" | "withdrawn";
 
 /** Whom to answer (the server's handle on a request still waiting) and what. */
 export interface Answer<W> {
@@ -109,11 +110,20 @@ export class LockTable<W> {
     return out;
   }
 
-  /** Only the holder; the lock goes to the queue's head at once. */
+  /**
+   * The holder lets go, and the lock goes to the queue's head at once. An owner
+   * still waiting withdraws its wait instead (its acquire is answered
+   * "withdrawn", the release `released: false`): the majority manager releases
+   * on every server, including those where it still waits.
+   */
   release(to: W, key: string, owner: string, now: number): Array<Answer<W>> {
     const out = this.expire(now);
     const r = this.resources.get(key);
-    if (!r || r.holder !== owner) out.push({ to, reply: { ok: false, error: "not-owner" } });
+    const waiting = r?.queue.find((w) => w.owner === owner);
+    if (r && waiting) {
+      r.queue = r.queue.filter((w) => w !== waiting);
+      out.push({ to: waiting.to, reply: { ok: false, error: "withdrawn" } }, { to, reply: { ok: true, released: false } });
+    } else if (!r || r.holder !== owner) out.push({ to, reply: { ok: false, error: "not-owner" } });
     else {
       r.holder = null;
       this.record({ t: "release", key, owner });
@@ -121,6 +131,18 @@ export class LockTable<W> {
       this.grantNext(key, r, now, out);
     }
     return out;
+  }
+
+  /**
+   * The next number of the key's fence counter, without a grant: the counter
+   * every grant on this server also counts, so the numbers it gives only rise
+   * (while the server keeps them). The majority manager's --fence-source single.
+   */
+  nextFence(to: W, key: string): Array<Answer<W>> {
+    const r = this.resource(key);
+    r.fence++;
+    this.record({ t: "fence", key, fence: r.fence });
+    return [{ to, reply: { ok: true, fence: r.fence } }];
   }
 
   /** Forget the waits of a connection that closed: nobody is there to be granted the lock. */
@@ -147,7 +169,8 @@ export class LockTable<W> {
    */
   replay(c: Change, now: number): void {
     const r = this.resource(c.key);
-    if (c.t === "grant") {
+    if (c.t === "fence") r.fence = Math.max(r.fence, c.fence);
+    else if (c.t === "grant") {
       r.holder = c.owner;
       r.fence = Math.max(r.fence, c.fence);
       r.leaseUntil = now + c.ttlMs;

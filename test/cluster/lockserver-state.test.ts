@@ -48,6 +48,28 @@ describe("lock server state", () => {
     expect(replies(t.release("a", "k", "A", 300))).toEqual({ a: { ok: true, released: true }, d: { ok: true, fence: 2, ttlMs: 100 } });
   });
 
+  it("a release by an owner still waiting withdraws its wait: nothing is granted to it later", () => {
+    const t = new LockTable<string>();
+    t.acquire("a", "k", "A", 100, 0, 0);
+    t.acquire("b", "k", "B", 100, 500, 1);
+    t.acquire("c", "k", "C", 100, 500, 2);
+    expect(replies(t.release("b2", "k", "B", 3))).toEqual({ b: { ok: false, error: "withdrawn" }, b2: { ok: true, released: false } });
+    expect(replies(t.release("a", "k", "A", 10))).toEqual({ a: { ok: true, released: true }, c: { ok: true, fence: 2, ttlMs: 100 } });
+  });
+
+  it("fence gives the next number of the counter grants count, and a replay keeps it", () => {
+    const changes: Change[] = [];
+    const t = new LockTable<string>((c) => changes.push(c));
+    t.acquire("a", "k", "A", 100, 0, 0);
+    expect(replies(t.nextFence("f", "k"))).toEqual({ f: { ok: true, fence: 2 } });
+    expect(replies(t.nextFence("g", "other"))).toEqual({ g: { ok: true, fence: 1 } });
+    const again = new LockTable<string>();
+    for (const c of changes) again.replay(c, 0);
+    expect(again.inspect("k")).toMatchObject({ holder: "A", fence: 2 });
+    expect(replies(again.nextFence("h", "k"))).toEqual({ h: { ok: true, fence: 3 } });
+    expect(parseRequest(`{"id":9,"op":"fence"}`)).toMatchObject({ id: 9, message: "key must be a non-empty string" });
+  });
+
   it("each key has its own holder and fence counter", () => {
     const t = new LockTable<string>();
     expect(replies(t.acquire("a", "x", "A", 100, 0, 0))).toEqual({ a: { ok: true, fence: 1, ttlMs: 100 } });
@@ -74,7 +96,7 @@ describe("lock server protocol", () => {
     expect(parseRequest("{oops")).toMatchObject({ id: null, error: "bad-request", message: "not JSON" });
     expect(parseRequest("[1]")).toMatchObject({ id: null, message: "not a JSON object" });
     expect(parseRequest(`{"op":"ping"}`)).toMatchObject({ id: null, message: "id must be a number or a string" });
-    expect(parseRequest(`{"id":3,"op":"steal"}`)).toMatchObject({ id: 3, message: `op must be one of acquire, renew, release, ping, got "steal"` });
+    expect(parseRequest(`{"id":3,"op":"steal"}`)).toMatchObject({ id: 3, message: `op must be one of acquire, renew, release, fence, ping, got "steal"` });
     expect(parseRequest(`{"id":4,"op":"acquire","key":"k","owner":"o","ttlMs":0,"waitMs":0}`)).toMatchObject({ id: 4, message: "ttlMs must be a whole number of ms, at least 1" });
     expect(parseRequest(`{"id":5,"op":"acquire","key":"k","owner":"o","ttlMs":10}`)).toMatchObject({ id: 5, message: "waitMs must be a whole number of ms, at least 0" });
     expect(parseRequest(`{"id":6,"op":"release","key":"","owner":"o"}`)).toMatchObject({ id: 6, message: "key must be a non-empty string" });
