@@ -12,8 +12,8 @@ import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
 import { tempRunDir, runCli, latestRun } from "../helpers.ts";
 
 describe("the scenarios", () => {
-  it("are the catalogue's ten, ZooKeeper's, P1, the libraries' users' reports and the lock kinds', DynamoDB's, each building into a test with its script and a firm prediction", () => {
-    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2", "C1", "L1", "L2", "Z1", "Z2", "Z3", "P1", "E1", "R1", "R2", "S1", "W1", "W2", "Q1", "Q2", "G1", "D1", "D2", "D3"]);
+  it("are the catalogue's ten, ZooKeeper's, P1, the libraries' users' reports and the lock kinds', DynamoDB's, the lock servers', each building into a test with its script and a firm prediction", () => {
+    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "K3", "K4", "K5", "T1", "F1", "F2", "C1", "L1", "L2", "Z1", "Z2", "Z3", "P1", "E1", "R1", "R2", "S1", "W1", "W2", "Q1", "Q2", "G1", "D1", "D2", "D3", "M1", "M2", "M3", "M4"]);
     for (const s of Object.values(SCENARIOS)) {
       const run = buildScenario(s, []);
       expect(run.test.name.startsWith(`${s.id.toLowerCase()}-`)).toBe(true);
@@ -46,6 +46,14 @@ describe("the scenarios", () => {
     expect(p("K5", "--redlock-check-validity", "on")).toEqual([]);
     expect(p("K4", "--redis-persistence", "always", "--restart-delay", "3500")).toEqual([]);
     expect(p("K4", "--fence-source", "max-incr")).toEqual(["mutex-violation", "duplicate-fence"]);
+    expect(p("M1")).toEqual(["stale-write-accepted"]);
+    expect(p("M1", "--fence", "on")).toEqual([]);
+    expect(p("M2")).toEqual(["mutex-violation", "duplicate-fence"]);
+    expect(p("M2", "--lockserver-persistence", "always")).toEqual([]);
+    expect(p("M2", "--fence-source", "single")).toBeNull();
+    expect(p("M3")).toEqual(["fence-regression", "duplicate-fence"]);
+    expect(p("M4")).toEqual([]);
+    expect(p("M4", "--fence", "off")).toEqual(["stale-write-accepted"]);
     expect(p("K1")).toEqual(["stale-write-accepted"]);
     expect(p("K1", "--fence", "on")).toEqual([]);
     expect(p("T1", "--client", "redis")).toEqual([]);

@@ -41,6 +41,8 @@ export async function scenario(id: string, ...args: string[]) {
   };
 }
 
+export type Run = Awaited<ReturnType<typeof scenario>>;
+
 /** The one completion (ok, fail or info) of process p's f. */
 export const completion = (r: Awaited<ReturnType<typeof scenario>>, p: number, f: string): Event => {
   const done = r.of(p, f).filter((e) => e.type !== "invoke");
