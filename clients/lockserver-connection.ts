@@ -9,7 +9,9 @@
 import { createConnection, type Socket } from "node:net";
 import { UnknownOutcome, type Endpoint } from "./lock.ts";
 
-type Reply = { id: number; ok: true; fence?: number; ttlMs?: number; released?: boolean } | { id: number; ok: false; error: string; message?: string };
+type Answer = { id: number; ok: true; fence?: number; ttlMs?: number; released?: boolean } | { id: number; ok: false; error: string; message?: string };
+/** An answer, or a queued word on the way to one. */
+type Reply = Answer | { id: number; queued: true; ahead: number; ok?: undefined };
 
 /** A server's answer, and on which connection it came (a release answered on the acquire's connection ran after it). */
 export type ServerAnswer = { type: "ok"; fence?: number; released?: boolean; via: number } | { type: "fail"; error: string; via: number };
@@ -17,8 +19,17 @@ export type ServerAnswer = { type: "ok"; fence?: number; released?: boolean; via
 /** `via` of a request never sent. */
 export const NEVER_SENT = -1;
 
+/** What a caller may be told while its request is under way. */
+export interface AskHooks {
+  /** It went out, on connection number `via`. */
+  sent?: (via: number) => void;
+  /** The server queued it (an acquire that must wait): its place is taken. */
+  queued?: () => void;
+}
+
 interface Waiting {
-  resolve: (r: Reply) => void;
+  queued?: () => void;
+  resolve: (r: Answer) => void;
   reject: (e: Error) => void;
   timer: NodeJS.Timeout;
 }
@@ -42,10 +53,9 @@ export class LockServerConnection {
 
   /**
    * The server's answer, or a fail "unavailable" if it was never sent;
-   * UnknownOutcome if sent and not answered within timeoutMs. `sent` is told on
-   * which connection it went out, as it goes.
+   * UnknownOutcome if sent and not answered within timeoutMs.
    */
-  async ask(request: Record<string, unknown>, timeoutMs: number, sent?: (via: number) => void): Promise<ServerAnswer> {
+  async ask(request: Record<string, unknown>, timeoutMs: number, hooks: AskHooks = {}): Promise<ServerAnswer> {
     let socket: Socket;
     try {
       socket = await this.connect();
@@ -53,8 +63,8 @@ export class LockServerConnection {
       return { type: "fail", error: "unavailable", via: NEVER_SENT };
     }
     const via = this.made;
-    sent?.(via);
-    const reply = await this.send(socket, request, timeoutMs);
+    hooks.sent?.(via);
+    const reply = await this.send(socket, request, timeoutMs, hooks.queued);
     return reply.ok ? { type: "ok", fence: reply.fence, released: reply.released, via } : { type: "fail", error: reply.error, via };
   }
 
@@ -63,14 +73,14 @@ export class LockServerConnection {
     this.socket = null;
   }
 
-  private send(socket: Socket, request: Record<string, unknown>, timeoutMs: number): Promise<Reply> {
+  private send(socket: Socket, request: Record<string, unknown>, timeoutMs: number, queued?: () => void): Promise<Answer> {
     const id = ++this.nextId;
-    return new Promise<Reply>((resolve, reject) => {
+    return new Promise<Answer>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(id);
         reject(new UnknownOutcome("timeout", `no reply from ${this.name} within ${timeoutMs} ms`));
       }, timeoutMs);
-      this.waiting.set(id, { resolve, reject, timer });
+      this.waiting.set(id, { queued, resolve, reject, timer });
       socket.write(JSON.stringify({ id, ...request }) + "\n");
     }).then((r) => {
       // A reply the server could not read is our own bug, not the lock's answer.
@@ -110,6 +120,10 @@ export class LockServerConnection {
           }
           const w = this.waiting.get(reply.id);
           if (!w) continue; // its request already timed out: an unknown outcome, recorded so
+          if (reply.ok === undefined) {
+            w.queued?.();
+            continue;
+          }
           this.waiting.delete(reply.id);
           clearTimeout(w.timer);
           w.resolve(reply);

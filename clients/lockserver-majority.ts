@@ -56,7 +56,7 @@ export class LockServerMajority implements LockClient {
   private askAll(request: Record<string, unknown>, timeoutMs: number): Vote[] {
     return this.servers.map((s, server) => {
       const vote: Vote = { server, answer: Promise.resolve("unknown"), settled: null, at: 0, sentVia: NEVER_SENT };
-      vote.answer = s.ask(request, timeoutMs, (via) => (vote.sentVia = via)).then(
+      vote.answer = s.ask(request, timeoutMs, { sent: (via) => (vote.sentVia = via) }).then(
         (a) => a,
         (e: unknown) => {
           if (e instanceof UnknownOutcome) return "unknown" as const;

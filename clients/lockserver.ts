@@ -20,9 +20,15 @@ export class LockServerLock implements LockClient {
 
   async acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
     const owner = `${this.ownerPrefix}-h${++this.holds}`;
+    const began = performance.now();
+    let queuedMs: number | null = null;
     // The server answers a queued acquire when its wait ends: the reply is due then, plus a command's time.
-    const r = await this.server.ask({ op: "acquire", key, owner, ttlMs, waitMs: timeoutMs }, timeoutMs + this.commandTimeoutMs);
-    return r.type === "ok" ? { type: "ok", value: { owner, fence: r.fence ?? null, ttlMs } } : refused(r);
+    const r = await this.server.ask({ op: "acquire", key, owner, ttlMs, waitMs: timeoutMs }, timeoutMs + this.commandTimeoutMs, {
+      queued: () => (queuedMs = elapsedMs(began)),
+    });
+    if (r.type !== "ok") return refused(r);
+    // When its place in the FIFO queue was certainly taken (the fairness count's arrival): the queued word, or the grant itself.
+    return { type: "ok", value: { owner, fence: r.fence ?? null, ttlMs, extra: { queued_ms: queuedMs ?? elapsedMs(began) } } };
   }
 
   async renew(key: string, hold: Hold, ttlMs: number): Promise<Outcome<{ ttlMs: number }>> {
@@ -39,5 +45,7 @@ export class LockServerLock implements LockClient {
     this.server.close();
   }
 }
+
+const elapsedMs = (since: number): number => Math.ceil((performance.now() - since) * 1000) / 1000;
 
 const refused = (r: ServerAnswer & { type: "fail" }): { type: "fail"; error: string } => ({ type: "fail", error: r.error });

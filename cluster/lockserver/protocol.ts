@@ -3,6 +3,7 @@
 // order (a queued acquire is answered when granted or when its wait runs out).
 //
 //   {"id":1,"op":"acquire","key":"k","owner":"c1-7","ttlMs":400,"waitMs":1200}
+//   {"id":1,"queued":true,"ahead":2}              (at once, when it must wait; then, later:)
 //   {"id":1,"ok":true,"fence":12,"ttlMs":400}      {"id":1,"ok":false,"error":"timeout"}
 //   {"id":2,"op":"renew","key":"k","owner":"c1-7","ttlMs":400}
 //   {"id":3,"op":"release","key":"k","owner":"c1-7"}   -> {"id":3,"ok":true,"released":true}

@@ -16,7 +16,17 @@ export type Change =
   | { t: "release"; key: string; owner: string }
   | { t: "fence"; key: string; fence: number };
 
-export type Reply = { ok: true; fence?: number; ttlMs?: number; released?: boolean } | { ok: false; error: LockError };
+export type Reply = { ok: true; fence?: number; ttlMs?: number; released?: boolean } | { ok: false; error: LockError } | Queued;
+
+/**
+ * Not an answer but a word on the way: the acquire took its place in the queue
+ * (`ahead`: how many wait before it). Its answer comes later. It tells the
+ * client when its place was certainly taken, which a fairness count needs.
+ */
+export interface Queued {
+  queued: true;
+  ahead: number;
+}
 
 /** The refusals: the server certainly did not do what was asked ("withdrawn": a wait its owner released before it was granted). */
 export type LockError = "busy" | "timeout" | "not-owner" | "already-holder" | "withdrawn";
@@ -93,7 +103,10 @@ export class LockTable<W> {
     if (r.holder === null && r.queue.length === 0) out.push({ to, reply: this.grant(key, r, owner, ttlMs, now) });
     else if (r.holder === owner || r.queue.some((w) => w.owner === owner)) out.push({ to, reply: { ok: false, error: "already-holder" } });
     else if (waitMs <= 0) out.push({ to, reply: { ok: false, error: "busy" } });
-    else r.queue.push({ to, owner, ttlMs, until: now + waitMs });
+    else {
+      r.queue.push({ to, owner, ttlMs, until: now + waitMs });
+      out.push({ to, reply: { queued: true, ahead: r.queue.length - 1 } });
+    }
     return out;
   }
 

@@ -11,8 +11,9 @@ describe("lock server state", () => {
   it("grants waiters in the order they came, each with a fence one higher", () => {
     const t = new LockTable<string>();
     expect(replies(t.acquire("a", "k", "A", 100, 0, 0))).toEqual({ a: { ok: true, fence: 1, ttlMs: 100 } });
-    expect(t.acquire("b", "k", "B", 100, 500, 1)).toEqual([]);
-    expect(t.acquire("c", "k", "C", 100, 500, 2)).toEqual([]);
+    // Each waiter is told at once that it took its place, and how many wait before it.
+    expect(replies(t.acquire("b", "k", "B", 100, 500, 1))).toEqual({ b: { queued: true, ahead: 0 } });
+    expect(replies(t.acquire("c", "k", "C", 100, 500, 2))).toEqual({ c: { queued: true, ahead: 1 } });
     expect(replies(t.acquire("d", "k", "D", 100, 0, 3))).toEqual({ d: { ok: false, error: "busy" } });
     expect(t.inspect("k")?.waiting).toEqual(["B", "C"]);
     expect(replies(t.release("a", "k", "A", 10))).toEqual({ a: { ok: true, released: true }, b: { ok: true, fence: 2, ttlMs: 100 } });

@@ -36,6 +36,7 @@ describe("a lock server process", () => {
     const a = client("a"), b = client("b");
     const h1 = held(await a.acquire("k", 2000, 0));
     expect(await b.acquire("k", 2000, 0)).toEqual({ type: "fail", error: "busy" });
+    const asked = performance.now();
     const waiting = b.acquire("k", 2000, 2000);
     const stranger: Hold = { owner: "b-nobody", fence: h1.fence, ttlMs: 2000 };
     expect(await b.renew("k", stranger, 2000)).toEqual({ type: "fail", error: "not-owner" });
@@ -43,7 +44,11 @@ describe("a lock server process", () => {
     expect(await a.renew("k", h1, 2000)).toEqual({ type: "ok", value: { ttlMs: 2000 } });
     expect(await a.release("k", h1)).toEqual({ type: "ok", value: { released: true } });
     const h2 = held(await waiting);
+    const waited = performance.now() - asked;
     expect(h2.fence).toBe(h1.fence! + 1);
+    // Its place was taken when the server queued it, well before its grant: the fairness count's arrival.
+    expect(h2.extra?.queued_ms).toBeGreaterThan(0);
+    expect(h2.extra?.queued_ms as number).toBeLessThan(waited / 2);
     expect(await a.acquire("k", 2000, 100)).toEqual({ type: "fail", error: "timeout" });
     await Promise.all([a.close(), b.close()]);
 
