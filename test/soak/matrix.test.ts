@@ -59,9 +59,9 @@ describe("matrix", () => {
   it("the nightly preset covers every backend and every client", () => {
     const m = loadPreset("nightly");
     const backends = new Set(m.configurations.map((c) => c.options.backend));
-    expect([...backends].sort()).toEqual(["dynamodb", "etcd", "redis", "redlock", "zookeeper"]);
+    expect([...backends].sort()).toEqual(["dynamodb", "etcd", "lockserver", "redis", "redlock", "zookeeper"]);
     const clients = new Set(m.configurations.map((c) => c.options.client ?? { redis: "redis", redlock: "node-redlock", etcd: "etcd-queue", zookeeper: "zookeeper" }[c.options.backend as string]));
-    for (const c of ["redis", "redis-unsafe-release", "node-redlock", "node-redlock-4", "redlock", "etcd-queue", "etcd3-lock", "zookeeper", "zookeeper-naive", "dynamodb-cas", "dynamodb-rvn", "dynamodb-lock-client"]) expect(clients.has(c), c).toBe(true);
+    for (const c of ["redis", "redis-unsafe-release", "node-redlock", "node-redlock-4", "redlock", "etcd-queue", "etcd3-lock", "zookeeper", "zookeeper-naive", "dynamodb-cas", "dynamodb-rvn", "dynamodb-lock-client", "lockserver", "lockserver-majority"]) expect(clients.has(c), c).toBe(true);
   });
 
   it("an unknown option is refused, naming the configuration and the option", () => {
