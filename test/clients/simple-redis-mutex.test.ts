@@ -97,6 +97,6 @@ describe("--client simple-redis-mutex", () => {
   it("--fence-source is refused: it issues its own fences", async () => {
     const r = await jepsenRun([...run, "--fence-source", "single"], "fc-srm-");
     expect(r.exit).toBe(254);
-    expect(r.stderr).toMatch(/--fence-source applies to --backend redlock only/);
+    expect(r.stderr).toMatch(/--fence-source applies to --backend redlock and --client lockserver-majority only/);
   });
 });

@@ -49,8 +49,12 @@ describe("--backend redlock", () => {
     });
     expect(build("--backend", "redlock", "--fence-source", "none", "--fence", "off").clientOptions.fenceSource).toBe("none");
     expect(build("--backend", "redis").clientOptions).toEqual({});
-    expect(() => build("--backend", "redis", "--fence-source", "single")).toThrow(/--fence-source applies to --backend redlock only/);
+    expect(() => build("--backend", "redis", "--fence-source", "single")).toThrow(/--fence-source applies to --backend redlock and --client lockserver-majority only/);
     expect(() => build("--backend", "redlock", "--redlock-check-validity", "off")).toThrow(/--client redlock only/);
+    // The lock servers' majority manager takes a fence source too (the largest of five by default); the single server issues its own.
+    expect(build("--backend", "lockserver", "--client", "lockserver-majority").clientOptions).toEqual({ fenceSource: "max-incr" });
+    expect(build("--backend", "lockserver", "--client", "lockserver-majority", "--fence-source", "single").clientOptions).toEqual({ fenceSource: "single" });
+    expect(() => build("--backend", "lockserver", "--fence-source", "single")).toThrow(/--client lockserver of --backend lockserver issues its own fences/);
     expect(() => build("--backend", "redlock", "--client", "redis")).toThrow(/does not work with --backend redlock/);
   });
 });
