@@ -24,7 +24,7 @@ export interface TestOptions {
   nemesis?: string | Array<"pause" | "pause-server" | "partition" | "latency" | "clock" | "kill" | "none">;
   /** the resource refuses writes with a stale fencing token (default: true) */
   fence?: boolean | "on" | "off";
-  /** redlock: where a hold's fence comes from: none; INCR on every granting node, the largest (unsafe, F2); INCR on redis-1 alone (a single point of failure) (default: max-incr) */
+  /** redlock and lockserver-majority: where a hold's fence comes from: none; the largest of the granting majority's counters (Redlock: INCR on each; the lock servers: each grant's fence; unsafe, F2); one counter alone, on redis-1 or lockserver-1 (a single point of failure) (default: max-incr) */
   fenceSource?: "none" | "max-incr" | "single";
   /** --client redis-unsafe-release: ms between its GET and its DEL (lands T1 on demand) (default: 0) */
   releaseGap?: number;
