@@ -74,6 +74,7 @@ export class LockServerMajority implements LockClient {
   async acquire(key: string, ttlMs: number, timeoutMs: number): Promise<Outcome<Hold>> {
     const owner = `${this.ownerPrefix}-h${++this.holds}`;
     const votes = this.askAll({ op: "acquire", key, owner, ttlMs, waitMs: timeoutMs }, timeoutMs + this.commandTimeoutMs);
+    let expired = false;
     if (await majority(votes, this.quorum)) {
       const granted = votes.filter(isYes);
       const validity = ttlMs - (performance.now() - Math.min(...granted.map((v) => v.at))) - clockDrift(ttlMs);
@@ -81,13 +82,15 @@ export class LockServerMajority implements LockClient {
         const fence = await this.fence(key, granted);
         return { type: "ok", value: { owner, fence, ttlMs, extra: { validity_ms: Math.floor(validity), granted: granted.map((v) => this.servers[v.server].name) } } };
       }
+      // The first grant's lease ran out while the last was still queued: no majority holds it now.
+      expired = true;
     }
     // Not held: let go everywhere (a wait still queued is withdrawn), then say what may remain.
     const releases = this.askAll({ op: "release", key, owner }, this.commandTimeoutMs);
     const clean = await Promise.all(votes.map((v, i) => undone(v, releases[i])));
     const maybe = clean.filter((c) => !c).length;
     if (maybe >= this.quorum) throw new UnknownOutcome("maybe-held", `acquire ${key}: no majority in time, and ${maybe} servers may still hold ${owner}`);
-    return { type: "fail", error: failReason(votes.map((v) => v.settled), this.quorum) };
+    return { type: "fail", error: expired ? "expired" : failReason(votes.map((v) => v.settled), this.quorum) };
   }
 
   /** The hold's fence, by --fence-source; the lock is held by now, so a fence that cannot be had is an unknown outcome. */

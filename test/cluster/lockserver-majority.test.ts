@@ -64,6 +64,17 @@ describe("lockserver-majority over five lock servers", () => {
     await Promise.all([...strangers.map((s) => s.close()), b.close()]);
   });
 
+  it("a majority whose first grant's lease ran out before the last grant came is no hold: fail expired, nothing left held", async () => {
+    // Strangers hold k6 on lockserver-3..5 for 600 ms; b's leases of 300 ms on 1 and 2 run out before those servers grant it.
+    const strangers = [2, 3, 4].map((i) => single(`s${i}`, i));
+    await Promise.all(strangers.map((s) => s.acquire("k6", 600, 0)));
+    const b = manager("b");
+    expect(await b.acquire("k6", 300, 2000)).toEqual({ type: "fail", error: "expired" });
+    const c = manager("c");
+    expect((await c.acquire("k6", 1000, 0)).type).toBe("ok");
+    await Promise.all([...strangers.map((s) => s.close()), b.close(), c.close()]);
+  });
+
   it("--fence-source single: the next number of lockserver-1's counter, whichever servers granted", async () => {
     const a = manager("a", { fenceSource: "single" });
     // A stranger's grant on lockserver-1 alone takes its counter for k3 to 1.
