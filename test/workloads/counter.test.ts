@@ -2,10 +2,10 @@
 // fencing, closed by --fence-reads) is the scenario's test, test/scenarios/counter.test.ts;
 // here: a holder whose fenced read is refused, and counters under random pauses.
 // Two clients, TTL 2 s, a 5 s pause of client 0 and client 1 waiting from 0.3 s.
-import { describe, it, expect, beforeAll } from "vitest";
+import { describe, it, expect } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning, inBackground } from "../helpers.ts";
+import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../helpers.ts";
 
 const twoClients = [
   "--workload", "counter", "--concurrency", "2", "--workers", "2", "--nemesis", "none",
@@ -53,15 +53,8 @@ const random = [
 ];
 
 describe("counter under the pause nemesis", () => {
-  // The two 20 s runs go at once.
-  let writeOnly: ReturnType<typeof run>, fencedReads: ReturnType<typeof run>;
-  beforeAll(() => {
-    writeOnly = inBackground(run(random));
-    fencedReads = inBackground(run([...random, "--fence-reads"]));
-  });
-
   it("write-only fencing: lost updates, and no other anomaly", async () => {
-    const r = await writeOnly;
+    const r = await run(random);
     expect(r.code, r.out).toBe(1);
     expect(r.results.stats.faults["start-pause"]).toBeGreaterThan(0);
     expect(r.results.stats.writes_accepted).toBeGreaterThan(3);
@@ -69,7 +62,7 @@ describe("counter under the pause nemesis", () => {
   });
 
   it("fenced reads: valid, and the accepted writes count 1, 2, 3, ...", async () => {
-    const r = await fencedReads;
+    const r = await run([...random, "--fence-reads"]);
     expect(r.code, r.out).toBe(0);
     expect(r.results.stats.faults["start-pause"]).toBeGreaterThan(0);
     const written = r.decisions.filter((d) => d.op === "write" && d.accepted).map((d) => d.data);
