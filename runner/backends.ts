@@ -91,8 +91,13 @@ export interface Backend {
   abilities?: readonly ClusterAbility[];
   /** Why an ability is missing, for that refusal (e.g. etcd: Go reads time without libc). */
   lacks?: Partial<Record<ClusterAbility, string>>;
-  /** Where its servers can run (--deploy); absent: local, docker and external. */
-  deploys?: ReadonlyArray<"local" | "docker" | "external">;
+  /**
+   * The deployments (--deploy) its servers cannot run in, each with why, which
+   * the refusal prints; every other deployment it runs in (local always).
+   * test/runner/deployments.test.ts holds every backend to this: a refusal with
+   * its reason, or a test that runs it there.
+   */
+  cannot?: Partial<Record<"docker" | "external", string>>;
   /** Toxics of our fault proxy it needs beyond Toxiproxy's, and what for (a --toxiproxy must have them). */
   needsToxics?: Record<string, string>;
   start(ctx: BackendContext): Promise<Cluster>;
@@ -200,7 +205,10 @@ export const BACKENDS: Record<string, Backend> = {
     needsToxics: {
       zk_sid_only: "member-to-member partitions: leader election connects back to the address a member advertises, around the proxies, unless the first message is rewritten",
     },
-    deploys: ["local"],
+    cannot: {
+      docker: "its servers run as local processes only: no ZooKeeper container image is built yet",
+      external: "its servers run as local processes only: a run cannot yet keep its lock nodes under a path of its own on an ensemble of yours, nor delete them afterwards",
+    },
     start: async (ctx) => (await import("../cluster/zookeeper.ts")).startZkCluster({ group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: ctx.toxiproxyUrl, deployment: ctx.deployment }),
     serverNames: ["zk-1", "zk-2", "zk-3"],
     removeKeys: async () => {
@@ -214,7 +222,10 @@ export const BACKENDS: Record<string, Backend> = {
     defaultClient: "postgres-lease",
     abilities: ["kill"],
     lacks: { clock: "the lock clients read the time with clock_timestamp(), and libfaketime under Postgres is not set up here" },
-    deploys: ["local"],
+    cannot: {
+      docker: "its servers run as local processes only: no Postgres container image is built yet",
+      external: "its servers run as local processes only: a run cannot yet keep its lease table and counters in a schema of its own on a server of yours, nor drop them afterwards",
+    },
     start: async (ctx) => (await import("./postgres-backend.ts")).startPostgresBackend(ctx),
     serverNames: ["postgres-1"],
     removeKeys: async (nodes, prefix) => (await import("./postgres-backend.ts")).removePostgresKeys(nodes, prefix),
@@ -228,7 +239,9 @@ export const BACKENDS: Record<string, Backend> = {
     lacks: {
       clock: "dynalite keeps no time for the locks (no TTL, no server-side lease): the leases are judged by the clients' clocks (dynamodb-cas) or by none (dynamodb-rvn, dynamodb-lock-client), so moving the server's clock would change nothing it decides",
     },
-    deploys: ["local", "external"],
+    cannot: {
+      docker: "its servers run as local processes or a service of yours (--deploy external) only: dynalite is an npm package a run starts with Node, and there is no container image of it",
+    },
     start: async (ctx) => (await import("./dynamodb-backend.ts")).startDynamoBackend(ctx),
     // A DynamoDB of the user's: its account from the AWS environment, the locks in a table of the run's.
     external: {
@@ -249,7 +262,10 @@ export const BACKENDS: Record<string, Backend> = {
     lacks: {
       clock: "the lock server times its leases and waits by its monotonic clock (performance.now), which libfaketime's wall-clock offset does not move: a clock fault would change nothing it decides",
     },
-    deploys: ["local"],
+    cannot: {
+      docker: "its servers run as local processes only: the lock server is fencecheck's own, started from this package with Node, and there is no container image of it",
+      external: "its servers run as local processes only: the lock server is fencecheck's own test subject, so there is no server of yours to point a run at",
+    },
     start: async (ctx) =>
       (await import("../cluster/lockserver/index.ts")).startLockServers(ctx.group, ctx.ports, {
         runDir: ctx.runDir,

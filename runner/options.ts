@@ -107,11 +107,8 @@ export function buildTest(o: ParsedOptions): Test {
   const metricsPort = (o["metrics-port"] as number | undefined) ?? null;
   if (metricsPort !== null && metricsPort !== 0 && metricsPort < 1024) throw new BadInput(`--metrics-port must be 0 (a free port) or at least 1024, got ${metricsPort}`);
   const deploy = o.deploy as "local" | "docker" | "external";
-  if (backend.deploys && !backend.deploys.includes(deploy)) {
-    const where = backend.deploys.map((d) => (d === "external" ? "a service of yours (--deploy external)" : `${d} processes`)).join(" or ");
-    const lacks = [!backend.deploys.includes("docker") && "no container image", !backend.deploys.includes("external") && "no external cluster support yet"].filter(Boolean);
-    throw new BadInput(`--deploy ${deploy} does not work with --backend ${backend.name}: its servers run as ${where} only (${lacks.join(", ")})`);
-  }
+  const cannot = deploy === "local" ? undefined : backend.cannot?.[deploy];
+  if (cannot) throw new BadInput(`--deploy ${deploy} does not work with --backend ${backend.name}: ${cannot}`);
   if (o["pg-durable"] && backend.name !== "postgres") throw new BadInput(`--pg-durable applies to --backend postgres only, not ${backend.name}`);
   const dynamoPersistence = o["dynamo-persistence"] as "disk" | "memory" | undefined;
   if (dynamoPersistence && backend.name !== "dynamodb") throw new BadInput(`--dynamo-persistence applies to --backend dynamodb only, not ${backend.name}`);

@@ -17,6 +17,8 @@ import { tempRunDir, runCli, latestRun, readNdjson } from "../helpers.ts";
 let dir: string;
 let group: ProcessGroup;
 let redis: ServerNode;
+/** Five more, for a Redlock of the user's. */
+let redlock: ServerNode[];
 let proxy: ProxyServer;
 let etcd: EtcdCluster;
 const short = ["--deploy", "external", "--concurrency", "4", "--workers", "2", "--nemesis-interval", "1", "--time-limit", "5", "--seed", "4"];
@@ -24,7 +26,8 @@ const short = ["--deploy", "external", "--concurrency", "4", "--workers", "2", "
 beforeAll(async () => {
   dir = tempRunDir("fc-external-");
   group = new ProcessGroup(dir);
-  [redis] = await startRedisNodes(group, new PortPlan(0), 1, { runDir: dir });
+  const ports = new PortPlan(0);
+  [redis, ...redlock] = await startRedisNodes(group, ports, 6, { runDir: dir });
   proxy = await startProxyServer({ port: 0 });
   etcd = await startEtcdCluster({ group, ports: new PortPlan(0), runDir: dir, toxiproxyUrl: proxy.url });
 });
@@ -40,6 +43,22 @@ function stored(store: string) {
 }
 
 describe("--deploy external", () => {
+  it("a Redlock of the user's: five servers by name, every one's keys of the run removed", async () => {
+    const store = tempRunDir("fc-external-");
+    const endpoints = redlock.map((n, i) => `redis-${i + 1}=${n.host}:${n.port}`).join(",");
+    const cli = runCli("test", [...short, "--backend", "redlock", "--endpoints", endpoints, "--nemesis", "pause", "--time-limit", "3", "--store", store]);
+    expect([0, 1], cli.stdout() + cli.stderr()).toContain(await cli.exit);
+    const { run, events } = stored(store);
+    expect(run.servers.map((s: { port: number }) => s.port)).toEqual(redlock.map((n) => n.port));
+    expect(run.keys_removed).toBeGreaterThan(0);
+    expect(events.some((e) => e.f === "acquire" && e.type === "ok")).toBe(true);
+    for (const n of redlock) {
+      const r = new Redis({ host: n.host, port: n.port });
+      expect(await r.keys("*"), n.name).toEqual([]);
+      r.disconnect();
+    }
+  });
+
   it("a Redis of the user's: partitions through the fault proxy, the run's keys under its prefix and removed, others' kept", async () => {
     const r = new Redis({ host: redis.host, port: redis.port });
     await r.set("theirs", "1");

@@ -1,0 +1,74 @@
+// One rule for every backend: in each deployment (--deploy local, docker,
+// external) its servers either run, and a named test file runs them there, or
+// its registry entry says why not (`cannot`), and the refusal prints that
+// reason. A backend refused somewhere without a reason, or said to run somewhere
+// no test runs it, fails here.
+import { describe, it, expect } from "vitest";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { BACKENDS } from "../../runner/backends.ts";
+import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
+import { BadInput, parseArgs } from "../../lib/index.ts";
+import { REPO, runCli, tempRunDir } from "../helpers.ts";
+
+type Deploy = "local" | "docker" | "external";
+const DEPLOYS: readonly Deploy[] = ["local", "docker", "external"];
+
+/**
+ * The test file that runs each backend in each deployment it runs in: a whole
+ * run, named by its --backend (Redis, the default, by a run without one).
+ */
+const RUN_IN: Record<string, Partial<Record<Deploy, string>>> = {
+  redis: { local: "test/runner/two-client-pause.test.ts", docker: "test/docker/runs.test.ts", external: "test/cluster/external.test.ts" },
+  redlock: { local: "test/runner/redlock.test.ts", docker: "test/docker/runs.test.ts", external: "test/cluster/external.test.ts" },
+  etcd: { local: "test/nemesis/network.test.ts", docker: "test/docker/runs.test.ts", external: "test/cluster/external.test.ts" },
+  zookeeper: { local: "test/runner/zookeeper-teardown.test.ts" },
+  postgres: { local: "test/runner/postgres.test.ts" },
+  dynamodb: { local: "test/runner/dynamodb.test.ts", external: "test/cluster/external-dynamodb.test.ts" },
+  lockserver: { local: "test/runner/lockserver.test.ts" },
+};
+
+/** What --deploy d needs besides itself to be accepted: the servers of an external cluster. */
+const deployArgs = (name: string, d: Deploy): string[] =>
+  d === "external" ? ["--endpoints", BACKENDS[name].serverNames.map((s, i) => `${s}=127.0.0.1:${20001 + i}`).join(",")] : [];
+
+/** The refusal of --backend name --deploy d, or null when it is accepted. */
+function refusal(name: string, d: Deploy): string | null {
+  try {
+    buildTest(parseArgs(["--backend", name, "--deploy", d, ...deployArgs(name, d)], TEST_OPTIONS).options);
+    return null;
+  } catch (e) {
+    if (e instanceof BadInput) return e.message;
+    throw e;
+  }
+}
+
+describe("every backend in every deployment", () => {
+  for (const name of Object.keys(BACKENDS))
+    for (const d of DEPLOYS)
+      it(`--backend ${name} --deploy ${d}: runs, with a test that runs it, or is refused with its registry's reason`, () => {
+        const why = d === "local" ? undefined : BACKENDS[name].cannot?.[d];
+        const refused = refusal(name, d);
+        if (why !== undefined) {
+          expect(why.length, `${name}'s reason for ${d} is empty`).toBeGreaterThan(20);
+          expect(refused, `--backend ${name} --deploy ${d}: its registry says it cannot run there, but the options accept it`).not.toBeNull();
+          expect(refused).toBe(`--deploy ${d} does not work with --backend ${name}: ${why}`);
+          return;
+        }
+        expect(refused, `--backend ${name} --deploy ${d} is refused, but its registry entry (cannot.${d}) gives no reason: ${refused}`).toBeNull();
+        const file = RUN_IN[name]?.[d];
+        expect(file, `--backend ${name} runs in --deploy ${d} by its registry entry, but no test is named to run it there (RUN_IN here), nor a reason given why it cannot (cannot.${d})`).toBeDefined();
+        const text = readFileSync(join(REPO, file!), "utf8");
+        expect(text, `${file} starts no run`).toMatch(/runCli\("test"|jepsenRun\(/);
+        if (name !== "redis") expect(text, `${file} does not run --backend ${name}`).toContain(`"--backend", "${name}"`);
+        if (d !== "local") expect(text, `${file} does not run --deploy ${d}`).toContain(`"--deploy", "${d}"`);
+      });
+
+  it("the refusal is bad input, exit 254, printing the reason, and the run makes nothing", async () => {
+    const store = tempRunDir("fc-deploys-");
+    const cli = runCli("test", ["--backend", "lockserver", "--deploy", "docker", "--store", join(store, "s")]);
+    expect(await cli.exit).toBe(254);
+    expect(cli.stderr()).toContain(BACKENDS.lockserver.cannot!.docker!);
+    expect(existsSync(join(store, "s"))).toBe(false);
+  });
+});
