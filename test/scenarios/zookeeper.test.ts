@@ -19,6 +19,11 @@ describe("Z1: a ZooKeeper session expires while its holder is frozen", () => {
     // Client 1 was granted the lock while client 0's worker was stopped.
     const [stop] = r.nemesis("stop-pause");
     expect(r.of(1, "acquire", "ok")[0].time).toBeLessThan(stop.time);
+    // Its links to ZooKeeper were cut across the thaw: the write went before the package could hear of the expiry.
+    const [cut] = r.nemesis("start-partition");
+    expect(cut.value).toMatchObject({ targets: ["worker-1->zk-1", "worker-1->zk-2", "worker-1->zk-3"] });
+    expect(cut.time).toBeLessThan(stop.time);
+    expect(completion(r, 0, "write").time).toBeLessThan(r.nemesis("stop-partition")[0].time);
     expect(completion(r, 0, "release")).toMatchObject({ type: "ok", value: { released: false, lost: "session-expired" } });
     expect(r.out).toMatch(/Scenario Z1: found stale-write-accepted, as the catalogue predicts/);
   });
