@@ -25,7 +25,7 @@ export const D1: Scenario = {
   id: "D1",
   title: "DynamoDB (AWS's lock client algorithm): a holder frozen past its lease, then it writes",
   shows:
-    "client 0 holds a 1 s lease and heartbeats a new rvn every 333 ms; its worker is SIGSTOPped from 800 ms to 3800 ms; client 1 asks from 1000 ms, sees the same rvn for a whole lease and takes the lock over; client 0 thaws with its write due and sends it: accepted without fencing, refused with it",
+    "client 0 holds a 1 s lease and heartbeats a new rvn every 333 ms; its worker is SIGSTOPped from 800 ms to 3800 ms; client 1 asks from 1000 ms, sees the same rvn for a whole lease and takes the lock over; client 0 thaws with its write due and sends it before its overdue heartbeat is answered (its link to DynamoDB stays cut until 4200 ms): accepted without fencing, refused with it",
   options: {
     ...ONE_HOLD_EACH,
     backend: "dynamodb",
@@ -50,7 +50,15 @@ export const D1: Scenario = {
   },
   // The in-process --pause alone would not do: the heartbeats go on while the
   // workload sleeps. The SIGSTOP freezes them, as a GC pause does.
-  script: () => [{ atMs: 800, nemesis: "pause", fault: { targets: ["worker-1"], durationMs: 3000 } }],
+  // At the thaw a heartbeat is overdue as well as the write, and fires first; its
+  // answer (not-owner: the rvn changed) ends the hold, and it came before the
+  // write in a loaded test run. Client 0's link to DynamoDB is cut from before the
+  // thaw until 400 ms after it (a network as slow to recover as the process), so
+  // the write goes before the heartbeat can be answered, every time.
+  script: () => [
+    { atMs: 800, nemesis: "pause", fault: { targets: ["worker-1"], durationMs: 3000 } },
+    { atMs: 3000, nemesis: "partition", fault: { targets: [link(1, "dynamodb-1")], durationMs: 1200 } },
+  ],
   predict: (o) => staleUnlessFenced(o, "client 0's write", "its fence is lower than the one client 1's takeover added"),
 };
 
