@@ -5,10 +5,10 @@
 // did, a new program serves its client, and the history checks; a SIGKILLed run
 // leaves no program behind; a manifest that is wrong is refused before anything
 // starts.
-import { describe, it, expect, beforeAll } from "vitest";
+import { describe, it, expect } from "vitest";
 import { readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempRunDir, runCli, latestRun, readNdjson, waitFor, REPO, inBackground } from "../helpers.ts";
+import { tempRunDir, runCli, latestRun, readNdjson, waitFor, REPO } from "../helpers.ts";
 
 const BRIDGE = "./adapters/node-bridge/redis-example.adapter.json";
 const fixture = (name: string) => `./test/adapters/fixtures/${name}.adapter.json`;
@@ -82,43 +82,31 @@ describe("adapter programs", () => {
     expect(stored(store).results.anomaly_types).toContain("stale-write-accepted");
   });
 
-  describe("programs that misbehave", () => {
-    const misbehaving = [
-      ["bad-line", "adapter-bad-line", /wrote a line that is not a message of the protocol \(not JSON\): this is not JSON; killed it; its standard error ended with:\n\s+misbehaving: acquire #3, mode bad-line/],
-      ["crash", "adapter-exited", /exited \(code 3\); killed it; its standard error ended with:\n\s+misbehaving: acquire #3, mode crash/],
-      ["hang", "adapter-timeout", /did not answer acquire \(id \d+\) within \d+ ms; killed it/],
-    ] as const;
-    // The three runs, of programs that misbehave on cue (no faults, nothing left to chance), go at once.
-    const runs = new Map<string, { store: string; cli: ReturnType<typeof runCli>; exit: Promise<number | null> }>();
-    beforeAll(() => {
-      for (const [mode] of misbehaving) {
-        const store = tempRunDir("fc-program-");
-        const cli = runCli("test", [...quick, "--client", fixture(mode), "--nemesis", "none", "--ttl", "400", "--command-timeout", "800", "--time-limit", "7", "--store", store]);
-        runs.set(mode, { store, cli, exit: inBackground(cli.exit) });
-      }
+  for (const [mode, error, said] of [
+    ["bad-line", "adapter-bad-line", /wrote a line that is not a message of the protocol \(not JSON\): this is not JSON; killed it; its standard error ended with:\n\s+misbehaving: acquire #3, mode bad-line/],
+    ["crash", "adapter-exited", /exited \(code 3\); killed it; its standard error ended with:\n\s+misbehaving: acquire #3, mode crash/],
+    ["hang", "adapter-timeout", /did not answer acquire \(id \d+\) within \d+ ms; killed it/],
+  ] as const) {
+    it(`a program that ${mode === "bad-line" ? "writes a line that is no message" : mode === "crash" ? "crashes" : "hangs"}: info ${error}, a message naming it, a new program, a checkable history`, async () => {
+      const store = tempRunDir("fc-program-");
+      const cli = runCli("test", [...quick, "--client", fixture(mode), "--nemesis", "none", "--ttl", "400", "--command-timeout", "800", "--time-limit", "7", "--store", store]);
+      expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
+      const run = stored(store);
+      const infos = run.events.filter((e) => e.type === "info" && e.f === "acquire");
+      expect(infos.length).toBeGreaterThan(0);
+      expect(infos.every((e) => e.error === error)).toBe(true);
+      expect(run.logs).toMatch(new RegExp(`adapter ${join(REPO, fixture(mode)).replace(/[./]/g, "\\$&")} \\(client \\d, pid \\d+\\) `));
+      expect(run.logs).toMatch(said);
+      // The person running the test hears of it too, not only the worker's log.
+      expect(cli.stderr()).toMatch(new RegExp(`fencecheck: worker-\\d: adapter .*\\(client \\d, pid \\d+\\) `));
+      expect(cli.stderr()).toMatch(said);
+      // The client went on: a later acquire under a new process, by a second program (owner prefix a2).
+      const p = infos[0].process as number;
+      expect(run.events.some((e) => e.process === p + 4 && e.f === "acquire" && e.type === "ok" && String((e.value as { owner: string }).owner).includes("a2-"))).toBe(true);
+      const check = runCli("check", [run.dir]);
+      expect(await check.exit, check.stderr()).toBe(0);
     });
-
-    for (const [mode, error, said] of misbehaving) {
-      it(`a program that ${mode === "bad-line" ? "writes a line that is no message" : mode === "crash" ? "crashes" : "hangs"}: info ${error}, a message naming it, a new program, a checkable history`, async () => {
-        const { store, cli, exit } = runs.get(mode)!;
-        expect(await exit, cli.stdout() + cli.stderr()).toBe(0);
-        const run = stored(store);
-        const infos = run.events.filter((e) => e.type === "info" && e.f === "acquire");
-        expect(infos.length).toBeGreaterThan(0);
-        expect(infos.every((e) => e.error === error)).toBe(true);
-        expect(run.logs).toMatch(new RegExp(`adapter ${join(REPO, fixture(mode)).replace(/[./]/g, "\\$&")} \\(client \\d, pid \\d+\\) `));
-        expect(run.logs).toMatch(said);
-        // The person running the test hears of it too, not only the worker's log.
-        expect(cli.stderr()).toMatch(new RegExp(`fencecheck: worker-\\d: adapter .*\\(client \\d, pid \\d+\\) `));
-        expect(cli.stderr()).toMatch(said);
-        // The client went on: a later acquire under a new process, by a second program (owner prefix a2).
-        const p = infos[0].process as number;
-        expect(run.events.some((e) => e.process === p + 4 && e.f === "acquire" && e.type === "ok" && String((e.value as { owner: string }).owner).includes("a2-"))).toBe(true);
-        const check = runCli("check", [run.dir]);
-        expect(await check.exit, check.stderr()).toBe(0);
-      });
-    }
-  });
+  }
 
   it("a SIGKILLed run leaves no adapter program, not even one that ignores its input closing: the reaper kills each worker's process group", async () => {
     const store = tempRunDir("fc-program-");
