@@ -47,16 +47,6 @@ export async function waitFor(cond: () => boolean, timeoutMs: number, stepMs = 5
 }
 
 /** Poll until `f` resolves truthy (a throw counts as not yet); its last value. */
-/**
- * Starts now, awaited later: whole runs that are independent of each other go at
- * once (most of a run is waiting out its time limit), each test awaiting its own.
- * A failure is kept for the test that awaits it, not reported as unhandled first.
- */
-export function inBackground<T>(p: Promise<T>): Promise<T> {
-  p.catch(() => {});
-  return p;
-}
-
 export async function eventually<T>(f: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {

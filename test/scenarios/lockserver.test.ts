@@ -5,8 +5,7 @@
 // late write is accepted with fencing on. M4: the same with one counter, whose
 // fences only rise: the late write refused. M1 (a holder frozen past its lease,
 // K1's shape) is predicted in the catalogue test and shown in docs/experiments.md.
-import { describe, it, expect, beforeAll } from "vitest";
-import { inBackground } from "../helpers.ts";
+import { describe, it, expect } from "vitest";
 import { completion, scenario, type Run } from "./run.ts";
 
 /** Each client's fence and the servers that made its majority, by process. */
@@ -16,14 +15,9 @@ const grants = (r: Run) =>
   ) as Record<number, { fence: number; granted: string[] }>;
 
 describe("the majority manager's scenarios", () => {
-  // Three runs of a few seconds each, at once.
-  const runs: Record<string, Promise<Run>> = {};
-  beforeAll(() => {
-    for (const id of ["M2", "M3", "M4"]) runs[id] = inBackground(scenario(id));
-  });
 
   it("M2: lockserver-3 restarts empty and grants client 1 while client 0 holds 1,2,3: mutex-violation, both fences 1", async () => {
-    const r = await runs.M2;
+    const r = await scenario("M2");
     expect(r.code, r.out).toBe(1);
     expect(r.results.anomaly_types.sort()).toEqual(["duplicate-fence", "mutex-violation"]);
     const a = completion(r, 0, "acquire"), b = completion(r, 1, "acquire");
@@ -38,7 +32,7 @@ describe("the majority manager's scenarios", () => {
   });
 
   it("M3: the largest of five: client 5's fence falls below frozen client 4's, its write is refused and client 4's late write accepted", async () => {
-    const r = await runs.M3;
+    const r = await scenario("M3");
     expect(r.code, r.out).toBe(1);
     expect(r.results.anomaly_types.sort()).toEqual(["duplicate-fence", "fence-regression"]);
     const g = grants(r);
@@ -55,7 +49,7 @@ describe("the majority manager's scenarios", () => {
   });
 
   it("M4: one counter: client 5's fence is above client 4's, and client 4's late write is refused", async () => {
-    const r = await runs.M4;
+    const r = await scenario("M4");
     expect(r.code, r.out).toBe(0);
     expect(r.results.valid).toBe(true);
     const g = grants(r);
