@@ -191,10 +191,13 @@ if [ -z "$engine" ]; then
     # own, so it outlives this script and the test run that called it; its output
     # goes to a log, never to our caller's pipes, which it would otherwise hold
     # open. --time=0: it never exits for being idle. A socket file left by a
-    # service that died would keep the new one from listening.
+    # service that died would keep the new one from listening. It runs from /: a
+    # service started from a checkout that is later deleted fails every container
+    # start ("write child: broken pipe": its children cannot start in a directory
+    # that is gone).
     log=/run/podman/fencecheck-service.log
     say "starting podman system service on $podman_sock (log: $log)"
-    as_root sh -c 'mkdir -p /run/podman && rm -f "$1" &&
+    as_root sh -c 'cd / && mkdir -p /run/podman && rm -f "$1" &&
       exec setsid -f podman system service --time=0 "unix://$1" </dev/null >>"$2" 2>&1' sh "$podman_sock" "$log" 9<&-
   fi
   for _ in $(seq 150); do
