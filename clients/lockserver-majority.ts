@@ -20,6 +20,7 @@
 import { LockServerConnection, NEVER_SENT, type ServerAnswer } from "./lockserver-connection.ts";
 import { UnknownOutcome, type ClientContext, type ClientOptions, type Hold, type LockClient, type Outcome } from "./lock.ts";
 import { clockDrift } from "./redlock-nodes.ts";
+import { atLeast } from "./redlock-proof.ts";
 
 type FenceSource = NonNullable<ClientOptions["fenceSource"]>;
 
@@ -126,20 +127,8 @@ export class LockServerMajority implements LockClient {
 
 const isYes = (v: Vote): boolean => v.settled !== null && v.settled !== "unknown" && v.settled.type === "ok";
 
-/** True as soon as `quorum` votes are grants; false once that can no longer happen. */
-function majority(votes: Vote[], quorum: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    let yes = 0;
-    let left = votes.length;
-    for (const v of votes)
-      void v.answer.then((a) => {
-        left--;
-        if (a !== "unknown" && a.type === "ok") yes++;
-        if (yes >= quorum) resolve(true);
-        else if (yes + left < quorum) resolve(false);
-      });
-  });
-}
+/** True as soon as `quorum` votes are grants; false once that can no longer happen (Redlock's count of answers). */
+const majority = (votes: Vote[], quorum: number): Promise<boolean> => atLeast(votes.map((v) => v.answer.then((a) => a !== "unknown" && a.type === "ok")), quorum);
 
 /**
  * Whether a server certainly does not hold the owner after the release: its

@@ -31,7 +31,7 @@ async function undone(calls: readonly Call[], i: number): Promise<boolean> {
 }
 
 /** True as soon as `k` of the promises gave true; false as soon as that cannot happen. */
-function atLeast(checks: Array<Promise<boolean>>, k: number): Promise<boolean> {
+export function atLeast(checks: Array<Promise<boolean>>, k: number): Promise<boolean> {
   if (k <= 0) return Promise.resolve(true);
   return new Promise((resolve) => {
     let yes = 0;
