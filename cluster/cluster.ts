@@ -55,6 +55,12 @@ export interface MemberClusterOptions {
   startTimeoutMs?: number;
   /** Where the members run (default: child processes of the group). */
   deployment?: Deployment;
+  /**
+   * Members talk to each other directly over their network, and a partition cuts
+   * members off it (--partition-mode network, containers only), instead of through
+   * the fault proxy's peer proxies.
+   */
+  directPeers?: boolean;
 }
 
 /** A consensus cluster: members that can be killed and restarted, a leader, a network of their own. */
@@ -90,6 +96,32 @@ export function memberControls<M extends ServerNode>(
       await deployment.kill(name);
       await respawn(m);
       await answering(name);
+    },
+  };
+}
+
+/**
+ * Member-to-member partitions on a container network (--partition-mode network):
+ * every member outside the largest component leaves the run's network, and
+ * joins it again at the heal. A member's network is all or nothing, so a
+ * minority of two loses its own link too, and a bridge cannot be drawn: its
+ * members stay.
+ */
+export function networkPartitions(deployment: Deployment, names: readonly string[]): NonNullable<Cluster["peers"]> {
+  const network = deployment.network;
+  if (!network) throw new Error(`members cannot be cut off their network in ${deployment.name} deployment`);
+  const cutOff = new Set<string>();
+  return {
+    async partition(components) {
+      const largest = [...components].sort((a, b) => b.length - a.length)[0] ?? [];
+      const out = names.filter((n) => !largest.includes(n) && !cutOff.has(n));
+      for (const n of out) cutOff.add(n);
+      await Promise.all(out.map((n) => network.disconnect(n)));
+    },
+    async heal() {
+      const back = [...cutOff];
+      cutOff.clear();
+      await Promise.all(back.map((n) => network.connect(n)));
     },
   };
 }

@@ -5,10 +5,10 @@
 // its `control` layer). Adding a deployment touches no backend.
 import type { ProcessGroup } from "./processes.ts";
 import { faketimeEnv } from "./faketime.ts";
-import { etcdBinary, javaBinary, nodeBinary, redisBinary } from "./programs.ts";
+import { etcdBinary, javaBinary, nodeBinary, pgBin, pgbouncerBinary, redisBinary } from "./programs.ts";
 
 /** The server programs a backend runs; a deployment knows how to start each. */
-export type ServerKind = "redis" | "etcd" | "zookeeper" | "dynalite" | "lockserver";
+export type ServerKind = "redis" | "etcd" | "zookeeper" | "postgres" | "pgbouncer" | "dynalite" | "lockserver";
 
 export interface ServerSpec {
   /** "redis-1", "etcd-2": unique in the run. */
@@ -24,6 +24,17 @@ export interface ServerSpec {
   ports: number[];
   /** Run it under libfaketime, reading its wall-clock offset from this file. */
   clockFile?: string;
+  /**
+   * A local process runs as this user (Postgres and pgbouncer refuse root); a
+   * container's image drops to its own server user instead.
+   */
+  user?: { uid: number; gid: number };
+  /**
+   * It forks children that serve its clients (Postgres' backends, each in a
+   * session of its own): a pause must hold them all, so a local one is frozen
+   * with its children and a container by the cgroup freezer, whatever --pause-mode.
+   */
+  withChildren?: boolean;
 }
 
 /** How a paused server is held: SIGSTOP to its process, or the cgroup freezer (containers). */
@@ -54,7 +65,15 @@ export interface Deployment {
 }
 
 export { redisBinary, etcdBinary, javaBinary } from "./programs.ts";
-const LOCAL_PROGRAMS: Record<ServerKind, () => string> = { redis: redisBinary, etcd: etcdBinary, zookeeper: javaBinary, dynalite: nodeBinary, lockserver: nodeBinary };
+const LOCAL_PROGRAMS: Record<ServerKind, () => string> = {
+  redis: redisBinary,
+  etcd: etcdBinary,
+  zookeeper: javaBinary,
+  postgres: () => pgBin("postgres"),
+  pgbouncer: pgbouncerBinary,
+  dynalite: nodeBinary,
+  lockserver: nodeBinary,
+};
 
 /** Local child processes, in the run's process group (its teardown and reaper stop them). */
 export function localDeployment(group: ProcessGroup): Deployment {
@@ -65,7 +84,7 @@ export function localDeployment(group: ProcessGroup): Deployment {
     hostAddress: async () => "127.0.0.1",
     async start(spec) {
       const env = spec.clockFile ? faketimeEnv(spec.clockFile) : undefined;
-      await group.spawn({ name: spec.name, command: LOCAL_PROGRAMS[spec.kind](), args: spec.args, logFile: spec.logFile, env });
+      await group.spawn({ name: spec.name, command: LOCAL_PROGRAMS[spec.kind](), args: spec.args, logFile: spec.logFile, env, user: spec.user, withChildren: spec.withChildren });
     },
     running: (name) => group.get(name)?.alive ?? false,
     kill: (name) => group.kill(name),

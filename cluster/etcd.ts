@@ -12,7 +12,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { waitForMembers } from "./processes.ts";
 import { localDeployment } from "./deployment.ts";
-import { memberControls, type MemberCluster, type MemberClusterOptions } from "./cluster.ts";
+import { memberControls, networkPartitions, type MemberCluster, type MemberClusterOptions } from "./cluster.ts";
 import type { ServerNode } from "./redis.ts";
 import { createPeerProxies } from "./etcd-peers.ts";
 import { EtcdAdmin } from "./etcd-admin.ts";
@@ -27,14 +27,7 @@ export interface EtcdMember extends ServerNode {
   id: string;
 }
 
-export interface EtcdClusterOptions extends MemberClusterOptions {
-  /**
-   * Members talk to each other directly over their network, and a partition cuts
-   * members off it (--partition-mode network, containers only), instead of through
-   * the fault proxy's peer proxies.
-   */
-  directPeers?: boolean;
-}
+export type EtcdClusterOptions = MemberClusterOptions;
 
 export interface EtcdCluster extends MemberCluster {
   nodes: EtcdMember[];
@@ -109,24 +102,6 @@ export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCl
     return m;
   };
 
-  // Cut off the network: every member outside the largest component leaves it (a
-  // member's network is all or nothing, so a minority of two loses its own link too,
-  // and a bridge cannot be drawn: its members stay).
-  const cutOff = new Set<string>();
-  const networkPeers = {
-    async partition(components: string[][]) {
-      const largest = [...components].sort((a, b) => b.length - a.length)[0] ?? [];
-      const out = nodes.map((m) => m.name).filter((n) => !largest.includes(n) && !cutOff.has(n));
-      for (const n of out) cutOff.add(n);
-      await Promise.all(out.map((n) => deployment.network!.disconnect(n)));
-    },
-    async heal() {
-      const back = [...cutOff];
-      cutOff.clear();
-      await Promise.all(back.map((n) => deployment.network!.connect(n)));
-    },
-  };
-
   return {
     nodes,
     // Answering at all is enough after a restart: a linearizable read would also
@@ -141,7 +116,7 @@ export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCl
       return nodes.find((m) => m.id === id)?.name ?? null;
     },
     peers: direct
-      ? networkPeers
+      ? networkPartitions(deployment, nodes.map((m) => m.name))
       : {
           partition: (components) => peers.partition(components),
           heal: () => peers.heal(),

@@ -1,7 +1,9 @@
 // A Postgres 15 server made for one run: initdb into data/postgres-1 of the run
 // directory (or a directory the postgres user can reach, linked from there), then
 // the postmaster as a child process of the run's group on a loopback port of its
-// own. Debian's package may run a system cluster on 5432; it is never used.
+// own. Debian's package may run a system cluster on 5432; it is never used. In
+// docker mode the postmaster is a container's (docker/postgres/), whose start
+// script runs initdb itself the first time: the host then needs no Postgres.
 //
 // The postmaster is started directly rather than through `pg_ctl start`: pg_ctl
 // daemonizes it, and the group (and the reaper after a crash) could then not know
@@ -27,6 +29,7 @@ import { logTail, type ProcessGroup } from "./processes.ts";
 import type { PortPlan } from "./ports.ts";
 import type { ServerNode } from "./redis.ts";
 import { pgBin } from "./programs.ts";
+import { localDeployment, type Deployment } from "./deployment.ts";
 
 export { pgBin };
 
@@ -38,6 +41,8 @@ export interface PostgresOptions {
   settings?: Record<string, string>;
   /** Its name in the run (default postgres-1; the resource's own is resource-db). */
   name?: string;
+  /** Where it runs (default: a child process of the group). */
+  deployment?: Deployment;
 }
 
 /** The `postgres` user's ids, from /etc/passwd (Node has no getpwnam). */
@@ -51,9 +56,10 @@ export function postgresUser(): { uid: number; gid: number } {
 /** The connection settings of the run's own server: trust authentication, the superuser. */
 export const pgConnection = (node: { host: string; port: number }) => ({ host: node.host, port: node.port, user: "postgres", database: "postgres" });
 
-function serverArgs(dir: string, port: number, opts: PostgresOptions): string[] {
+function serverArgs(dir: string, port: number, opts: PostgresOptions, bindHost: string): string[] {
   const settings: Record<string, string> = {
-    listen_addresses: "127.0.0.1",
+    // Loopback here; every address inside a container, whose port is published on loopback only.
+    listen_addresses: bindHost === "0.0.0.0" ? "*" : bindHost,
     // No Unix socket: a run directory's path can be longer than a socket's
     // (107 bytes), and every client comes over TCP through its proxy anyway.
     unix_socket_directories: "",
@@ -91,9 +97,15 @@ function reachable(dir: string, user: { uid: number; gid: number }): boolean {
  * directory, data/<name> links to it, and it is removed with the run's servers
  * (by the reaper if the runner dies) unless --keep-data keeps it.
  */
-export function serverDataDir(group: ProcessGroup, runDir: string, name: string): string {
+export function serverDataDir(group: ProcessGroup, runDir: string, name: string, deployment?: Deployment): string {
   const inRun = join(runDir, "data", name);
   mkdirSync(dirname(inRun), { recursive: true });
+  // A container is given the directory itself (a mount): no directory above it
+  // need be passable, and its start script gives it to its own postgres user.
+  if (deployment && deployment.name !== "local") {
+    mkdirSync(inRun, { recursive: true });
+    return inRun;
+  }
   const user = serverUser();
   let dir = inRun;
   if (user && !reachable(dirname(inRun), user)) {
@@ -127,17 +139,29 @@ async function initdb(group: ProcessGroup, name: string, dir: string, logFile: s
 }
 
 /** Start the postmaster (again, after a kill: same port, same data directory) and wait until it answers. */
-async function startPostmaster(group: ProcessGroup, node: ServerNode, dir: string, logFile: string, opts: PostgresOptions): Promise<void> {
-  const deadline = Date.now() + 15_000;
+async function startPostmaster(deployment: Deployment, node: ServerNode, dir: string, logFile: string, opts: PostgresOptions): Promise<void> {
+  // A container's first start runs initdb first (its script), and the engine may start slowly.
+  const limitS = deployment.name === "local" ? 15 : 60;
+  const deadline = Date.now() + limitS * 1000;
+  const spec = {
+    name: node.name,
+    kind: "postgres" as const,
+    args: serverArgs(dir, node.port, opts, deployment.bindHost),
+    dataDir: dir,
+    logFile,
+    ports: [node.port],
+    user: serverUser(),
+    withChildren: true,
+  };
   for (;;) {
-    await group.spawn({ name: node.name, command: pgBin("postgres"), args: serverArgs(dir, node.port, opts), logFile, user: serverUser(), withChildren: true });
+    await deployment.start(spec);
     for (;;) {
-      if (!group.running(node.name)) break;
+      if (!deployment.running(node.name)) break;
       if (await answers(node)) return;
-      if (Date.now() > deadline) throw new Error(`${node.name} did not answer on port ${node.port} within 15 s:\n${logTail(logFile)}`);
+      if (Date.now() > deadline) throw new Error(`${node.name} did not answer on port ${node.port} within ${limitS} s:\n${logTail(logFile)}`);
       await sleep(50);
     }
-    await group.kill(node.name);
+    await deployment.kill(node.name);
     // After a kill, backends of the old postmaster may still hold its shared
     // memory for a moment; the new one refuses to start until they are gone.
     if (Date.now() > deadline) throw new Error(`${node.name} exited at start (port ${node.port}):\n${logTail(logFile)}`);
@@ -160,11 +184,12 @@ async function answers(node: ServerNode): Promise<boolean> {
 }
 
 export async function startPostgresCluster(group: ProcessGroup, ports: PortPlan, opts: PostgresOptions): Promise<Cluster> {
+  const deployment = opts.deployment ?? localDeployment(group);
   const node: ServerNode = { name: opts.name ?? "postgres-1", host: "127.0.0.1", port: await ports.take() };
-  const dir = serverDataDir(group, opts.runDir, node.name);
+  const dir = serverDataDir(group, opts.runDir, node.name, deployment);
   const logFile = join(opts.runDir, "logs", `${node.name}.log`);
-  await initdb(group, node.name, dir, logFile);
-  await startPostmaster(group, node, dir, logFile, opts);
+  if (deployment.name === "local") await initdb(group, node.name, dir, logFile);
+  await startPostmaster(deployment, node, dir, logFile, opts);
   const check = (name: string) => {
     if (name !== node.name) throw new Error(`no Postgres server named ${name} (there is ${node.name})`);
   };
@@ -173,22 +198,22 @@ export async function startPostgresCluster(group: ProcessGroup, ports: PortPlan,
     // The postmaster was started withChildren: its backends are frozen and thawed with it.
     pause: async (name) => {
       check(name);
-      return group.pause(name);
+      return deployment.pause(name);
     },
     resume: async (name) => {
       check(name);
-      return group.resume(name);
+      return deployment.resume(name);
     },
-    running: (name) => group.running(name),
+    running: (name) => deployment.running(name),
     kill: async (name) => {
       check(name);
-      await group.kill(name);
+      await deployment.kill(name);
     },
     restart: async (name) => {
       check(name);
-      if (group.running(name)) return;
-      await group.kill(name);
-      await startPostmaster(group, node, dir, logFile, opts);
+      if (deployment.running(name)) return;
+      await deployment.kill(name);
+      await startPostmaster(deployment, node, dir, logFile, opts);
     },
   };
 }

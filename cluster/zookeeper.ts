@@ -3,7 +3,10 @@
 // log4j settings and hosts file under data/zk-N of the run directory and its log in
 // logs/zk-N.log. They are child processes of the run's process group (its teardown
 // and reaper SIGKILL them, as they do etcd), and reach each other through the
-// fault proxy (zookeeper-peers.ts), so a partition can cut members apart.
+// fault proxy (zookeeper-peers.ts), so a partition can cut members apart. In
+// docker mode each is a container of docker/zookeeper/ on the run's network, the
+// members reach each other there by name, and a partition cuts a member off that
+// network (as etcd's --partition-mode network does).
 //
 // Timing is scaled down from the defaults so a run of seconds sees elections and
 // expiries: a 100 ms tick, followers that lose the leader for a second (syncLimit
@@ -13,8 +16,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitForMembers } from "./processes.ts";
-import { localDeployment } from "./deployment.ts";
-import { memberControls, type MemberCluster, type MemberClusterOptions } from "./cluster.ts";
+import { localDeployment, type Deployment } from "./deployment.ts";
+import { memberControls, networkPartitions, type MemberCluster, type MemberClusterOptions } from "./cluster.ts";
 import type { ServerNode } from "./redis.ts";
 import { ZkPeerProxies, hostsFile } from "./zookeeper-peers.ts";
 import { fourLetterWord, zkMode } from "./zookeeper-admin.ts";
@@ -36,14 +39,19 @@ export interface ZkCluster extends MemberCluster {
 
 const TICK_MS = 100;
 
-function zooCfg(m: ZkMember, dataDir: string, all: ZkMember[]): string {
+function zooCfg(m: ZkMember, dataDir: string, all: ZkMember[], deployment: Deployment): string {
+  const direct = deployment.name !== "local";
   return [
     `tickTime=${TICK_MS}`,
     "initLimit=20",
     "syncLimit=10",
     `dataDir=${dataDir}`,
     `clientPort=${m.port}`,
-    "clientPortAddress=127.0.0.1",
+    `clientPortAddress=${deployment.bindHost}`,
+    // In a container the member's own name resolves to its address on the run's
+    // network, which a member cut off and joined again may not get back: the
+    // quorum and election ports listen on every address instead.
+    ...(direct ? ["quorumListenOnAllIPs=true"] : []),
     // Else the AdminServer takes 8080.
     "admin.enableServer=false",
     "4lw.commands.whitelist=srvr,mntr,ruok",
@@ -51,7 +59,7 @@ function zooCfg(m: ZkMember, dataDir: string, all: ZkMember[]): string {
     "maxSessionTimeout=600000",
     // The transaction log grows by 64 MB at a time by default; runs are small.
     "preAllocSize=1024",
-    ...all.map((o) => `server.${o.id}=zk-${o.id}:${o.quorumPort}:${o.electionPort}`),
+    ...all.map((o) => `server.${o.id}=${direct ? deployment.memberHost(o.name) : o.name}:${o.quorumPort}:${o.electionPort}`),
     "",
   ].join("\n");
 }
@@ -68,13 +76,20 @@ export async function startZkCluster(opts: MemberClusterOptions): Promise<ZkClus
   const { group, ports, runDir } = opts;
   const size = opts.size ?? 3;
   const deployment = opts.deployment ?? localDeployment(group);
-  if (deployment.name !== "local") throw new Error(`ZooKeeper runs as local processes only, not in ${deployment.name} deployment`);
-  const startTimeoutMs = opts.startTimeoutMs ?? 30_000;
+  // Containers reach each other over the run's network, by name. Through the
+  // fault proxy they cannot: each member's way to the others is a loopback
+  // address of its own (zookeeper-peers.ts), and a container's loopback is its own.
+  const direct = deployment.name !== "local";
+  if (opts.directPeers && !direct) throw new Error(`ZooKeeper members cannot be cut off their network in ${deployment.name} deployment`);
+  // A JVM in a container: a first start of the image's JVM is slower.
+  const startTimeoutMs = opts.startTimeoutMs ?? (direct ? 60_000 : 30_000);
   const nodes: ZkMember[] = [];
   for (let id = 1; id <= size; id++)
     nodes.push({ name: `zk-${id}`, host: "127.0.0.1", id, port: await ports.take(), quorumPort: await ports.take(), electionPort: await ports.take() });
-  const peers = await ZkPeerProxies.create(opts.toxiproxyUrl, `fc-${process.pid}-`, nodes.map((m) => ({ name: m.name, quorumPort: m.quorumPort, electionPort: m.electionPort })));
-  group.onStop(() => peers.remove());
+  const peers = direct
+    ? null
+    : await ZkPeerProxies.create(opts.toxiproxyUrl, `fc-${process.pid}-`, nodes.map((m) => ({ name: m.name, quorumPort: m.quorumPort, electionPort: m.electionPort })));
+  if (peers) group.onStop(() => peers.remove());
   const logFile = (m: ZkMember): string => join(runDir, "logs", `${m.name}.log`);
 
   const spawnMember = async (m: ZkMember): Promise<void> => {
@@ -82,9 +97,9 @@ export async function startZkCluster(opts: MemberClusterOptions): Promise<ZkClus
     mkdirSync(dataDir, { recursive: true });
     // Written again on a restart: the same contents, and the snapshots and logs beside them stay.
     writeFileSync(join(dataDir, "myid"), `${m.id}\n`);
-    writeFileSync(join(dataDir, "zoo.cfg"), zooCfg(m, dataDir, nodes));
+    writeFileSync(join(dataDir, "zoo.cfg"), zooCfg(m, dataDir, nodes, deployment));
     writeFileSync(join(dataDir, "log4j.properties"), LOG4J);
-    writeFileSync(join(dataDir, "hosts"), hostsFile(m.id, size));
+    if (!direct) writeFileSync(join(dataDir, "hosts"), hostsFile(m.id, size));
     const args = [
       "-Xmx256m",
       "-Xms32m",
@@ -92,7 +107,10 @@ export async function startZkCluster(opts: MemberClusterOptions): Promise<ZkClus
       "-XX:ActiveProcessorCount=1",
       // The C1 compiler only: a short-lived server gains little from C2 and pays for it in CPU at start.
       "-XX:TieredStopAtLevel=1",
-      `-Djdk.net.hosts.file=${join(dataDir, "hosts")}`,
+      // Locally: the member names through the proxies. In a container: the
+      // network's own names, looked up again each time (a member joined again
+      // after a partition may have a new address; the JVM keeps one for 30 s).
+      ...(direct ? ["-Dsun.net.inetaddr.ttl=0"] : [`-Djdk.net.hosts.file=${join(dataDir, "hosts")}`]),
       `-Dzookeeper.log.dir=${dataDir}`,
       `-Dlog4j.configuration=file:${join(dataDir, "log4j.properties")}`,
       // Election connections to a member that is cut off give up after 1 s, not 5,
@@ -141,6 +159,6 @@ export async function startZkCluster(opts: MemberClusterOptions): Promise<ZkClus
         await sleep(100);
       }
     },
-    peers: { partition: (components) => peers.partition(components), heal: () => peers.heal() },
+    peers: peers ? { partition: (components) => peers.partition(components), heal: () => peers.heal() } : networkPartitions(deployment, nodes.map((m) => m.name)),
   };
 }

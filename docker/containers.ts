@@ -17,7 +17,16 @@ import type { Engine } from "./engine.ts";
 import { ensureImage, IMAGE_FAKETIME_PRELOAD } from "./images.ts";
 import { LABEL_OWNER, LABEL_RUN, LABEL_SERVER, ownerLabel, reapLeftovers } from "./leftovers.ts";
 
-const PROGRAMS: Record<ServerKind, string> = { redis: "redis-server", etcd: "etcd", zookeeper: "java", dynalite: "node", lockserver: "node" };
+/** The program each kind's container runs (Postgres' and pgbouncer's: the image's scripts, which drop to the postgres user). */
+const PROGRAMS: Record<ServerKind, string> = {
+  redis: "redis-server",
+  etcd: "etcd",
+  zookeeper: "java",
+  postgres: "fencecheck-postgres",
+  pgbouncer: "fencecheck-pgbouncer",
+  dynalite: "node",
+  lockserver: "node",
+};
 
 export interface DockerDeploymentOptions {
   engine: Engine;
@@ -44,6 +53,10 @@ interface Server {
   /** The host pid of its main process while up (given to the reaper). */
   pid: number | null;
   log: WriteStream | null;
+  /** Its main process forks the ones that serve (Postgres): only the freezer holds them all. */
+  freezeOnly: boolean;
+  /** Its address on the run's network, kept when it is first cut off (it joins again at it). */
+  address?: string | null;
 }
 
 export async function dockerDeployment(o: DockerDeploymentOptions): Promise<DockerDeployment> {
@@ -92,7 +105,7 @@ export async function dockerDeployment(o: DockerDeploymentOptions): Promise<Dock
         HostConfig: { Binds: [`${spec.dataDir}:${spec.dataDir}`], PortBindings: ports, NetworkMode: tag },
         NetworkingConfig: { EndpointsConfig: { [tag]: { Aliases: [spec.name] } } },
       });
-      s = { container, image, up: false, frozen: false, pid: null, log: null };
+      s = { container, image, up: false, frozen: false, pid: null, log: null, freezeOnly: spec.withChildren ?? false };
       servers.set(spec.name, s);
     }
     const sinceS = Math.floor(Date.now() / 1000);
@@ -123,7 +136,7 @@ export async function dockerDeployment(o: DockerDeploymentOptions): Promise<Dock
         Labels: { ...labels, [LABEL_SERVER]: "anchor" },
         HostConfig: { NetworkMode: tag },
       });
-      const s: Server = { container, image, up: false, frozen: false, pid: null, log: null };
+      const s: Server = { container, image, up: false, frozen: false, pid: null, log: null, freezeOnly: false };
       servers.set("anchor", s);
       await container.start();
       const state = ((await container.inspect()) as { State: { Pid: number } }).State;
@@ -144,10 +157,12 @@ export async function dockerDeployment(o: DockerDeploymentOptions): Promise<Dock
     s.pid = null;
   };
 
+  const freezes = (s: Server): boolean => o.pauseMode === "freeze" || s.freezeOnly;
+
   const kill = async (name: string): Promise<void> => {
     const s = servers.get(name);
     if (!s || !s.up) return;
-    if (s.frozen && o.pauseMode === "freeze") await s.container.unpause().catch(() => {});
+    if (s.frozen && freezes(s)) await s.container.unpause().catch(() => {});
     await s.container.kill({ signal: "SIGKILL" }).catch(() => {});
     await s.container.wait().catch(() => {});
     markDown(s);
@@ -163,7 +178,7 @@ export async function dockerDeployment(o: DockerDeploymentOptions): Promise<Dock
     const s = server(name);
     if (!s.up) return false;
     try {
-      if (o.pauseMode === "freeze") await freeze();
+      if (freezes(s)) await freeze();
       else await s.container.kill({ signal: sig });
       s.frozen = frozen;
       return true;
@@ -183,11 +198,19 @@ export async function dockerDeployment(o: DockerDeploymentOptions): Promise<Dock
     pause: (name) => signal(name, () => server(name).container.pause(), "SIGSTOP", true),
     resume: (name) => signal(name, () => server(name).container.unpause(), "SIGCONT", false),
     network: {
+      // A member joins again at the address it had: the engine would give it any
+      // free one, and then every TCP connection its peers had with it (ZooKeeper's
+      // election and quorum links, which have no timeouts of their own) would
+      // stay half-open for the kernel's retransmission timeout, a quarter of an
+      // hour, instead of resuming with the heal as they do across a real cut.
       disconnect: async (name) => {
-        await network.disconnect({ Container: server(name).container.id, Force: true });
+        const s = server(name);
+        s.address ??= await addressOn(s.container, tag);
+        await network.disconnect({ Container: s.container.id, Force: true });
       },
       connect: async (name) => {
-        await network.connect({ Container: server(name).container.id, EndpointConfig: { Aliases: [name] } });
+        const s = server(name);
+        await network.connect({ Container: s.container.id, EndpointConfig: { Aliases: [name], ...(s.address ? { IPAMConfig: { IPv4Address: s.address } } : {}) } });
       },
     },
     describe: () => ({
@@ -209,4 +232,10 @@ export async function dockerDeployment(o: DockerDeploymentOptions): Promise<Dock
 /** Whether this machine has the address now (a remote engine's gateway is never here: then we do not wait). */
 function bridgeUp(address: string): boolean {
   return Object.values(networkInterfaces()).some((list) => list?.some((a) => a.address === address));
+}
+
+/** The container's IPv4 address on the network, or null when the engine does not say. */
+async function addressOn(container: Docker.Container, network: string): Promise<string | null> {
+  const info = (await container.inspect()) as { NetworkSettings?: { Networks?: Record<string, { IPAddress?: string }> } };
+  return info.NetworkSettings?.Networks?.[network]?.IPAddress || null;
 }

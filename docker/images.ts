@@ -13,13 +13,18 @@ import { withDirLock } from "../lib/dir-lock.ts";
 import type { ServerKind } from "../cluster/deployment.ts";
 
 
-/** The server kinds that have an image (ZooKeeper, dynalite and our lock server have none yet: docker mode refuses them). */
-export type ImageKind = Exclude<ServerKind, "zookeeper" | "dynalite" | "lockserver">;
+/** The images (dynalite and our lock server have none: docker mode refuses those backends, runner/backends.ts says why). */
+export type ImageKind = "redis" | "etcd" | "zookeeper" | "postgres";
+
+/** The image each server kind runs in: pgbouncer shares Postgres' (one package set, one build). */
+const IMAGE_OF: Partial<Record<ServerKind, ImageKind>> = { redis: "redis", etcd: "etcd", zookeeper: "zookeeper", postgres: "postgres", pgbouncer: "postgres" };
 
 /** What each image is built from, relative to the repository root. */
 export const IMAGE_SOURCES: Record<ImageKind, { dockerfile: string; files: string[] }> = {
   redis: { dockerfile: "docker/redis/Dockerfile", files: ["cluster/faketime/shim.c"] },
   etcd: { dockerfile: "docker/etcd/Dockerfile", files: [] },
+  zookeeper: { dockerfile: "docker/zookeeper/Dockerfile", files: [] },
+  postgres: { dockerfile: "docker/postgres/Dockerfile", files: ["docker/postgres/postgres.sh", "docker/postgres/pgbouncer.sh"] },
 };
 
 /** Where the redis image keeps the libraries that let the clock nemesis move its clock. */
@@ -47,10 +52,9 @@ async function exists(docker: Docker, tag: string): Promise<boolean> {
  * (a test suite, two soaks) build it once: the first takes a lock directory, the
  * others wait for the image.
  */
-export async function ensureImage(docker: Docker, kind: ServerKind, log: (line: string) => void): Promise<string> {
-  if (kind === "zookeeper") throw new Error("docker mode has no ZooKeeper image: run --backend zookeeper locally");
-  if (kind === "dynalite") throw new Error("docker mode has no dynalite image: run --backend dynamodb locally");
-  if (kind === "lockserver") throw new Error("docker mode has no lock server image: run --backend lockserver locally");
+export async function ensureImage(docker: Docker, server: ServerKind, log: (line: string) => void): Promise<string> {
+  const kind = IMAGE_OF[server];
+  if (!kind) throw new Error(`docker mode has no image for ${server} servers`);
   const tag = imageTag(kind);
   if (await exists(docker, tag)) return tag;
   const lock = join(tmpdir(), `fencecheck-build-${tag.replace(/[^a-z0-9.-]/gi, "_")}.lock`);

@@ -195,7 +195,7 @@ export const BACKENDS: Record<string, Backend> = {
   },
   zookeeper: {
     name: "zookeeper",
-    describe: "three ZooKeeper 3.8 servers (a quorum); member-to-member traffic through the fault proxy",
+    describe: "three ZooKeeper 3.8 servers (a quorum); member-to-member traffic through the fault proxy (in docker mode: over the run's network)",
     clients: ["zookeeper", "zookeeper-naive", "zookeeper-cancel-naive", "zookeeper-rw", "kazoo", "curator"],
     defaultClient: "zookeeper",
     abilities: ["kill"],
@@ -206,10 +206,19 @@ export const BACKENDS: Record<string, Backend> = {
       zk_sid_only: "member-to-member partitions: leader election connects back to the address a member advertises, around the proxies, unless the first message is rewritten",
     },
     cannot: {
-      docker: "its servers run as local processes only: no ZooKeeper container image is built yet",
       external: "its servers run as local processes only: a run cannot yet keep its lock nodes under a path of its own on an ensemble of yours, nor delete them afterwards",
     },
-    start: async (ctx) => (await import("../cluster/zookeeper.ts")).startZkCluster({ group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: ctx.toxiproxyUrl, deployment: ctx.deployment }),
+    // In containers the members always meet on the run's network, and a member
+    // partition cuts them off it (cluster/zookeeper.ts says why no proxy can).
+    start: async (ctx) =>
+      (await import("../cluster/zookeeper.ts")).startZkCluster({
+        group: ctx.group,
+        ports: ctx.ports,
+        runDir: ctx.runDir,
+        toxiproxyUrl: ctx.toxiproxyUrl,
+        deployment: ctx.deployment,
+        directPeers: ctx.deployment.name === "docker",
+      }),
     serverNames: ["zk-1", "zk-2", "zk-3"],
     removeKeys: async () => {
       throw new Error("--backend zookeeper runs its own servers only");
@@ -223,7 +232,6 @@ export const BACKENDS: Record<string, Backend> = {
     abilities: ["kill"],
     lacks: { clock: "the lock clients read the time with clock_timestamp(), and libfaketime under Postgres is not set up here" },
     cannot: {
-      docker: "its servers run as local processes only: no Postgres container image is built yet",
       external: "its servers run as local processes only: a run cannot yet keep its lease table and counters in a schema of its own on a server of yours, nor drop them afterwards",
     },
     start: async (ctx) => (await import("./postgres-backend.ts")).startPostgresBackend(ctx),

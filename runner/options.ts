@@ -11,6 +11,9 @@ import { FENCE_SOURCES, type FenceSource } from "../clients/redlock-fence.ts";
 import { WORKLOADS, type LockSpec, type WorkloadOptions } from "../workloads/index.ts";
 import { NEMESES, GRUDGES, WHOLE_SERVER, CLOCK_MODES, CLOCK_TARGETS, AIMS, type Aim, type ClockMode, type ClockTarget } from "../nemesis/index.ts";
 
+/** The backends whose members talk to each other, which --partition-mode network cuts apart. */
+const MEMBER_BACKENDS = ["etcd", "zookeeper"];
+
 export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "backend", kind: "string", default: "redis", choices: Object.keys(BACKENDS), help: "lock service to test" },
   { name: "client", kind: "string", default: undefined, defaultText: "the backend's own", help: `lock client: ${Object.keys(CLIENTS).join(", ")}, or the path of an adapter of your own: a module (./my-lock.ts; see examples/redis-lock-adapter.ts) or an adapter program's manifest in any language (./my-lock.adapter.json; see docs/adapter-protocol.md)` },
@@ -48,7 +51,7 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "pause-max", kind: "int", default: undefined, defaultText: "4 x ttl", min: 1, help: "longest SIGSTOP in ms" },
   { name: "grace", kind: "number", default: undefined, defaultText: "from ttl, pause and timeouts", min: 0, help: "seconds clients get to finish after the heal" },
   { name: "partition", kind: "list", default: undefined, defaultText: `${GRUDGES.join(",")} (behind proxies of yours: ${WHOLE_SERVER.join(",")})`, choices: GRUDGES, help: "grudges a partition picks from" },
-  { name: "partition-mode", kind: "string", default: "timeout", choices: ["timeout", "reset", "network"], help: "cut links drop data silently (timeout) or refuse connections (reset); network (--deploy docker, etcd): links as timeout, and the members cut off the run's container network instead of through the fault proxy" },
+  { name: "partition-mode", kind: "string", default: "timeout", choices: ["timeout", "reset", "network"], help: "cut links drop data silently (timeout) or refuse connections (reset); network (--deploy docker, etcd or zookeeper): links as timeout, and the members cut off the run's container network instead of through the fault proxy (ZooKeeper's members in containers are always cut off that way)" },
   { name: "fault-min", kind: "int", default: undefined, defaultText: "ttl", min: 1, help: "shortest partition, latency or clock fault in ms" },
   { name: "fault-max", kind: "int", default: undefined, defaultText: "5 x ttl", min: 1, help: "longest partition, latency or clock fault in ms" },
   { name: "latency", kind: "int", default: undefined, defaultText: "1.2 x ttl", min: 1, help: "ms of latency the latency nemesis adds each way" },
@@ -158,8 +161,9 @@ export function buildTest(o: ParsedOptions): Test {
   const partitionMode = o["partition-mode"] as "timeout" | "reset" | "network";
   if (pauseMode === "freeze" && deploy !== "docker") throw new BadInput(`--pause-mode freeze needs --deploy docker (the freezer is a container's cgroup); local servers are paused with SIGSTOP`);
   if (partitionMode === "network") {
-    if (deploy !== "docker") throw new BadInput(`--partition-mode network needs --deploy docker: it cuts etcd members off the run's container network`);
-    if (backend.name !== "etcd") throw new BadInput(`--partition-mode network cuts etcd members off each other; --backend ${backend.name} has no member-to-member traffic (use timeout or reset)`);
+    if (deploy !== "docker") throw new BadInput(`--partition-mode network needs --deploy docker: it cuts members off the run's container network`);
+    if (!MEMBER_BACKENDS.includes(backend.name))
+      throw new BadInput(`--partition-mode network cuts the members of ${MEMBER_BACKENDS.join(" or ")} off each other; --backend ${backend.name} has no member-to-member traffic (use timeout or reset)`);
   }
   const workloadOptions: WorkloadOptions = {
     ttlMs: o.ttl as number,

@@ -24,11 +24,11 @@ export async function onServer<T>(node: { host: string; port: number }, f: (c: p
 }
 
 export async function startPostgresBackend(ctx: BackendContext): Promise<Cluster> {
-  const cluster = await startPostgresCluster(ctx.group, ctx.ports, { runDir: ctx.runDir, durable: ctx.serverOptions.pgDurable ?? false });
+  const cluster = await startPostgresCluster(ctx.group, ctx.ports, { runDir: ctx.runDir, durable: ctx.serverOptions.pgDurable ?? false, deployment: ctx.deployment });
   await onServer(cluster.nodes[0], (c) => c.query(LOCK_TABLES_SQL));
   if (!ctx.serverOptions.pgPooler) return cluster;
   // The clients see the pooler as their server (buildTest refuses the faults that would aim past it).
-  return { ...cluster, nodes: [await startPgbouncer(ctx.group, ctx.ports, ctx.runDir, cluster.nodes[0])] };
+  return { ...cluster, nodes: [await startPgbouncer(ctx.group, ctx.ports, ctx.runDir, cluster.nodes[0], ctx.deployment)] };
 }
 
 /** The run's rows, for a server it shares: the locks' names all start with `prefix`. */
