@@ -4,7 +4,7 @@ import type { ProcessGroup } from "../cluster/processes.ts";
 import type { PortPlan } from "../cluster/ports.ts";
 import { startRedisCluster } from "../cluster/redis-cluster.ts";
 import type { RedisPersistence, RedisNodeOptions } from "../cluster/redis.ts";
-import type { Cluster, ClusterAbility } from "../cluster/cluster.ts";
+import type { Cluster, ClusterAbility, MemberClusterOptions } from "../cluster/cluster.ts";
 import type { Deployment, PauseMode } from "../cluster/deployment.ts";
 import type { ExternalServer, PlacedServer } from "../cluster/external.ts";
 import type { ServiceAccess } from "../clients/index.ts";
@@ -181,15 +181,7 @@ export const BACKENDS: Record<string, Backend> = {
     needsToxics: { block_from: "member-to-member partitions: it refuses a connection whose first request comes from a blocked member" },
     // etcd's, ZooKeeper's, Postgres' and DynamoDB's code (and the client libraries
     // it uses) is loaded by the runs of those backends only.
-    start: async (ctx) =>
-      (await import("../cluster/etcd.ts")).startEtcdCluster({
-        group: ctx.group,
-        ports: ctx.ports,
-        runDir: ctx.runDir,
-        toxiproxyUrl: ctx.toxiproxyUrl,
-        deployment: ctx.deployment,
-        directPeers: ctx.serverOptions.memberPartitions === "network",
-      }),
+    start: async (ctx) => (await import("../cluster/etcd.ts")).startEtcdCluster(memberOptions(ctx, ctx.serverOptions.memberPartitions === "network")),
     serverNames: ["etcd-1", "etcd-2", "etcd-3"],
     removeKeys: removeEtcdKeys,
   },
@@ -210,15 +202,7 @@ export const BACKENDS: Record<string, Backend> = {
     },
     // In containers the members always meet on the run's network, and a member
     // partition cuts them off it (cluster/zookeeper.ts says why no proxy can).
-    start: async (ctx) =>
-      (await import("../cluster/zookeeper.ts")).startZkCluster({
-        group: ctx.group,
-        ports: ctx.ports,
-        runDir: ctx.runDir,
-        toxiproxyUrl: ctx.toxiproxyUrl,
-        deployment: ctx.deployment,
-        directPeers: ctx.deployment.name === "docker",
-      }),
+    start: async (ctx) => (await import("../cluster/zookeeper.ts")).startZkCluster(memberOptions(ctx, ctx.deployment.name === "docker")),
     serverNames: ["zk-1", "zk-2", "zk-3"],
     removeKeys: async () => {
       throw new Error("--backend zookeeper runs its own servers only");
@@ -288,6 +272,11 @@ export const BACKENDS: Record<string, Backend> = {
     },
   },
 };
+
+/** How a cluster of members is started: `directPeers`, whether they meet on their own network rather than through the fault proxy. */
+function memberOptions(ctx: BackendContext, directPeers: boolean): MemberClusterOptions {
+  return { group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: ctx.toxiproxyUrl, deployment: ctx.deployment, directPeers };
+}
 
 function redisNodeOptions(ctx: BackendContext): RedisNodeOptions {
   return { runDir: ctx.runDir, persistence: ctx.serverOptions.redisPersistence, skewableClock: ctx.serverOptions.skewableClocks, deployment: ctx.deployment };

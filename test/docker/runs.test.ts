@@ -10,21 +10,12 @@ import { ProcessGroup } from "../../cluster/processes.ts";
 import { PortPlan } from "../../cluster/ports.ts";
 import { startRedisNodes } from "../../cluster/redis.ts";
 import { dockerDeployment } from "../../docker/index.ts";
-import { tempRunDir, runCli, latestRun, readNdjson, waitFor } from "../helpers.ts";
-import { engineOrSkip, fencecheckObjects } from "./engine.ts";
+import { tempRunDir, runCli, latestRun, waitFor } from "../helpers.ts";
+import { engineOrSkip, fencecheckObjects, loadRun, SHORT_DOCKER_RUN } from "./engine.ts";
 
 const engine = await engineOrSkip("test/docker/runs.test.ts");
-const short = ["--deploy", "docker", "--concurrency", "4", "--workers", "2", "--seed", "5"];
-
-function load(store: string) {
-  const dir = realpathSync(latestRun(store));
-  return {
-    dir,
-    events: readNdjson(join(dir, "history.ndjson")).slice(1),
-    run: JSON.parse(readFileSync(join(dir, "run.json"), "utf8")),
-    results: JSON.parse(readFileSync(join(dir, "results.json"), "utf8")),
-  };
-}
+const short = SHORT_DOCKER_RUN;
+const load = loadRun;
 
 describe.skipIf(!engine)("--deploy docker", () => {
   // With AOF: without it a killed Redis forgets its fence counter and hands out

@@ -6,22 +6,13 @@
 // Each leaves nothing in the engine.
 import { describe, it, expect } from "vitest";
 import { join } from "node:path";
-import { readFileSync, realpathSync } from "node:fs";
-import { tempRunDir, runCli, latestRun, readNdjson } from "../helpers.ts";
-import { engineOrSkip, fencecheckObjects } from "./engine.ts";
+import { readFileSync } from "node:fs";
+import { tempRunDir, runCli } from "../helpers.ts";
+import { engineOrSkip, fencecheckObjects, loadRun, SHORT_DOCKER_RUN } from "./engine.ts";
 
 const engine = await engineOrSkip("test/docker/zookeeper-postgres.test.ts");
-const short = ["--deploy", "docker", "--concurrency", "4", "--workers", "2", "--seed", "5"];
-
-function load(store: string) {
-  const dir = realpathSync(latestRun(store));
-  return {
-    dir,
-    events: readNdjson(join(dir, "history.ndjson")).slice(1),
-    run: JSON.parse(readFileSync(join(dir, "run.json"), "utf8")),
-    results: JSON.parse(readFileSync(join(dir, "results.json"), "utf8")),
-  };
-}
+const short = SHORT_DOCKER_RUN;
+const load = loadRun;
 
 /** The moments a member's log says it started leading or following, and lost its leader. */
 function roles(log: string): Array<{ at: string; role: "LEADING" | "FOLLOWING" | "LOOKING" }> {
