@@ -54,7 +54,7 @@ describe.skipIf(!engine)("--deploy docker: ZooKeeper and Postgres", () => {
 
   it("Postgres behind pgbouncer, a second container: session advisory locks in transaction pooling are held twice (P1)", async () => {
     const store = tempRunDir("fc-docker-pg-");
-    const cli = runCli("test", [...short, "--backend", "postgres", "--client", "postgres-advisory", "--pg-pooler", "pgbouncer", "--nemesis", "none", "--fence", "on", "--time-limit", "4", "--store", store]);
+    const cli = runCli("test", [...short, "--backend", "postgres", "--client", "postgres-advisory", "--pg-pooler", "pgbouncer", "--nemesis", "none", "--fence", "on", "--time-limit", "2", "--store", store]);
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(1);
     const { dir, run, results } = load(store);
     expect(Object.keys(run.deployment.containers).sort()).toEqual(["pgbouncer-1", "postgres-1"]);
@@ -66,7 +66,7 @@ describe.skipIf(!engine)("--deploy docker: ZooKeeper and Postgres", () => {
 
   it("a Postgres container frozen (with its backends) and killed under a fenced run: valid, the faults in the history", async () => {
     const store = tempRunDir("fc-docker-pg-");
-    const cli = runCli("test", [...short, "--backend", "postgres", "--nemesis", "pause-server,kill", "--nemesis-interval", "1", "--fence", "on", "--time-limit", "6", "--store", store]);
+    const cli = runCli("test", [...short, "--backend", "postgres", "--nemesis", "pause-server,kill", "--nemesis-interval", "1", "--fence", "on", "--time-limit", "5", "--store", store]);
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
     const { dir, events, results } = load(store);
     expect(results.valid).toBe(true);
