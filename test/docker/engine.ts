@@ -6,8 +6,8 @@ import { readFileSync, realpathSync } from "node:fs";
 import { findEngine, listContainers, type Engine } from "../../docker/index.ts";
 import { latestRun, readNdjson } from "../helpers.ts";
 
-/** A short docker-mode run's options, before each test's own. */
-export const SHORT_DOCKER_RUN = ["--deploy", "docker", "--concurrency", "4", "--workers", "2", "--seed", "5"];
+/** A short run's options, after --deploy docker and before each test's own. */
+export const SHORT_RUN = ["--concurrency", "4", "--workers", "2", "--seed", "5"];
 
 /** The newest run of a store: its directory, history events (the header left out), run.json and results.json. */
 export function loadRun(store: string) {
