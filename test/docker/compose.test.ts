@@ -1,19 +1,21 @@
 // The compose lab (docker/compose.yml, docker/toxiproxy.json, docker/prometheus.yml)
 // read as files: no engine, no network. What `up` would get wrong without a word:
 // a Dockerfile that isn't there, a port on every interface or on a server's
-// default, a proxy to a port nothing listens on, an etcd cluster naming a member
-// it doesn't have, a Prometheus scraping another port than docs/docker.md tells
-// runs to serve on, and a table there that says other ports than the lab has.
+// default, a proxy to a port nothing listens on, an etcd cluster or ZooKeeper
+// ensemble naming a member it doesn't have, a Prometheus scraping another port
+// than docs/docker.md tells runs to serve on, and a table there that says other
+// ports than the lab has.
 import { describe, it, expect } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
+import { DEFAULT_PORTS } from "../../cluster/ports.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DOCKER = join(ROOT, "docker");
-// The servers' own defaults, and Prometheus': none is ours to bind.
-const DEFAULTS = [6379, 2379, 2380, 8474, 9090];
+// The servers' own defaults, the ones fencecheck's runs never take, and Prometheus': none is ours to bind.
+const DEFAULTS = [...DEFAULT_PORTS, 9090];
 
 interface Service {
   image?: string;
@@ -45,12 +47,62 @@ const portOf = (hostPort: string): number => Number(hostPort.slice(hostPort.last
 const hostOf = (hostPort: string): string => hostPort.slice(0, hostPort.lastIndexOf(":"));
 const program = (s: Service): string => command(s)[0] ?? "";
 const etcds = services.filter(([, s]) => program(s) === "etcd");
+const isZk = (s: Service): boolean => program(s) === "java" && command(s).includes("org.apache.zookeeper.server.quorum.QuorumPeerMain");
+const zks = services.filter(([, s]) => isZk(s));
 const configured = services.filter(([, s]) => flag(s, "-config").length > 0);
 
-/** The ports a server's command makes it listen on. */
+/** The file of the repository a path inside a service's container is, through its bind mounts (the innermost that holds it). */
+function mounted(s: Service, path: string): string | undefined {
+  const [host, inside] =
+    (s.volumes ?? [])
+      .map((v) => v.split(":"))
+      .filter(([, to]) => to !== undefined && (path === to || path.startsWith(`${to}/`)))
+      .sort(([, a], [, b]) => b!.length - a!.length)[0] ?? [];
+  return host && inside ? join(resolve(DOCKER, host), path.slice(inside.length)) : undefined;
+}
+
+interface ZkServer {
+  host: string;
+  quorum: number;
+  election: number;
+  client?: number;
+}
+/**
+ * A ZooKeeper member as the files mounted into it make it: its id (the myid in
+ * its dataDir), its zoo.cfg's server lines (`host:quorum:election[;[address:]client]`)
+ * and clientPort. Undefined where a file is not mounted from the repository.
+ */
+function zkMember(s: Service): { id: number; servers: Map<number, ZkServer>; clientPort?: number } | undefined {
+  const cfg = mounted(s, command(s).at(-1) ?? "");
+  if (!cfg || !existsSync(cfg)) return undefined;
+  const props = new Map(
+    readFileSync(cfg, "utf8")
+      .split("\n")
+      .filter((l) => l.includes("=") && !l.trimStart().startsWith("#"))
+      .map((l) => [l.slice(0, l.indexOf("=")).trim(), l.slice(l.indexOf("=") + 1).trim()] as const),
+  );
+  const myid = mounted(s, `${props.get("dataDir")}/myid`);
+  if (!myid || !existsSync(myid)) return undefined;
+  const servers = new Map<number, ZkServer>();
+  for (const [key, value] of props) {
+    const id = key.match(/^server\.(\d+)$/)?.[1];
+    const m = value.match(/^([^:;]+):(\d+):(\d+)(?::\w+)?(?:;(?:.*:)?(\d+))?$/);
+    if (id && m) servers.set(Number(id), { host: m[1]!, quorum: Number(m[2]), election: Number(m[3]), ...(m[4] ? { client: Number(m[4]) } : {}) });
+  }
+  const clientPort = props.get("clientPort");
+  return { id: Number(readFileSync(myid, "utf8").trim()), servers, ...(clientPort ? { clientPort: Number(clientPort) } : {}) };
+}
+
+/** The ports a server's command (and the files it reads) make it listen on; a server's default where it names none. */
 function listening(s: Service): number[] {
   if (program(s) === "redis-server") return flag(s, "--port").map(Number);
   if (program(s) === "etcd") return [...flag(s, "--listen-client-urls"), ...flag(s, "--listen-peer-urls")].flatMap((u) => u.split(",")).map((u) => Number(new URL(u).port));
+  if (isZk(s)) {
+    const m = zkMember(s);
+    const own = m?.servers.get(m.id);
+    // A client port in the member's own server line wins over clientPort (ZooKeeper refuses the two when they differ).
+    return own ? [own.client ?? m!.clientPort ?? 2181, own.quorum, own.election] : [];
+  }
   return [];
 }
 /** Where a service on the host's network listens: Toxiproxy's -host and -port, Prometheus' --web.listen-address. */
@@ -120,6 +172,9 @@ describe("docker/compose.yml", () => {
       expect(compose.services[service!], `proxy ${p.name}: no service ${service}`).toBeDefined();
       expect(listening(compose.services[service!]!), `proxy ${p.name}: ${service} does not listen on ${port}`).toContain(Number(port));
       expect(publishedHere, `proxy ${p.name}: ${tname} does not publish ${p.listen}`).toContain(portOf(p.listen));
+      // "26383" means redlock-3 everywhere: on the host, in the Toxiproxy and in the server's container.
+      const onTheHost = published(toxiproxy).find((x) => x.container === portOf(p.listen))?.host;
+      expect([onTheHost, portOf(p.listen)], `proxy ${p.name}: the host's port, the proxy's and ${service}'s`).toEqual([Number(port), Number(port)]);
     }
     const servers = services.filter(([, s]) => s.build).map(([n]) => n).sort();
     expect(proxies.map((p) => p.upstream.split(":")[0]).sort()).toEqual(servers);
@@ -137,6 +192,20 @@ describe("docker/compose.yml", () => {
         expect(u.hostname, `${name}: ${member} is reached by its service name`).toBe(member);
         expect(flag(compose.services[member!]!, "--listen-peer-urls").map((l) => new URL(l).port), `${name}: ${member}'s peer port`).toContain(u.port);
       }
+    }
+  });
+
+  it("forms one ZooKeeper ensemble of exactly the zk services", () => {
+    const names = zks.map(([n]) => n).sort();
+    expect(names.length).toBe(3);
+    const lines = (m: NonNullable<ReturnType<typeof zkMember>>) => [...m.servers].sort(([a], [b]) => a - b);
+    const first = zkMember(zks[0]![1]);
+    for (const [name, s] of zks) {
+      const m = zkMember(s);
+      expect(m, `${name}: its zoo.cfg and its dataDir's myid, mounted from the repository`).toBeDefined();
+      expect(lines(m!), `${name}: the server lines`).toEqual(lines(first!));
+      expect([...m!.servers.values()].map((v) => v.host).sort(), `${name}: the members, by service name`).toEqual(names);
+      expect(m!.servers.get(m!.id)?.host, `${name}: its myid is ${m!.id}, whose server line is not its own`).toBe(name);
     }
   });
 
