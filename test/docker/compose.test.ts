@@ -2,9 +2,9 @@
 // read as files: no engine, no network. What `up` would get wrong without a word:
 // a Dockerfile that isn't there, a port on every interface or on a server's
 // default, a proxy to a port nothing listens on, an etcd cluster or ZooKeeper
-// ensemble naming a member it doesn't have, a Prometheus scraping another port
-// than docs/docker.md tells runs to serve on, and a table there that says other
-// ports than the lab has.
+// ensemble naming a member it doesn't have, a pgbouncer pooling for a server
+// that isn't there, a Prometheus scraping another port than docs/docker.md tells
+// runs to serve on, and a table there that says other ports than the lab has.
 import { describe, it, expect } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -45,7 +45,12 @@ function flag(s: Service, name: string): string[] {
 }
 const portOf = (hostPort: string): number => Number(hostPort.slice(hostPort.lastIndexOf(":") + 1));
 const hostOf = (hostPort: string): string => hostPort.slice(0, hostPort.lastIndexOf(":"));
-const program = (s: Service): string => command(s)[0] ?? "";
+/** The script of a `sh -c SCRIPT` command (one that writes a server's files first), else "". */
+const script = (s: Service): string => (command(s)[0] === "sh" && command(s)[1] === "-c" ? (command(s)[2] ?? "") : "");
+/** The program a service runs: its command's first word, or the one its script execs in the end. */
+const program = (s: Service): string => (script(s) ? ([...script(s).matchAll(/^\s*exec\s+(\S+)/gm)].at(-1)?.[1] ?? "sh") : (command(s)[0] ?? ""));
+/** A `key = value` line of the file a service's script writes (pgbouncer's ini). */
+const written = (s: Service, key: string): string | undefined => script(s).match(new RegExp(`^\\s*${key}\\s*=\\s*(.*)$`, "m"))?.[1]?.trim();
 const etcds = services.filter(([, s]) => program(s) === "etcd");
 const isZk = (s: Service): boolean => program(s) === "java" && command(s).includes("org.apache.zookeeper.server.quorum.QuorumPeerMain");
 const zks = services.filter(([, s]) => isZk(s));
@@ -103,6 +108,11 @@ function listening(s: Service): number[] {
     // A client port in the member's own server line wins over clientPort (ZooKeeper refuses the two when they differ).
     return own ? [own.client ?? m!.clientPort ?? 2181, own.quorum, own.election] : [];
   }
+  if (program(s) === "fencecheck-postgres") {
+    const ports = [...flag(s, "-p"), ...flag(s, "-c").filter((c) => c.startsWith("port=")).map((c) => c.slice("port=".length))];
+    return ports.length ? ports.map(Number) : [5432];
+  }
+  if (program(s) === "fencecheck-pgbouncer") return [Number(written(s, "listen_port") ?? 6432)];
   return [];
 }
 /** Where a service on the host's network listens: Toxiproxy's -host and -port, Prometheus' --web.listen-address. */
@@ -207,6 +217,17 @@ describe("docker/compose.yml", () => {
       expect([...m!.servers.values()].map((v) => v.host).sort(), `${name}: the members, by service name`).toEqual(names);
       expect(m!.servers.get(m!.id)?.host, `${name}: its myid is ${m!.id}, whose server line is not its own`).toBe(name);
     }
+  });
+
+  it("has a pgbouncer in transaction pooling for a Postgres of the lab", () => {
+    const poolers = services.filter(([, s]) => program(s) === "fencecheck-pgbouncer");
+    expect(poolers.map(([n]) => n)).toEqual(["pgbouncer"]);
+    const [, pgbouncer] = poolers[0]!;
+    expect(written(pgbouncer, "pool_mode")).toBe("transaction");
+    const [, host, port] = written(pgbouncer, "postgres")?.match(/\bhost=(\S+)\s+port=(\d+)/) ?? [];
+    expect(compose.services[host ?? ""], `pgbouncer: no service ${host}`).toBeDefined();
+    expect(program(compose.services[host!]!)).toBe("fencecheck-postgres");
+    expect(listening(compose.services[host!]!), `pgbouncer: ${host} does not listen on ${port}`).toContain(Number(port));
   });
 
   it("has a Prometheus on the host's network that scrapes the --metrics-port docs/docker.md gives runs", () => {
