@@ -4,13 +4,15 @@
 // default, a proxy to a port nothing listens on, an etcd cluster or ZooKeeper
 // ensemble naming a member it doesn't have, a pgbouncer pooling for a server
 // that isn't there, a Prometheus scraping another port than docs/docker.md tells
-// runs to serve on, and a table there that says other ports than the lab has.
+// runs to serve on, a table there that says other ports than the lab has, and a
+// file it builds from or mounts that the package leaves out.
 import { describe, it, expect } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { DEFAULT_PORTS } from "../../cluster/ports.ts";
+import { IMAGE_SOURCES } from "../../docker/images.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DOCKER = join(ROOT, "docker");
@@ -253,6 +255,21 @@ describe("docker/compose.yml", () => {
     expect([...hostEndpoints().keys()]).not.toContain(port);
     const guide = readFileSync(join(ROOT, "docs", "docker.md"), "utf8");
     expect(guide, "docs/docker.md tells runs to serve on the port it scrapes").toContain(`--metrics-port ${port}`);
+  });
+
+  // docs/docker.md sends users to node_modules/fencecheck/docker/compose.yml.
+  it("ships what it builds from and mounts in the package (package.json's files)", () => {
+    const { files } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { files: string[] };
+    // npm's patterns as package.json has them: a folder ending in "/", or a path with "*" for one name.
+    const glob = (f: string) => new RegExp(`^${f.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")}$`);
+    const shipped = (path: string) => files.some((f) => !f.startsWith("!") && (f.endsWith("/") ? path.startsWith(f) : glob(f).test(path)));
+    const needed = services.flatMap(([, s]) => {
+      // The lab builds from the repository root, as docker mode does, so docker mode's list of what goes into an image holds here.
+      const dockerfile = s.build ? relative(ROOT, resolve(DOCKER, s.build.context, s.build.dockerfile)) : undefined;
+      const copied = Object.values(IMAGE_SOURCES).find((i) => i.dockerfile === dockerfile)?.files ?? [];
+      return [...(dockerfile ? [dockerfile, ...copied] : []), ...(s.volumes ?? []).map((v) => relative(ROOT, resolve(DOCKER, v.split(":")[0]!)))];
+    });
+    for (const path of new Set(needed)) expect(shipped(path), `${path} is not in package.json's files`).toBe(true);
   });
 
   it("is what docs/docker.md's table of the lab says", () => {
