@@ -63,9 +63,9 @@ export interface ExternalServiceContext {
 /** A service of the user's, opened for a run. */
 export interface OpenService {
   servers: PlacedServer[];
-  /** What the clients need beyond addresses; it reaches the workers over IPC only. */
-  service: ServiceAccess;
-  /** Removes what the run made there (again: the same answer); the number of keys that went with it. The process group's teardown calls it too. */
+  /** What the clients need beyond addresses, if anything (DynamoDB: the account and table); it reaches the workers over IPC only. */
+  service?: ServiceAccess;
+  /** Removes what the run made there; the number of keys that went with it (called again, the same total, or with what came since). The process group's teardown removes it too. */
   remove(): Promise<number>;
 }
 
