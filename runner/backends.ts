@@ -71,7 +71,8 @@ export interface OpenService {
 
 /**
  * --deploy external for a service that needs more of the user than its
- * servers' addresses (DynamoDB: an AWS account, and a table of the run's own).
+ * servers' addresses (DynamoDB: an AWS account, and a table of the run's own;
+ * ZooKeeper: a session of the runner's that marks the run alive).
  */
 export interface ExternalService {
   /** Where its servers are found when --endpoints is not given; absent: --endpoints is needed. */
@@ -207,13 +208,16 @@ export const BACKENDS: Record<string, Backend> = {
     },
     cannot: {
       docker: "its servers run as local processes only: no ZooKeeper container image is built yet",
-      external: "its servers run as local processes only: a run cannot yet keep its lock nodes under a path of its own on an ensemble of yours, nor delete them afterwards",
     },
     start: async (ctx) => (await import("../cluster/zookeeper.ts")).startZkCluster({ group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: ctx.toxiproxyUrl, deployment: ctx.deployment }),
-    serverNames: ["zk-1", "zk-2", "zk-3"],
-    removeKeys: async () => {
-      throw new Error("--backend zookeeper runs its own servers only");
+    // An ensemble of the user's: the run's nodes under its key prefix, a marker
+    // that says the run is alive, and a crashed run's leftovers swept at the start.
+    external: {
+      check: async (test, warn) => (await import("./zookeeper-external.ts")).checkZkEnsemble(test, warn),
+      open: async (ctx) => (await import("./zookeeper-external.ts")).openZkEnsemble(ctx),
     },
+    serverNames: ["zk-1", "zk-2", "zk-3"],
+    removeKeys: async (nodes, prefix) => (await import("./zookeeper-external.ts")).removeZkKeys(nodes, prefix),
   },
   postgres: {
     name: "postgres",
