@@ -155,7 +155,7 @@ function classify(err: Error | ZkException): ZkCallError | ZkException {
 }
 
 /** Whether an error is ZooKeeper's `code` (NO_NODE, NODE_EXISTS, ...). */
-export const isZk = (err: unknown, code: "NO_NODE" | "NODE_EXISTS"): boolean => (err as ZkException)?.code === Exception[code];
+export const isZk = (err: unknown, code: "NO_NODE" | "NODE_EXISTS" | "NOT_EMPTY" | "NO_AUTH"): boolean => (err as ZkException)?.code === Exception[code];
 
 /** A czxid (8 bytes, epoch in the high half) as a number: exact while epochs stay below 2^21. */
 export const zxid = (b: Buffer): number => Number(b.readBigUInt64BE(0));

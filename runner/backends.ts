@@ -63,15 +63,16 @@ export interface ExternalServiceContext {
 /** A service of the user's, opened for a run. */
 export interface OpenService {
   servers: PlacedServer[];
-  /** What the clients need beyond addresses; it reaches the workers over IPC only. */
-  service: ServiceAccess;
-  /** Removes what the run made there (again: the same answer); the number of keys that went with it. The process group's teardown calls it too. */
+  /** What the clients need beyond addresses, if anything (DynamoDB: the account and table); it reaches the workers over IPC only. */
+  service?: ServiceAccess;
+  /** Removes what the run made there; the number of keys that went with it (called again, the same total, or with what came since). The process group's teardown removes it too. */
   remove(): Promise<number>;
 }
 
 /**
  * --deploy external for a service that needs more of the user than its
- * servers' addresses (DynamoDB: an AWS account, and a table of the run's own).
+ * servers' addresses (DynamoDB: an AWS account, and a table of the run's own;
+ * ZooKeeper: a session of the runner's that marks the run alive).
  */
 export interface ExternalService {
   /** Where its servers are found when --endpoints is not given; absent: --endpoints is needed. */
@@ -197,16 +198,17 @@ export const BACKENDS: Record<string, Backend> = {
     needsToxics: {
       zk_sid_only: "member-to-member partitions: leader election connects back to the address a member advertises, around the proxies, unless the first message is rewritten",
     },
-    cannot: {
-      external: "its servers run as local processes only: a run cannot yet keep its lock nodes under a path of its own on an ensemble of yours, nor delete them afterwards",
-    },
     // In containers the members always meet on the run's network, and a member
     // partition cuts them off it (cluster/zookeeper.ts says why no proxy can).
     start: async (ctx) => (await import("../cluster/zookeeper.ts")).startZkCluster(memberOptions(ctx, ctx.deployment.name === "docker")),
-    serverNames: ["zk-1", "zk-2", "zk-3"],
-    removeKeys: async () => {
-      throw new Error("--backend zookeeper runs its own servers only");
+    // An ensemble of the user's: the run's nodes under its key prefix, a marker
+    // that says the run is alive, and a crashed run's leftovers swept at the start.
+    external: {
+      check: async (test, warn) => (await import("./zookeeper-external.ts")).checkZkEnsemble(test, warn),
+      open: async (ctx) => (await import("./zookeeper-external.ts")).openZkEnsemble(ctx),
     },
+    serverNames: ["zk-1", "zk-2", "zk-3"],
+    removeKeys: async (nodes, prefix) => (await import("./zookeeper-external.ts")).removeZkKeys(nodes, prefix),
   },
   postgres: {
     name: "postgres",

@@ -139,7 +139,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
         seed: test.seed,
         t0: t0.toString(),
         endpoints: Object.fromEntries(assignment[i].map((c) => [c, lockEndpoints])),
-        ...(service ? { service: service.service } : {}),
+        ...(service?.service ? { service: service.service } : {}),
         client: test.client,
         clientOptions: test.clientOptions,
         backend: test.backend.name,
