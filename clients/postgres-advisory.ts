@@ -37,27 +37,48 @@
 // may wait on, and hold the lock once granted, until it finds its client gone.
 import { CANCELLED, CANCEL_UNKNOWN, UnknownOutcome, type AcquireRequest, type ClientContext, type Hold, type LockClient, type Outcome } from "./lock.ts";
 import type { QueryResult, QueryResultRow } from "pg";
+import { createHash } from "node:crypto";
 import { PgSession, answeredWithError, sqlState } from "./postgres-session.ts";
 import { sleep } from "../lib/time.ts";
 
-/** The advisory lock's first key: this project's, so its locks are told apart from an application's. */
-const LOCK_CLASS = 0x66630000;
+/**
+ * The lock's two int4 keys (Postgres' two-key form, which it never confuses
+ * with the one-bigint form): the first 8 bytes of the SHA-256 of the lock's
+ * name, as two signed halves. The name starts with the run's key prefix, so on a
+ * server shared with other applications the run's locks and theirs are one lock
+ * only where 64 bits of hash happen to agree; two names of the run with one
+ * hash would share a lock too (they would exclude each other needlessly, never
+ * admit two holders of one name).
+ */
+export function advisoryKeys(name: string): [number, number] {
+  const h = createHash("sha256").update(name, "utf8").digest();
+  return [h.readInt32BE(0), h.readInt32BE(4)];
+}
 
-// The second key is the lock name's hash: two names with one hash share a lock
-// (they exclude each other needlessly, never admit two holders of one name).
-//
 // lock_timeout is set for this statement alone, in a subquery scanned before
 // the lock is asked for. idle_session_timeout is set for the session before it
 // waits: a waiter whose worker is frozen when the server grants it the lock
 // holds it from then on, and must lose it too once it has been silent for --ttl.
-const lock = (fn: string): string => `SELECT ${fn}(${LOCK_CLASS}, hashtext($1))
-  FROM (SELECT set_config('lock_timeout', $2, true), set_config('idle_session_timeout', $3, false)) AS s`;
-const tryLock = (fn: string): string => `SELECT ${fn}(${LOCK_CLASS}, hashtext($1)) AS locked
-  FROM (SELECT set_config('idle_session_timeout', $2, false)) AS s`;
+const lock = (fn: string): string => `SELECT ${fn}($1::int4, $2::int4)
+  FROM (SELECT set_config('lock_timeout', $3, true), set_config('idle_session_timeout', $4, false)) AS s`;
+const tryLock = (fn: string): string => `SELECT ${fn}($1::int4, $2::int4) AS locked
+  FROM (SELECT set_config('idle_session_timeout', $3, false)) AS s`;
 
 type Mode = "read" | "write";
 const LOCK: Record<Mode, string> = { write: lock("pg_advisory_lock"), read: lock("pg_advisory_lock_shared") };
 const TRY_LOCK: Record<Mode, string> = { write: tryLock("pg_try_advisory_lock"), read: tryLock("pg_try_advisory_lock_shared") };
+
+// pg_locks shows the two keys as unsigned oids.
+const HELD = `
+SELECT (SELECT count(*)::int FROM pg_locks
+  WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
+    AND classid = ($1::int4::bigint & 4294967295)::oid AND objid = ($2::int4::bigint & 4294967295)::oid AND objsubid = 2) AS n,
+  set_config('idle_session_timeout', $3, false)`;
+
+const UNLOCK: Record<Mode, string> = {
+  write: `SELECT pg_advisory_unlock($1::int4, $2::int4) AS unlocked`,
+  read: `SELECT pg_advisory_unlock_shared($1::int4, $2::int4) AS unlocked`,
+};
 
 // The grant's record and fence, and TCP keepalives after whole seconds of a
 // silent peer (one that vanished: a proxy's socket answers them).
@@ -71,17 +92,6 @@ SELECT fence, pg_backend_pid() AS pid,
   set_config('tcp_keepalives_interval', '1', false),
   set_config('tcp_keepalives_count', '2', false)
 FROM g`;
-
-const HELD = `
-SELECT (SELECT count(*)::int FROM pg_locks
-  WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
-    AND classid = ${LOCK_CLASS}::bigint::oid AND objid = (hashtext($1)::bigint & 4294967295)::oid AND objsubid = 2) AS n,
-  set_config('idle_session_timeout', $2, false)`;
-
-const UNLOCK: Record<Mode, string> = {
-  write: `SELECT pg_advisory_unlock(${LOCK_CLASS}, hashtext($1)) AS unlocked`,
-  read: `SELECT pg_advisory_unlock_shared(${LOCK_CLASS}, hashtext($1)) AS unlocked`,
-};
 
 // A waiting lock statement's cancel, and the owner of the last grant recorded
 // (the holder the waiter was behind, for a mutex or a writer; one of them, for readers).
@@ -115,7 +125,7 @@ export class PostgresAdvisoryLock implements LockClient {
     const owner = `${this.ownerPrefix}-h${++this.holds}`;
     const mode: Mode = request?.mode === "read" ? "read" : "write";
     if (timeoutMs === 0) {
-      const r = await this.session.query<{ locked: boolean }>(TRY_LOCK[mode], [key, `${ttlMs}ms`]);
+      const r = await this.session.query<{ locked: boolean }>(TRY_LOCK[mode], [...advisoryKeys(key), `${ttlMs}ms`]);
       if (!r.rows[0].locked) return { type: "fail", error: "busy" };
     } else {
       const failed = await this.wait(key, owner, mode, ttlMs, timeoutMs, request?.signal);
@@ -146,7 +156,7 @@ export class PostgresAdvisoryLock implements LockClient {
     const cancelled = { type: "fail", error: CANCELLED, value: { owner } } as const;
     // Nothing sent, nothing queued.
     if (signal?.aborted) return cancelled;
-    const settled: Promise<Settled> = this.session.query(LOCK[mode], [key, `${timeoutMs}ms`, `${ttlMs}ms`], { timeoutMs: timeoutMs + this.commandTimeoutMs }).then(
+    const settled: Promise<Settled> = this.session.query(LOCK[mode], [...advisoryKeys(key), `${timeoutMs}ms`, `${ttlMs}ms`], { timeoutMs: timeoutMs + this.commandTimeoutMs }).then(
       () => ({}),
       (err: unknown) => ({ err }),
     );
@@ -211,13 +221,13 @@ export class PostgresAdvisoryLock implements LockClient {
   }
 
   async renew(key: string, hold: Hold, ttlMs: number): Promise<Outcome<{ ttlMs: number }>> {
-    const r = await this.onSession<{ n: number }>((hold as AdvisoryHold).extra.session, HELD, [key, `${ttlMs}ms`]);
+    const r = await this.onSession<{ n: number }>((hold as AdvisoryHold).extra.session, HELD, [...advisoryKeys(key), `${ttlMs}ms`]);
     return r !== "ended" && r.rows[0].n > 0 ? { type: "ok", value: { ttlMs } } : { type: "fail", error: "not-owner" };
   }
 
   async release(key: string, hold: Hold): Promise<Outcome<{ released: boolean }>> {
     const mode: Mode = this.shared.delete(hold.owner) ? "read" : "write";
-    const r = await this.onSession<{ unlocked: boolean }>((hold as AdvisoryHold).extra.session, UNLOCK[mode], [key]);
+    const r = await this.onSession<{ unlocked: boolean }>((hold as AdvisoryHold).extra.session, UNLOCK[mode], advisoryKeys(key));
     return { type: "ok", value: { released: r !== "ended" && r.rows[0].unlocked } };
   }
 

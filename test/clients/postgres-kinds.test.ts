@@ -11,6 +11,7 @@ import { UnknownOutcome } from "../../clients/lock.ts";
 import { rng, sleep } from "../../lib/index.ts";
 import { CLIENTS, type Hold, type LockClient, type MakeClient, type Outcome } from "../../clients/index.ts";
 import { usePostgresServer } from "../postgres-server.ts";
+import { advisoryKeys } from "../../clients/postgres-advisory.ts";
 
 let make: MakeClient;
 beforeAll(async () => {
@@ -34,7 +35,11 @@ const sql = server.sql;
 
 /** The advisory locks of a key as the server has them: each session's mode and whether granted. */
 const locksOf = (key: string): Promise<Array<{ pid: number; mode: string; granted: boolean }>> =>
-  sql(`SELECT pid, mode, granted FROM pg_locks WHERE locktype = 'advisory' AND objid = (hashtext($1)::bigint & 4294967295)::oid AND objsubid = 2 ORDER BY granted DESC, mode, pid`, [key]);
+  sql(
+    `SELECT pid, mode, granted FROM pg_locks WHERE locktype = 'advisory'
+       AND classid = ($1::int4::bigint & 4294967295)::oid AND objid = ($2::int4::bigint & 4294967295)::oid AND objsubid = 2 ORDER BY granted DESC, mode, pid`,
+    advisoryKeys(key),
+  );
 
 /** Whether a promise is still pending after a moment (a waiter still waiting). */
 async function pending(p: Promise<unknown>): Promise<boolean> {
