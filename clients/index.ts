@@ -11,7 +11,7 @@ import { adapterClients } from "./adapter.ts";
 import { isManifestPath, programAdapter, readManifest, type ProgramSpec } from "./program/index.ts";
 import { repoFile } from "../lib/paths.ts";
 
-export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, ServiceAccess, Endpoint, AcquireRequest, LockKind, LockKinds } from "./lock.ts";
+export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, ServiceAccess, PostgresAccess, Endpoint, AcquireRequest, LockKind, LockKinds } from "./lock.ts";
 export { LOCK_KINDS, CANCELLED, CANCEL_UNKNOWN } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
 export { QUEUE_PREFIX, RW_PREFIX, LOCK_PREFIX, ZK_LOCK_ROOT, etcdKeyRanges } from "./places.ts";

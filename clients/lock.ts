@@ -171,12 +171,42 @@ export interface DynamoAccess {
 }
 
 /**
+ * Who a Postgres client connects as, and where the lock tables are: on the
+ * run's own server the superuser and the public schema; on a server of the
+ * user's (--deploy external) the user's role and a schema of the run's own. The
+ * password is a secret: it reaches the workers over their IPC channel only, and
+ * nothing writes it down.
+ */
+export interface PostgresAccess {
+  user: string;
+  password?: string;
+  database: string;
+  /** The schema the lock tables are in (an identifier, unquoted). */
+  schema: string;
+  /** Names the run's sessions in pg_stat_activity, so that the teardown can end any it left. */
+  applicationName: string;
+  /** TLS (PGSSLMODE): whether the certificate is checked, and the host it must be for; absent: none. */
+  tls?: PostgresTls;
+}
+
+export interface PostgresTls {
+  /** libpq's words: require (encrypted, not checked), verify-ca (signed by `ca`), verify-full (and for `host`). */
+  mode: "require" | "verify-ca" | "verify-full";
+  /** PEM of the certificate authorities (PGSSLROOTCERT); absent: Node's own. */
+  ca?: string;
+  /** The server's own host name: clients reach it through a proxy on loopback, and the certificate is for this. */
+  host: string;
+}
+
+/**
  * What a client needs of a lock service beyond its endpoints' addresses, where
  * the service is the user's (--deploy external) and asks for more: DynamoDB's
- * URL, account and the run's table. Absent: a server of the run's own.
+ * URL, account and the run's table; Postgres' role, database and the run's
+ * schema. Absent: a server of the run's own.
  */
 export interface ServiceAccess {
   dynamodb?: DynamoAccess;
+  postgres?: PostgresAccess;
 }
 
 export interface ClientContext {

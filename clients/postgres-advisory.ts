@@ -1,7 +1,7 @@
 // A session advisory lock (pg_advisory_lock) on a connection of the client's own.
 // Waiters queue in the server's lock manager, bounded by lock_timeout (the
 // acquire timeout). Once granted, one statement records the grant (owner, time)
-// in fencecheck_advisory and increments the key's fence there, so the fence
+// in fencecheck_advisory (of the run's schema) and increments the key's fence there, so the fence
 // moves once per grant, in grant order: only the lock's holder runs it.
 //
 // What frees the lock when a holder dies or is cut off: the end of its session,
@@ -38,7 +38,7 @@
 import { CANCELLED, CANCEL_UNKNOWN, UnknownOutcome, type AcquireRequest, type ClientContext, type Hold, type LockClient, type Outcome } from "./lock.ts";
 import type { QueryResult, QueryResultRow } from "pg";
 import { createHash } from "node:crypto";
-import { PgSession, answeredWithError, sqlState } from "./postgres-session.ts";
+import { PgSession, RUNS_OWN, answeredWithError, lockTables, sqlState } from "./postgres-session.ts";
 import { sleep } from "../lib/time.ts";
 
 /**
@@ -80,22 +80,26 @@ const UNLOCK: Record<Mode, string> = {
   read: `SELECT pg_advisory_unlock_shared($1::int4, $2::int4) AS unlocked`,
 };
 
-// The grant's record and fence, and TCP keepalives after whole seconds of a
-// silent peer (one that vanished: a proxy's socket answers them).
-const GRANT = `
+/** The statements on the counter table of the run's schema. */
+function statements(advisory: string): { grant: string; cancel: string } {
+  return {
+    // The grant's record and fence, and TCP keepalives after whole seconds of a
+    // silent peer (one that vanished: a proxy's socket answers them).
+    grant: `
 WITH g AS (
-  INSERT INTO fencecheck_advisory AS a (name, owner, granted_at, fence) VALUES ($1, $2, clock_timestamp(), 1)
+  INSERT INTO ${advisory} AS a (name, owner, granted_at, fence) VALUES ($1, $2, clock_timestamp(), 1)
   ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, granted_at = EXCLUDED.granted_at, fence = a.fence + 1
   RETURNING fence)
 SELECT fence, pg_backend_pid() AS pid,
   set_config('tcp_keepalives_idle', $3, false),
   set_config('tcp_keepalives_interval', '1', false),
   set_config('tcp_keepalives_count', '2', false)
-FROM g`;
-
-// A waiting lock statement's cancel, and the owner of the last grant recorded
-// (the holder the waiter was behind, for a mutex or a writer; one of them, for readers).
-const CANCEL = `SELECT pg_cancel_backend($1) AS sent, (SELECT owner FROM fencecheck_advisory WHERE name = $2) AS behind`;
+FROM g`,
+    // A waiting lock statement's cancel, and the owner of the last grant recorded
+    // (the holder the waiter was behind, for a mutex or a writer; one of them, for readers).
+    cancel: `SELECT pg_cancel_backend($1) AS sent, (SELECT owner FROM ${advisory} WHERE name = $2) AS behind`,
+  };
+}
 
 /** SQLSTATE lock_not_available: lock_timeout ran out while waiting. */
 const LOCK_TIMEOUT = "55P03";
@@ -114,9 +118,12 @@ export class PostgresAdvisoryLock implements LockClient {
   private holds = 0;
   /** The owners whose holds are shared (read): released with pg_advisory_unlock_shared. */
   private readonly shared = new Set<string>();
+  private readonly sql: ReturnType<typeof statements>;
 
   constructor(ctx: ClientContext) {
-    this.session = new PgSession(ctx.endpoints[0], ctx.commandTimeoutMs);
+    const access = ctx.service?.postgres ?? RUNS_OWN;
+    this.session = new PgSession(ctx.endpoints[0], ctx.commandTimeoutMs, access);
+    this.sql = statements(lockTables(access.schema).advisory);
     this.ownerPrefix = ctx.ownerPrefix;
     this.commandTimeoutMs = ctx.commandTimeoutMs;
   }
@@ -134,7 +141,7 @@ export class PostgresAdvisoryLock implements LockClient {
     const generation = this.session.generation;
     try {
       // Only on the session that holds the lock: on any other the grant would be recorded for a lock nobody holds.
-      const r = await this.onSession<{ fence: string; pid: number }>(generation, GRANT, [key, owner, String(Math.max(1, Math.ceil(ttlMs / 1000)))]);
+      const r = await this.onSession<{ fence: string; pid: number }>(generation, this.sql.grant, [key, owner, String(Math.max(1, Math.ceil(ttlMs / 1000)))]);
       // Ended by the server before the grant ran (frozen past --ttl right after the lock was granted): the lock went with it.
       if (r === "ended") return { type: "fail", error: "session-ended" };
       const hold: AdvisoryHold = { owner, fence: Number(r.rows[0].fence), ttlMs, extra: { session: generation, backend_pid: r.rows[0].pid } };
@@ -196,7 +203,7 @@ export class PostgresAdvisoryLock implements LockClient {
     let behind: string | undefined;
     for (;;) {
       const pid = this.session.pid;
-      const cancel = pid === null ? sleep(20) : this.session.aside<{ behind: string | null }>(CANCEL, [pid, key]).then((r) => void (behind = r.rows[0].behind ?? behind), () => {});
+      const cancel = pid === null ? sleep(20) : this.session.aside<{ behind: string | null }>(this.sql.cancel, [pid, key]).then((r) => void (behind = r.rows[0].behind ?? behind), () => {});
       const first = await Promise.race([settled, cancel.then(() => null)]);
       await cancel;
       const ended = first ?? (await Promise.race([settled, sleep(100).then(() => null)]));

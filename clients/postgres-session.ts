@@ -5,23 +5,73 @@
 // anything else (no answer in time, a lost connection, a FATAL) may have taken
 // effect, so it is thrown (an `info`) and the session is dropped: its locks,
 // if any, go with it once the server notices.
+import { checkServerIdentity } from "node:tls";
+import { isIP } from "node:net";
 import pg from "pg";
-import type { Endpoint } from "./lock.ts";
+import type { Endpoint, PostgresAccess, PostgresTls } from "./lock.ts";
 
-/** The lock tables, made once by the backend when its server starts (runner/backends.ts). */
-export const LOCK_TABLES_SQL = `
-CREATE TABLE IF NOT EXISTS fencecheck_leases (
+/** The run's own server (cluster/postgres.ts): trust authentication, the superuser, the lock tables in public. */
+export const RUNS_OWN: PostgresAccess = { user: "postgres", database: "postgres", schema: "public", applicationName: "fencecheck" };
+
+/**
+ * The lock tables' names, qualified with their schema: never found through
+ * search_path, which a pooler in transaction mode (pgbouncer) does not keep
+ * from one statement to the next.
+ */
+export function lockTables(schema: string): { leases: string; advisory: string } {
+  const s = pg.escapeIdentifier(schema);
+  return { leases: `${s}.fencecheck_leases`, advisory: `${s}.fencecheck_advisory` };
+}
+
+/** The lock tables, made in `schema` (which must exist) before the clients come. */
+export function lockTablesSql(schema: string): string {
+  const t = lockTables(schema);
+  return `
+CREATE TABLE IF NOT EXISTS ${t.leases} (
   name text PRIMARY KEY,
   owner text,
   expires_at timestamptz NOT NULL,
   fence bigint NOT NULL
 );
-CREATE TABLE IF NOT EXISTS fencecheck_advisory (
+CREATE TABLE IF NOT EXISTS ${t.advisory} (
   name text PRIMARY KEY,
   owner text NOT NULL,
   granted_at timestamptz NOT NULL,
   fence bigint NOT NULL
 );`;
+}
+
+/**
+ * How pg reaches a server as `access` says: every setting given, so that
+ * nothing comes from pg's own reading of the environment (PGSSLMODE, PGUSER),
+ * in the runner and its workers alike.
+ */
+export function pgConfig(at: { host: string; port: number }, access: PostgresAccess, timeoutMs: number): pg.ClientConfig {
+  return {
+    host: at.host,
+    port: at.port,
+    user: access.user,
+    ...(access.password !== undefined ? { password: access.password } : {}),
+    database: access.database,
+    application_name: access.applicationName,
+    ssl: tlsOf(access.tls),
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+    keepAlive: true,
+  };
+}
+
+function tlsOf(tls: PostgresTls | undefined): pg.ClientConfig["ssl"] {
+  if (!tls) return false;
+  if (tls.mode === "require") return { rejectUnauthorized: false };
+  // The connection may go to a proxy on loopback: the name asked for (SNI) and
+  // checked (verify-full) is the server's own, not the address dialled.
+  return {
+    ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
+    ...(isIP(tls.host) ? {} : { servername: tls.host }),
+    checkServerIdentity: (_dialled: string, cert) => (tls.mode === "verify-full" ? checkServerIdentity(tls.host, cert) : undefined),
+  };
+}
 
 /** The SQLSTATEs of a server ending a session on purpose: its backend exits, and a session lock goes with it. */
 const SESSION_ENDED = new Set([
@@ -60,6 +110,7 @@ export class PgSession {
   constructor(
     private readonly endpoint: Endpoint,
     private readonly commandTimeoutMs: number,
+    private readonly access: PostgresAccess = RUNS_OWN,
   ) {}
 
   /** Whether the server certainly ended session `generation` (not merely that our connection broke). */
@@ -82,15 +133,7 @@ export class PgSession {
   }
 
   private config(): pg.ClientConfig {
-    return {
-      host: this.endpoint.host,
-      port: this.endpoint.port,
-      user: "postgres",
-      database: "postgres",
-      connectionTimeoutMillis: this.commandTimeoutMs,
-      query_timeout: this.commandTimeoutMs,
-      keepAlive: true,
-    };
+    return pgConfig(this.endpoint, this.access, this.commandTimeoutMs);
   }
 
   /**

@@ -2,18 +2,19 @@
 // tables its lock clients keep their leases and fences in, and pgbouncer in
 // front of it if asked.
 import pg from "pg";
-import { startPostgresCluster, pgConnection } from "../cluster/postgres.ts";
+import { startPostgresCluster } from "../cluster/postgres.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import { startPgbouncer } from "../cluster/pgbouncer.ts";
 import type { ServerNode } from "../cluster/redis.ts";
-import { LOCK_TABLES_SQL } from "../clients/postgres-session.ts";
+import { RUNS_OWN, lockTables, lockTablesSql, pgConfig } from "../clients/postgres-session.ts";
+import type { PostgresAccess } from "../clients/index.ts";
 import type { BackendContext } from "./backends.ts";
 import type { ProcessGroup } from "../cluster/processes.ts";
 import type { PortPlan } from "../cluster/ports.ts";
 
-/** Run SQL on a server directly (not through a worker's proxy). */
-export async function onServer<T>(node: { host: string; port: number }, f: (c: pg.Client) => Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const c = new pg.Client({ ...pgConnection(node), connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+/** Run SQL on a server directly (not through a worker's proxy), as `access` says: the run's own server's superuser unless told. */
+export async function onServer<T>(node: { host: string; port: number }, f: (c: pg.Client) => Promise<T>, timeoutMs = 10_000, access: PostgresAccess = RUNS_OWN): Promise<T> {
+  const c = new pg.Client(pgConfig(node, access, timeoutMs));
   c.on("error", () => {});
   await c.connect();
   try {
@@ -25,7 +26,7 @@ export async function onServer<T>(node: { host: string; port: number }, f: (c: p
 
 export async function startPostgresBackend(ctx: BackendContext): Promise<Cluster> {
   const cluster = await startPostgresCluster(ctx.group, ctx.ports, { runDir: ctx.runDir, durable: ctx.serverOptions.pgDurable ?? false, deployment: ctx.deployment });
-  await onServer(cluster.nodes[0], (c) => c.query(LOCK_TABLES_SQL));
+  await onServer(cluster.nodes[0], (c) => c.query(lockTablesSql(RUNS_OWN.schema)));
   if (!ctx.serverOptions.pgPooler) return cluster;
   // The clients see the pooler as their server (buildTest refuses the faults that would aim past it).
   return { ...cluster, nodes: [await startPgbouncer(ctx.group, ctx.ports, ctx.runDir, cluster.nodes[0], ctx.deployment)] };
@@ -36,7 +37,7 @@ export async function removePostgresKeys(nodes: readonly ServerNode[], prefix: s
   if (prefix === "") throw new Error("refusing to delete every lock row: the run has no key prefix");
   return onServer(nodes[0], async (c) => {
     let deleted = 0;
-    for (const table of ["fencecheck_leases", "fencecheck_advisory"])
+    for (const table of Object.values(lockTables(RUNS_OWN.schema)))
       deleted += (await c.query(`DELETE FROM ${table} WHERE starts_with(name, $1)`, [prefix])).rowCount ?? 0;
     return deleted;
   });
