@@ -70,6 +70,30 @@ export interface OpenService {
 }
 
 /**
+ * What a run made for itself on a service of the user's (a table, a schema),
+ * removed once: by the run's close, which records how many keys went with it,
+ * or by the process group's teardown, whichever comes first, so also when a
+ * later step of the start fails or the run is interrupted. `removed` goes into
+ * run.json once it is gone; a removal that fails says on stderr, in
+ * `failed(why)`, what is left and how to remove it by hand.
+ */
+export function removedOnce(ctx: ExternalServiceContext, removed: [what: string, info: unknown], remove: () => Promise<number>, failed: (why: string) => string): () => Promise<number> {
+  let removal: Promise<number> | null = null;
+  const once = (): Promise<number> =>
+    (removal ??= remove().then((n) => {
+      ctx.started(...removed);
+      return n;
+    }));
+  ctx.group.onStop(() =>
+    once().then(
+      () => {},
+      (err: unknown) => void process.stderr.write(`fencecheck: ${failed(String((err as Error)?.message ?? err))}\n`),
+    ),
+  );
+  return once;
+}
+
+/**
  * --deploy external for a service that needs more of the user than its
  * servers' addresses (DynamoDB: an AWS account, and a table of the run's own;
  * ZooKeeper: a session of the runner's that marks the run alive).

@@ -23,7 +23,7 @@ import { createTable, dynamoClient, lockTableName, LOCK_KEY, waitForTable } from
 import { placeServers } from "../cluster/external-proxies.ts";
 import type { PlacedServer } from "../cluster/external.ts";
 import { credentialsOf, endpointUrl, regionOf, serverAt, urlOfServer, WHAT, type DynamoService } from "./dynamodb-account.ts";
-import type { ExternalServiceContext, OpenService } from "./backends.ts";
+import { removedOnce, type ExternalServiceContext, type OpenService } from "./backends.ts";
 import type { Test } from "./test.ts";
 
 const ADMIN_TIMEOUT_MS = 10_000;
@@ -202,17 +202,11 @@ export async function openDynamoService(ctx: ExternalServiceContext): Promise<Op
       throw err;
     }
     ctx.started("lock_table", { name: table, url: svc.url, region: svc.account.region });
-    let removal: Promise<number> | null = null;
-    const remove = (): Promise<number> =>
-      (removal ??= removeTable(svc, table).then((n) => {
-        ctx.started("table_removed", table);
-        return n;
-      }));
-    ctx.group.onStop(() =>
-      remove().then(
-        () => {},
-        (err: unknown) => void process.stderr.write(`fencecheck: could not delete the run's table ${table} at ${svc.url}: ${(err as Error)?.message ?? err}\n  delete it yourself: ${deleteByHand(svc, table)}\n`),
-      ),
+    const remove = removedOnce(
+      ctx,
+      ["table_removed", table],
+      () => removeTable(svc, table),
+      (why) => `could not delete the run's table ${table} at ${svc.url}: ${why}\n  delete it yourself: ${deleteByHand(svc, table)}`,
     );
     await waitForTable(c, table, "ACTIVE");
     return { servers: [svc.server], service: { dynamodb: { url: svc.url, account: svc.account, table } }, remove };

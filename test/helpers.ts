@@ -68,7 +68,7 @@ export function pidAlive(pid: number): boolean {
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer as createNetServer } from "node:net";
 import { fileURLToPath } from "node:url";
-import { readFileSync, existsSync, realpathSync, chmodSync } from "node:fs";
+import { readFileSync, existsSync, realpathSync, chmodSync, statSync } from "node:fs";
 
 export const REPO = fileURLToPath(new URL("..", import.meta.url));
 
@@ -114,6 +114,19 @@ export function latestRun(store: string): string {
 export function readNdjson(path: string): Array<Record<string, unknown>> {
   if (!existsSync(path)) return [];
   return readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/** The newest run of a store as stored: its directory (links resolved), run.json, and its history's events without the header. */
+export function storedRun(store: string) {
+  const dir = realpathSync(latestRun(store));
+  return { dir, run: JSON.parse(readFileSync(join(dir, "run.json"), "utf8")), events: readNdjson(join(dir, "history.ndjson")).slice(1) };
+}
+
+/** Every file under `dir` that has `text` in it: where a secret was written down. */
+export function filesWith(dir: string, text: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .map((f) => join(dir, f))
+    .filter((f) => statSync(f).isFile() && readFileSync(f, "utf8").includes(text));
 }
 
 /** What a whole `test-jepsen` run in a store of its own said, and what it stored. */

@@ -6,7 +6,7 @@
 // the end and touches nothing else there; the account reaches the workers and
 // never a file of the run; a run without an account is refused before it starts.
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
-import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { connect as netConnect } from "node:net";
 import { createServer as createTlsServer, type Server as TlsServer } from "node:tls";
 import { join } from "node:path";
@@ -16,7 +16,7 @@ import { PortPlan } from "../../cluster/ports.ts";
 import { startDynalite } from "../../cluster/dynamodb.ts";
 import type { ServerNode } from "../../cluster/redis.ts";
 import { dynamoClient, ensureLockTable, lockTableName } from "../../clients/dynamodb-connection.ts";
-import { tempRunDir, runCli, latestRun, readNdjson, eventually } from "../helpers.ts";
+import { tempRunDir, runCli, eventually, storedRun, filesWith } from "../helpers.ts";
 import { selfSignedCert } from "../tls-cert.ts";
 
 const SECRET = "not-a-real-secret-7f3a9c";
@@ -46,25 +46,13 @@ afterAll(async () => {
   await group?.stopAll();
 });
 
-function stored(store: string) {
-  const d = realpathSync(latestRun(store));
-  return { dir: d, run: JSON.parse(readFileSync(join(d, "run.json"), "utf8")), events: readNdjson(join(d, "history.ndjson")).slice(1) };
-}
-
-/** Every file of a run directory that has `text` in it. */
-function filesWith(d: string, text: string): string[] {
-  return readdirSync(d, { recursive: true, encoding: "utf8" })
-    .map((f) => join(d, f))
-    .filter((f) => statSync(f).isFile() && readFileSync(f, "utf8").includes(text));
-}
-
 describe("--backend dynamodb --deploy external", () => {
   it("a dynalite of the user's through --endpoints, under pause: VALID, its own table made and deleted, someone else's kept, no secret written", async () => {
     const store = tempRunDir("fc-external-dynamo-");
     const cli = runCli("test", [...short, "--endpoints", `dynamodb-1=${node.host}:${node.port}`, "--nemesis", "pause", "--store", store], { ...NO_AWS, ...ACCOUNT });
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
     expect(cli.stdout()).toMatch(/^VALID/m);
-    const { dir: runDir, run, events } = stored(store);
+    const { dir: runDir, run, events } = storedRun(store);
     expect(run.key_prefix).toMatch(/^fencecheck:\d{8}T\d{6}\.\d{3}Z:$/);
     const table = lockTableName(run.key_prefix);
     expect(run.lock_table).toEqual({ name: table, url: `http://${node.host}:${node.port}`, region: "eu-west-3" });
@@ -87,7 +75,7 @@ describe("--backend dynamodb --deploy external", () => {
       // The v2 SDK's client: its agent dials the proxy too.
       const cli = runCli("test", [...short, "--client", "dynamodb-lock-client", "--nemesis", "latency", "--store", store], { ...NO_AWS, ...ACCOUNT, AWS_ENDPOINT_URL_DYNAMODB: url, NODE_EXTRA_CA_CERTS: tls.certFile });
       expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
-      const { dir: runDir, run, events } = stored(store);
+      const { dir: runDir, run, events } = storedRun(store);
       expect(run.lock_table.url).toBe(url);
       expect(run.servers).toEqual([{ name: "dynamodb-1", host: "localhost", port: tls.port }]);
       expect(events.filter((e) => e.f === "acquire" && e.type === "ok").length).toBeGreaterThan(0);
@@ -106,13 +94,13 @@ describe("--backend dynamodb --deploy external", () => {
     const store = tempRunDir("fc-external-dynamo-");
     const cli = runCli("test", [...short, "--endpoints", `${node.host}:${node.port}`, "--nemesis", "none", "--time-limit", "60", "--store", store], { ...NO_AWS, ...ACCOUNT });
     const table = await eventually(async () => {
-      const run = JSON.parse(readFileSync(join(realpathSync(latestRun(store)), "run.json"), "utf8"));
+      const { run } = storedRun(store);
       return run.workers ? (run.lock_table.name as string) : null;
     });
     expect(await tables()).toContain(table);
     process.kill(cli.child.pid!, "SIGTERM");
     await cli.exit;
-    expect(stored(store).run.table_removed).toBe(table);
+    expect(storedRun(store).run.table_removed).toBe(table);
     expect(await tables()).toEqual(["someone_elses_table"]);
   });
 
