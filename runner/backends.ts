@@ -236,17 +236,21 @@ export const BACKENDS: Record<string, Backend> = {
   },
   postgres: {
     name: "postgres",
-    describe: "one Postgres 15 server made for the run (initdb in its run directory, fsync off unless --pg-durable)",
+    describe:
+      "one Postgres 15 server made for the run (initdb in its run directory, fsync off unless --pg-durable), or a Postgres of yours (--deploy external): the lock tables in a schema of the run's own, dropped at the end",
     clients: ["postgres-lease", "postgres-advisory"],
     defaultClient: "postgres-lease",
     abilities: ["kill"],
     lacks: { clock: "the lock clients read the time with clock_timestamp(), and libfaketime under Postgres is not set up here" },
-    cannot: {
-      external: "its servers run as local processes only: a run cannot yet keep its lease table and counters in a schema of its own on a server of yours, nor drop them afterwards",
-    },
     start: async (ctx) => (await import("./postgres-backend.ts")).startPostgresBackend(ctx),
+    // A Postgres of the user's: whom to connect as from the PG* variables, the lock tables in a schema of the run's.
+    external: {
+      serversFrom: "PGHOST and PGPORT (localhost and 5432 when unset)",
+      check: async (test) => (await import("./postgres-external.ts")).checkPostgresService(test),
+      open: async (ctx) => (await import("./postgres-external.ts")).openPostgresService(ctx),
+    },
     serverNames: ["postgres-1"],
-    removeKeys: async (nodes, prefix) => (await import("./postgres-backend.ts")).removePostgresKeys(nodes, prefix),
+    removeKeys: async (nodes, prefix) => (await import("./postgres-external.ts")).removeRunSchema(nodes, prefix),
   },
   dynamodb: {
     name: "dynamodb",

@@ -67,8 +67,8 @@ export const TEST_OPTIONS: readonly OptionSpec[] = [
   { name: "lockserver-persistence", kind: "string", default: undefined, defaultText: "always", choices: ["none", "always"], help: "--backend lockserver: what a killed lock server remembers: its journal of grants, renewals and releases, fsynced before each answer (always), or nothing (none: it comes back with no holders and every fence counter at 0)" },
   { name: "redis-persistence", kind: "string", default: "none", choices: ["none", "everysec", "always"], help: "Redis AOF fsync policy: what a killed node remembers (none: nothing)" },
   { name: "deploy", kind: "string", default: "local", choices: ["local", "docker", "external"], help: "where the lock servers run: local child processes, containers of a Docker API engine (DOCKER_HOST, /var/run/docker.sock, Podman's socket), or a cluster of yours (--endpoints)" },
-  { name: "endpoints", kind: "string", default: undefined, help: "--deploy external: the servers, host:port or name=host:port comma-separated, or a JSON file with control commands, a Toxiproxy and proxies of yours (docs/clusters.md); --backend dynamodb may leave it out and take the AWS environment's endpoint" },
-  { name: "key-prefix", kind: "string", default: undefined, defaultText: "fencecheck:<run>: with --deploy external, else none", help: "every lock key's name starts with this; a run's keys are deleted at the end with --deploy external (DynamoDB: the run's table, named after it, is made and deleted; ZooKeeper: its nodes /fencecheck/locks/<prefix>*)" },
+  { name: "endpoints", kind: "string", default: undefined, help: "--deploy external: the servers, host:port or name=host:port comma-separated, or a JSON file with control commands, a Toxiproxy and proxies of yours (docs/clusters.md); --backend dynamodb may leave it out and take the AWS environment's endpoint, --backend postgres PGHOST and PGPORT" },
+  { name: "key-prefix", kind: "string", default: undefined, defaultText: "fencecheck:<run>: with --deploy external, else none", help: "every lock key's name starts with this; a run's keys are deleted at the end with --deploy external (DynamoDB: the run's table, named after it, is made and deleted; ZooKeeper: its nodes /fencecheck/locks/<prefix>*; Postgres: the run's schema, named after it)" },
   { name: "pause-mode", kind: "string", default: "signal", choices: ["signal", "freeze"], help: "how pause-server holds a server: SIGSTOP to its process, or (--deploy docker) the cgroup freezer (docker pause)" },
   { name: "toxiproxy", kind: "string", default: undefined, defaultText: "our own fault proxy", help: "URL of a Toxiproxy to make the links in, e.g. http://127.0.0.1:8474" },
   { name: "links", kind: "string", default: "proxy", choices: ["proxy", "direct"], help: "how workers reach the servers and the resource: through the fault proxy (partitions and latency need it), or directly, for measurements without the proxy's cost" },
@@ -128,6 +128,9 @@ export function buildTest(o: ParsedOptions): Test {
   if (deploy === "external" && endpoints === undefined && !foundOtherwise)
     throw new BadInput(`--deploy external needs --endpoints: the servers of your ${backend.name} (${backend.serverNames.join(", ")})`);
   if (dynamoPersistence && deploy === "external") throw new BadInput(`--dynamo-persistence says what the run's own dynalite keeps; with --deploy external the DynamoDB is yours`);
+  if (o["pg-durable"] && deploy === "external") throw new BadInput(`--pg-durable says what the run's own Postgres keeps; with --deploy external the Postgres is yours`);
+  if (pooled && deploy === "external")
+    throw new BadInput(`--pg-pooler starts pgbouncer in front of the run's own Postgres; with --deploy external give your pooler's address as --endpoints (or PGHOST and PGPORT)`);
   if (deploy !== "external" && endpoints !== undefined) throw new BadInput(`--endpoints names servers of your own, for --deploy external; with --deploy ${deploy} fencecheck starts its own`);
   const clockTarget = clockTargetOf(o, nemeses);
   const parsed = endpoints === undefined ? null : parseEndpoints(endpoints, backend.serverNames, (p) => readFileSync(p, "utf8"));

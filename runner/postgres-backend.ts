@@ -6,7 +6,7 @@ import { startPostgresCluster } from "../cluster/postgres.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import { startPgbouncer } from "../cluster/pgbouncer.ts";
 import type { ServerNode } from "../cluster/redis.ts";
-import { RUNS_OWN, lockTables, lockTablesSql, pgConfig } from "../clients/postgres-session.ts";
+import { RUNS_OWN, lockTablesSql, pgConfig } from "../clients/postgres-session.ts";
 import type { PostgresAccess } from "../clients/index.ts";
 import type { BackendContext } from "./backends.ts";
 import type { ProcessGroup } from "../cluster/processes.ts";
@@ -30,17 +30,6 @@ export async function startPostgresBackend(ctx: BackendContext): Promise<Cluster
   if (!ctx.serverOptions.pgPooler) return cluster;
   // The clients see the pooler as their server (buildTest refuses the faults that would aim past it).
   return { ...cluster, nodes: [await startPgbouncer(ctx.group, ctx.ports, ctx.runDir, cluster.nodes[0], ctx.deployment)] };
-}
-
-/** The run's rows, for a server it shares: the locks' names all start with `prefix`. */
-export async function removePostgresKeys(nodes: readonly ServerNode[], prefix: string): Promise<number> {
-  if (prefix === "") throw new Error("refusing to delete every lock row: the run has no key prefix");
-  return onServer(nodes[0], async (c) => {
-    let deleted = 0;
-    for (const table of Object.values(lockTables(RUNS_OWN.schema)))
-      deleted += (await c.query(`DELETE FROM ${table} WHERE starts_with(name, $1)`, [prefix])).rowCount ?? 0;
-    return deleted;
-  });
 }
 
 /**

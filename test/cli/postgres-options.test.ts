@@ -9,6 +9,8 @@ describe("test:jepsen options of the postgres backend", () => {
     [["--client", "postgres-lease"], /--client postgres-lease does not work with --backend redis/],
     [["--backend", "postgres", "--nemesis", "clock"], /--nemesis clock does not work with --backend postgres: the lock clients read the time with clock_timestamp\(\)/],
     [["--backend", "postgres", "--deploy", "docker", "--partition-mode", "network"], /--backend postgres has no member-to-member traffic/],
+    [["--backend", "postgres", "--deploy", "external", "--pg-durable"], /--pg-durable says what the run's own Postgres keeps; with --deploy external the Postgres is yours/],
+    [["--backend", "postgres", "--deploy", "external", "--pg-pooler", "pgbouncer"], /--pg-pooler starts pgbouncer in front of the run's own Postgres; with --deploy external give your pooler's address/],
     [["--pg-durable"], /--pg-durable applies to --backend postgres only, not redis/],
     [["--resource", "postgres", "--workload", "counter", "--fence-reads"], /--fence-reads is not supported with --resource postgres/],
     [["--resource", "sqlite"], /--resource: unknown value "sqlite"/],

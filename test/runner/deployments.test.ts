@@ -23,7 +23,7 @@ const RUN_IN: Record<string, Partial<Record<Deploy, string>>> = {
   redlock: { local: "test/runner/redlock.test.ts", docker: "test/docker/runs.test.ts", external: "test/cluster/external.test.ts" },
   etcd: { local: "test/nemesis/network.test.ts", docker: "test/docker/runs.test.ts", external: "test/cluster/external.test.ts" },
   zookeeper: { local: "test/runner/zookeeper-teardown.test.ts", docker: "test/docker/zookeeper-postgres.test.ts", external: "test/cluster/external-zookeeper.test.ts" },
-  postgres: { local: "test/runner/postgres.test.ts", docker: "test/docker/zookeeper-postgres.test.ts" },
+  postgres: { local: "test/runner/postgres.test.ts", docker: "test/docker/zookeeper-postgres.test.ts", external: "test/cluster/external-postgres.test.ts" },
   dynamodb: { local: "test/runner/dynamodb.test.ts", external: "test/cluster/external-dynamodb.test.ts" },
   lockserver: { local: "test/runner/lockserver.test.ts" },
 };
