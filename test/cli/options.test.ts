@@ -30,7 +30,7 @@ describe("test:jepsen options", () => {
     [["--backend", "zookeeper", "--nemesis", "clock"], /--nemesis clock does not work with --backend zookeeper: ZooKeeper expires sessions by the JVM's monotonic clock/],
     [["--nemesis", "clock", "--clock-target", "workers"], /--clock-target: unknown value "workers"; choose from servers, clients/],
     [["--clock-target", "clients"], /--clock-target clients says whose clocks --nemesis clock moves, and this run has no clock nemesis \(--nemesis pause\)/],
-    [["--backend", "zookeeper", "--deploy", "docker"], /--deploy docker does not work with --backend zookeeper/],
+    [["--backend", "dynamodb", "--deploy", "docker"], /--deploy docker does not work with --backend dynamodb/],
     [["--backend", "zookeeper", "--client", "etcd-queue"], /--client etcd-queue does not work with --backend zookeeper; choose from zookeeper, zookeeper-naive/],
     [["--backend", "etcd", "--client", "zookeeper"], /--client zookeeper does not work with --backend etcd/],
     [["--backend", "zookeeper", "--partition-mode", "network"], /--partition-mode network needs --deploy docker/],
