@@ -17,8 +17,10 @@
 // At the end (the process group's teardown, so also after a failure or Ctrl-C)
 // every such node is deleted, deepest first, ephemeral ones of sessions still
 // alive included (a zookeeper-naive ghost, the node of a client that crashed);
-// the parents too if this run made them and nothing is left in them. ZooKeeper
-// refuses to delete a node with children, so a parent another run is using stays.
+// then the parents, if a run made them (a run writes PARENT_DATA into those it
+// makes, so a crashed run's are known too) and nothing is left in them.
+// ZooKeeper refuses to delete a node with children, so a parent another run is
+// using stays; a /fencecheck of someone else's (other data) is never touched.
 //
 // A runner that is SIGKILLed never gets there. Its ephemeral nodes go when
 // their sessions expire, but each key's persistent node would stay for ever. So
@@ -56,6 +58,8 @@ const ADMIN_TIMEOUT_MS = 5_000;
 export const MARKER = "~run";
 /** The default prefix (runner/system.ts): only runs named so are swept after a crash. */
 const RUN_PREFIX = /^(fencecheck:[^:/]+:)/;
+/** What a run writes into the parents it makes: whoever finds them empty later may delete them. */
+const PARENT_DATA = Buffer.from("made by a fencecheck run; deleted by the run that finds it empty");
 /** /fencecheck, /fencecheck/locks: made by the first run that needs them. */
 const PARENTS = ZK_LOCK_ROOT.split("/")
   .slice(1)
@@ -79,6 +83,13 @@ const removeNode = (s: ZkSession, path: string): Promise<boolean> =>
       throw err;
     },
   );
+
+/** A parent's data, or null when it is not there. */
+const parentData = (s: ZkSession, path: string): Promise<Buffer | null> =>
+  s.call<Buffer>((done) => s.client.getData(path, (err, data) => done(err, data))).catch((err: unknown) => {
+    if (isZk(err, "NO_NODE")) return null;
+    throw err;
+  });
 
 /** Make a node of `mode`; false when it was there already (someone else's). */
 const createNode = (s: ZkSession, path: string, data: Buffer, mode: number): Promise<boolean> =>
@@ -313,11 +324,14 @@ export async function openZkEnsemble(ctx: ExternalServiceContext): Promise<OpenS
       ctx.started("keys_removed", await remove());
       await marker.unmark();
       const s = await marker.session();
-      for (const parent of [...made].reverse())
+      // This run's, or a crashed run's that made them before (their data says so).
+      for (const parent of [...PARENTS].reverse()) {
+        if (!made.includes(parent) && !PARENT_DATA.equals((await parentData(s, parent)) ?? Buffer.alloc(0))) continue;
         await removeNode(s, parent).catch((err: unknown) => {
           // Another run's nodes are in it: that run is using it, and it stays.
           if (!isZk(err, "NOT_EMPTY")) throw err;
         });
+      }
     } catch (err) {
       const at = `${servers[0].host}:${servers[0].port}`;
       process.stderr.write(
@@ -330,8 +344,17 @@ export async function openZkEnsemble(ctx: ExternalServiceContext): Promise<OpenS
   });
   const s = await marker.session();
   try {
-    for (const parent of PARENTS) if (await createNode(s, parent, Buffer.alloc(0), CreateMode.PERSISTENT)) made.push(parent);
-    if (!(await marker.mark())) throw new Error(`${marker.path} is there already: another run with the key prefix ${prefix} is going on, and this one leaves its nodes alone`);
+    // A run ending meanwhile may delete a parent it found empty: made again, and the marker again.
+    for (let tries = 1; ; tries++) {
+      for (const parent of PARENTS) if ((await createNode(s, parent, PARENT_DATA, CreateMode.PERSISTENT)) && !made.includes(parent)) made.push(parent);
+      try {
+        if (await marker.mark()) break;
+      } catch (err) {
+        if (isZk(err, "NO_NODE") && tries < 3) continue;
+        throw err;
+      }
+      throw new Error(`${marker.path} is there already: another run with the key prefix ${prefix} is going on, and this one leaves its nodes alone`);
+    }
   } catch (err) {
     if (!isZk(err, "NO_AUTH")) throw err;
     throw new Error(`the ensemble's ACLs do not let an unauthenticated client create nodes under ${ZK_LOCK_ROOT} (NoAuth), which the run and its lock clients need: ${String(err)}`);
