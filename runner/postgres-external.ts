@@ -16,7 +16,8 @@ import { BadInput } from "../lib/index.ts";
 import { placeServers } from "../cluster/external-proxies.ts";
 import type { PlacedServer } from "../cluster/external.ts";
 import type { ServerNode } from "../cluster/redis.ts";
-import { lockTables, lockTablesSql, sqlState } from "../clients/postgres-session.ts";
+import { lockTables, lockTablesSql, pgConfig, sqlState } from "../clients/postgres-session.ts";
+import { advisoryKeys } from "../clients/postgres-advisory.ts";
 import type { PostgresAccess } from "../clients/index.ts";
 import { onServer } from "./postgres-backend.ts";
 import { removedOnce, type ExternalServiceContext, type OpenService } from "./backends.ts";
@@ -194,6 +195,58 @@ export async function checkPostgresService(test: Test): Promise<void> {
     );
 }
 
+/**
+ * What a run writes on the schema it makes. A runner killed outright (SIGKILL)
+ * never drops its schema; a later run drops every schema that says this and
+ * whose run is gone: its marker free.
+ */
+export const SCHEMA_COMMENT = "made by a fencecheck run: dropped at its end, or by a later run once that run is gone";
+
+/**
+ * The marker of a run's schema: an advisory lock of that key, held by a session
+ * of the runner's own for as long as the run goes on. A session ends with the
+ * process that holds its connection (the server sees the connection close, or
+ * finds it dead by its keepalives), so a marker the sweep can take is a run that
+ * is gone. Distinct from every lock key of the runs (those hash the lock names).
+ */
+export const markerKeys = (schema: string): [number, number] => advisoryKeys(`fencecheck run marker:${schema}`);
+
+/**
+ * Every schema of a run that is gone, dropped (its sessions ended first, as at a
+ * run's own end); the names. One the user may not drop is left, and said.
+ */
+async function sweepSchemas(svc: PostgresService, own: string, warn: (line: string) => void): Promise<string[]> {
+  const { server, login } = svc;
+  const admin: PostgresAccess = { ...login, schema: own, applicationName: `${own}~sweep` };
+  const candidates = await onServer(
+    server,
+    async (c) =>
+      (await c.query<{ n: string }>(
+        // The user's own only: another user's runs are theirs to sweep.
+        `SELECT nspname AS n FROM pg_namespace WHERE obj_description(oid, 'pg_namespace') = $1 AND nspname <> $2 AND pg_get_userbyid(nspowner) = current_user ORDER BY 1`,
+        [SCHEMA_COMMENT, own],
+      )).rows.map(
+        (r) => r.n,
+      ),
+    ADMIN_TIMEOUT_MS,
+    admin,
+  );
+  const swept: string[] = [];
+  for (const schema of candidates) {
+    const gone = await onServer(server, async (c) => (await c.query<{ free: boolean }>(`SELECT pg_try_advisory_lock($1, $2) AS free`, markerKeys(schema))).rows[0].free, ADMIN_TIMEOUT_MS, admin);
+    // Taken by that one-statement session, the lock went with it: a run starting
+    // under that prefix now would be refused anyway (its schema is there).
+    if (!gone) continue;
+    try {
+      await dropRunSchema(server, { ...login, schema, applicationName: schema });
+      swept.push(schema);
+    } catch (err) {
+      warn(`fencecheck: could not drop ${schema}, left at ${whereOf(svc)} by a run that is gone: ${(err as Error).message}\n  drop it yourself: ${dropByHand(svc, schema)}`);
+    }
+  }
+  return swept;
+}
+
 /** The command that drops a schema left behind, for the messages that say one was. */
 const dropByHand = (svc: PostgresService, schema: string): string =>
   `psql -h ${svc.server.host} -p ${svc.server.port} -U ${svc.login.user} -d ${svc.login.database} -c 'DROP SCHEMA ${pg.escapeIdentifier(schema)} CASCADE'`;
@@ -210,13 +263,23 @@ export async function openPostgresService(ctx: ExternalServiceContext): Promise<
   // The run's sessions carry its schema's name, which the teardown ends them by.
   const access: PostgresAccess = { ...svc.login, schema, applicationName: schema };
   const { server, login } = svc;
+  // The run's marker, taken before its schema exists (a sweep must never find
+  // the schema without it) and held until the schema is dropped.
+  const marker = new pg.Client(pgConfig(server, { ...access, applicationName: `${schema}~run` }, ADMIN_TIMEOUT_MS));
+  marker.on("error", () => {});
+  const release = (): Promise<void> => marker.end().catch(() => {});
+  ctx.group.onStop(release);
+  await marker.connect();
+  await marker.query(`SELECT pg_advisory_lock($1, $2)`, markerKeys(schema));
   // Preflight has connected already: a failure now is the run's, not bad input.
   await onServer(
     server,
     async (c) => {
       try {
         await c.query(`CREATE SCHEMA ${pg.escapeIdentifier(schema)}`);
+        await c.query(`COMMENT ON SCHEMA ${pg.escapeIdentifier(schema)} IS ${pg.escapeLiteral(SCHEMA_COMMENT)}`);
       } catch (err) {
+        await release();
         if (sqlState(err) === "42P06") throw new Error(`the run's schema ${schema} is already in database "${login.database}" at ${whereOf(svc)}: not the run's, so it is left alone (choose another --key-prefix)`);
         throw err;
       }
@@ -228,9 +291,10 @@ export async function openPostgresService(ctx: ExternalServiceContext): Promise<
   const remove = removedOnce(
     ctx,
     ["schema_dropped", schema],
-    () => dropRunSchema(server, access),
+    () => dropRunSchema(server, access).finally(release),
     (why) => `could not drop the run's schema ${schema} at ${whereOf(svc)}: ${why}\n  drop it yourself: ${dropByHand(svc, schema)}`,
   );
+  ctx.started("swept_schemas", await sweepSchemas(svc, schema, (line) => process.stderr.write(line + "\n")));
   await onServer(server, (c) => c.query(lockTablesSql(schema)), ADMIN_TIMEOUT_MS, access);
   return { servers: [server], service: { postgres: access }, remove };
 }

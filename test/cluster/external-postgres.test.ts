@@ -15,7 +15,7 @@ import { ProcessGroup } from "../../cluster/processes.ts";
 import { PortPlan } from "../../cluster/ports.ts";
 import { pgConnection, serverUser, startPostgresCluster } from "../../cluster/postgres.ts";
 import type { ServerNode } from "../../cluster/redis.ts";
-import { schemaOf } from "../../runner/postgres-external.ts";
+import { markerKeys, schemaOf, SCHEMA_COMMENT } from "../../runner/postgres-external.ts";
 import { tempRunDir, runCli, eventually, storedRun, filesWith } from "../helpers.ts";
 import { selfSignedCert, type TestCert } from "../tls-cert.ts";
 
@@ -159,6 +159,29 @@ describe("--backend postgres --deploy external", () => {
     process.kill(cli.child.pid!, "SIGINT");
     await cli.exit;
     expect(storedRun(store).run.schema_dropped).toBe(schema);
+    expect(await leftOnServer()).toEqual(untouched);
+  });
+
+  it("a schema left by a run that is gone (its marker free) is dropped by the next run; a live run's, and a fencecheck_* schema of the user's, are left alone, and so is another user's", async () => {
+    const note = pg.escapeLiteral(SCHEMA_COMMENT);
+    await sql(`CREATE SCHEMA fencecheck_gone AUTHORIZATION fc_staging; COMMENT ON SCHEMA fencecheck_gone IS ${note}; CREATE TABLE fencecheck_gone.fencecheck_leases (name text); ALTER TABLE fencecheck_gone.fencecheck_leases OWNER TO fc_staging`);
+    await sql(`CREATE SCHEMA fencecheck_live AUTHORIZATION fc_staging; COMMENT ON SCHEMA fencecheck_live IS ${note}`);
+    await sql(`CREATE SCHEMA fencecheck_theirs AUTHORIZATION fc_staging`);
+    // Gone too, but another user's: theirs to sweep.
+    await sql(`CREATE SCHEMA fencecheck_readers AUTHORIZATION fc_reader; COMMENT ON SCHEMA fencecheck_readers IS ${note}`);
+    const live = new pg.Client({ ...pgConnection(node), database: "staging" });
+    await live.connect();
+    try {
+      await live.query(`SELECT pg_advisory_lock($1, $2)`, markerKeys("fencecheck_live"));
+      const store = tempRunDir("fc-external-pg-");
+      const cli = runCli("test", [...short, "--endpoints", `${node.host}:${node.port}`, "--nemesis", "none", "--time-limit", "1", "--store", store], STAGING);
+      expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
+      expect(storedRun(store).run.swept_schemas, cli.stderr()).toEqual(["fencecheck_gone"]);
+      expect((await leftOnServer()).schemas).toEqual(["fencecheck_live", "fencecheck_readers", "fencecheck_theirs"]);
+    } finally {
+      await live.end();
+      await sql(`DROP SCHEMA IF EXISTS fencecheck_gone CASCADE; DROP SCHEMA IF EXISTS fencecheck_live CASCADE; DROP SCHEMA IF EXISTS fencecheck_theirs CASCADE; DROP SCHEMA IF EXISTS fencecheck_readers CASCADE`);
+    }
     expect(await leftOnServer()).toEqual(untouched);
   });
 
