@@ -5,6 +5,8 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/build-once.ts"],
+    // Each file's temporary run directories removed when it is done (test/cleanup.ts).
+    setupFiles: ["test/cleanup.ts"],
     // The runs a test starts in-process start their workers, resource and proxy
     // from dist/ (lib/paths.ts), as a user's run does: no TypeScript compiled at
     // each child's start, which on two cores was minutes of the suite.

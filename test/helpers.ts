@@ -5,9 +5,13 @@ import { mkdtempSync, mkdirSync, readdirSync, readlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+/** The directories tempRunDir made in this test file, which test/cleanup.ts removes when the file is done. */
+export const TEMP_DIRS: string[] = [];
+
 export function tempRunDir(prefix = "fencecheck-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   mkdirSync(join(dir, "logs"), { recursive: true });
+  TEMP_DIRS.push(dir);
   return dir;
 }
 
