@@ -1,10 +1,11 @@
 // The options of `fencecheck soak`, and how they become a soak request: the matrix
 // loaded and every configuration validated through test:jepsen's own parser, the
-// subset --only names, and the soak's seed. The command and the test of the CI
+// subset --only names, the soak's seed and its --shard; or the directories a
+// --merge makes one soak. The command and the test of the CI
 // workflow both go through `soakRequest`, so the workflow cannot ask for what the
 // command would refuse.
 import { BadInput, parseArgs, noPositional, type OptionSpec, type ParsedOptions } from "../lib/index.ts";
-import { loadMatrixFile, loadPreset, presetNames, readSummary, selectConfigurations, testOf, type SoakOptions } from "../soak/index.ts";
+import { loadMatrixFile, loadPreset, parseShard, presetNames, readSummary, selectConfigurations, testOf, type Shard, type SoakOptions } from "../soak/index.ts";
 
 export const SOAK_OPTIONS: readonly OptionSpec[] = [
   { name: "preset", kind: "string", default: undefined, choices: presetNames(), help: "a shipped matrix (soak/presets/<name>.json)" },
@@ -21,10 +22,13 @@ export const SOAK_OPTIONS: readonly OptionSpec[] = [
   { name: "summarize", kind: "string", default: undefined, help: "write the summary of a soak directory left by a killed soak, and run nothing" },
   { name: "metrics-port", kind: "int", default: undefined, defaultText: "off", min: 0, max: 65535, help: "every run serves its Prometheus metrics at http://127.0.0.1:PORT/metrics in turn (fencecheck test --metrics-port), so one scrape job covers the soak; a fixed port of 1024 or more" },
   { name: "list", kind: "flag", default: false, help: "print the matrix's configurations and what each expects, and run nothing" },
+  { name: "shard", kind: "string", default: undefined, defaultText: "all runs", help: "I/N: run share I of N of the soak's runs (configuration and run index pairs), for N machines started with the same --seed; --merge makes their directories one soak" },
+  { name: "merge", kind: "flag", default: false, help: "make the soak directories given as arguments (the shards of one soak) one soak under <store>/soaks/, summarized, compared and judged as one; runs nothing" },
 ];
 
 export const SOAK_USAGE = `Usage: fencecheck soak (--preset nightly|smoke|detection | --matrix FILE) [options]
        fencecheck soak --summarize <soak directory>
+       fencecheck soak --merge <shard's soak directory>... [--store DIR] [--compare DIR] [--keep-runs N]
 
 Runs every configuration of a matrix --test-count times as fencecheck test
 runs, each stored as a test stores it, and judges each configuration against what
@@ -32,30 +36,44 @@ it expects: valid, or the anomaly types it must find in a share of its runs.
 Prints a line per run and a table at the end, writes summary.json and
 summary.html under <store>/soaks/<time>/ and says what changed since the
 previous soak of the same matrix.
-Exit: 255 if a run crashed, else 2 if one was unknown, else 1 if a configuration
-missed its expectation, else 0; 130 when interrupted; 254 bad arguments.`;
+Over N machines: each runs --shard I/N with the same --seed (every run gets
+the seed it would get in one soak), and --merge makes their soak directories
+one soak, as if one machine had run it; a shard missing from the merge is
+reported, its runs counted not run.
+Exit: 255 if a run crashed, else 2 if one was unknown (or a merge lacks a
+shard), else 1 if a configuration missed its expectation, else 0; 130 when
+interrupted; 254 bad arguments.`;
 
 export type SoakRequest =
   | { kind: "summarize"; dir: string; compare: string | null; keepRuns: number | null }
+  /** The shards' soak directories, read by mergeSoaks (not here: the workflow's merge command names directories of a CI job). */
+  | { kind: "merge"; dirs: string[]; store: string; compare: string | null; keepRuns: number | null }
   /** `list` prints the configurations instead of running them. */
   | ({ kind: "run" | "list" } & Omit<SoakOptions, "log">);
 
 /** A soak command's arguments (after `fencecheck soak`) as a request; BadInput names what is wrong. */
 export function parseSoakArgs(argv: string[]): { request: SoakRequest; help: boolean } {
   const { options, positional, help } = parseArgs(argv, SOAK_OPTIONS);
-  noPositional(positional);
+  // The directories of --merge are its arguments, as the files of cp are.
+  if (!options.merge) noPositional(positional);
   if (help) return { request: { kind: "summarize", dir: "", compare: null, keepRuns: null }, help };
-  return { request: soakRequest(options), help };
+  return { request: soakRequest(options, positional), help };
 }
 
-export function soakRequest(o: ParsedOptions): SoakRequest {
+/** Options the soak runs with, which mean nothing to a command that runs nothing. */
+const RUN_ONLY = ["preset", "matrix", "only", "seed", "time-limit", "deploy", "time-budget", "metrics-port", "list", "shard"];
+
+export function soakRequest(o: ParsedOptions, positional: readonly string[] = []): SoakRequest {
   const compare = (o.compare as string | undefined) ?? null;
   // Read now, so a wrong path is refused before a soak of hours, not after it.
   if (compare !== null) readSummary(compare);
   const keepRuns = (o["keep-runs"] as number | undefined) ?? null;
+  if (o.merge) {
+    for (const n of [...RUN_ONLY, "summarize"]) if (o[n] !== undefined && o[n] !== false) throw new BadInput(`--merge runs nothing (the shards ran), so --${n} means nothing with it`);
+    return { kind: "merge", dirs: [...positional], store: o.store as string, compare, keepRuns };
+  }
   if (o.summarize !== undefined) {
-    for (const n of ["preset", "matrix", "only", "seed", "time-limit", "deploy", "time-budget", "metrics-port", "list"])
-      if (o[n] !== undefined && o[n] !== false) throw new BadInput(`--summarize runs nothing, so --${n} means nothing with it`);
+    for (const n of RUN_ONLY) if (o[n] !== undefined && o[n] !== false) throw new BadInput(`--summarize runs nothing, so --${n} means nothing with it`);
     return { kind: "summarize", dir: o.summarize as string, compare, keepRuns };
   }
   if ((o.preset === undefined) === (o.matrix === undefined)) throw new BadInput(`give one of --preset (${presetNames().join(", ")}) or --matrix FILE`);
@@ -70,19 +88,32 @@ export function soakRequest(o: ParsedOptions): SoakRequest {
     throw new BadInput(`--metrics-port of a soak must be a fixed port of 1024 or more, got ${metricsPort} (every run serves its metrics there in turn, for one Prometheus job to scrape)`);
   // With --time-limit or --deploy every run takes it; test:jepsen's parser judges it once per configuration.
   if (timeLimitS !== null || deploy !== null) for (const c of configurations) testOf(c, { timeLimitS: timeLimitS ?? undefined, deploy: deploy ?? undefined });
+  const testCount = o["test-count"] as number;
+  const shard = o.shard === undefined ? null : shardOf(o.shard as string, o.seed !== undefined, compare !== null, configurations.length * testCount);
   return {
     kind: o.list ? "list" : "run",
     matrix,
     configurations,
     only,
-    testCount: o["test-count"] as number,
+    testCount,
     timeLimitS,
     deploy,
     timeBudgetS: (o["time-budget"] as number | undefined) ?? null,
     metricsPort,
+    shard,
     seed: (o.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 31),
     store: o.store as string,
     compare,
     keepRuns,
   };
+}
+
+/** --shard, refused where the shards could not add up to one soak. */
+function shardOf(text: string, seeded: boolean, compared: boolean, runs: number): Shard {
+  const shard = parseShard(text);
+  // Each machine would draw a seed of its own, and the runs would not be one soak's.
+  if (!seeded) throw new BadInput(`--shard ${text} needs --seed: the shards of one soak must share a seed (the same --seed on every machine), so that each run gets the seed it would get in one soak`);
+  if (compared) throw new BadInput(`--compare means nothing with --shard: a shard is not compared (its share of the runs would read as falls in detection); compare the merged soak (fencecheck soak --merge DIR... --compare SOAK)`);
+  if (shard.count > runs) throw new BadInput(`--shard ${text}: the soak has ${runs} run${runs === 1 ? "" : "s"}, so ${shard.count} shards would leave some with none; split it into at most ${runs}`);
+  return shard;
 }

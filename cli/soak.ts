@@ -3,8 +3,9 @@
 // `fencecheck test` runs; a line per run, a table at the end, summary.json and
 // summary.html, and what changed since the previous soak.
 // `fencecheck soak --summarize DIR`: the same summary for a soak that was killed.
+// `fencecheck soak --merge DIR...`: the shards of a soak (--shard I/N) made one.
 import { EXIT, helpText } from "../lib/index.ts";
-import { describeExpectation, renderTable, runSoak, summarizeSoak, testOf, type SoakSummary } from "../soak/index.ts";
+import { describeExpectation, mergeSoaks, plannedPairs, renderTable, runSoak, summarizeSoak, testOf, type SoakSummary } from "../soak/index.ts";
 import { checkMetricsPort } from "../runner/index.ts";
 import { ensureFor } from "../setup/index.ts";
 import { parseSoakArgs, SOAK_OPTIONS, SOAK_USAGE, type SoakRequest } from "./soak-options.ts";
@@ -19,6 +20,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   const request: SoakRequest = parsed.request;
   if (request.kind === "summarize") return done(await summarizeSoak(request.dir, { compare: request.compare, keepRuns: request.keepRuns, log }), request.dir);
+  if (request.kind === "merge") {
+    const { soakDir, summary } = await mergeSoaks(request.dirs, { store: request.store, compare: request.compare, keepRuns: request.keepRuns, log });
+    return done(summary, soakDir);
+  }
   if (request.kind === "list") {
     for (const c of request.configurations) process.stdout.write(`${c.name.padEnd(34)} expects ${describeExpectation(c.expect)}${c.description ? `\n${"".padEnd(36)}${c.description}` : ""}\n`);
     return EXIT.valid;
@@ -26,7 +31,9 @@ export async function main(argv: string[]): Promise<number> {
   // Taken now, it would be taken for every run: said once, before hours of crashed runs.
   if (request.metricsPort !== null) await checkMetricsPort(request.metricsPort);
   // What every configuration needs, installed once before the first run rather than by a run mid-soak.
-  await ensureFor(request.configurations.map((c) => testOf(c, { timeLimitS: request.timeLimitS ?? undefined, deploy: request.deploy ?? undefined })), log);
+  // A shard installs what its own runs need: the machine of a Redis-only share needs no JRE.
+  const running = new Set(plannedPairs(request.configurations, request.testCount, request.shard).map((p) => p.config));
+  await ensureFor(request.configurations.filter((c) => running.has(c)).map((c) => testOf(c, { timeLimitS: request.timeLimitS ?? undefined, deploy: request.deploy ?? undefined })), log);
   const { soakDir, summary } = await runSoak({ ...request, log });
   return done(summary, soakDir);
 }

@@ -25,7 +25,9 @@ export interface FinishInput {
 
 export async function finishSoak(i: FinishInput): Promise<SoakSummary> {
   const input = { plan: i.plan, records: i.records, notRun: i.notRun, finished: new Date(), wallS: i.wallS, interrupted: i.interrupted, diskBytes: diskBytes(i.soakDir) };
-  const previous = i.compare !== null ? { path: i.compare, summary: readSummary(i.compare) } : previousSoak(i.store, i.soakDir, i.plan.matrix.name);
+  // A shard ran a share of the runs of every configuration: against a whole night
+  // its counts would read as falls in detection. The merge of the shards compares.
+  const previous = i.plan.shard ? null : i.compare !== null ? { path: i.compare, summary: readSummary(i.compare) } : previousSoak(i.store, i.soakDir, i.plan.matrix.name);
   let summary = summarize(input);
   if (previous) {
     // A soak of some configurations (--only, a CI shard) says nothing of the others.
@@ -45,28 +47,28 @@ export function writeSummary(soakDir: string, summary: SoakSummary): void {
   renameSync(`${page}.${process.pid}.tmp`, page);
 }
 
-/** A soak's summary.json, given the soak directory or the file; bad input when it is neither. */
-export function readSummary(path: string): SoakSummary {
+/** A soak's summary.json, given the soak directory or the file; bad input, naming `option` and the path, when it is neither. */
+export function readSummary(path: string, option = "--compare"): SoakSummary {
   const file = existsSync(path) && lstatSync(resolve(path)).isDirectory() ? join(path, SOAK_FILES.summary) : path;
   let s: Partial<SoakSummary>;
   try {
     s = JSON.parse(readFileSync(file, "utf8")) as Partial<SoakSummary>;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new BadInput(`--compare ${path}: ${code === "ENOENT" ? `no ${SOAK_FILES.summary} there` : `not readable JSON (${err instanceof Error ? err.message : String(err)})`}`);
+    throw new BadInput(`${option} ${path}: ${code === "ENOENT" ? `no ${SOAK_FILES.summary} there` : `not readable JSON (${err instanceof Error ? err.message : String(err)})`}`);
   }
-  if (s?.kind !== "soak-summary" || !Array.isArray(s.configurations)) throw new BadInput(`--compare ${path}: ${file} is not a soak summary (kind "soak-summary")`);
+  if (s?.kind !== "soak-summary" || !Array.isArray(s.configurations)) throw new BadInput(`${option} ${path}: ${file} is not a soak summary (kind "soak-summary")`);
   return s as SoakSummary;
 }
 
-/** The newest soak of the same matrix that started before this one and left a summary. */
+/** The newest soak of the same matrix that started before this one and left a summary; a shard's is a part of a night, not a night. */
 function previousSoak(store: string, soakDir: string, matrix: string): { path: string; summary: SoakSummary } | null {
   const me = basename(soakDir);
   for (const dir of listSoaks(store).reverse()) {
     if (basename(dir) >= me) continue;
     try {
       const summary = JSON.parse(readFileSync(join(dir, SOAK_FILES.summary), "utf8")) as SoakSummary;
-      if (summary.kind === "soak-summary" && summary.matrix?.name === matrix && Array.isArray(summary.configurations))
+      if (summary.kind === "soak-summary" && summary.matrix?.name === matrix && Array.isArray(summary.configurations) && !summary.shard)
         return { path: `${SOAKS_DIR}/${basename(dir)}`, summary };
     } catch {
       // no summary (a soak killed and never summarized), or not ours: look further back

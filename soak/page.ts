@@ -6,7 +6,7 @@
 import { esc, REPORT_CSS } from "../reports/index.ts";
 import { WORSE } from "./compare.ts";
 import { fencingText, libraryRows, tellsText } from "./libraries.ts";
-import { duration, megabytes } from "./table.ts";
+import { duration, megabytes, partOf } from "./table.ts";
 import { pct, type ConfigSummary, type SoakSummary } from "./summary.ts";
 import type { RunRecord } from "./records.ts";
 
@@ -27,7 +27,7 @@ export function renderSummaryHtml(s: SoakSummary): string {
 <body><main>
 <h1><span class="verdict ${verdictClass}">exit ${s.exit_code}</span>soak of matrix ${esc(s.matrix.name)}</h1>
 <div class="run">${esc(s.verdict)}</div>
-<div class="run">started <code>${esc(s.started)}</code> · wall time ${esc(duration(s.wall_s))} · seed <code>${s.seed}</code> · ${s.test_count} run${s.test_count === 1 ? "" : "s"} per configuration${s.disk_bytes === null ? "" : ` · ${esc(megabytes(s.disk_bytes))} on disk`} · matrix <code>${esc(s.matrix.source)}</code> (${esc(s.matrix.hash)})</div>
+<div class="run">${partOf(s) ? `${esc(partOf(s)!)} · ` : ""}started <code>${esc(s.started)}</code> · wall time ${esc(duration(s.wall_s))} · seed <code>${s.seed}</code> · ${s.test_count} run${s.test_count === 1 ? "" : "s"} per configuration${s.disk_bytes === null ? "" : ` · ${esc(megabytes(s.disk_bytes))} on disk`} · matrix <code>${esc(s.matrix.source)}</code> (${esc(s.matrix.hash)})</div>
 ${s.runs_pruned ? `<p class="note">The run directories of this soak were removed by --keep-runs; the summary is all that is left.</p>` : ""}
 <h2 id="changes">What changed</h2>
 ${changes(s)}

@@ -14,6 +14,7 @@ import { join, relative, resolve } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { runStamp, writeJson } from "../store/index.ts";
 import type { Configuration } from "./matrix.ts";
+import type { Shard } from "./plan.ts";
 
 export const SOAK_FILES = {
   plan: "soak.json",
@@ -69,6 +70,16 @@ export interface SoakPlan {
   started: string;
   command: string[];
   runs: PlannedRun[];
+  /** --shard: this soak ran share `index` of `count` of the plan (runs holds that share only). */
+  shard?: Shard;
+  /** soak --merge: the shards this soak was made of, and the shares no directory was given for. */
+  merged?: MergedFrom;
+}
+
+export interface MergedFrom {
+  count: number;
+  shards: Array<{ index: number; dir: string; started: string }>;
+  missing: number[];
 }
 
 export const SOAKS_DIR = "soaks";

@@ -16,18 +16,7 @@ export async function summarizeSoak(soakDir: string, opts: { compare: string | n
   const plan = readPlan(soakDir);
   const { records, warnings } = readRecords(soakDir);
   for (const w of warnings) opts.log(`warning: ${w}`);
-  const done = new Set(records.map((r) => `${r.config}#${r.index}`));
-  const notRun: Array<PlannedRun & { reason: string }> = [];
-  for (const p of plan.runs) {
-    if (done.has(`${p.config}#${p.index}`)) continue;
-    const runDir = findRunDir(soakDir, p);
-    if (!runDir) {
-      notRun.push({ ...p, reason: "the soak stopped before this run started" });
-      continue;
-    }
-    opts.log(`${p.config} #${p.index}: the soak stopped during this run; checking the history it left in ${relative(soakDir, runDir)}`);
-    records.push(await checkLeftRun(soakDir, p, runDir));
-  }
+  const { notRun } = await recoverRuns(plan.runs, records, { from: soakDir, into: soakDir, place: (dir) => dir, log: opts.log });
   return finishSoak({
     soakDir,
     // <store>/soaks/<time>/
@@ -40,6 +29,33 @@ export async function summarizeSoak(soakDir: string, opts: { compare: string | n
     compare: opts.compare,
     keepRuns: opts.keepRuns,
   });
+}
+
+/**
+ * The planned runs of a soak directory (`from`) that have no record: the history
+ * each left is checked where `place` puts its run directory, inside the soak
+ * directory `into` (the same directory for --summarize; the merged soak for
+ * --merge, so that the shard's directory is only read), and its record added to
+ * `records`; a run that left no history never started.
+ */
+export async function recoverRuns(
+  planned: readonly PlannedRun[],
+  records: RunRecord[],
+  o: { from: string; into: string; place: (runDir: string, p: PlannedRun) => string; log: (line: string) => void },
+): Promise<{ records: RunRecord[]; notRun: Array<PlannedRun & { reason: string }> }> {
+  const done = new Set(records.map((r) => `${r.config}#${r.index}`));
+  const notRun: Array<PlannedRun & { reason: string }> = [];
+  for (const p of planned) {
+    if (done.has(`${p.config}#${p.index}`)) continue;
+    const left = findRunDir(o.from, p);
+    if (!left) {
+      notRun.push({ ...p, reason: "the soak stopped before this run started" });
+      continue;
+    }
+    o.log(`${p.config} #${p.index}: the soak stopped during this run; checking the history it left in ${relative(o.from, left)}`);
+    records.push(await checkLeftRun(o.into, p, o.place(left, p)));
+  }
+  return { records, notRun };
 }
 
 /** The run directory a planned run made, found by its seed under runs/<configuration>/. */

@@ -1,11 +1,13 @@
 // A soak from start to summary: plan every run (configuration x test count, each
-// with its derived seed), run them one at a time as test:jepsen children, print a
+// with its derived seed; with --shard, this machine's share of them: plan.ts),
+// run them one at a time as test:jepsen children, print a
 // line as each finishes, and write the summary of what finished, however the soak
 // ends (its last run, the time budget, Ctrl-C). Runs go round-robin, run 0 of every
 // configuration before run 1 of any, so a time budget that cuts the soak short
 // leaves every configuration with runs rather than a few configurations with all.
 import { join } from "node:path";
-import { argvOf, runSeed, type Configuration, type Matrix } from "./matrix.ts";
+import type { Configuration, Matrix } from "./matrix.ts";
+import { planRuns, shardText, type Shard } from "./plan.ts";
 import { appendRecord, createSoakDir, linkLatest, SOAK_FILES, writePlan, type PlannedRun, type RunRecord, type SoakPlan } from "./records.ts";
 import { startRun, type RunningRun } from "./run-one.ts";
 import { finishSoak } from "./finish.ts";
@@ -29,6 +31,8 @@ export interface SoakOptions {
   keepRuns: number | null;
   /** --metrics-port: the one address where each run in turn serves its metrics (null: none). */
   metricsPort: number | null;
+  /** --shard: run only this share of the plan (null: all of it). */
+  shard: Shard | null;
   /** Progress lines (stderr). */
   log: (line: string) => void;
 }
@@ -41,12 +45,7 @@ const DEFAULT_OVERHEAD_S = 20;
 export async function runSoak(o: SoakOptions): Promise<{ soakDir: string; summary: SoakSummary }> {
   const started = Date.now();
   const soakDir = createSoakDir(o.store);
-  const planned: PlannedRun[] = [];
-  for (let index = 0; index < o.testCount; index++)
-    for (const c of o.configurations) {
-      const seed = runSeed(o.seed, c.name, index);
-      planned.push({ config: c.name, index, seed, argv: argvOf(c, { timeLimitS: o.timeLimitS ?? undefined, deploy: o.deploy ?? undefined, seed, store: join(soakDir, SOAK_FILES.runs, c.name), metricsPort: o.metricsPort ?? undefined }) });
-    }
+  const planned = planRuns(o, soakDir);
   const plan: SoakPlan = {
     format: 1,
     kind: "soak",
@@ -55,10 +54,12 @@ export async function runSoak(o: SoakOptions): Promise<{ soakDir: string; summar
     started: new Date(started).toISOString(),
     command: process.argv.slice(2),
     runs: planned,
+    ...(o.shard ? { shard: o.shard } : {}),
   };
   writePlan(soakDir, plan);
   linkLatest(o.store, soakDir);
-  o.log(`fencecheck soak: matrix ${o.matrix.name} (${o.configurations.length} configuration${o.configurations.length === 1 ? "" : "s"} x ${o.testCount}), seed ${o.seed}, soak directory ${soakDir}`);
+  const share = o.shard ? `, shard ${shardText(o.shard)}: ${planned.length} of ${o.configurations.length * o.testCount} runs` : "";
+  o.log(`fencecheck soak: matrix ${o.matrix.name} (${o.configurations.length} configuration${o.configurations.length === 1 ? "" : "s"} x ${o.testCount})${share}, seed ${o.seed}, soak directory ${soakDir}`);
   // The runs' own output goes to files; the address a Prometheus needs is said here, once.
   if (o.metricsPort !== null) o.log(`fencecheck soak: metrics at http://127.0.0.1:${o.metricsPort}/metrics while a run is going (each run serves them in turn)`);
 

@@ -4,7 +4,8 @@
 // by Jepsen's test-all rule. Pure: the same records always give the same summary,
 // whether the soak is still live or `--summarize` rebuilds it from disk.
 import { describeExpectation, type Configuration, type Expectation } from "./matrix.ts";
-import type { PlannedRun, RunRecord, SoakPlan } from "./records.ts";
+import type { MergedFrom, PlannedRun, RunRecord, SoakPlan } from "./records.ts";
+import type { Shard } from "./plan.ts";
 import type { OptionValue } from "../lib/index.ts";
 
 /** What moved since the soak compared with (compare.ts finds them). */
@@ -84,6 +85,10 @@ export interface SoakSummary {
   compared_with: string | null;
   changes: Change[];
   configurations: ConfigSummary[];
+  /** A shard's summary (--shard): it covers its share of the plan only, and is compared with nothing. */
+  shard?: Shard;
+  /** A merged soak's (--merge): the shards it was made of, and those missing. */
+  merged?: MergedFrom;
 }
 
 export interface SummaryInput {
@@ -109,7 +114,12 @@ export function summarize(input: SummaryInput, changes: Change[] = [], comparedW
       input.notRun.filter((r) => r.config === c.name),
     ),
   ).filter((c) => c.planned > 0);
-  const exit_code = input.interrupted ? EXIT_INTERRUPTED : exitCodeOf(configurations);
+  const missing = plan.merged?.missing ?? [];
+  let exit_code = input.interrupted ? EXIT_INTERRUPTED : exitCodeOf(configurations);
+  // A merge that lacks a shard did not run the matrix, so it cannot pass: it is
+  // not known what the missing runs would have shown. As Jepsen's test-all puts
+  // unknown, that is above a missed expectation and below a crash.
+  if (missing.length && (exit_code === 0 || exit_code === 1)) exit_code = 2;
   return {
     format: 1,
     kind: "soak-summary",
@@ -123,10 +133,12 @@ export function summarize(input: SummaryInput, changes: Change[] = [], comparedW
     disk_bytes: input.diskBytes,
     runs_pruned: false,
     exit_code,
-    verdict: verdictLine(configurations, exit_code),
+    verdict: verdictLine(configurations, exit_code, missing.length ? `INCOMPLETE: shard${missing.length === 1 ? "" : "s"} ${missing.join(", ")} of ${plan.merged!.count} missing (${missing.length === 1 ? "its" : "their"} runs are counted not run)` : null),
     compared_with: comparedWith,
     changes,
     configurations,
+    ...(plan.shard ? { shard: plan.shard } : {}),
+    ...(plan.merged ? { merged: plan.merged } : {}),
   };
 }
 
@@ -227,11 +239,12 @@ function judge(expect: Expectation, checked: number, anomalies: Record<string, n
   };
 }
 
-function verdictLine(configs: ConfigSummary[], exit: number): string {
+function verdictLine(configs: ConfigSummary[], exit: number, incomplete: string | null): string {
   const missed = configs.filter((c) => c.expectation === "missed").map((c) => c.name);
   const crashed = configs.filter((c) => c.counts.crashed > 0).map((c) => c.name);
   const unknown = configs.filter((c) => c.counts.unknown > 0).map((c) => c.name);
   const parts: string[] = [];
+  if (incomplete) parts.push(incomplete);
   if (exit === EXIT_INTERRUPTED) parts.push("INTERRUPTED: the summary covers the runs that finished");
   if (crashed.length) parts.push(`CRASHED runs in ${crashed.join(", ")}`);
   if (unknown.length) parts.push(`UNKNOWN runs in ${unknown.join(", ")}`);

@@ -9,7 +9,8 @@ import { renderLibraryTable } from "./libraries.ts";
 export function renderTable(s: SoakSummary): string {
   const out: string[] = [];
   const missed = s.configurations.filter((c) => c.expectation === "missed");
-  out.push(`${plain(s.verdict)}  (soak of matrix ${plain(s.matrix.name)}, seed ${s.seed}, exit ${s.exit_code})`);
+  const part = partOf(s);
+  out.push(`${plain(s.verdict)}  (soak of matrix ${plain(s.matrix.name)}, seed ${s.seed}${part ? `, ${part}` : ""}, exit ${s.exit_code})`);
   for (const c of missed) out.push(`  MISSED ${plain(c.name)}: ${plain(c.why)}`);
   for (const c of s.configurations.filter((c) => c.counts.crashed > 0))
     for (const r of c.runs.filter((r) => r.status === "crashed")) out.push(`  CRASHED ${plain(c.name)} #${r.index} (seed ${r.seed}): ${plain(r.error ?? "")}`);
@@ -63,6 +64,14 @@ function grid(rows: string[][]): string[] {
 
 function round(ms: number): string {
   return ms >= 100 ? String(Math.round(ms)) : ms.toFixed(1);
+}
+
+/** Which part of a sharded soak this is, if any: "shard 2/6", "merged from shards 1-5 of 6, 6 missing". */
+export function partOf(s: Pick<SoakSummary, "shard" | "merged">): string | null {
+  if (s.shard) return `shard ${s.shard.index}/${s.shard.count}`;
+  if (!s.merged) return null;
+  const given = s.merged.shards.map((x) => x.index);
+  return `merged from shard${given.length === 1 ? "" : "s"} ${given.join(", ")} of ${s.merged.count}${s.merged.missing.length ? `, ${s.merged.missing.join(", ")} missing` : ""}`;
 }
 
 export function duration(s: number): string {
