@@ -5,37 +5,14 @@
 // `npm run reap` (testcontainers' session label and reaper, without a container
 // of its own).
 import type Docker from "dockerode";
-import { hostname } from "node:os";
-import { readFileSync } from "node:fs";
 import { listContainers } from "./engine.ts";
+import { ownerAlive } from "../lib/owner.ts";
+
+export { ownerAlive, ownerLabel } from "../lib/owner.ts";
 
 export const LABEL_OWNER = "fencecheck.owner";
 export const LABEL_RUN = "fencecheck.run";
 export const LABEL_SERVER = "fencecheck.server";
-
-/** The kernel's start time of a process (clock ticks since boot), or null when it does not exist. */
-function startTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may hold spaces; the fields after its ")" do not.
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/** This runner as an owner label: "host/pid/start". */
-export function ownerLabel(pid = process.pid): string {
-  return `${hostname()}/${pid}/${startTime(pid) ?? "?"}`;
-}
-
-/** Whether the owner a label names is alive; an owner on another machine is taken to be. */
-export function ownerAlive(label: string): boolean {
-  const [host, pid, start] = label.split("/");
-  if (host !== hostname()) return true;
-  const now = startTime(Number(pid));
-  return now !== null && now === start;
-}
 
 export interface Reaped {
   containers: string[];

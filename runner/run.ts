@@ -169,6 +169,8 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     // Data kept outside the run directory (a Postgres the postgres user can reach) stays too.
     if (test.keepData) group.keepDirs();
     await group.stopAll();
+    // Its servers are gone: their ports are anyone's again.
+    ports.release();
     // The servers' files serve no check and no report, and etcd's alone are 384 MB
     // a run (preallocated WALs), which a nightly soak of many runs cannot afford.
     if (!test.keepData) rmSync(join(runDir, SERVER_DATA), { recursive: true, force: true });

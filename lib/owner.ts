@@ -1,0 +1,30 @@
+// Who made something that outlives its process (a container, a network, a
+// port's reservation): this machine, a pid and that process's start time, so
+// that a pid the kernel gave to another process since is no owner. Whatever an
+// owner that is gone left is anyone's to remove.
+import { hostname } from "node:os";
+import { readFileSync } from "node:fs";
+
+/** The kernel's start time of a process (clock ticks since boot), or null when it does not exist. */
+function startTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) may hold spaces; the fields after its ")" do not.
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** A process as an owner label: "host/pid/start". */
+export function ownerLabel(pid = process.pid): string {
+  return `${hostname()}/${pid}/${startTime(pid) ?? "?"}`;
+}
+
+/** Whether the owner a label names is alive; an owner on another machine is taken to be. */
+export function ownerAlive(label: string): boolean {
+  const [host, pid, start] = label.split("/");
+  if (host !== hostname()) return true;
+  const now = startTime(Number(pid));
+  return now !== null && now === start;
+}
