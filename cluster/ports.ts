@@ -95,7 +95,7 @@ function reserve(port: number): boolean {
     if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw err;
   }
-  if (held.size === 0) process.once("exit", releaseAll);
+  if (held.size === 0) process.once("exit", () => releasePorts());
   held.add(port);
   return true;
 }
@@ -108,10 +108,6 @@ export function releasePorts(ports: Iterable<number> = [...held]): void {
       unlinkSync(join(RESERVATIONS, String(port)));
     } catch {}
   }
-}
-
-function releaseAll(): void {
-  releasePorts();
 }
 
 const listenable = (port: number): Promise<boolean> =>

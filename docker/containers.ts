@@ -15,7 +15,8 @@ import type { Deployment, PauseMode, ServerKind, ServerSpec } from "../cluster/d
 import { faketimeVars } from "../cluster/faketime.ts";
 import type { Engine } from "./engine.ts";
 import { ensureImage, IMAGE_FAKETIME_PRELOAD } from "./images.ts";
-import { LABEL_OWNER, LABEL_RUN, LABEL_SERVER, ownerLabel, reapLeftovers } from "./leftovers.ts";
+import { LABEL_OWNER, LABEL_RUN, LABEL_SERVER, reapLeftovers } from "./leftovers.ts";
+import { ownerLabel } from "../lib/owner.ts";
 
 /** The program each kind's container runs (Postgres' and pgbouncer's: the image's scripts, which drop to the postgres user). */
 const PROGRAMS: Record<ServerKind, string> = {

@@ -8,8 +8,6 @@ import type Docker from "dockerode";
 import { listContainers } from "./engine.ts";
 import { ownerAlive } from "../lib/owner.ts";
 
-export { ownerAlive, ownerLabel } from "../lib/owner.ts";
-
 export const LABEL_OWNER = "fencecheck.owner";
 export const LABEL_RUN = "fencecheck.run";
 export const LABEL_SERVER = "fencecheck.server";

@@ -10,7 +10,7 @@
 // and `npm run proxy` put tsx's launcher between npm and us, and when npm is
 // killed the launcher lives on as an orphan, and so would we: seen with the
 // proxy. An orphaned parent is taken as a dead one.
-import { readFileSync } from "node:fs";
+import { procStat } from "./owner.ts";
 
 const POLL_MS = 250;
 
@@ -40,12 +40,6 @@ export function onParentGone(opts: { watchStdin: boolean }, gone: (why: string) 
 
 /** The parent pid of `pid` from /proc (Linux), or undefined where there is no /proc. */
 function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ")".
-    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    return Number.isInteger(ppid) ? ppid : undefined;
-  } catch {
-    return undefined;
-  }
+  const ppid = Number(procStat(pid)?.[1]);
+  return Number.isInteger(ppid) ? ppid : undefined;
 }

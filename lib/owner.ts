@@ -5,16 +5,23 @@
 import { hostname } from "node:os";
 import { readFileSync } from "node:fs";
 
-/** The kernel's start time of a process (clock ticks since boot), or null when it does not exist. */
-function startTime(pid: number): string | null {
+/**
+ * The fields of /proc/<pid>/stat after the command name (Linux): [0] its
+ * state, [1] its parent's pid, [19] its start time; null when there is no
+ * such process (or no /proc).
+ */
+export function procStat(pid: number): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may hold spaces; the fields after its ")" do not.
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+    // The command name (field 2) may hold spaces and parentheses; the fields after its last ")" do not.
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return null;
   }
 }
+
+/** The kernel's start time of a process (clock ticks since boot), or null when it does not exist. */
+const startTime = (pid: number): string | null => procStat(pid)?.[19] ?? null;
 
 /** A process as an owner label: "host/pid/start". */
 export function ownerLabel(pid = process.pid): string {
