@@ -4,8 +4,12 @@
 // --merge makes one soak. The command and the test of the CI
 // workflow both go through `soakRequest`, so the workflow cannot ask for what the
 // command would refuse.
+import { availableParallelism } from "node:os";
 import { BadInput, parseArgs, noPositional, type OptionSpec, type ParsedOptions } from "../lib/index.ts";
 import { loadMatrixFile, loadPreset, parseShard, presetNames, readSummary, selectConfigurations, testOf, type Shard, type SoakOptions } from "../soak/index.ts";
+
+/** The most runs a soak starts at once: each is several processes and servers. */
+export const MAX_JOBS = 64;
 
 export const SOAK_OPTIONS: readonly OptionSpec[] = [
   { name: "preset", kind: "string", default: undefined, choices: presetNames(), help: "a shipped matrix (soak/presets/<name>.json)" },
@@ -20,7 +24,8 @@ export const SOAK_OPTIONS: readonly OptionSpec[] = [
   { name: "compare", kind: "string", default: undefined, defaultText: "the previous soak of the matrix", help: "a soak directory (or its summary.json) to compare with" },
   { name: "keep-runs", kind: "int", default: undefined, min: 0, defaultText: "keep all", help: "keep the run directories of the newest N soaks; older soaks keep their summaries only" },
   { name: "summarize", kind: "string", default: undefined, help: "write the summary of a soak directory left by a killed soak, and run nothing" },
-  { name: "metrics-port", kind: "int", default: undefined, defaultText: "off", min: 0, max: 65535, help: "every run serves its Prometheus metrics at http://127.0.0.1:PORT/metrics in turn (fencecheck test --metrics-port), so one scrape job covers the soak; a fixed port of 1024 or more" },
+  { name: "jobs", kind: "int", default: undefined, min: 1, max: MAX_JOBS, defaultText: "half the cores, at least 1", help: "runs going at once, each a fencecheck test of its own (ports are never drawn twice); the summary is the same whatever the jobs" },
+  { name: "metrics-port", kind: "int", default: undefined, defaultText: "off", min: 0, max: 65535, help: "every run serves its Prometheus metrics at http://127.0.0.1:PORT/metrics in turn (fencecheck test --metrics-port), so one scrape job covers the soak; with --jobs N, job j's run on PORT+j; a fixed port of 1024 or more" },
   { name: "list", kind: "flag", default: false, help: "print the matrix's configurations and what each expects, and run nothing" },
   { name: "shard", kind: "string", default: undefined, defaultText: "all runs", help: "I/N: run share I of N of the soak's runs (configuration and run index pairs), for N machines started with the same --seed; --merge makes their directories one soak" },
   { name: "merge", kind: "flag", default: false, help: "make the soak directories given as arguments (the shards of one soak) one soak under <store>/soaks/, summarized, compared and judged as one; runs nothing" },
@@ -61,7 +66,7 @@ export function parseSoakArgs(argv: string[]): { request: SoakRequest; help: boo
 }
 
 /** Options the soak runs with, which mean nothing to a command that runs nothing. */
-const RUN_ONLY = ["preset", "matrix", "only", "seed", "time-limit", "deploy", "time-budget", "metrics-port", "list", "shard"];
+const RUN_ONLY = ["preset", "matrix", "only", "seed", "time-limit", "deploy", "time-budget", "metrics-port", "list", "shard", "jobs"];
 
 export function soakRequest(o: ParsedOptions, positional: readonly string[] = []): SoakRequest {
   const compare = (o.compare as string | undefined) ?? null;
@@ -86,6 +91,9 @@ export function soakRequest(o: ParsedOptions, positional: readonly string[] = []
   // 0 would give each run a port of its own, which no Prometheus could follow.
   if (metricsPort !== null && metricsPort < 1024)
     throw new BadInput(`--metrics-port of a soak must be a fixed port of 1024 or more, got ${metricsPort} (every run serves its metrics there in turn, for one Prometheus job to scrape)`);
+  const jobs = (o.jobs as number | undefined) ?? defaultJobs();
+  if (metricsPort !== null && metricsPort + jobs - 1 > 65535)
+    throw new BadInput(`--metrics-port ${metricsPort} with --jobs ${jobs}: job j serves on port ${metricsPort} + j, and ${metricsPort + jobs - 1} is past 65535; give a lower port`);
   // With --time-limit or --deploy every run takes it; test:jepsen's parser judges it once per configuration.
   if (timeLimitS !== null || deploy !== null) for (const c of configurations) testOf(c, { timeLimitS: timeLimitS ?? undefined, deploy: deploy ?? undefined });
   const testCount = o["test-count"] as number;
@@ -100,12 +108,18 @@ export function soakRequest(o: ParsedOptions, positional: readonly string[] = []
     deploy,
     timeBudgetS: (o["time-budget"] as number | undefined) ?? null,
     metricsPort,
+    jobs,
     shard,
     seed: (o.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 31),
     store: o.store as string,
     compare,
     keepRuns,
   };
+}
+
+/** Half the cores, at least 1: a run's servers, proxies and workers need the other half, or faults land late. */
+export function defaultJobs(): number {
+  return Math.max(1, Math.floor(availableParallelism() / 2));
 }
 
 /** --shard, refused where the shards could not add up to one soak. */

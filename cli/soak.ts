@@ -6,7 +6,7 @@
 // `fencecheck soak --merge DIR...`: the shards of a soak (--shard I/N) made one.
 import { EXIT, helpText } from "../lib/index.ts";
 import { describeExpectation, mergeSoaks, plannedPairs, renderTable, runSoak, summarizeSoak, testOf, type SoakSummary } from "../soak/index.ts";
-import { checkMetricsPort } from "../runner/index.ts";
+import { takeMetricsPorts } from "../runner/index.ts";
 import { ensureFor } from "../setup/index.ts";
 import { parseSoakArgs, SOAK_OPTIONS, SOAK_USAGE, type SoakRequest } from "./soak-options.ts";
 
@@ -29,7 +29,7 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.valid;
   }
   // Taken now, it would be taken for every run: said once, before hours of crashed runs.
-  if (request.metricsPort !== null) await checkMetricsPort(request.metricsPort);
+  if (request.metricsPort !== null) await takeMetricsPorts(request.metricsPort, request.jobs);
   // What every configuration needs, installed once before the first run rather than by a run mid-soak.
   // A shard installs what its own runs need: the machine of a Redis-only share needs no JRE.
   const running = new Set(plannedPairs(request.configurations, request.testCount, request.shard).map((p) => p.config));

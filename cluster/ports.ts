@@ -100,6 +100,15 @@ function reserve(port: number): boolean {
   return true;
 }
 
+/**
+ * Reserve a fixed port (a soak's --metrics-port, served by its runs in turn) so
+ * that no other fencecheck process draws it for a server meanwhile: false when
+ * another process holds it. Held until this process ends or releases it.
+ */
+export function reservePort(port: number): boolean {
+  return held.has(port) || reserve(port);
+}
+
 /** Give back reservations of this process (all of them by default). */
 export function releasePorts(ports: Iterable<number> = [...held]): void {
   for (const port of ports) {

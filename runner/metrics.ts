@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { createServer as createTcpServer, type AddressInfo } from "node:net";
 import { AggregatorRegistry, Registry } from "prom-client";
 import { BadInput } from "../lib/index.ts";
+import { reservePort } from "../cluster/ports.ts";
 import type { MetricsSnapshot } from "../workloads/index.ts";
 
 export interface MetricsSources {
@@ -69,6 +70,19 @@ export async function checkMetricsPort(port: number): Promise<void> {
     );
     probe.listen({ host: HOST, port, exclusive: true }, () => probe.close(() => resolve()));
   });
+}
+
+/**
+ * A soak's metrics ports, one per job (job j's runs serve on port + j): free
+ * now, and reserved for the soak's lifetime, so that no run (of this soak or of
+ * another fencecheck process) draws one for a server meanwhile.
+ */
+export async function takeMetricsPorts(port: number, jobs: number): Promise<void> {
+  for (let j = 0; j < jobs; j++) {
+    await checkMetricsPort(port + j);
+    if (!reservePort(port + j))
+      throw new BadInput(`--metrics-port ${port}${jobs > 1 ? ` (job ${j}: port ${port + j})` : ""}: another fencecheck process going now holds ${port + j} for a server of its own; give another port`);
+  }
 }
 
 async function answer(req: IncomingMessage, res: ServerResponse, sources: MetricsSources): Promise<void> {

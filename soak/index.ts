@@ -5,7 +5,7 @@
 // makes the shards' directories one soak; `summarizeSoak` rebuilds the summary
 // of one that was killed; the matrix functions load, validate and select
 // configurations (the CLI and the workflow test share them).
-export { runSoak, type SoakOptions } from "./soak.ts";
+export { runSoak, withMetricsPort, type SoakOptions } from "./soak.ts";
 export { summarizeSoak } from "./recover.ts";
 export { mergeSoaks } from "./merge.ts";
 export { parseShard, plannedPairs, shardText, MAX_SHARDS, type Shard } from "./plan.ts";

@@ -66,7 +66,7 @@ export interface SoakPlan {
   format: 1;
   kind: "soak";
   matrix: { name: string; source: string; hash: string; configurations: Configuration[] };
-  options: { test_count: number; time_limit_s: number | null; deploy?: "local" | "docker" | null; time_budget_s: number | null; seed: number; only: string[] | null; metrics_port?: number | null };
+  options: { test_count: number; time_limit_s: number | null; deploy?: "local" | "docker" | null; time_budget_s: number | null; seed: number; only: string[] | null; metrics_port?: number | null; jobs?: number };
   started: string;
   command: string[];
   runs: PlannedRun[];

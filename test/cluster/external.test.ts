@@ -91,7 +91,7 @@ describe("--deploy external", () => {
         configurations: [{ name: "staging-server-pause-fenced", options: { ...external, nemesis: "pause-server", fence: "on" }, expect: "valid" }],
       }),
     );
-    const soak = runCli("soak", ["--matrix", "locks.json", "--store", "histories", "--seed", "5"], {}, project);
+    const soak = runCli("soak", ["--matrix", "locks.json", "--jobs", "1", "--store", "histories", "--seed", "5"], {}, project);
     expect(await soak.exit, soak.stdout() + soak.stderr()).toBe(0);
     expect(soak.stdout()).toMatch(/^PASSED/m);
     const records = readNdjson(join(project, "histories", "soaks", "latest", "runs.ndjson"));

@@ -81,7 +81,7 @@ describe("two shards of a soak, merged", () => {
     root = tempRunDir("fc-soak-shard-");
     matrix = join(root, "m.json");
     writeFileSync(matrix, JSON.stringify(MATRIX));
-    const soak = (store: string, ...extra: string[]) => runCli("soak", ["--matrix", matrix, "--test-count", "2", "--seed", SEED, "--store", join(root, store), ...extra]);
+    const soak = (store: string, ...extra: string[]) => runCli("soak", ["--matrix", matrix, "--jobs", "1", "--test-count", "2", "--seed", SEED, "--store", join(root, store), ...extra]);
     // The two shards and the whole soak side by side, as CI's machines would run them.
     const runs = [soak("s1", "--shard", "1/2"), soak("s2", "--shard", "2/2"), soak("whole")];
     const codes = await Promise.all(runs.map((r) => r.exit));

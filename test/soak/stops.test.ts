@@ -41,7 +41,7 @@ const records = (store: string): RunRecord[] => {
 describe("a soak stopped part-way", () => {
   it("Ctrl-C: the current run heals and tears down, the summary covers what finished, exit 130, no process left", async () => {
     const { store, matrix } = setUp("fc-soak-int-", 8, ["first", "second", "third"]);
-    const soak = runCli("soak", ["--matrix", matrix, "--store", store]);
+    const soak = runCli("soak", ["--matrix", matrix, "--jobs", "1", "--store", store]);
     // The second run is under way (the first has its record) and has clients running.
     expect(await waitFor(() => records(store).length === 1 && /\[\d+s, \d+s left\]|run directory/.test(output(store, "second-0.log")), 60_000, 100), soak.stderr()).toBe(true);
     await new Promise((r) => setTimeout(r, 2000));
@@ -64,7 +64,7 @@ describe("a soak stopped part-way", () => {
 
   it("killed hard, the soak's run stops too; --summarize checks the history it left and lists what never ran", async () => {
     const { store, matrix } = setUp("fc-soak-kill-", 4, ["first", "second", "third"]);
-    const soak = runCli("soak", ["--matrix", matrix, "--store", store]);
+    const soak = runCli("soak", ["--matrix", matrix, "--jobs", "1", "--store", store]);
     expect(await waitFor(() => records(store).length === 1 && /run directory/.test(output(store, "second-0.log")), 60_000, 100), soak.stderr()).toBe(true);
     await new Promise((r) => setTimeout(r, 1500));
     // The soak alone, as the OOM killer or a CI timeout would: its run follows it out.

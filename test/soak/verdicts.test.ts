@@ -33,7 +33,7 @@ describe("soak verdicts", () => {
       // Fencing on and no faults: nothing can be stale, so this expectation is wrong.
       { name: "wrong", options: SHORT, expect: { find: { "stale-write-accepted": 0.5 } } },
     ]);
-    const first = runCli("soak", ["--matrix", wrong, "--store", store, "--seed", "5"]);
+    const first = runCli("soak", ["--matrix", wrong, "--jobs", "1", "--store", store, "--seed", "5"]);
     expect(await first.exit, first.stderr()).toBe(1);
     const out = first.stdout().trim().split("\n");
     expect(out[0]).toMatch(/^MISSED expectation: wrong\b/);
@@ -65,7 +65,7 @@ describe("soak verdicts", () => {
       { name: "right", options: SHORT, expect: "valid" },
       { name: "wrong", options: SHORT, expect: "valid" },
     ]);
-    const second = runCli("soak", ["--matrix", fixed, "--store", store, "--seed", "5", "--keep-runs", "1"]);
+    const second = runCli("soak", ["--matrix", fixed, "--jobs", "1", "--store", store, "--seed", "5", "--keep-runs", "1"]);
     expect(await second.exit, second.stderr()).toBe(0);
     expect(second.stdout()).toMatch(new RegExp(`Changed since soaks/${dir.split("/").at(-1)!.replace(/\./g, "\\.")}:\\n.*fixed +wrong meets its expectation`));
     const later = soakDirs(store)[1];
@@ -84,7 +84,7 @@ describe("soak verdicts", () => {
     const store = tempRunDir("fc-soak-");
     const matrix = writeMatrix(store, "budget.json", ["a", "b", "c"].map((name) => ({ name, options: SHORT, expect: "valid" })));
     const started = Date.now();
-    const soak = runCli("soak", ["--matrix", matrix, "--store", store, "--test-count", "4", "--time-budget", "25"]);
+    const soak = runCli("soak", ["--matrix", matrix, "--jobs", "1", "--store", store, "--test-count", "4", "--time-budget", "25"]);
     expect(await soak.exit, soak.stderr()).toBe(0);
     const s = summaryOf(soakDirs(store)[0]);
     const ran = s.configurations.map((c) => c.runs.length);
@@ -117,7 +117,7 @@ describe("soak verdicts", () => {
         { name: "crashes", options: { ...SHORT, "port-base": port }, expect: "valid" },
         { name: "after", options: SHORT, expect: "valid" },
       ]);
-      const soak = runCli("soak", ["--matrix", matrix, "--store", store]);
+      const soak = runCli("soak", ["--matrix", matrix, "--jobs", "1", "--store", store]);
       expect(await soak.exit, soak.stderr()).toBe(255);
       expect(soak.stdout()).toMatch(/^CRASHED runs in crashes/);
       expect(soak.stdout()).toMatch(/CRASHED crashes #0 \(seed \d+\): fencecheck test exited 255/);
@@ -140,7 +140,7 @@ describe("soak verdicts", () => {
       { name: "fine", options: SHORT, expect: "valid" },
       { name: "typo", options: { ...SHORT, "nemesis-intervall": 2 }, expect: "valid" },
     ]);
-    const soak = runCli("soak", ["--matrix", matrix, "--store", store]);
+    const soak = runCli("soak", ["--matrix", matrix, "--jobs", "1", "--store", store]);
     expect(await soak.exit).toBe(254);
     expect(soak.stderr()).toMatch(/configuration "typo": unknown option "nemesis-intervall"/);
     expect(existsSync(join(store, "soaks"))).toBe(false);
