@@ -3,7 +3,7 @@
 // that lost power mid-run). Every docker-mode run does this itself when it starts;
 // this is for the machine that runs no more of them. Runs still going keep theirs.
 import { BadInput, EXIT } from "../lib/index.ts";
-import { findEngine, NoEngine, reapLeftovers } from "../docker/index.ts";
+import { findEngine, NoEngine, reapedText, reapLeftovers } from "../docker/index.ts";
 
 export async function main(args: string[]): Promise<number> {
   if (args.includes("--help") || args.includes("-h")) {
@@ -21,8 +21,8 @@ export async function main(args: string[]): Promise<number> {
   }
   const reaped = await reapLeftovers(engine.docker);
   process.stdout.write(
-    `Removed ${reaped.containers.length} container(s) and ${reaped.networks.length} network(s) of runs that are gone (${engine.where}).\n` +
-      [...reaped.containers.map((c) => `  container ${c}\n`), ...reaped.networks.map((n) => `  network ${n}\n`)].join(""),
+    `Removed ${reapedText(reaped)} of runs that are gone (${engine.where}).\n` +
+      [...reaped.containers.map((c) => `  container ${c}\n`), ...reaped.networks.map((n) => `  network ${n}\n`), ...reaped.forwards.map((n) => `  port forwards of network ${n}\n`)].join(""),
   );
   return EXIT.valid;
 }

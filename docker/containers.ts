@@ -15,7 +15,7 @@ import type { Deployment, PauseMode, ServerKind, ServerSpec } from "../cluster/d
 import { faketimeVars } from "../cluster/faketime.ts";
 import type { Engine } from "./engine.ts";
 import { ensureImage, IMAGE_FAKETIME_PRELOAD } from "./images.ts";
-import { LABEL_OWNER, LABEL_RUN, LABEL_SERVER, reapLeftovers } from "./leftovers.ts";
+import { LABEL_OWNER, LABEL_RUN, LABEL_SERVER, reapedText, reapLeftovers } from "./leftovers.ts";
 import { ownerLabel } from "../lib/owner.ts";
 
 /** The program each kind's container runs (Postgres' and pgbouncer's: the image's scripts, which drop to the postgres user). */
@@ -63,8 +63,8 @@ interface Server {
 export async function dockerDeployment(o: DockerDeploymentOptions): Promise<DockerDeployment> {
   const { docker } = o.engine;
   const reaped = await reapLeftovers(docker);
-  if (reaped.containers.length || reaped.networks.length)
-    o.log(`fencecheck: removed ${reaped.containers.length} container(s) and ${reaped.networks.length} network(s) left by runs that are gone`);
+  if (reaped.containers.length || reaped.networks.length || reaped.forwards.length)
+    o.log(`fencecheck: removed ${reapedText(reaped)} left by runs that are gone`);
   const labels = { [LABEL_OWNER]: ownerLabel(), [LABEL_RUN]: o.runDir };
   // Unique among runs at once, even of one runner (a test suite).
   const tag = `fc-${process.pid}-${randomBytes(3).toString("hex")}`;
