@@ -23,7 +23,7 @@ export const SUBCOMMANDS: Record<string, Subcommand> = {
   experiment: { entry: "cli/experiment", summary: "run one of the lab's experiments and store its figures, tables and plots" },
   serve: { entry: "cli/serve", summary: "browse the run store on 127.0.0.1" },
   proxy: { entry: "cli/proxy", summary: "serve the fault proxy alone (a Toxiproxy-compatible API)" },
-  reap: { entry: "cli/reap", summary: "remove the containers and networks of docker-mode runs that were killed" },
+  reap: { entry: "cli/reap", summary: "kill the processes and remove the containers left by runs that were killed" },
   setup: { entry: "cli/setup", summary: "install what the backends you name need (a run installs what it uses)" },
 };
 

@@ -1,9 +1,12 @@
 // Every process a run starts (servers, the resource, workers) is started here, so
 // one place knows them all: it can pause and resume them for the nemesis, and at
-// teardown it resumes and kills each one and waits until it is gone.
+// teardown it resumes and kills each one and waits until it is gone. Each carries
+// the run's marker in its environment (lib/owner.ts), which is how a later run
+// finds it should the runner and its reaper be killed together (leftovers.ts).
 import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
 import { openSync, closeSync, readFileSync, existsSync } from "node:fs";
 import { Reaper } from "./reaper.ts";
+import { markedEnv, ownerLabel } from "../lib/owner.ts";
 
 export interface SpawnSpec {
   /** A name unique in the run: "redis-1", "resource", "worker-2". */
@@ -47,13 +50,15 @@ export interface Supervised {
 
 export class ProcessGroup {
   private readonly reaper: Reaper;
+  /** The directories removeAtTeardown named, in every later process's marker. */
+  private readonly dirs: string[] = [];
   private readonly procs = new Map<string, Supervised>();
   private readonly paused = new Set<string>();
   /** The children frozen with a paused withChildren process, thawed with it (or at teardown). */
   private readonly frozenChildren = new Map<string, number[]>();
 
-  /** `label` names the run (its directory) in the reaper's command line. */
-  constructor(label: string) {
+  /** `label` names the run (its directory) in the reaper's command line and in each process's marker. */
+  constructor(private readonly label: string) {
     this.reaper = new Reaper(label);
   }
 
@@ -72,11 +77,13 @@ export class ProcessGroup {
    */
   removeAtTeardown(dir: string): void {
     this.reaper.removeDir(dir);
+    this.dirs.push(dir);
   }
 
   /** Keep the directories removeAtTeardown named (--keep-data). */
   keepDirs(): void {
     this.reaper.keepDirs();
+    this.dirs.length = 0;
   }
 
   /** Stop something started elsewhere (a service with its own stop) at teardown. */
@@ -92,7 +99,8 @@ export class ProcessGroup {
     if (spec.ipc) stdio.push("ipc");
     // detached: a process group of its own, so a Ctrl-C meant for the runner does not
     // reach the servers first; the runner then tears down in order and records it.
-    const child = spawn(spec.command, spec.args, { stdio, env: spec.env ?? process.env, detached: true, ...spec.user });
+    const env = markedEnv(spec.env ?? process.env, { owner: ownerLabel(), run: this.label, dirs: this.dirs });
+    const child = spawn(spec.command, spec.args, { stdio, env, detached: true, ...spec.user });
     closeSync(log);
     const pid = await new Promise<number>((resolve, reject) => {
       child.once("spawn", () => resolve(child.pid!));

@@ -50,6 +50,9 @@ function config(node: ServerNode, dir: string, persistence: RedisNodeOptions["pe
     `appendonly ${aof ? "yes" : "no"}`,
     ...(aof ? [`appendfsync ${persistence}`] : []),
     `logfile ""`,
+    // Its process title would be written over its environment (setproctitle),
+    // and with it the run's marker that finds a dead run's leftovers (cluster/leftovers.ts).
+    `set-proc-title no`,
     ...extra,
   ].join("\n") + "\n";
 }

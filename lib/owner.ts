@@ -28,10 +28,58 @@ export function ownerLabel(pid = process.pid): string {
   return `${hostname()}/${pid}/${startTime(pid) ?? "?"}`;
 }
 
-/** Whether the owner a label names is alive; an owner on another machine is taken to be. */
+/**
+ * Whether the owner a label names is alive; an owner on another machine is taken
+ * to be. A zombie is not: it runs no more code and holds no socket, and a parent
+ * that never reaps it would otherwise keep its leftovers for ever.
+ */
 export function ownerAlive(label: string): boolean {
   const [host, pid, start] = label.split("/");
-  if (host !== hostname()) return true;
-  const now = startTime(Number(pid));
-  return now !== null && now === start;
+  return host !== hostname() || runs(Number(pid), start);
+}
+
+/** Whether the process `pid` that started at `start` still runs: not exited, no zombie, its pid not given to another since. */
+export function runs(pid: number, start: string): boolean {
+  const stat = procStat(pid);
+  return stat !== null && stat[0] !== "Z" && stat[19] === start;
+}
+
+// Every process a run starts carries its runner's owner label in its environment
+// (and so do their children, which inherit it: a postmaster's backends, a JVM's,
+// an adapter program of a worker's). The reaper kills them when the runner dies;
+// when the reaper dies with it (`kill -9 -- -PGID`, the OOM killer), the label is
+// how the next run, or `fencecheck reap`, finds what is left (cluster/leftovers.ts).
+// Never a process's name: a redis-server of the user's is no leftover of ours.
+export const OWNER_ENV = "FENCECHECK_OWNER";
+/** The run directory, where the spawner knows it (a ProcessGroup's label). */
+export const RUN_ENV = "FENCECHECK_RUN";
+/** Directories the run made outside its run directory, one a line, that its reaper would remove. */
+export const DIRS_ENV = "FENCECHECK_REMOVE_DIRS";
+
+/** What a run's process is marked with. */
+export interface Marker {
+  owner: string;
+  run?: string;
+  dirs?: readonly string[];
+}
+
+/**
+ * `env` with the marker of a run's process: by default, this process as its
+ * owner. Whatever marker `env` carried is replaced, never merged.
+ */
+export function markedEnv(env: NodeJS.ProcessEnv = process.env, marker: Marker = { owner: ownerLabel() }): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env, [OWNER_ENV]: marker.owner };
+  delete out[RUN_ENV];
+  delete out[DIRS_ENV];
+  if (marker.run !== undefined) out[RUN_ENV] = marker.run;
+  if (marker.dirs?.length) out[DIRS_ENV] = marker.dirs.join("\n");
+  return out;
+}
+
+/** The marker an environment carries (a process's, read from /proc/<pid>/environ, or ours), or null. */
+export function markerOf(env: NodeJS.ProcessEnv): Marker | null {
+  const owner = env[OWNER_ENV];
+  if (!owner) return null;
+  const dirs = env[DIRS_ENV]?.split("\n").filter(Boolean);
+  return { owner, ...(env[RUN_ENV] ? { run: env[RUN_ENV] } : {}), ...(dirs?.length ? { dirs } : {}) };
 }

@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { resolve } from "node:path";
 import { nodeArgsFor } from "./paths.ts";
+import { markedEnv } from "./owner.ts";
 
 export interface ServiceOptions {
   /** What the service is called in errors, e.g. "resource". */
@@ -51,7 +52,9 @@ export async function spawnService(opts: ServiceOptions): Promise<ServiceHandle>
   let child: ChildProcess;
   try {
     child = spawn(process.execPath, args, {
-      env: opts.env ?? process.env,
+      // Marked as ours (lib/owner.ts): a service frozen by a pause does not see its
+      // stdin close, and only the marker lets a later run find it.
+      env: markedEnv(opts.env ?? process.env),
       stdio: ["pipe", "pipe", stderrFd ?? "pipe"],
       // A process group of its own, like every server of a run: a Ctrl-C meant for
       // the runner must not stop the service before the runner has healed the

@@ -4,11 +4,13 @@
 // Whatever happens (an error at start, a crash mid-run, Ctrl-C), the `finally`
 // heals every fault, stops every process the run started, and closes the history
 // with what was recorded. The reaper behind the process group covers the one case
-// a `finally` cannot: the runner itself being killed.
+// a `finally` cannot: the runner itself being killed. And what a runner killed
+// together with its reaper left, the next run sweeps as it starts (cluster/leftovers.ts).
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
+import { describeSwept, sweepLeftovers } from "../cluster/leftovers.ts";
 import { HistoryWriter, createRunDir, writeJson, newRunStart, runClock, FORMAT, FORMAT_2, RUN_FILES, type HistoryHeader, type UnindexedEvent } from "../store/index.ts";
 import { NEMESES, NemesisSchedule, ScriptSchedule, type NemesisContext, type Schedule } from "../nemesis/index.ts";
 import { rng, sleep } from "../lib/index.ts";
@@ -49,6 +51,9 @@ function headerOf(test: Test, id: string): HistoryHeader {
 }
 
 export async function runTest(test: Test, log: (line: string) => void = (l) => process.stderr.write(l + "\n")): Promise<RunOutcome> {
+  // Before anything is started or a port drawn: a dead run's server may still
+  // listen on a port whose reservation the draw would take as free.
+  const swept = await sweepLeftovers();
   const t0 = newRunStart();
   const clock = runClock(t0);
   const { dir: runDir, id } = createRunDir(test.store, test.name);
@@ -81,7 +86,11 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     process.on("SIGHUP", onSignal);
   });
   const info = describeRun(test, runDir);
+  if (swept.processes.length) info.swept_processes = swept.processes;
+  if (swept.dirs.length) info.swept_dirs = swept.dirs;
   writeJson(join(runDir, RUN_FILES.run), info);
+  const sweptLine = describeSwept(swept);
+  if (sweptLine) log(`fencecheck: ${sweptLine}`);
   log(`fencecheck: ${test.name}, client ${test.client}, seed ${test.seed}, run directory ${runDir}`);
 
   let system: System | null = null;

@@ -17,9 +17,9 @@ export function tempRunDir(prefix = "fencecheck-"): string {
 
 /**
  * Live processes that belong to a run under `needle`: their command line or their
- * working directory mentions it. The working directory matters: redis-server
- * rewrites its command line to "redis-server host:port", but it runs in its data
- * directory inside the run directory.
+ * working directory mentions it. The working directory matters: a server that
+ * rewrites its command line (Postgres' backends: "postgres: postgres ...") runs
+ * in its data directory.
  */
 export function processesMentioning(needle: string): string[] {
   const found: string[] = [];
@@ -57,6 +57,15 @@ export async function eventually<T>(f: () => Promise<T>, timeoutMs = 15_000): Pr
     const v = await f().catch(() => null as T);
     if (v || Date.now() > end) return v;
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A process's state letter from /proc (T: stopped, Z: a zombie), or null once it is gone. */
+export function procState(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "")[0];
+  } catch {
+    return null;
   }
 }
 

@@ -18,6 +18,7 @@ import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { CANCELLED, UnknownOutcome, type AcquireRequest, type ClientContext, type Hold, type LockClient, type Outcome } from "../lock.ts";
 import { clip } from "../../lib/text.ts";
+import { markedEnv, markerOf } from "../../lib/owner.ts";
 import type { ProgramSpec } from "./manifest.ts";
 import { acquireOkProblem, PROTOCOL_VERSION, readLine, releaseOkProblem, renewOkProblem, sameKinds, type NoticeMessage, type Reply, type Request, type RequestBody } from "./messages.ts";
 
@@ -178,7 +179,9 @@ export class ProgramClient implements LockClient {
     const ownerPrefix = `${this.ctx.ownerPrefix}a${++this.starts}`;
     this.held.clear();
     // Not detached: the program stays in the worker's process group, which the pause nemesis stops and the reaper kills whole.
-    const child = spawn(command, args, { cwd: this.spec.cwd, env: { ...process.env, ...this.spec.env }, stdio: ["pipe", "pipe", "pipe"] });
+    // The run's marker (lib/owner.ts) as this worker was given it, whatever the manifest's env says.
+    const env = markedEnv({ ...process.env, ...this.spec.env }, markerOf(process.env) ?? undefined);
+    const child = spawn(command, args, { cwd: this.spec.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     const p: Program = { child, pid: child.pid ?? 0, ownerPrefix, pending: new Map(), ended: false, closing: false, stderrTail: [], initialised: Promise.resolve() };
     child.stdin!.on("error", () => {});
     child.on("error", (err) => this.kill(p, "adapter-exited", `could not be started: ${err.message}`));

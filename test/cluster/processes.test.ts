@@ -2,20 +2,10 @@
 // children, which a signal to it does not reach, are frozen, thawed and killed
 // with it. Real processes: a shell that forks two sleeps in sessions of their own.
 import { afterEach, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ProcessGroup, childrenOf } from "../../cluster/processes.ts";
 import { sleep } from "../../lib/index.ts";
-import { tempRunDir } from "../helpers.ts";
-
-/** The process's state letter from /proc (T: stopped), or null once it is gone. */
-function state(pid: number): string | null {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "")[0];
-  } catch {
-    return null;
-  }
-}
+import { procState as state, tempRunDir } from "../helpers.ts";
 
 /** The states of `pids` once every one is in `want` (a signal lands a moment after it is sent), or as they are after a second. */
 async function statesSoon(pids: number[], want: (s: string | null) => boolean): Promise<Array<string | null>> {
