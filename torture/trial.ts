@@ -13,14 +13,23 @@ import type { Labelled } from "../docker/index.ts";
 import { NOTHING, ownedBy, remove } from "./containers.ts";
 import { kill, launch, launchNext, type Launched } from "./launch.ts";
 import type { Moment, TrialPlan } from "./plan.ts";
-import { ProcessTree, type SeenProcess } from "./processes.ts";
+import { ProcessTree, stillRunning, type SeenProcess } from "./processes.ts";
 import { keptResourceTable } from "./resource-db.ts";
 import { checkRun, operating, outsideDataDirs, runDirs, wroteNothing } from "./runs.ts";
 
 /** How long a start-up may take before its kill lands at the latest (a docker run pulls nothing, but starts containers). */
 const STARTUP_MS = { local: 3000, docker: 12_000 };
-/** After the time limit: the heal, the clients' grace, the teardown and the check. */
-const TEARDOWN_MS = 1000;
+/**
+ * The teardown is short (a small run is healed, torn down, sorted and checked
+ * within half a second of its time limit) and of unknown length, so half the
+ * teardown kills land in the first HEAL_MS after the time limit (the heal, the
+ * clients' grace) and half in the STOP_MS after the first worker has exited
+ * (the servers stopped, the history sorted, the check).
+ */
+const HEAL_MS = 300;
+const STOP_MS = 60;
+/** A worker process of a run (runner/worker.ts): the first to go when the operations are over. */
+const WORKER = /\/runner\/worker\.[jt]s /;
 /** A run that has not begun operating by then is killed anyway (and the line says so). */
 const NO_OPERATIONS_MS = 180_000;
 /** How long the trial's processes get to go once killed: a SIGINT'ed run or a soak's runs heal and tear down first. */
@@ -71,18 +80,21 @@ async function until(f: () => boolean, ms: number, stepMs = 50): Promise<boolean
 const anyOperating = (store: string): boolean => runDirs(store).some(operating);
 
 /** Wait for the planned moment; the phase the run is in then, or null if it ended first. */
-async function awaitMoment(plan: TrialPlan, store: string, run: Launched, t0: number): Promise<{ phase: Moment; ms: number } | null> {
+async function awaitMoment(plan: TrialPlan, store: string, run: Launched, tree: ProcessTree, t0: number): Promise<{ phase: Moment; ms: number } | null> {
   let opsAt: number | null = null;
+  let workerGoneAt: number | null = null;
   const limitMs = plan.timeLimit * 1000;
   for (;;) {
     if (run.exitedYet()) return null;
     const now = Date.now();
     if (opsAt === null && anyOperating(store)) opsAt = now;
+    if (opsAt !== null && workerGoneAt === null && tree.all().some((p) => WORKER.test(p.args) && !stillRunning(p))) workerGoneAt = now;
     let target: number | null = null;
     if (plan.moment === "start-up") target = Math.min(t0 + plan.at * STARTUP_MS[plan.deploy], opsAt ?? Infinity);
     // The resource's store dies mid-writes: not in the first or last fifth of the operations.
     else if (plan.moment === "operations" && opsAt !== null) target = opsAt + (plan.way === "kill-resource-db" ? 0.2 + 0.6 * plan.at : plan.at) * limitMs;
-    else if (plan.moment === "teardown" && opsAt !== null) target = opsAt + limitMs + plan.at * TEARDOWN_MS;
+    else if (plan.moment === "teardown" && opsAt !== null)
+      target = plan.at < 0.5 ? opsAt + limitMs + 2 * plan.at * HEAL_MS : workerGoneAt === null ? null : workerGoneAt + 2 * (plan.at - 0.5) * STOP_MS;
     if ((target !== null && now >= target) || now - t0 > NO_OPERATIONS_MS) {
       const phase: Moment = opsAt === null ? "start-up" : now - opsAt < limitMs ? "operations" : "teardown";
       return { phase, ms: now - t0 };
@@ -166,7 +178,7 @@ export async function runTrial(plan: TrialPlan, dir: string): Promise<TrialResul
   let when: string;
   let settleMs = SETTLE_MS.quick;
   try {
-    const moment = await awaitMoment(plan, store, run, t0);
+    const moment = await awaitMoment(plan, store, run, tree, t0);
     if (moment) {
       notes.push(kill(plan, run, tree));
       when = `${moment.phase} +${(moment.ms / 1000).toFixed(1)}s`;
