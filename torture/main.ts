@@ -1,6 +1,6 @@
 // `npm run torture -- --trials N [--seed S] [--store DIR] [--only WAYS]`: kill
 // real runs the ways users and CI kill them, at random moments, and find out
-// whether anything is left behind (docs/ci.md#crash-safety-the-torture). It is a
+// whether anything is left behind (docs/ci.md, "fencecheck's own crash safety"). It is a
 // script of the checkout, beside the benchmarks, and not a `fencecheck`
 // subcommand: it tests fencecheck itself (through `npm run test:jepsen` among
 // others), which is nothing a user of the package runs.

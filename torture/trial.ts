@@ -18,7 +18,7 @@ import { keptResourceTable } from "./resource-db.ts";
 import { checkRun, operating, outsideDataDirs, runDirs, wroteNothing } from "./runs.ts";
 
 /** How long a start-up may take before its kill lands at the latest (a docker run pulls nothing, but starts containers). */
-const STARTUP_MS = { local: 3000, docker: 12_000 };
+const STARTUP_MS = { local: 3000, docker: 6000 };
 /**
  * The teardown is short (a small run is healed, torn down, sorted and checked
  * within half a second of its time limit) and of unknown length, so half the
