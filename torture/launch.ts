@@ -23,8 +23,9 @@ export function testArgs(plan: TrialPlan, store: string): string[] {
     "--backend", plan.backend, "--deploy", plan.deploy, "--nemesis", plan.nemesis,
     "--time-limit", String(plan.timeLimit), "--seed", String(plan.seed), "--store", store,
     // The store's table is read after the run, from the data directory kept for it;
-    // holders on four keys writing thrice each keep the store busy when it is killed.
-    ...(plan.way === "kill-resource-db" ? ["--resource", "postgres", "--keep-data", "--keys", "4", "--writes-per-hold", "3"] : []),
+    // holders on four keys writing five times each without a pause keep the store
+    // busy, so that the kill may find a write mid-commit.
+    ...(plan.way === "kill-resource-db" ? ["--resource", "postgres", "--keep-data", "--keys", "4", "--concurrency", "8", "--work", "0", "--writes-per-hold", "5"] : []),
   ];
 }
 
