@@ -23,11 +23,12 @@ const STARTUP_MS = { local: 3000, docker: 6000 };
  * The teardown is short (a small run is healed, torn down, sorted and checked
  * within half a second of its time limit) and of unknown length, so half the
  * teardown kills land in the first HEAL_MS after the time limit (the heal, the
- * clients' grace) and half in the STOP_MS after the first worker has exited
- * (the servers stopped, the history sorted, the check).
+ * clients' grace; or at the first worker's exit if that comes first) and half
+ * in the STOP_MS after the first worker has exited (the servers stopped, the
+ * history sorted, the check: a small run is gone 50 to 100 ms later).
  */
 const HEAL_MS = 300;
-const STOP_MS = 60;
+const STOP_MS = 40;
 /** A worker process of a run (runner/worker.ts): the first to go when the operations are over. */
 const WORKER = /\/runner\/worker\.[jt]s /;
 /** A run that has not begun operating by then is killed anyway (and the line says so). */
@@ -94,12 +95,18 @@ async function awaitMoment(plan: TrialPlan, store: string, run: Launched, tree: 
     // The resource's store dies mid-writes: not in the first or last fifth of the operations.
     else if (plan.moment === "operations" && opsAt !== null) target = opsAt + (plan.way === "kill-resource-db" ? 0.2 + 0.6 * plan.at : plan.at) * limitMs;
     else if (plan.moment === "teardown" && opsAt !== null)
-      target = plan.at < 0.5 ? opsAt + limitMs + 2 * plan.at * HEAL_MS : workerGoneAt === null ? null : workerGoneAt + 2 * (plan.at - 0.5) * STOP_MS;
+      target =
+        plan.at < 0.5
+          ? Math.min(opsAt + limitMs + 2 * plan.at * HEAL_MS, workerGoneAt ?? Infinity)
+          : workerGoneAt === null
+            ? null
+            : workerGoneAt + 2 * (plan.at - 0.5) * STOP_MS;
     if ((target !== null && now >= target) || now - t0 > NO_OPERATIONS_MS) {
       const phase: Moment = opsAt === null ? "start-up" : now - opsAt < limitMs ? "operations" : "teardown";
       return { phase, ms: now - t0 };
     }
-    await sleep(25);
+    // Once operating, finer: a small run's servers are stopped and its check done within 100 ms of its workers' exit.
+    await sleep(opsAt === null ? 25 : 5);
   }
 }
 
@@ -194,7 +201,7 @@ export async function runTrial(plan: TrialPlan, dir: string): Promise<TrialResul
   // Interrupted, a run heals and tears down; with its resource's store killed, it goes on to its end.
   const waitMs = plan.way === "ctrl-c" ? 90_000 : plan.way === "kill-resource-db" ? plan.timeLimit * 1000 + 120_000 : 0;
   if (waitMs && !(await until(run.exitedYet, waitMs, 100))) problems.push(`the run was still running ${waitMs / 1000} s after the kill`);
-  if (plan.way === "ctrl-c" && run.exitedYet()) notes.push(`it exited ${await run.exited}`);
+  if (plan.way === "ctrl-c" && run.exitedYet()) notes.push(`npm exited ${await run.exited}`);
 
   // The next run; the trial's leftovers are counted once it has begun operating.
   const next = launchNext(plan, nextStore, dir);
