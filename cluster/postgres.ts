@@ -139,7 +139,7 @@ async function initdb(group: ProcessGroup, name: string, dir: string, logFile: s
 }
 
 /** Start the postmaster (again, after a kill: same port, same data directory) and wait until it answers. */
-async function startPostmaster(deployment: Deployment, node: ServerNode, dir: string, logFile: string, opts: PostgresOptions): Promise<void> {
+export async function startPostmaster(deployment: Deployment, node: ServerNode, dir: string, logFile: string, opts: PostgresOptions): Promise<void> {
   // A container's first start runs initdb first (its script), and the engine may start slowly.
   const limitS = deployment.name === "local" ? 15 : 60;
   const deadline = Date.now() + limitS * 1000;

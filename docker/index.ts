@@ -3,4 +3,4 @@
 export { findEngine, listContainers, NoEngine, type Engine } from "./engine.ts";
 export { ensureImage, imageTag, IMAGE_SOURCES } from "./images.ts";
 export { dockerDeployment, type DockerDeployment } from "./containers.ts";
-export { reapLeftovers, reapedText, type Reaped } from "./leftovers.ts";
+export { reapLeftovers, reapedText, labelledBy, removeLabelled, type Reaped, type Labelled } from "./leftovers.ts";

@@ -21,18 +21,38 @@ export interface Reaped {
   forwards: string[];
 }
 
+/** Containers and networks of fencecheck runs, by id and name (a container's state too). */
+export interface Labelled {
+  containers: Array<{ id: string; name: string; state: string }>;
+  networks: Array<{ id: string; name: string }>;
+}
+
+/** The containers (stopped ones too) and networks whose owner label `which` picks. */
+export async function labelledBy(docker: Docker, which: (owner: string) => boolean): Promise<Labelled> {
+  const filters = JSON.stringify({ label: [LABEL_OWNER] });
+  const picked = (labels: Record<string, string> | undefined): boolean => which(labels?.[LABEL_OWNER] ?? "");
+  const containers = (await listContainers(docker, { all: true, filters })).filter((c) => picked(c.Labels));
+  const networks = (await docker.listNetworks({ filters })).filter((n) => picked(n.Labels));
+  return {
+    containers: containers.map((c) => ({ id: c.Id, name: (c.Names?.[0] ?? c.Id).replace(/^\//, ""), state: c.State })),
+    networks: networks.map((n) => ({ id: n.Id, name: n.Name })),
+  };
+}
+
+/** Remove them, containers first (a network with members cannot go); one already gone is no error. */
+export async function removeLabelled(docker: Docker, found: Labelled): Promise<void> {
+  await Promise.all(found.containers.map((c) => docker.getContainer(c.id).remove({ force: true, v: true }).catch(() => {})));
+  await Promise.all(found.networks.map((n) => docker.getNetwork(n.id).remove().catch(() => {})));
+}
+
 /** Remove every container and network of a fencecheck run whose owner is gone (all of them with `all`). */
 export async function reapLeftovers(docker: Docker, opts: { all?: boolean } = {}): Promise<Reaped> {
-  const filters = JSON.stringify({ label: [LABEL_OWNER] });
-  const dead = (labels: Record<string, string> | undefined): boolean => opts.all === true || !ownerAlive(labels?.[LABEL_OWNER] ?? "");
-  const containers = (await listContainers(docker, { all: true, filters })).filter((c) => dead(c.Labels));
-  await Promise.all(containers.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {})));
-  const networks = (await docker.listNetworks({ filters })).filter((n) => dead(n.Labels));
-  await Promise.all(networks.map((n) => docker.getNetwork(n.Id).remove().catch(() => {})));
+  const found = await labelledBy(docker, (owner) => opts.all === true || !ownerAlive(owner));
+  await removeLabelled(docker, found);
   // What is left of every container on the machine: a forward of none of them is stale.
   const local = typeof (docker as unknown as { modem?: { socketPath?: unknown } }).modem?.socketPath === "string";
   const forwards = await removeStaleForwards(async () => (await listContainers(docker, { all: true })).map((c) => c.Id), local);
-  return { containers: containers.map((c) => (c.Names?.[0] ?? c.Id).replace(/^\//, "")), networks: networks.map((n) => n.Name), forwards };
+  return { containers: found.containers.map((c) => c.name), networks: found.networks.map((n) => n.name), forwards };
 }
 
 /** "2 container(s), 1 network(s) and the port forwards of 1 network(s)": what a removal took. */

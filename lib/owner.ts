@@ -23,9 +23,9 @@ export function procStat(pid: number): string[] | null {
 /** The kernel's start time of a process (clock ticks since boot), or null when it does not exist. */
 const startTime = (pid: number): string | null => procStat(pid)?.[19] ?? null;
 
-/** A process as an owner label: "host/pid/start". */
-export function ownerLabel(pid = process.pid): string {
-  return `${hostname()}/${pid}/${startTime(pid) ?? "?"}`;
+/** A process as an owner label: "host/pid/start" (`start` given: a process that may be gone by now). */
+export function ownerLabel(pid = process.pid, start = startTime(pid)): string {
+  return `${hostname()}/${pid}/${start ?? "?"}`;
 }
 
 /**

@@ -6,3 +6,5 @@
 export { startResource, type ResourceHandle, type ResourceOptions } from "./spawn.ts";
 /** Larger request bodies are refused (400) unread. */
 export { MAX_BODY_BYTES } from "./request.ts";
+/** Whether resource.ndjson and the table of the store the resource decided in agree (after a kill of that store). */
+export { logTableDisagreements, type StoreRow } from "./agreement.ts";
