@@ -9,10 +9,11 @@
 // whose owner is on another host (another container's runs), nor one whose
 // environment we may not read (another user's, unless we are root: it cannot
 // have been started by us).
-import { lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { basename, isAbsolute } from "node:path";
+import { lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, isAbsolute, join } from "node:path";
 import { sleep } from "../lib/time.ts";
-import { markerOf, ownerAlive, procStat, runs, type Marker } from "../lib/owner.ts";
+import { markerOf, ownerAlive, ownerLabel, procStat, runs, type Marker } from "../lib/owner.ts";
 import { childrenOf } from "./processes.ts";
 
 export interface SweptProcess {
@@ -115,6 +116,38 @@ function removable(dir: string): boolean {
   }
 }
 
+/** The file in a directory made outside a run directory that names the runner that made it. */
+const OWNER_FILE = ".fencecheck-owner";
+
+/**
+ * Note in `dir` (made outside the run directory, in the temporary directory)
+ * the runner that made it. Its processes name it in their environment too, but a
+ * runner killed in its teardown, after its servers are gone, leaves the directory
+ * with no process to name it: the note does.
+ */
+export function noteOwnedDir(dir: string): void {
+  writeFileSync(join(dir, OWNER_FILE), ownerLabel());
+}
+
+/** The directories of the temporary directory whose note names an owner that is gone. */
+function ownedDirs(ownerGone: (owner: string) => boolean): string[] {
+  const root = tmpdir();
+  let names: string[];
+  try {
+    names = readdirSync(root).filter((n) => n.startsWith("fencecheck-"));
+  } catch {
+    return [];
+  }
+  return names.flatMap((n) => {
+    try {
+      const owner = readFileSync(join(root, n, OWNER_FILE), "utf8").trim();
+      return owner && ownerGone(owner) ? [join(root, n)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** Every process `pid` has forked that still runs, and theirs, with their start times. */
 function descendants(pid: number): Array<{ pid: number; start: string }> {
   const found: Array<{ pid: number; start: string }> = [];
@@ -169,7 +202,8 @@ export async function sweepLeftovers(): Promise<Swept> {
   while (signalled.some(stillThere) && Date.now() < deadline) await sleep(20);
 
   const inUse = new Set(marked.filter((p) => !ownerGone(p.owner)).flatMap((p) => p.dirs ?? []));
-  const dirs = [...new Set(dead.flatMap((p) => p.dirs ?? []))].filter((d) => !inUse.has(d) && removable(d));
+  const named = [...dead.flatMap((p) => p.dirs ?? []), ...ownedDirs(ownerGone)];
+  const dirs = [...new Set(named)].filter((d) => !inUse.has(d) && removable(d));
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
   return { processes: swept, dirs };
 }

@@ -11,7 +11,10 @@
 // run's, and that nothing of the dead run is left, which no one but a sweep can bring about.
 import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { noteOwnedDir } from "../../cluster/leftovers.ts";
+import { ownerLabel } from "../../lib/owner.ts";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -136,6 +139,26 @@ describe("leftovers of runs killed with their reaper", () => {
     } finally {
       // A failed expectation leaves nothing running either.
       for (const p of [owner.pid!, parent, child]) if (![null, "Z"].includes(state(p))) process.kill(p, "SIGKILL");
+    }
+  });
+
+  it("a directory made outside the run directory goes once its runner is gone, though no process names it (a runner killed in its teardown); a live runner's stays", async () => {
+    // A runner that notes its directory and is gone: a short-lived process's label.
+    const gone = spawn("sleep", ["30"]);
+    const goneLabel = ownerLabel(gone.pid!);
+    gone.kill("SIGKILL");
+    await new Promise((r) => gone.once("exit", r));
+    const [dead, live] = [mkdtempSync(join(tmpdir(), "fencecheck-test-owned-")), mkdtempSync(join(tmpdir(), "fencecheck-test-owned-"))];
+    try {
+      writeFileSync(join(dead, ".fencecheck-owner"), goneLabel);
+      noteOwnedDir(live);
+      const reap = runCli("reap", []);
+      expect(await reap.exit, reap.stderr()).toBe(0);
+      expect(existsSync(dead), reap.stdout()).toBe(false);
+      expect(existsSync(live)).toBe(true);
+    } finally {
+      rmSync(dead, { recursive: true, force: true });
+      rmSync(live, { recursive: true, force: true });
     }
   });
 });
