@@ -9,11 +9,11 @@
 // whose owner is on another host (another container's runs), nor one whose
 // environment we may not read (another user's, unless we are root: it cannot
 // have been started by us).
-import { lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, isAbsolute, join } from "node:path";
 import { sleep } from "../lib/time.ts";
-import { markerOf, ownerAlive, ownerLabel, procStat, runs, type Marker } from "../lib/owner.ts";
+import { dirOwner, markerOf, ownerAlive, procStat, runs, type Marker } from "../lib/owner.ts";
 import { childrenOf } from "./processes.ts";
 
 export interface SweptProcess {
@@ -116,19 +116,6 @@ function removable(dir: string): boolean {
   }
 }
 
-/** The file in a directory made outside a run directory that names the runner that made it. */
-const OWNER_FILE = ".fencecheck-owner";
-
-/**
- * Note in `dir` (made outside the run directory, in the temporary directory)
- * the runner that made it. Its processes name it in their environment too, but a
- * runner killed in its teardown, after its servers are gone, leaves the directory
- * with no process to name it: the note does.
- */
-export function noteOwnedDir(dir: string): void {
-  writeFileSync(join(dir, OWNER_FILE), ownerLabel());
-}
-
 /** The directories of the temporary directory whose note names an owner that is gone. */
 function ownedDirs(ownerGone: (owner: string) => boolean): string[] {
   const root = tmpdir();
@@ -140,7 +127,7 @@ function ownedDirs(ownerGone: (owner: string) => boolean): string[] {
   }
   return names.flatMap((n) => {
     try {
-      const owner = readFileSync(join(root, n, OWNER_FILE), "utf8").trim();
+      const owner = dirOwner(join(root, n));
       return owner && ownerGone(owner) ? [join(root, n)] : [];
     } catch {
       return [];

@@ -30,7 +30,6 @@ import type { PortPlan } from "./ports.ts";
 import type { ServerNode } from "./redis.ts";
 import { pgBin } from "./programs.ts";
 import { localDeployment, type Deployment } from "./deployment.ts";
-import { noteOwnedDir } from "./leftovers.ts";
 
 export { pgBin };
 
@@ -112,7 +111,6 @@ export function serverDataDir(group: ProcessGroup, runDir: string, name: string,
   if (user && !reachable(dirname(inRun), user)) {
     const outside = mkdtempSync(join(tmpdir(), `fencecheck-${name}-`));
     group.removeAtTeardown(outside);
-    noteOwnedDir(outside);
     // mkdtemp makes it 0700: the postgres user must pass through to its own directory inside.
     chmodSync(outside, 0o711);
     if (!reachable(outside, user))

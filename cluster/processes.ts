@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
 import { openSync, closeSync, readFileSync, existsSync } from "node:fs";
 import { Reaper } from "./reaper.ts";
-import { markedEnv, ownerLabel } from "../lib/owner.ts";
+import { dropDirOwner, markedEnv, noteDirOwner, ownerLabel } from "../lib/owner.ts";
 
 export interface SpawnSpec {
   /** A name unique in the run: "redis-1", "resource", "worker-2". */
@@ -78,11 +78,13 @@ export class ProcessGroup {
   removeAtTeardown(dir: string): void {
     this.reaper.removeDir(dir);
     this.dirs.push(dir);
+    noteDirOwner(dir);
   }
 
   /** Keep the directories removeAtTeardown named (--keep-data). */
   keepDirs(): void {
     this.reaper.keepDirs();
+    for (const d of this.dirs) dropDirOwner(d);
     this.dirs.length = 0;
   }
 

@@ -3,7 +3,8 @@
 // that a pid the kernel gave to another process since is no owner. Whatever an
 // owner that is gone left is anyone's to remove.
 import { hostname } from "node:os";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 /**
  * The fields of /proc/<pid>/stat after the command name (Linux): [0] its
@@ -82,4 +83,31 @@ export function markerOf(env: NodeJS.ProcessEnv): Marker | null {
   if (!owner) return null;
   const dirs = env[DIRS_ENV]?.split("\n").filter(Boolean);
   return { owner, ...(env[RUN_ENV] ? { run: env[RUN_ENV] } : {}), ...(dirs?.length ? { dirs } : {}) };
+}
+
+/** The file in a directory made outside a run directory that names the runner that made it. */
+const OWNER_NOTE = ".fencecheck-owner";
+
+/**
+ * Note in `dir` (made outside its run directory, for the reaper to remove) the
+ * runner that made it. Its processes name it in their environment too, but a
+ * runner killed in its teardown, after its servers are gone, leaves it with no
+ * process to name it: the note does (cluster/leftovers.ts).
+ */
+export function noteDirOwner(dir: string): void {
+  writeFileSync(join(dir, OWNER_NOTE), ownerLabel());
+}
+
+/** The directory is kept (--keep-data): no sweep may take it once its runner is gone. */
+export function dropDirOwner(dir: string): void {
+  rmSync(join(dir, OWNER_NOTE), { force: true });
+}
+
+/** The owner a directory's note names, or null. */
+export function dirOwner(dir: string): string | null {
+  try {
+    return readFileSync(join(dir, OWNER_NOTE), "utf8").trim() || null;
+  } catch {
+    return null;
+  }
 }

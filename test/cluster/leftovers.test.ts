@@ -13,8 +13,7 @@ import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { noteOwnedDir } from "../../cluster/leftovers.ts";
-import { ownerLabel } from "../../lib/owner.ts";
+import { dropDirOwner, noteDirOwner, ownerLabel } from "../../lib/owner.ts";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -142,23 +141,26 @@ describe("leftovers of runs killed with their reaper", () => {
     }
   });
 
-  it("a directory made outside the run directory goes once its runner is gone, though no process names it (a runner killed in its teardown); a live runner's stays", async () => {
+  it("a directory made outside the run directory goes once its runner is gone, though no process names it (a runner killed in its teardown); a live runner's stays, and so does one kept with --keep-data", async () => {
     // A runner that notes its directory and is gone: a short-lived process's label.
     const gone = spawn("sleep", ["30"]);
     const goneLabel = ownerLabel(gone.pid!);
     gone.kill("SIGKILL");
     await new Promise((r) => gone.once("exit", r));
-    const [dead, live] = [mkdtempSync(join(tmpdir(), "fencecheck-test-owned-")), mkdtempSync(join(tmpdir(), "fencecheck-test-owned-"))];
+    const [dead, live, kept] = [0, 1, 2].map(() => mkdtempSync(join(tmpdir(), "fencecheck-test-owned-")));
     try {
       writeFileSync(join(dead, ".fencecheck-owner"), goneLabel);
-      noteOwnedDir(live);
+      noteDirOwner(live);
+      // --keep-data: the run dropped its note at teardown, and what it kept stays.
+      writeFileSync(join(kept, ".fencecheck-owner"), goneLabel);
+      dropDirOwner(kept);
       const reap = runCli("reap", []);
       expect(await reap.exit, reap.stderr()).toBe(0);
       expect(existsSync(dead), reap.stdout()).toBe(false);
       expect(existsSync(live)).toBe(true);
+      expect(existsSync(kept)).toBe(true);
     } finally {
-      rmSync(dead, { recursive: true, force: true });
-      rmSync(live, { recursive: true, force: true });
+      for (const d of [dead, live, kept]) rmSync(d, { recursive: true, force: true });
     }
   });
 });
