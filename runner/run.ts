@@ -48,9 +48,27 @@ function headerOf(test: Test, id: string): HistoryHeader {
   return { ...header, lock: lock.kind, ...(lock.kind === "semaphore" ? { permits: lock.permits } : {}), ...(reentry ? { fence_on_reentry: reentry } : {}), client: test.client };
 }
 
+/**
+ * When each step of a run ended, for run.json's `timings`: ms on the run's clock
+ * (the history's), so a phase reads against the events; and how long the process
+ * ran before the run's clock started (node's start, loading, setup, preflight).
+ * bench/run-cost.ts reads them to say where a run's time beyond --time-limit goes.
+ */
+function phaseClock(clock: () => number): { timings: { t0: string; before_run_ms: number; phases_ms: Record<string, number> }; mark(phase: string, at?: number): void } {
+  const ms = (x: number): number => Math.round(x * 10) / 10;
+  const before = performance.now();
+  const timings = { t0: new Date(performance.timeOrigin + before).toISOString(), before_run_ms: ms(before), phases_ms: {} as Record<string, number> };
+  return {
+    timings,
+    // The first time counts: a step reported again (the deployment's, as containers come up) ended when it first did.
+    mark: (phase, at = clock()) => void (timings.phases_ms[phase] ??= ms(at / 1e6)),
+  };
+}
+
 export async function runTest(test: Test, log: (line: string) => void = (l) => process.stderr.write(l + "\n")): Promise<RunOutcome> {
   const t0 = newRunStart();
   const clock = runClock(t0);
+  const phases = phaseClock(clock);
   const { dir: runDir, id } = createRunDir(test.store, test.name);
   const group = new ProcessGroup(runDir);
   const ports = new PortPlan(test.portBase);
@@ -81,6 +99,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     process.on("SIGHUP", onSignal);
   });
   const info = describeRun(test, runDir);
+  info.timings = phases.timings;
   writeJson(join(runDir, RUN_FILES.run), info);
   log(`fencecheck: ${test.name}, client ${test.client}, seed ${test.seed}, run directory ${runDir}`);
 
@@ -112,6 +131,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
         else if (warnings === SHOWN_WARNINGS + 1) log(`fencecheck: more adapter failures follow; each is in logs/worker-N.log`);
       },
       started: (what, about) => {
+        phases.mark(what);
         info[what] = about;
         writeJson(join(runDir, RUN_FILES.run), info);
       },
@@ -148,14 +168,18 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     for (const w of workers) w.send({ type: "go", startAt, endAt });
     schedule.start(startAt);
     status.start();
+    phases.mark("go", startAt);
     await Promise.race([sleep((endAt - clock()) / 1e6), interruption]);
+    phases.mark("end");
 
     // Jepsen's final generator: heal everything, then let the clients finish.
     await schedule.healAll();
+    phases.mark("healed");
     for (const w of workers) w.send({ type: "stop" });
     const allDone = Promise.all(workers.map((w) => w.done));
     const graceMs = interrupted ? Math.min(1000, test.graceMs) : test.graceMs;
     await Promise.race([allDone, sleep(graceMs), interruption.then(() => sleep(1000))]);
+    phases.mark("clients_done");
     info.event_loop_delay_ms = Object.fromEntries(workers.filter((w) => w.eventLoopDelayMs).map((w) => [w.name, w.eventLoopDelayMs]));
     return { runDir, interrupted };
   } catch (err) {
@@ -175,6 +199,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     // a run (preallocated WALs), which a nightly soak of many runs cannot afford.
     if (!test.keepData) rmSync(join(runDir, SERVER_DATA), { recursive: true, force: true });
     history.finish();
+    phases.mark("torn_down");
     info.finished = new Date().toISOString();
     info.events = history.count;
     writeJson(join(runDir, RUN_FILES.run), info);

@@ -26,6 +26,7 @@ export const ENTRIES = [
   "experiments/holder",
   "bench/checker",
   "bench/proxy",
+  "bench/run-cost",
 ];
 
 /** The modules whose type declarations the build emits (dist/types/), for package.json "exports". */
