@@ -10,7 +10,6 @@ import type { ExternalServer, PlacedServer } from "../cluster/external.ts";
 import type { ServiceAccess } from "../clients/index.ts";
 import type { Test } from "./test.ts";
 import type { ServerNode } from "../cluster/redis.ts";
-import { removeKeysUnder } from "../clients/redis.ts";
 import { etcdKeyRanges } from "../clients/places.ts";
 
 /** How servers are started, from the options; each backend applies what concerns it. */
@@ -136,7 +135,9 @@ export interface Backend {
 
 const redisNames = (n: number): string[] => Array.from({ length: n }, (_, i) => `redis-${i + 1}`);
 
+/** ioredis is loaded by the runs that remove keys (--deploy external) only: every other run's start is spared it (about 80 ms). */
 async function removeRedisKeys(nodes: readonly ServerNode[], prefix: string): Promise<number> {
+  const { removeKeysUnder } = await import("../clients/redis.ts");
   const counts = await Promise.all(nodes.map((n) => removeKeysUnder(n, prefix, 5000)));
   return counts.reduce((a, b) => a + b, 0);
 }
