@@ -15,7 +15,7 @@ import { rng, sleep } from "../lib/index.ts";
 import { startSystem, workerOfClient, type System } from "./system.ts";
 import { StatusLine } from "./status.ts";
 import { HoldTracker } from "./holders.ts";
-import { describeRun } from "./run-info.ts";
+import { askServerVersions, describeRun } from "./run-info.ts";
 import { tellsNotices } from "../clients/index.ts";
 import { serveMetrics, type MetricsServer } from "./metrics.ts";
 import type { Test } from "./test.ts";
@@ -101,6 +101,8 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
   const info = describeRun(test, runDir);
   info.timings = phases.timings;
   writeJson(join(runDir, RUN_FILES.run), info);
+  // Asked while the system starts; each later write of run.json carries what has come, and the last waits for all.
+  const versions = askServerVersions(info);
   log(`fencecheck: ${test.name}, client ${test.client}, seed ${test.seed}, run directory ${runDir}`);
 
   let system: System | null = null;
@@ -202,6 +204,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     phases.mark("torn_down");
     info.finished = new Date().toISOString();
     info.events = history.count;
+    await versions;
     writeJson(join(runDir, RUN_FILES.run), info);
   }
   // A start cut short by Ctrl-C fails in whatever step it was in; that is the
