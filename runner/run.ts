@@ -20,7 +20,14 @@ import { tellsNotices } from "../clients/index.ts";
 import { serveMetrics, type MetricsServer } from "./metrics.ts";
 import type { Test } from "./test.ts";
 
-const START_LEAD_MS = 250;
+/**
+ * How far ahead of "go" time zero lies. The workers are idle when it is sent (each
+ * has said it is ready), so the message takes well under a millisecond to be
+ * handled, and tens on a machine busy enough to leave a process waiting for a
+ * core; a worker that gets it late anyway says so (runner/worker.ts). It was 250
+ * ms, a quarter of a second every run waited for nothing.
+ */
+const START_LEAD_MS = 100;
 /** Adapter failures printed on the console before the rest are left to the workers' logs. */
 const SHOWN_WARNINGS = 3;
 /** Where the servers keep their files inside the run directory (cluster/). */

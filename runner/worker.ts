@@ -105,6 +105,11 @@ const LAG_RESOLUTION_MS = 10;
 
 async function go(startAt: number, end: number): Promise<void> {
   endAt = end;
+  // The runner's lead (START_LEAD_MS) is meant to make this impossible. If it
+  // happens, this worker's clients start late, maybe after another worker's that
+  // were staggered to start after them: the person must hear of it.
+  const late = clock() - startAt;
+  if (late > 0) send({ type: "warning", message: `its "go" came ${(late / 1e6).toFixed(1)} ms after time zero: its clients' first attempts were made that late` });
   // The harness's own lag: with a thousand clients in two processes, a late timer
   // or reply would otherwise look like a slow lock service.
   const lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
