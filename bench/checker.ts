@@ -22,9 +22,10 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BadInput, EXIT, ROOT, commandOptions, entryArgs, repoFile, type OptionSpec } from "../lib/index.ts";
+import { BadInput, ROOT, commandOptions, entryArgs, repoFile, type OptionSpec } from "../lib/index.ts";
 import { generateRun, SHAPES, type Shape } from "./checker-history.ts";
 import { canMeasurePeak, measure, type Measure } from "./measure.ts";
+import { benchCommand } from "./command.ts";
 
 const COMMAND = "npm run bench:checker --";
 const TARGET_RATIO = 1.0;
@@ -142,43 +143,19 @@ async function bench(o: Options): Promise<void> {
 
 const round = (x: number, places = 1): number => Number(x.toFixed(places));
 
-/** The check alone, for `check` above: what `npm run check` does but report.html. */
-async function childCheck(dir: string): Promise<number> {
-  const { checkOnly } = await import("../cli/check-run.ts");
-  await checkOnly(dir);
-  return EXIT.valid;
+function parse(argv: string[]): Options | null {
+  const options = commandOptions(argv, BENCH_OPTIONS, USAGE);
+  if (!options) return null;
+  const shape = options.shape as Shape | "both";
+  const o: Options = {
+    events: options.events as number, shapes: shape === "both" ? ["few-keys", "many-keys"] : [shape], lock: options.lock as "mutex" | "rw", rounds: options.rounds as number,
+    report: options.report as boolean, dir: options.dir as string | undefined, seed: options.seed as number, keep: options.keep as boolean, json: options.json as boolean,
+  };
+  // A run to time must be a run: a missing one is the user's mistake, not a failure of a child.
+  if (o.dir !== undefined && !existsSync(join(o.dir, "history.ndjson"))) throw new BadInput(`--dir ${o.dir}: no history.ndjson there (a run directory to time; leave --dir out to generate one)`);
+  return o;
 }
 
-async function main(argv: string[]): Promise<number> {
-  if (argv[0] === "--child-check") return childCheck(argv[1]);
-  let o: Options;
-  try {
-    const options = commandOptions(argv, BENCH_OPTIONS, USAGE);
-    if (!options) return EXIT.valid;
-    const shape = options.shape as Shape | "both";
-    o = {
-      events: options.events as number, shapes: shape === "both" ? ["few-keys", "many-keys"] : [shape], lock: options.lock as "mutex" | "rw", rounds: options.rounds as number,
-      report: options.report as boolean, dir: options.dir as string | undefined, seed: options.seed as number, keep: options.keep as boolean, json: options.json as boolean,
-    };
-    // A run to time must be a run: a missing one is the user's mistake, not a failure of a child.
-    if (o.dir !== undefined && !existsSync(join(o.dir, "history.ndjson"))) throw new BadInput(`--dir ${o.dir}: no history.ndjson there (a run directory to time; leave --dir out to generate one)`);
-  } catch (err) {
-    if (err instanceof BadInput) {
-      console.error(`bench:checker: ${err.message}`);
-      return EXIT.badInput;
-    }
-    throw err;
-  }
-  await bench(o);
-  return EXIT.valid;
-}
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    console.error(`bench:checker failed: ${err instanceof Error ? err.message : String(err)}`);
-    process.exitCode = EXIT.crash;
-  },
-);
+// The check alone, for `check` above: what `npm run check` does but report.html.
+if (process.argv[2] === "--child-check") await (await import("../cli/check-run.ts")).checkOnly(process.argv[3]);
+else benchCommand("bench:checker", parse, bench);

@@ -5,7 +5,6 @@
 import { exitCodeFor } from "../lib/index.ts";
 import { runTest, type Test } from "../runner/index.ts";
 import type { Results } from "../store/events.ts";
-import { checkAndReport } from "./check-run.ts";
 
 export interface Verdict {
   code: number;
@@ -26,12 +25,16 @@ export interface Say {
 const terminal: Say = { out: (l) => void process.stdout.write(`${l}\n`), log: (l) => void process.stderr.write(`${l}\n`) };
 
 export async function runAndCheck(test: Test, say: Say = terminal): Promise<Verdict> {
-  const { runDir, interrupted } = await runTest(test, say.log);
+  // The checker and the report, half of this command's code, are loaded while the
+  // operations run (the process is idle then), not before the run starts.
+  let checker: Promise<typeof import("./check-run.ts")> | null = null;
+  const load = (): Promise<typeof import("./check-run.ts")> => (checker ??= import("./check-run.ts"));
+  const { runDir, interrupted } = await runTest(test, say.log, () => void load().catch(() => {}));
   if (interrupted) {
     say.log(`Interrupted; the history so far is in ${runDir}. Check it with: fencecheck check ${runDir}`);
     return { code: 130, runDir, results: null, summary: null };
   }
-  const { results, summary, warnings } = await checkAndReport(runDir);
+  const { results, summary, warnings } = await (await load()).checkAndReport(runDir);
   for (const w of warnings) say.log(`warning: ${w}`);
   say.out(summary);
   say.out(`Run directory: ${runDir}`);

@@ -7,9 +7,7 @@ import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BadInput, rng } from "../lib/index.ts";
-import type { AcquireRequest, ClientContext, Hold, LockAdapter, LockClient, Outcome } from "./lock.ts";
-import { RedlockNodes } from "./redlock-nodes.ts";
-import { redlockFence } from "./redlock-fence.ts";
+import type { ClientContext, LockAdapter, LockClient } from "./lock.ts";
 import { isManifestPath, loadProgramAdapter } from "./program/index.ts";
 
 export type { LockAdapter };
@@ -18,52 +16,20 @@ export type { LockAdapter };
  * The adapter as the worker makes its clients: a lock that issues no fences gets
  * them from Redis counters on the backend's nodes when --fence-source says so
  * (single: INCR on the first node; max-incr: on every node, the largest), as the
- * Redlock clients do, taken right after each acquire.
+ * Redlock clients do, taken right after each acquire (counter-fenced.ts). That
+ * module, and ioredis with it, is loaded only for a lock without fences: the
+ * registry (index.ts) is loaded by every run's start, which must not pay for it.
  */
-export function adapterClients(adapter: Pick<LockAdapter, "fences" | "create">): { create(ctx: ClientContext): LockClient } {
+export async function adapterClients(adapter: Pick<LockAdapter, "fences" | "create">): Promise<{ create(ctx: ClientContext): LockClient }> {
+  if (adapter.fences) return { create: (ctx) => adapter.create(ctx) };
+  const { CounterFenced } = await import("./counter-fenced.ts");
   return {
     create(ctx) {
       const client = adapter.create(ctx);
       const source = ctx.options.fenceSource ?? "none";
-      return adapter.fences || source === "none" ? client : new CounterFenced(client, ctx, source);
+      return source === "none" ? client : new CounterFenced(client, ctx, source);
     },
   };
-}
-
-class CounterFenced implements LockClient {
-  private readonly nodes: RedlockNodes;
-  constructor(
-    private readonly inner: LockClient,
-    private readonly ctx: ClientContext,
-    private readonly source: "single" | "max-incr",
-  ) {
-    this.nodes = new RedlockNodes(ctx.endpoints, ctx.commandTimeoutMs);
-  }
-
-  async acquire(key: string, ttlMs: number, timeoutMs: number, request?: AcquireRequest): Promise<Outcome<Hold>> {
-    const got = await this.inner.acquire(key, ttlMs, timeoutMs, request);
-    if (got.type !== "ok" || got.value.fence !== null) return got;
-    // A re-entry takes its outer hold's fence: the counter is taken once per outermost hold.
-    if (request?.reenter) return { type: "ok", value: { ...got.value, fence: request.reenter.fence } };
-    await this.nodes.ready();
-    // Held by now: a fence that cannot be had is an unknown outcome (it throws).
-    const all = this.ctx.endpoints.map((_, i) => i);
-    const fence = await redlockFence(this.nodes, this.source, key, got.value.owner, all, this.ctx.commandTimeoutMs);
-    return { type: "ok", value: { ...got.value, fence, extra: { ...got.value.extra, fence_source: this.source } } };
-  }
-
-  renew(key: string, hold: Hold, ttlMs: number) {
-    return this.inner.renew(key, hold, ttlMs);
-  }
-
-  release(key: string, hold: Hold) {
-    return this.inner.release(key, hold);
-  }
-
-  async close(): Promise<void> {
-    await this.inner.close();
-    this.nodes.close();
-  }
 }
 
 /** Whether a --client value names a module, or an adapter program's manifest (.json), rather than a shipped client. */

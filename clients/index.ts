@@ -12,7 +12,7 @@ import { isManifestPath, programAdapter, readManifest, type ProgramSpec } from "
 import { repoFile } from "../lib/paths.ts";
 
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, ServiceAccess, PostgresAccess, Endpoint, AcquireRequest, LockKind, LockKinds } from "./lock.ts";
-export { LOCK_KINDS, CANCELLED, CANCEL_UNKNOWN } from "./lock.ts";
+export { LOCK_KINDS, CANCELLED, CANCEL_UNKNOWN, FENCE_SOURCES, type FenceSource } from "./lock.ts";
 export { ResourceClient } from "./resource.ts";
 export { QUEUE_PREFIX, RW_PREFIX, LOCK_PREFIX, ZK_LOCK_ROOT, etcdKeyRanges } from "./places.ts";
 export { isAdapterPath, adapterPath, loadAdapter, checkAdapterClient, adapterClients, type LockAdapter } from "./adapter.ts";
@@ -103,7 +103,7 @@ export const CLIENTS: Record<string, ClientKind> = {
     describe: "redis-semaphore 5.8 Mutex: SET NX PX with its own retries and refresh timer, cancelled by AbortSignal; no fence (use --fence-source)",
     fences: false,
     kinds: { cancel: true },
-    load: async () => adapterClients((await import("./redis-semaphore.ts")).redisSemaphore).create,
+    load: async () => (await adapterClients((await import("./redis-semaphore.ts")).redisSemaphore)).create,
   },
   "redis-reentrant": reentrantClient(
     "a reentrant lock in Redisson's RLock layout: a hash of owner -> count with a PEXPIRE lease; fence = INCR on free-to-held, a re-entry keeps it (Hazelcast FencedLock's promise) and refreshes the lease",
@@ -125,13 +125,13 @@ export const CLIENTS: Record<string, ClientKind> = {
     describe: "redis-semaphore 5.8 Semaphore of --lock semaphore:N: a sorted set of holders, its own retries and refresh timer, cancelled by AbortSignal; no fence (use --fence-source)",
     fences: false,
     kinds: { semaphore: true, cancel: true },
-    load: async () => adapterClients((await import("./redis-semaphore-counting.ts")).redisSemaphoreCounting).create,
+    load: async () => (await adapterClients((await import("./redis-semaphore-counting.ts")).redisSemaphoreCounting)).create,
   },
   "redis-multi-semaphore": {
     describe: "redis-semaphore 5.8 MultiSemaphore of --lock semaphore:N, one permit a hold: as redis-semaphore-counting; no fence (use --fence-source)",
     fences: false,
     kinds: { semaphore: true, cancel: true },
-    load: async () => adapterClients((await import("./redis-semaphore-counting.ts")).redisMultiSemaphore).create,
+    load: async () => (await adapterClients((await import("./redis-semaphore-counting.ts")).redisMultiSemaphore)).create,
   },
   "redis-semaphore-racy": {
     describe: `a semaphore whose count is read (GET), then raised (INCR) ${RACY_GAP_MS} ms later in another round trip: two clients take the last permit (kept on purpose); fence = INCR of one counter after the grant`,
@@ -310,7 +310,7 @@ function programClient(manifest: string): ClientKind {
     get kinds() {
       return read().kinds;
     },
-    load: async () => adapterClients(programAdapter(read())).create,
+    load: async () => (await adapterClients(programAdapter(read()))).create,
   };
 }
 

@@ -127,10 +127,14 @@ export interface LockAdapter {
   create(ctx: ClientContext): LockClient;
 }
 
+/** Where a hold's fence comes from when the lock issues none (Redlock, an adapter's lock): --fence-source. */
+export const FENCE_SOURCES = ["none", "max-incr", "single"] as const;
+export type FenceSource = (typeof FENCE_SOURCES)[number];
+
 /** Options of the lock clients, set from the CLI; each client reads the ones it knows. */
 export interface ClientOptions {
   /** Where a Redlock hold's fence comes from (issue 4): none, max-incr or single. */
-  fenceSource?: "none" | "max-incr" | "single";
+  fenceSource?: FenceSource;
   /** The project's own Redlock refuses a quorum that came back after the lease's validity (default true; false is node-redlock 5's K5 defect). */
   checkValidity?: boolean;
   /** redis-unsafe-release: ms between its GET and its DEL (T1 on demand). */

@@ -18,11 +18,9 @@
 //   F2's shape); single, the next number of lockserver-1's counter for the key
 //   (only rises while that server keeps it); none.
 import { LockServerConnection, NEVER_SENT, type ServerAnswer } from "./lockserver-connection.ts";
-import { UnknownOutcome, type ClientContext, type ClientOptions, type Hold, type LockClient, type Outcome } from "./lock.ts";
+import { UnknownOutcome, type ClientContext, type FenceSource, type Hold, type LockClient, type Outcome } from "./lock.ts";
 import { clockDrift } from "./redlock-nodes.ts";
 import { atLeast } from "./redlock-proof.ts";
-
-type FenceSource = NonNullable<ClientOptions["fenceSource"]>;
 
 /** One server's part in one request: its answer once in, and on which connection it was asked. */
 interface Vote {

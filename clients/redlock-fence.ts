@@ -10,13 +10,9 @@
 //   is unreachable no hold gets a fence, and if it restarts without persistence
 //   its counter starts again (F1).
 import { fenceKey } from "./redis.ts";
-import type { ClientOptions } from "./lock.ts";
+import type { FenceSource } from "./lock.ts";
 import { waitFor, type RedlockNodes } from "./redlock-nodes.ts";
 import { RedlockUnknown } from "./redlock-proof.ts";
-
-export type FenceSource = NonNullable<ClientOptions["fenceSource"]>;
-
-export const FENCE_SOURCES: readonly FenceSource[] = ["none", "max-incr", "single"];
 
 /** The node `single` counts on. */
 export const SINGLE_FENCE_NODE = 0;

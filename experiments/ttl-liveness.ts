@@ -113,7 +113,7 @@ async function startServers(group: ProcessGroup, backendName: string, dir: strin
     deployment: localDeployment(group),
     ports: new PortPlan(0),
     runDir: dir,
-    toxiproxyUrl: proxy.url,
+    toxiproxyUrl: async () => proxy.url,
     serverOptions: { redisPersistence: "none", skewableClocks: false, deploy: "local", external: null, pauseMode: "signal", memberPartitions: "proxy" },
   });
   return cluster.nodes.map(({ name, host, port }) => ({ name, host, port }));

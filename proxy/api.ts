@@ -98,7 +98,11 @@ async function handle(proxies: ProxyCollection, req: IncomingMessage, toxiproxyO
     const [what] = parts;
     if (what === "version") return method === "GET" ? ok({ version: VERSION }) : notAllowed();
     // Toxiproxy serves Prometheus text here too (its own metric names); ours are fencecheck_proxy_*.
-    if (what === "metrics") return method === "GET" ? { status: 200, text: { contentType: proxies.metrics.contentType, content: await proxies.metrics.text() } } : notAllowed();
+    if (what === "metrics") {
+      if (method !== "GET") return notAllowed();
+      const { contentType, text } = await proxies.metrics.scrape();
+      return { status: 200, text: { contentType, content: text } };
+    }
     if (what === "reset") return method === "POST" ? (await proxies.reset(), noContent) : notAllowed();
     if (what === "populate") {
       if (method !== "POST") return notAllowed();

@@ -3,12 +3,13 @@
 // Toxiproxy, plus one toxic of our own, block_from, for partitioning clusters
 // whose members reconnect to each other (etcd). Run it in-process, as a child
 // process, or from `npm run proxy`.
-import { startApiServer } from "./api.ts";
-
+//
+// The server itself (api.ts and what it imports, prom-client among them) is
+// loaded by the processes that serve it, not by those that only start one: every
+// run's runner imports this file for spawnProxyServer, and would otherwise load
+// the whole proxy, and prom-client, at its start.
 export { spawnProxyServer, type SpawnedProxyServer } from "./spawn.ts";
 export { parseProxyArgs, proxyUsage, type ProxyArgs } from "./args.ts";
-export { serveProxyProcess } from "./serve.ts";
-export { VERSION as PROXY_VERSION } from "./api.ts";
 export type { ToxicJson, ToxicType, Stream } from "./toxics.ts";
 export type { ProxyJson } from "./proxy.ts";
 
@@ -21,6 +22,11 @@ export interface ProxyServer {
 }
 
 /** The API server in this process. Port 0 picks a free port. */
-export function startProxyServer(opts: { host?: string; port: number; toxiproxyOnly?: boolean }): Promise<ProxyServer> {
-  return startApiServer(opts);
+export async function startProxyServer(opts: { host?: string; port: number; toxiproxyOnly?: boolean }): Promise<ProxyServer> {
+  return (await import("./api.ts")).startApiServer(opts);
+}
+
+/** Serve the API as this process's whole work (cli/proxy.ts; proxy/main.ts for spawnProxyServer). */
+export async function serveProxyProcess(opts: { host: string; port: number; watchStdin: boolean; toxiproxyOnly: boolean }): Promise<void> {
+  await (await import("./serve.ts")).serveProxyProcess(opts);
 }

@@ -57,8 +57,8 @@ async function handle(parts: ResourceParts, req: IncomingMessage, res: ServerRes
   const r = route(req.method, req.url);
   if (isRefusal(r)) return refuse(parts, res, r);
   if (r.kind === "metrics") {
-    const text = await parts.metrics.text();
-    res.writeHead(200, { "Content-Type": parts.metrics.contentType });
+    const { contentType, text } = await parts.metrics.scrape();
+    res.writeHead(200, { "Content-Type": contentType });
     res.end(text);
     return;
   }

@@ -10,7 +10,6 @@ import type { ExternalServer, PlacedServer } from "../cluster/external.ts";
 import type { ServiceAccess } from "../clients/index.ts";
 import type { Test } from "./test.ts";
 import type { ServerNode } from "../cluster/redis.ts";
-import { removeKeysUnder } from "../clients/redis.ts";
 import { etcdKeyRanges } from "../clients/places.ts";
 
 /** How servers are started, from the options; each backend applies what concerns it. */
@@ -43,8 +42,12 @@ export interface BackendContext {
   deployment: Deployment;
   ports: PortPlan;
   runDir: string;
-  /** The run's Toxiproxy API, for backends whose members talk to each other. */
-  toxiproxyUrl: string;
+  /**
+   * The run's Toxiproxy API once it is up, for backends whose members talk to each
+   * other (through it). The others start their servers without waiting for it:
+   * the fault proxy, a Node process, takes a few hundred ms to come up.
+   */
+  toxiproxyUrl(): Promise<string>;
   serverOptions: ServerOptions;
   /** The --client the run uses, for a backend whose server count depends on it (lockserver: one, or five for the majority manager); absent: its default client. */
   client?: string;
@@ -136,7 +139,9 @@ export interface Backend {
 
 const redisNames = (n: number): string[] => Array.from({ length: n }, (_, i) => `redis-${i + 1}`);
 
+/** ioredis is loaded by the runs that remove keys (--deploy external) only: every other run's start is spared it (about 80 ms). */
 async function removeRedisKeys(nodes: readonly ServerNode[], prefix: string): Promise<number> {
+  const { removeKeysUnder } = await import("../clients/redis.ts");
   const counts = await Promise.all(nodes.map((n) => removeKeysUnder(n, prefix, 5000)));
   return counts.reduce((a, b) => a + b, 0);
 }
@@ -206,7 +211,8 @@ export const BACKENDS: Record<string, Backend> = {
     needsToxics: { block_from: "member-to-member partitions: it refuses a connection whose first request comes from a blocked member" },
     // etcd's, ZooKeeper's, Postgres' and DynamoDB's code (and the client libraries
     // it uses) is loaded by the runs of those backends only.
-    start: async (ctx) => (await import("../cluster/etcd.ts")).startEtcdCluster(memberOptions(ctx, ctx.serverOptions.memberPartitions === "network")),
+    // The module (and etcd3's gRPC stack the harness asks the members with) loads while the proxy comes up.
+    start: async (ctx) => (await import("../cluster/etcd.ts")).startEtcdCluster(await memberOptions(ctx, ctx.serverOptions.memberPartitions === "network")),
     serverNames: ["etcd-1", "etcd-2", "etcd-3"],
     removeKeys: removeEtcdKeys,
   },
@@ -224,7 +230,7 @@ export const BACKENDS: Record<string, Backend> = {
     },
     // In containers the members always meet on the run's network, and a member
     // partition cuts them off it (cluster/zookeeper.ts says why no proxy can).
-    start: async (ctx) => (await import("../cluster/zookeeper.ts")).startZkCluster(memberOptions(ctx, ctx.deployment.name === "docker")),
+    start: async (ctx) => (await import("../cluster/zookeeper.ts")).startZkCluster(await memberOptions(ctx, ctx.deployment.name === "docker")),
     // An ensemble of the user's: the run's nodes under its key prefix, a marker
     // that says the run is alive, and a crashed run's leftovers swept at the start.
     external: {
@@ -304,8 +310,8 @@ export const BACKENDS: Record<string, Backend> = {
 };
 
 /** How a cluster of members is started: `directPeers`, whether they meet on their own network rather than through the fault proxy. */
-function memberOptions(ctx: BackendContext, directPeers: boolean): MemberClusterOptions {
-  return { group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: ctx.toxiproxyUrl, deployment: ctx.deployment, directPeers };
+async function memberOptions(ctx: BackendContext, directPeers: boolean): Promise<MemberClusterOptions> {
+  return { group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: await ctx.toxiproxyUrl(), deployment: ctx.deployment, directPeers };
 }
 
 function redisNodeOptions(ctx: BackendContext): RedisNodeOptions {

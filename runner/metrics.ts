@@ -7,7 +7,8 @@
 // stall a scrape, since it is never asked.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createTcpServer, type AddressInfo } from "node:net";
-import { AggregatorRegistry, Registry } from "prom-client";
+// prom-client is loaded at the first scrape (import("prom-client") below), not at
+// every run's start: most runs serve no metrics, and loading it costs about 40 ms.
 import { BadInput } from "../lib/index.ts";
 import { reservePort } from "../cluster/ports.ts";
 import type { MetricsSnapshot } from "../workloads/index.ts";
@@ -95,7 +96,8 @@ async function answer(req: IncomingMessage, res: ServerResponse, sources: Metric
     res.writeHead(405, { "Content-Type": "text/plain", Allow: "GET" }).end("method not allowed\n");
     return;
   }
-  const text = await gather(sources);
+  const { AggregatorRegistry, Registry } = await import("prom-client");
+  const text = await gather(sources, AggregatorRegistry);
   res.writeHead(200, { "Content-Type": Registry.PROMETHEUS_CONTENT_TYPE, "Content-Length": Buffer.byteLength(text) }).end(text);
 }
 
@@ -105,7 +107,7 @@ async function answer(req: IncomingMessage, res: ServerResponse, sources: Metric
  * summed away), then each service's text as it served it: their names are their
  * own (fencecheck_proxy_*, resource_*), so the families never meet.
  */
-async function gather(sources: MetricsSources): Promise<string> {
+async function gather(sources: MetricsSources, AggregatorRegistry: typeof import("prom-client").AggregatorRegistry): Promise<string> {
   const snapshots = sources.workers().filter((s): s is MetricsSnapshot => s !== null);
   const workers = snapshots.length ? await AggregatorRegistry.aggregate(snapshots).metrics() : "";
   const services = await Promise.all(sources.services().map(serviceText));

@@ -6,8 +6,7 @@ import { parseEndpoints, toxiproxyUrl, CONTROLS_NEEDED, type ExternalServer } fr
 import { BACKENDS } from "./backends.ts";
 import type { Test } from "./test.ts";
 import type { RedisPersistence } from "../cluster/redis.ts";
-import { CLIENTS, adapterPath, isAdapterPath, type ClientOptions, type LockKind, type LockKinds } from "../clients/index.ts";
-import { FENCE_SOURCES, type FenceSource } from "../clients/redlock-fence.ts";
+import { CLIENTS, FENCE_SOURCES, adapterPath, isAdapterPath, type ClientOptions, type FenceSource, type LockKind, type LockKinds } from "../clients/index.ts";
 import { WORKLOADS, type LockSpec, type WorkloadOptions } from "../workloads/index.ts";
 import { NEMESES, GRUDGES, WHOLE_SERVER, CLOCK_MODES, CLOCK_TARGETS, AIMS, type Aim, type ClockMode, type ClockTarget } from "../nemesis/index.ts";
 

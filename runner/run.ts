@@ -17,12 +17,19 @@ import { rng, sleep } from "../lib/index.ts";
 import { startSystem, workerOfClient, type System } from "./system.ts";
 import { StatusLine } from "./status.ts";
 import { HoldTracker } from "./holders.ts";
-import { describeRun } from "./run-info.ts";
+import { askServerVersions, describeRun } from "./run-info.ts";
 import { tellsNotices } from "../clients/index.ts";
 import { serveMetrics, type MetricsServer } from "./metrics.ts";
 import type { Test } from "./test.ts";
 
-const START_LEAD_MS = 250;
+/**
+ * How far ahead of "go" time zero lies. The workers are idle when it is sent (each
+ * has said it is ready), so the message takes well under a millisecond to be
+ * handled, and tens on a machine busy enough to leave a process waiting for a
+ * core; a worker that gets it late anyway says so (runner/worker.ts). It was 250
+ * ms, a quarter of a second every run waited for nothing.
+ */
+const START_LEAD_MS = 100;
 /** Adapter failures printed on the console before the rest are left to the workers' logs. */
 const SHOWN_WARNINGS = 3;
 /** Where the servers keep their files inside the run directory (cluster/). */
@@ -50,12 +57,35 @@ function headerOf(test: Test, id: string): HistoryHeader {
   return { ...header, lock: lock.kind, ...(lock.kind === "semaphore" ? { permits: lock.permits } : {}), ...(reentry ? { fence_on_reentry: reentry } : {}), client: test.client };
 }
 
-export async function runTest(test: Test, log: (line: string) => void = (l) => process.stderr.write(l + "\n")): Promise<RunOutcome> {
+/**
+ * When each step of a run ended, for run.json's `timings`: ms on the run's clock
+ * (the history's), so a phase reads against the events; and how long the process
+ * ran before the run's clock started (node's start, loading, setup, preflight).
+ * bench/run-cost.ts reads them to say where a run's time beyond --time-limit goes.
+ */
+function phaseClock(clock: () => number): { timings: { t0: string; before_run_ms: number; phases_ms: Record<string, number> }; mark(phase: string, at?: number): void } {
+  const ms = (x: number): number => Math.round(x * 10) / 10;
+  const before = performance.now();
+  const timings = { t0: new Date(performance.timeOrigin + before).toISOString(), before_run_ms: ms(before), phases_ms: {} as Record<string, number> };
+  return {
+    timings,
+    // The first time counts: a step reported again (the deployment's, as containers come up) ended when it first did.
+    mark: (phase, at = clock()) => void (timings.phases_ms[phase] ??= ms(at / 1e6)),
+  };
+}
+
+/**
+ * `operating` is called once the operations have begun: what the caller needs
+ * after the run (the checker's code) is best loaded then, when this process is
+ * idle, rather than before the run, when every ms of its start counts.
+ */
+export async function runTest(test: Test, log: (line: string) => void = (l) => process.stderr.write(l + "\n"), operating: () => void = () => {}): Promise<RunOutcome> {
   // Before anything is started or a port drawn: a dead run's server may still
   // listen on a port whose reservation the draw would take as free.
   const swept = await sweepLeftovers();
   const t0 = newRunStart();
   const clock = runClock(t0);
+  const phases = phaseClock(clock);
   const { dir: runDir, id } = createRunDir(test.store, test.name);
   const group = new ProcessGroup(runDir);
   const ports = new PortPlan(test.portBase);
@@ -88,9 +118,12 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
   const info = describeRun(test, runDir);
   if (swept.processes.length) info.swept_processes = swept.processes;
   if (swept.dirs.length) info.swept_dirs = swept.dirs;
+  info.timings = phases.timings;
   writeJson(join(runDir, RUN_FILES.run), info);
   const sweptLine = describeSwept(swept);
   if (sweptLine) log(`fencecheck: ${sweptLine}`);
+  // Asked while the system starts; each later write of run.json carries what has come, and the last waits for all.
+  const versions = askServerVersions(info);
   log(`fencecheck: ${test.name}, client ${test.client}, seed ${test.seed}, run directory ${runDir}`);
 
   let system: System | null = null;
@@ -121,6 +154,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
         else if (warnings === SHOWN_WARNINGS + 1) log(`fencecheck: more adapter failures follow; each is in logs/worker-N.log`);
       },
       started: (what, about) => {
+        phases.mark(what);
         info[what] = about;
         writeJson(join(runDir, RUN_FILES.run), info);
       },
@@ -157,14 +191,19 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     for (const w of workers) w.send({ type: "go", startAt, endAt });
     schedule.start(startAt);
     status.start();
+    phases.mark("go", startAt);
+    operating();
     await Promise.race([sleep((endAt - clock()) / 1e6), interruption]);
+    phases.mark("end");
 
     // Jepsen's final generator: heal everything, then let the clients finish.
     await schedule.healAll();
+    phases.mark("healed");
     for (const w of workers) w.send({ type: "stop" });
     const allDone = Promise.all(workers.map((w) => w.done));
     const graceMs = interrupted ? Math.min(1000, test.graceMs) : test.graceMs;
     await Promise.race([allDone, sleep(graceMs), interruption.then(() => sleep(1000))]);
+    phases.mark("clients_done");
     info.event_loop_delay_ms = Object.fromEntries(workers.filter((w) => w.eventLoopDelayMs).map((w) => [w.name, w.eventLoopDelayMs]));
     return { runDir, interrupted };
   } catch (err) {
@@ -184,8 +223,10 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     // a run (preallocated WALs), which a nightly soak of many runs cannot afford.
     if (!test.keepData) rmSync(join(runDir, SERVER_DATA), { recursive: true, force: true });
     history.finish();
+    phases.mark("torn_down");
     info.finished = new Date().toISOString();
     info.events = history.count;
+    await versions;
     writeJson(join(runDir, RUN_FILES.run), info);
   }
   // A start cut short by Ctrl-C fails in whatever step it was in; that is the

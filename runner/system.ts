@@ -1,8 +1,11 @@
-// Bringing up what a run tests, in order: the resource, the fault proxy, the lock
-// servers, one proxied link per worker and server (or a proxy of the user's that
-// every worker shares, cluster/links.ts), and the workers with their clients.
-// Everything started is known to the process group, so the runner's teardown (or
-// the reaper) stops it whatever happens here.
+// Bringing up what a run tests: the worker processes, the resource, the fault
+// proxy and the lock servers all at once (each is a process of its own that takes
+// a few hundred ms to come up, and none needs another to start, but for members
+// that meet through the proxy); then one proxied link per worker and server (or a
+// proxy of the user's that every worker shares, cluster/links.ts); then the
+// workers' clients. Everything started is known to the process group, so the
+// runner's teardown (or the reaper) stops it whatever happens here; a part that
+// fails lets the others finish starting first, so that none comes up after it.
 import { basename, join } from "node:path";
 import { externalCluster } from "../cluster/external.ts";
 import { placeServers } from "../cluster/external-proxies.ts";
@@ -64,6 +67,20 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   // Before anything starts: a missing libfaketime or shim is one clear message.
   if (test.workerClocks) faketimePreload();
   const logs = (name: string): string => join(runDir, "logs", `${name}.log`);
+  const workerNames = Array.from({ length: test.workers }, (_, i) => `worker-${i + 1}`);
+  // The workers first: each is a Node process whose start and loading of the lock
+  // client's library (a few hundred ms) need nothing of the servers, so they
+  // happen while the resource, the proxy and the servers start. They get their
+  // clients' addresses once the links exist (setup, below).
+  const spawning = Promise.all(
+    workerNames.map(async (name) => {
+      const w = await spawnWorker(group, name, runDir, ctx.record, { onWarning: (m) => ctx.warn(name, m), skewableClock: test.workerClocks ?? false });
+      w.send({ type: "load", client: test.client });
+      return w;
+    }),
+  );
+  // Awaited below with the rest; a failure meanwhile (while a resource database starts) is not unhandled.
+  spawning.catch(() => {});
   // The resource first: it takes the first port of --port-base, the servers the next.
   // Postgres' client and docker mode's engine client are loaded only by the runs that use them.
   const pg = test.resourceStore === "postgres" ? await (await import("./postgres-backend.ts")).startResourceDb(group, ports, runDir) : undefined;
@@ -71,7 +88,11 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   const dynamo = test.resourceStore === "dynamodb" ? (await (await import("../cluster/dynamodb.ts")).startDynalite(group, ports, { runDir, name: "resource-db", persistent: true })).node : undefined;
   const db = pg ?? dynamo;
   if (db) ctx.started("resource_db", db);
-  const resource = await startResource({
+  // Their ports are taken before either starts, in the order --port-base has always
+  // given them (the resource, the proxy, then the servers), so that they can start at once.
+  const resourcePort = test.portBase ? await ports.take() : 0;
+  const proxyPort = !test.toxiproxy && test.portBase ? await ports.take() : 0;
+  const resourceUp = startResource({
     ...(pg ? { pg } : {}),
     ...(dynamo ? { dynamo } : {}),
     logPath: join(runDir, RUN_FILES.resource),
@@ -80,51 +101,56 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     rule: ruleOf(test.workloadOptions.lock),
     t0,
     logFile: logs("resource"),
-    port: test.portBase ? await ports.take() : 0,
+    port: resourcePort,
+  }).then((resource) => {
+    group.watch(resource.pid);
+    group.onStop(() => resource.stop());
+    ctx.started("resource", { url: resource.url, pid: resource.pid });
+    return resource;
   });
-  group.watch(resource.pid);
-  group.onStop(() => resource.stop());
-  ctx.started("resource", { url: resource.url, pid: resource.pid });
-
-  const metricsServices = [{ name: "resource", url: resource.url }];
-  let toxiproxyUrl = test.toxiproxy;
-  if (!toxiproxyUrl) {
-    const proxy = await spawnProxyServer({ logFile: logs("proxy"), port: test.portBase ? await ports.take() : 0 });
-    group.watch(proxy.pid);
-    group.onStop(() => proxy.stop());
-    toxiproxyUrl = proxy.url;
-    metricsServices.unshift({ name: "proxy", url: proxy.url });
-    ctx.started("proxy", { url: proxy.url, pid: proxy.pid });
-  }
+  const proxyUp = test.toxiproxy
+    ? Promise.resolve(null)
+    : spawnProxyServer({ logFile: logs("proxy"), port: proxyPort }).then((proxy) => {
+        group.watch(proxy.pid);
+        group.onStop(() => proxy.stop());
+        ctx.started("proxy", { url: proxy.url, pid: proxy.pid });
+        return proxy;
+      });
 
   const shared = Boolean(test.serverOptions.external);
   // On a cluster the run shares, its keys are its own: named under a prefix of the
   // run's, and deleted at the end.
   const keyPrefix = test.workloadOptions.keyPrefix ?? (shared ? `fencecheck:${basename(runDir)}:` : "");
   if (keyPrefix) ctx.started("key_prefix", keyPrefix);
-  // A service of the user's that takes more than addresses places its servers
-  // itself, and makes what the run keeps there (DynamoDB: the run's table).
-  const service = shared && test.backend.external ? await test.backend.external.open({ test, group, keyPrefix, started: ctx.started }) : null;
-  const external = service?.servers ?? (test.serverOptions.external && (await placeServers(test.toxiproxy, test.serverOptions.external)));
-  const cluster = external
-    ? externalCluster(external)
-    : await test.backend.start({ group, ports, runDir, toxiproxyUrl, serverOptions: test.serverOptions, client: test.client, deployment: await deploy(ctx) });
+  // The servers at once too; a backend whose members meet through the proxy (etcd,
+  // ZooKeeper) waits for it inside its start, having loaded its code meanwhile.
+  const toxiproxyUrl = test.toxiproxy ? Promise.resolve(test.toxiproxy) : proxyUp.then((proxy) => proxy!.url);
+  // A proxy that fails is reported through proxyUp below; a backend that never asks for the URL must not leave its failure unhandled.
+  toxiproxyUrl.catch(() => {});
+  const serversUp = (async () => {
+    // A service of the user's that takes more than addresses places its servers
+    // itself, and makes what the run keeps there (DynamoDB: the run's table).
+    const service = shared && test.backend.external ? await test.backend.external.open({ test, group, keyPrefix, started: ctx.started }) : null;
+    const external = service?.servers ?? (test.serverOptions.external && (await placeServers(test.toxiproxy, test.serverOptions.external)));
+    const cluster = external
+      ? externalCluster(external)
+      : await test.backend.start({ group, ports, runDir, toxiproxyUrl: () => toxiproxyUrl, serverOptions: test.serverOptions, client: test.client, deployment: await deploy(ctx) });
+    ctx.started("servers", cluster.nodes);
+    return { service, external, cluster };
+  })();
+  const [resource, proxy, { service, external, cluster }, workers] = await allStarted([resourceUp, proxyUp, serversUp, spawning] as const);
+  const metricsServices = [...(proxy ? [{ name: "proxy", url: proxy.url }] : []), { name: "resource", url: resource.url }];
   const nodes = cluster.nodes;
-  ctx.started("servers", nodes);
 
-  const workerNames = Array.from({ length: test.workers }, (_, i) => `worker-${i + 1}`);
   // A run's proxies are named after it, so two runs can share one Toxiproxy.
   const prefix = test.toxiproxy ? `fc-${process.pid}-` : "";
   const behind = (name: string) => external?.find((s) => s.name === name)?.proxy;
   const upstreams = nodes.map((n) => ({ ...n, proxy: behind(n.name) }));
   // --links direct: no proxy between a worker and what it talks to, so a
   // measurement does not pay the proxy's hop (etcd's members still meet through it).
-  const links = test.directLinks ? null : await Links.create(toxiproxyUrl, prefix, workerNames, [...upstreams, { name: "resource", host: "127.0.0.1", port: resource.port }]);
+  const links = test.directLinks ? null : await Links.create(test.toxiproxy ?? proxy!.url, prefix, workerNames, [...upstreams, { name: "resource", host: "127.0.0.1", port: resource.port }]);
   ctx.started("links", links ? links.describe() : "direct");
 
-  const workers: WorkerHandle[] = [];
-  for (const name of workerNames)
-    workers.push(await spawnWorker(group, name, runDir, ctx.record, { onWarning: (m) => ctx.warn(name, m), skewableClock: test.workerClocks ?? false }));
   const assignment = workers.map(() => [] as number[]);
   for (let c = 0; c < test.concurrency; c++) assignment[workerNames.indexOf(workerOfClient(c, test.workers))].push(c);
   await Promise.all(
@@ -180,6 +206,18 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
       if (external) ctx.started("keys_removed", await (service ? service.remove() : test.backend.removeKeys(nodes, keyPrefix)));
     },
   };
+}
+
+/**
+ * Waits for every part started at once, whether it came up or failed, and only
+ * then gives the first failure: a part still starting when another failed would
+ * otherwise come up after the teardown, which must find every process started.
+ */
+async function allStarted<T extends readonly unknown[]>(parts: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(parts);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
 /** Where the lock servers run: the group's child processes, or containers whose removal the group's teardown awaits. */

@@ -2,9 +2,9 @@
 // several processes so that the pause nemesis' SIGSTOP freezes a client for real,
 // its renew watchdog and its buffered sockets included.
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { Registry } from "prom-client";
-import { CLIENTS, ResourceClient, loadAdapter, adapterClients, type LockClient } from "../clients/index.ts";
-import { WORKLOADS, LogicalClient, Arrivals, OperationMetrics, keyName, type ClientEnv } from "../workloads/index.ts";
+import type { Registry } from "prom-client";
+import { CLIENTS, ResourceClient, loadAdapter, adapterClients, type LockClient, type MakeClient } from "../clients/index.ts";
+import { WORKLOADS, LogicalClient, Arrivals, loadOperationMetrics, keyName, type ClientEnv, type OperationMetrics } from "../workloads/index.ts";
 import { runClock } from "../store/clock.ts";
 import { rng, sleep } from "../lib/index.ts";
 import type { UnindexedEvent } from "../store/events.ts";
@@ -48,6 +48,23 @@ async function sendMetrics(): Promise<void> {
   }
 }
 
+/**
+ * The client's code, loaded once: on the runner's "load", sent as soon as the
+ * worker is started (its library's modules load while the servers start, off
+ * the run's critical path), or at setup if none came.
+ */
+let loaded: { client: string; create: Promise<MakeClient> } | null = null;
+function loadClient(client: string): Promise<MakeClient> {
+  if (loaded?.client !== client) {
+    // A shipped client by name, or the user's adapter module by its absolute path.
+    const create = CLIENTS[client] ? CLIENTS[client].load() : loadAdapter(client).then(async (a) => (await adapterClients(a)).create);
+    // A failure is reported by setup, which awaits it; unawaited until then, it must not count as unhandled.
+    create.catch(() => {});
+    loaded = { client, create };
+  }
+  return loaded.create;
+}
+
 let config: WorkerConfig;
 let locks: LockClient[] = [];
 /** Each logical client by id, once it runs: notices are recorded under its current process. */
@@ -59,6 +76,8 @@ async function setup(c: WorkerConfig): Promise<void> {
   config = c;
   clock = runClock(BigInt(c.t0));
   if (c.metrics) {
+    // prom-client is loaded by the runs that keep metrics only (--metrics-port): about 40 ms of every worker's start otherwise.
+    const [{ Registry }, OperationMetrics] = await Promise.all([import("prom-client"), loadOperationMetrics()]);
     const registry = new Registry();
     registry.setDefaultLabels({ ...c.metrics, worker: c.worker });
     metrics = { registry, operations: new OperationMetrics(registry) };
@@ -66,8 +85,7 @@ async function setup(c: WorkerConfig): Promise<void> {
     // Its series are there, at zero, from the moment it is ready.
     await sendMetrics();
   }
-  // A shipped client by name, or the user's adapter module by its absolute path.
-  const create = CLIENTS[c.client] ? await CLIENTS[c.client].load() : adapterClients(await loadAdapter(c.client)).create;
+  const create = await loadClient(c.client);
   locks = c.clients.map((id) =>
     create({
       id, endpoints: c.endpoints[id], ...(c.service ? { service: c.service } : {}), ownerPrefix: `c${id}`, commandTimeoutMs: c.commandTimeoutMs, rng: rng(c.seed, "lock", id), options: c.clientOptions,
@@ -87,6 +105,11 @@ const LAG_RESOLUTION_MS = 10;
 
 async function go(startAt: number, end: number): Promise<void> {
   endAt = end;
+  // The runner's lead (START_LEAD_MS) is meant to make this impossible. If it
+  // happens, this worker's clients start late, maybe after another worker's that
+  // were staggered to start after them: the person must hear of it.
+  const late = clock() - startAt;
+  if (late > 0) send({ type: "warning", message: `its "go" came ${(late / 1e6).toFixed(1)} ms after time zero: its clients' first attempts were made that late` });
   // The harness's own lag: with a thousand clients in two processes, a late timer
   // or reply would otherwise look like a slow lock service.
   const lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
@@ -132,7 +155,8 @@ async function go(startAt: number, end: number): Promise<void> {
 }
 
 process.on("message", (m: ToWorker) => {
-  if (m.type === "setup") setup(m.config).catch((err) => send({ type: "error", message: String(err?.stack ?? err) }));
+  if (m.type === "load") void loadClient(m.client);
+  else if (m.type === "setup") setup(m.config).catch((err) => send({ type: "error", message: String(err?.stack ?? err) }));
   else if (m.type === "go") go(m.startAt, m.endAt).catch((err) => send({ type: "error", message: String(err?.stack ?? err) }));
   else if (m.type === "stop") endAt = Math.min(endAt, clock());
 });

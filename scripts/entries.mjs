@@ -27,6 +27,7 @@ export const ENTRIES = [
   "bench/checker",
   "bench/proxy",
   "torture/main",
+  "bench/run-cost",
 ];
 
 /** The modules whose type declarations the build emits (dist/types/), for package.json "exports". */

@@ -2,11 +2,11 @@
 // packages that provide it and how to tell it is already there. A run asks for
 // the parts it uses (requirementsOf), so a first run of the default Redis test
 // installs Redis and nothing else; `fencecheck setup` asks for the parts named.
-import { accessSync, constants, existsSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { findLibfaketime } from "../cluster/faketime.ts";
-import { ZK_CLASSPATH, etcdBinary, javaBinary, pgBin, pgbouncerBinary, redisBinary } from "../cluster/programs.ts";
+import { ZK_CLASSPATH, etcdBinary, findProgram, javaBinary, pgBin, pgbouncerBinary, redisBinary } from "../cluster/programs.ts";
 
 export const REQUIREMENT_IDS = ["redis", "etcd", "zookeeper", "postgres", "pgbouncer", "dynalite", "clock", "docker", "gnu-time", "chromium", "redis-py", "kazoo", "python-etcd3", "curator"] as const;
 export type RequirementId = (typeof REQUIREMENT_IDS)[number];
@@ -36,18 +36,7 @@ export interface Requirement {
 }
 
 /** A program by name on PATH, or a path to an executable file. */
-export function onPath(program: string): boolean {
-  const executable = (p: string): boolean => {
-    try {
-      accessSync(p, constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  if (program.includes("/")) return executable(program);
-  return (process.env.PATH ?? "").split(delimiter).some((d) => d !== "" && executable(join(d, program)));
-}
+export const onPath = (program: string): boolean => findProgram(program) !== null;
 
 /** Where Debian's python3-* packages put their modules. */
 const DIST_PACKAGES = "/usr/lib/python3/dist-packages";

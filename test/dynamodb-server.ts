@@ -29,7 +29,7 @@ export function useDynamoServer(closing: () => Promise<unknown> = async () => {}
     dir = tempRunDir("fc-dynamo-");
     group = new ProcessGroup(dir);
     const serverOptions: ServerOptions = { redisPersistence: "none", skewableClocks: false, deploy: "local", external: null, pauseMode: "signal", memberPartitions: "proxy", dynamoPersistence: persistence };
-    const ctx: BackendContext = { group, deployment: localDeployment(group), ports: new PortPlan(0), runDir: dir, toxiproxyUrl: "", serverOptions };
+    const ctx: BackendContext = { group, deployment: localDeployment(group), ports: new PortPlan(0), runDir: dir, toxiproxyUrl: async () => "", serverOptions };
     cluster = await startDynamoBackend(ctx);
     direct = new LockTable(cluster.node, 2000);
   }, 30_000);

@@ -31,7 +31,7 @@ export function usePostgresServer(closing: () => Promise<unknown> = async () => 
     chmodSync(dir, 0o755);
     group = new ProcessGroup(dir);
     const serverOptions = { redisPersistence: "none", skewableClocks: false, deploy: "local", external: null, pauseMode: "signal", memberPartitions: "proxy" } as const;
-    const ctx: BackendContext = { group, deployment: localDeployment(group), ports: new PortPlan(0), runDir: dir, toxiproxyUrl: "", serverOptions };
+    const ctx: BackendContext = { group, deployment: localDeployment(group), ports: new PortPlan(0), runDir: dir, toxiproxyUrl: async () => "", serverOptions };
     cluster = await startPostgresBackend(ctx);
   }, 30_000);
   afterAll(async () => {

@@ -9,7 +9,9 @@ export { MUTEX } from "./options.ts";
 export { keyName } from "./options.ts";
 export { LogicalClient, type Completion } from "./client.ts";
 export { Arrivals } from "./arrivals.ts";
-export { OperationMetrics, type MetricsSnapshot } from "./metrics.ts";
+export type { OperationMetrics, MetricsSnapshot } from "./metrics.ts";
+/** The metrics of the operations, loaded by the runs that keep metrics only: they load prom-client, which every worker's start would pay for otherwise. */
+export const loadOperationMetrics = async (): Promise<typeof import("./metrics.ts").OperationMetrics> => (await import("./metrics.ts")).OperationMetrics;
 
 export const WORKLOADS: Record<string, Workload> = {
   [fencedWrite.name]: fencedWrite,

@@ -1,5 +1,6 @@
-// bench:checker refuses what it cannot time with exit 254 and a message naming the
-// option, before generating or timing anything.
+// bench:checker and bench:run-cost refuse what they cannot time with exit 254
+// and a message naming the option, before generating or timing anything; and
+// bench:run-cost's phases, read from what a run recorded, add up to its time.
 import { describe, it, expect } from "vitest";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -46,5 +47,35 @@ describe("bench:protocol", () => {
     expect(report.inProcess.cycles).toBe(40);
     expect(report.protocol.cycles).toBe(40);
     expect(report.addedPerOperationMs.median).toBeCloseTo((report.protocol.medianMs - report.inProcess.medianMs) / 2, 9);
+  });
+});
+
+const runCost = (args: string[]) =>
+  spawnSync(process.execPath, ["dist/bench/run-cost.js", ...args], { cwd: join(import.meta.dirname, "../.."), encoding: "utf8", timeout: 60_000 });
+
+describe("bench:run-cost", () => {
+  it("refuses a backend it does not know, and a checkout with no build, with 254 and the option's name", () => {
+    const bogus = runCost(["--backends", "redis,mongo"]);
+    expect(bogus.status).toBe(254);
+    expect(bogus.stderr).toContain(`--backends: unknown value "mongo"`);
+    const empty = tempRunDir("fc-bench-");
+    const unbuilt = runCost(["--checkout", empty]);
+    expect(unbuilt.status).toBe(254);
+    expect(unbuilt.stderr).toContain(`--checkout ${empty}: no dist/cli/fencecheck.js there`);
+  });
+
+  it("splits a run's whole time into its phases, from what the run recorded", () => {
+    const r = runCost(["--backends", "lockserver", "--runs", "1", "--time-limit", "1", "--json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const f = JSON.parse(r.stdout) as { runs: Array<{ wall_ms: number; fixed_ms: number; phases: Record<string, number | null> }> };
+    const [run] = f.runs;
+    expect(run.fixed_ms).toBeCloseTo(run.wall_ms - 1000, 0);
+    const phases = Object.values(run.phases);
+    expect(phases).toHaveLength(10);
+    // Every phase was recorded, none ran backwards, and together they are the run's wall time.
+    for (const ms of phases) expect(ms).toBeGreaterThanOrEqual(0);
+    expect(phases.reduce((a, b) => a! + b!, 0)).toBeCloseTo(run.wall_ms, -1);
+    // The time limit, give or take a timer's millisecond.
+    expect(run.phases.operations).toBeGreaterThan(990);
   });
 });

@@ -3,7 +3,7 @@
 import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ToxiproxyError, type ICreateToxicBody, type Latency } from "toxiproxy-node-client";
-import { PROXY_VERSION } from "../../proxy/index.ts";
+import { VERSION as PROXY_VERSION } from "../../proxy/api.ts";
 import { portOf, startHarness, startUpstream, TestClient, uniqueName, type Harness, type Upstream } from "./helpers.ts";
 
 let h: Harness;

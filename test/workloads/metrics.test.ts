@@ -5,7 +5,7 @@ import { describe, it, expect } from "vitest";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { Registry } from "prom-client";
-import { OperationMetrics } from "../../workloads/index.ts";
+import { OperationMetrics } from "../../workloads/metrics.ts";
 import type { UnindexedEvent } from "../../store/events.ts";
 import { REPO, parseMetrics, readNdjson, samplesOf } from "../helpers.ts";
 

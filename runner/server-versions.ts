@@ -1,0 +1,86 @@
+// The versions of the servers' programs that run.json records. Asking a program
+// means running it (redis-server --version; dpkg-query for ZooKeeper, whose jar
+// says nothing without starting), four processes a run: each spawn holds up the
+// runner's event loop for several ms, and their CPU is wanted by the processes
+// the run is starting at that moment. So an answer is kept in the cache
+// directory with the program file's path, size and modification time, and asked
+// again only when those change (an upgrade, another program named by
+// FENCECHECK_REDIS_SERVER, ...).
+import { execFile } from "node:child_process";
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { cacheDirectory } from "../lib/user-dir.ts";
+import { etcdBinary, findProgram, pgBin, redisBinary } from "../cluster/programs.ts";
+
+interface Program {
+  /** The file whose change means the answer may have changed; null: not installed. */
+  file(): string | null;
+  ask(): Promise<string | null>;
+}
+
+const firstLine = (cmd: string, args: string[]): Promise<string | null> =>
+  new Promise((resolve) => {
+    execFile(cmd, args, { encoding: "utf8", timeout: 5000 }, (err, stdout) => resolve(err ? null : stdout.split("\n")[0].trim() || null));
+  });
+
+const PROGRAMS: Record<string, Program> = {
+  "redis-server": { file: () => findProgram(redisBinary()), ask: () => firstLine(redisBinary(), ["--version"]) },
+  etcd: { file: () => findProgram(etcdBinary()), ask: () => firstLine(etcdBinary(), ["--version"]) },
+  // A Debian package's version; dpkg's database changes whenever a package is installed or removed.
+  zookeeper: { file: () => findProgram("dpkg-query") && "/var/lib/dpkg/status", ask: () => firstLine("dpkg-query", ["-W", "-f=${Version}", "zookeeper"]) },
+  postgres: { file: () => findProgram(pgBin("postgres")), ask: () => firstLine(pgBin("postgres"), ["--version"]) },
+};
+
+/** The programs, in the order run.json lists them. */
+export const SERVER_PROGRAMS: readonly string[] = Object.keys(PROGRAMS);
+
+type Kept = Record<string, { stamp: string; version: string }>;
+
+function stampOf(file: string | null): string | null {
+  if (file === null) return null;
+  try {
+    const s = statSync(file);
+    return `${file}:${s.size}:${s.mtimeMs}`;
+  } catch {
+    return null;
+  }
+}
+
+/** Each program's version (null: not installed, or it did not say), from the cache where its file is unchanged. */
+export async function serverVersions(cache = join(cacheDirectory(), "server-versions.json")): Promise<Record<string, string | null>> {
+  let kept: Kept = {};
+  try {
+    kept = JSON.parse(readFileSync(cache, "utf8")) as Kept;
+  } catch {
+    // None yet, or unreadable: every program is asked, and the file written anew.
+  }
+  let changed = false;
+  const versions = await Promise.all(
+    SERVER_PROGRAMS.map(async (name) => {
+      const stamp = stampOf(PROGRAMS[name].file());
+      if (stamp === null) return null;
+      if (kept[name]?.stamp === stamp) return kept[name].version;
+      const version = await PROGRAMS[name].ask();
+      // A program that did not answer is asked again next time, not remembered as silent.
+      if (version !== null) {
+        kept[name] = { stamp, version };
+        changed = true;
+      }
+      return version;
+    }),
+  );
+  if (changed) keep(cache, kept);
+  return Object.fromEntries(SERVER_PROGRAMS.map((name, i) => [name, versions[i]]));
+}
+
+/** Written aside and renamed over, so that runs at the same moment each read a whole file; a cache that cannot be written is only asked again. */
+function keep(cache: string, kept: Kept): void {
+  const aside = `${cache}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(cache), { recursive: true });
+    writeFileSync(aside, JSON.stringify(kept, null, 2) + "\n");
+    renameSync(aside, cache);
+  } catch {
+    rmSync(aside, { force: true });
+  }
+}
