@@ -54,7 +54,8 @@ export function linkFault(spec: LinkFaultSpec): Nemesis {
     async inject(ctx) {
       if (!ctx.links || active) return;
       const plan = await spec.plan(ctx);
-      if (!plan || plan.links.length === 0) return;
+      // Choosing may wait (isolate-leader for a leader): past the time limit, the turn passes.
+      if (!plan || plan.links.length === 0 || ctx.stopping?.()) return;
       await start(ctx, plan, Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs)));
     },
     async perform(ctx, fault) {

@@ -77,6 +77,12 @@ export interface NemesisContext {
   options: NemesisOptions;
   /** Record a nemesis event (process "nemesis", type "info") now. */
   record(f: string, value: Record<string, unknown>): void;
+  /**
+   * Whether the schedule has stopped (the time limit came) while a fault was
+   * being chosen: a fault that waited for its target (a holder, a leader) past
+   * the time limit must not start then. Absent: a script's, which never waits.
+   */
+  stopping?(): boolean;
 }
 
 /**

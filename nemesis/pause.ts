@@ -54,6 +54,8 @@ export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (c
       const candidates = all.filter((t) => !timers.has(t));
       if (candidates.length === 0 || (keepOne && candidates.length === 1 && all.length > 1)) return;
       if (aims === "workers") await holderAmong(ctx, candidates);
+      // It may have waited for a holder past the time limit: then the turn passes.
+      if (ctx.stopping?.()) return;
       const { target, aim } = pickTarget(ctx, aims, candidates);
       const ms = Math.round(ctx.rng.between(ctx.options.pauseMinMs, ctx.options.pauseMaxMs));
       // A process that has gone is no fault to draw; the turn passes quietly.

@@ -30,6 +30,8 @@ export class NemesisSchedule implements Schedule {
 
   start(): void {
     if (this.nemeses.length === 0) return;
+    // The same context, able to tell a nemesis still choosing that the time limit has come.
+    const ctx: NemesisContext = Object.create(this.ctx, { stopping: { value: () => this.stopped } });
     this.loop = (async () => {
       const intervalMs = this.ctx.options.intervalS * 1000;
       for (;;) {
@@ -38,7 +40,7 @@ export class NemesisSchedule implements Schedule {
         if (this.stopped) return;
         const nemesis = this.ctx.rng.pick(this.nemeses);
         // A fault that could not be injected is reported, and the run goes on.
-        this.current = nemesis.inject(this.ctx).catch((err) => this.warn(`${nemesis.name}: could not inject a fault: ${err?.message ?? err}`));
+        this.current = nemesis.inject(ctx).catch((err) => this.warn(`${nemesis.name}: could not inject a fault: ${err?.message ?? err}`));
         await this.current;
       }
     })();
