@@ -2,7 +2,7 @@
 // previous soak of the same matrix (or the one --compare names), write
 // summary.json and summary.html, and with --keep-runs remove the run directories
 // of older soaks, keeping their summaries so later nights still compare.
-import { existsSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, statSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { writeJson } from "../store/index.ts";
@@ -49,7 +49,7 @@ export function writeSummary(soakDir: string, summary: SoakSummary): void {
 
 /** A soak's summary.json, given the soak directory or the file; bad input, naming `option` and the path, when it is neither. */
 export function readSummary(path: string, option = "--compare"): SoakSummary {
-  const file = existsSync(path) && lstatSync(resolve(path)).isDirectory() ? join(path, SOAK_FILES.summary) : path;
+  const file = existsSync(path) && statSync(resolve(path)).isDirectory() ? join(path, SOAK_FILES.summary) : path;
   let s: Partial<SoakSummary>;
   try {
     s = JSON.parse(readFileSync(file, "utf8")) as Partial<SoakSummary>;

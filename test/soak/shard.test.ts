@@ -9,7 +9,7 @@ import { describe, it, expect, afterAll, beforeAll } from "vitest";
 import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSoakArgs } from "../../cli/soak-options.ts";
-import { loadPreset, plannedPairs, type SoakSummary } from "../../soak/index.ts";
+import { loadPreset, plannedPairs, readSummary, type SoakSummary } from "../../soak/index.ts";
 import { runCli, tempRunDir } from "../helpers.ts";
 
 describe("the split of a soak's runs over shards", () => {
@@ -97,6 +97,8 @@ describe("two shards of a soak, merged", () => {
 
   it("each shard runs its share, records it, and is compared with nothing; the merge is the whole soak: the same runs, seeds, verdicts and exit code", async () => {
     const shares = shardDir.map(summaryOf);
+    // A soak directory named through its store's `latest` link, as the docs and the workflow name them.
+    expect(readSummary(join(root, "s1", "soaks", "latest"), "--merge").shard).toEqual({ index: 1, count: 2 });
     expect(shares.map((s) => s.shard)).toEqual([{ index: 1, count: 2 }, { index: 2, count: 2 }]);
     expect(JSON.parse(readFileSync(join(shardDir[0], "soak.json"), "utf8")).shard).toEqual({ index: 1, count: 2 });
     // One run of each configuration on each machine.
