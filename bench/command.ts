@@ -1,10 +1,10 @@
-// The process around a bench script that times whole commands (bench:checker,
-// bench:run-cost): its options parsed, bad ones said in one line with exit 254,
+// The process around a checkout script (bench:checker, bench:run-cost, torture):
+// its options parsed, bad ones said in one line with exit 254,
 // the figures printed with exit 0, and a bench that could not run exit 255.
 import { BadInput, EXIT } from "../lib/index.ts";
 
-/** `parse` returns null for --help (already printed); `run` prints the figures. */
-export function benchCommand<O>(name: string, parse: (argv: string[]) => O | null, run: (o: O) => Promise<void>): void {
+/** `parse` returns null for --help (already printed); `run` prints the figures, and may return an exit code of its own (0 otherwise). */
+export function benchCommand<O>(name: string, parse: (argv: string[]) => O | null, run: (o: O) => Promise<number | void>): void {
   const main = async (): Promise<number> => {
     let o: O | null;
     try {
@@ -14,8 +14,7 @@ export function benchCommand<O>(name: string, parse: (argv: string[]) => O | nul
       console.error(`${name}: ${err.message}`);
       return EXIT.badInput;
     }
-    if (o !== null) await run(o);
-    return EXIT.valid;
+    return o === null ? EXIT.valid : ((await run(o)) ?? EXIT.valid);
   };
   main().then(
     (code) => {

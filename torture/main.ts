@@ -11,6 +11,7 @@ import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { BadInput, EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
+import { benchCommand } from "../bench/command.ts";
 import { ALL, DEPLOYS, KILL_WAYS, planTrial, usableBackends, type Deploy, type KillWay, type PlanLimits } from "./plan.ts";
 import { ACTIVE, runTrial, trialLines } from "./trial.ts";
 
@@ -41,20 +42,13 @@ function limits(o: Record<string, unknown>): PlanLimits {
   return l;
 }
 
-async function main(argv: string[]): Promise<number> {
-  let o: Record<string, unknown> | null;
-  let lim: PlanLimits;
-  try {
-    o = commandOptions(argv, OPTIONS, USAGE);
-    if (!o) return EXIT.valid;
-    lim = limits(o);
-  } catch (err) {
-    if (err instanceof BadInput) {
-      process.stderr.write(`torture: ${err.message}\n`);
-      return EXIT.badInput;
-    }
-    throw err;
-  }
+/** The options, or null for --help; BadInput for bad ones. */
+function parse(argv: string[]): { o: Record<string, unknown>; lim: PlanLimits } | null {
+  const o = commandOptions(argv, OPTIONS, USAGE);
+  return o ? { o, lim: limits(o) } : null;
+}
+
+async function main({ o, lim }: { o: Record<string, unknown>; lim: PlanLimits }): Promise<number> {
   const trials = o.trials as number;
   const seed = (o.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 31);
   const ownStore = o.store === undefined;
@@ -80,11 +74,5 @@ for (const sig of ["SIGINT", "SIGTERM"] as const)
     process.exit(130);
   });
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`torture failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    for (const tree of ACTIVE) tree.killAlive();
-    process.exit(EXIT.crash);
-  },
-);
+// A torture that fails takes its trials' processes with it too.
+benchCommand("torture", parse, (args) => main(args).finally(() => ACTIVE.forEach((tree) => tree.killAlive())));
