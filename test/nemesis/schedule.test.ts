@@ -6,6 +6,7 @@
 import { describe, it, expect } from "vitest";
 import { NemesisSchedule } from "../../nemesis/schedule.ts";
 import { killNemesis } from "../../nemesis/kill.ts";
+import { pauseNemesis } from "../../nemesis/pause.ts";
 import type { NemesisContext, NemesisOptions } from "../../nemesis/nemesis.ts";
 import { rng, sleep } from "../../lib/index.ts";
 
@@ -48,5 +49,37 @@ describe("NemesisSchedule.healAll", () => {
     // And nothing more happens after the heal returned.
     await sleep(200);
     expect(events).toEqual(atHeal);
+  });
+
+  it("a pause still waiting for a holder when the time limit comes never starts: the schedule says it is stopping", async () => {
+    const events: string[] = [];
+    let choosing = false;
+    const processes = {
+      pause: (name: string) => (events.push(`pause ${name}`), true),
+      resume: (name: string) => void events.push(`resume ${name}`),
+      running: () => true,
+    };
+    const options = { intervalS: 1, aim: "holder", pauseMinMs: 100, pauseMaxMs: 200 } as unknown as NemesisOptions;
+    const ctx = {
+      rng: rng(2, "schedule-test"),
+      workers: ["worker-1", "worker-2"],
+      // Nobody holds a lock: the pause waits for a holder (half an interval), polling this.
+      holds: () => ((choosing = true), []),
+      servers: [],
+      links: null,
+      cluster: {},
+      processes,
+      options,
+      record: (f: string) => events.push(`record ${f}`),
+    } as unknown as NemesisContext;
+    const schedule = new NemesisSchedule([pauseNemesis("pause", "workers", (c) => c.workers, true)], ctx, (line) => events.push(`warn ${line}`));
+    schedule.start();
+    const deadline = Date.now() + 5000;
+    while (!choosing && Date.now() < deadline) await sleep(5);
+    expect(choosing).toBe(true);
+    // The time limit comes while it waits; the heal waits for the turn to end.
+    await schedule.healAll();
+    await sleep(100);
+    expect(events).toEqual([]);
   });
 });
