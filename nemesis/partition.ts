@@ -8,7 +8,7 @@
 // member on the minority side really loses its quorum; healing heals both. The
 // start event names those cuts (`member_cuts`), and for isolate-leader the leader.
 import { grudge, serverCuts, EXILING, type GrudgeKind } from "./grudges.ts";
-import { aimedWorkers } from "./aim.ts";
+import { aimedWorkers, holderAmong } from "./aim.ts";
 import { linkFault, addToxics } from "./link-fault.ts";
 import type { Link } from "../cluster/links.ts";
 import type { Nemesis, NemesisContext } from "./nemesis.ts";
@@ -59,8 +59,11 @@ export const partitionNemesis = (): Nemesis =>
       // other side takes the lock, and it still writes: the stale write fencing
       // must refuse); the third keeps the others (isolating a leader, a bridge) in
       // the schedule.
-      const holders = aimedWorkers(ctx);
       const exiling = ctx.options.grudges.filter((k) => EXILING.includes(k as GrudgeKind));
+      // As a pause does, wait a little for a holder rather than cut links that
+      // matter to nobody (the first fault comes soon after the clients start).
+      if (exiling.length > 0) await holderAmong(ctx, ctx.workers);
+      const holders = aimedWorkers(ctx);
       const aimed = holders.length > 0 && exiling.length > 0 && ctx.rng.next() < 2 / 3;
       const kind = ctx.rng.pick(aimed ? exiling : ctx.options.grudges) as GrudgeKind;
       const holder = aimed ? ctx.rng.pick(holders) : null;

@@ -4,10 +4,10 @@
 // healed too: the heal waits for it, so the history closes with its restart and
 // nothing restarts a server after the heal has returned (the teardown follows).
 import { describe, it, expect } from "vitest";
-import { NemesisSchedule } from "../../nemesis/schedule.ts";
+import { FIRST_GAP, NemesisSchedule, nemesisRounds } from "../../nemesis/schedule.ts";
 import { killNemesis } from "../../nemesis/kill.ts";
 import { pauseNemesis } from "../../nemesis/pause.ts";
-import type { NemesisContext, NemesisOptions } from "../../nemesis/nemesis.ts";
+import type { Nemesis, NemesisContext, NemesisOptions } from "../../nemesis/nemesis.ts";
 import { rng, sleep } from "../../lib/index.ts";
 
 describe("NemesisSchedule.healAll", () => {
@@ -81,5 +81,64 @@ describe("NemesisSchedule.healAll", () => {
     await schedule.healAll();
     await sleep(100);
     expect(events).toEqual([]);
+  });
+});
+
+/** A nemesis that records a start when `fits` says so, and nothing otherwise (its fault still in force). */
+function toy(name: string, fits: () => boolean, at: Array<{ name: string; ms: number }>, t0: number): Nemesis {
+  return {
+    name,
+    describe: name,
+    async inject(ctx) {
+      if (!fits()) return;
+      at.push({ name, ms: Date.now() - t0 });
+      ctx.record(`start-${name}`, { targets: [] });
+    },
+    perform: async () => {},
+    heal: async () => {},
+    active: () => [],
+  };
+}
+
+function toyContext(intervalS: number, seed: number): NemesisContext {
+  return { rng: rng(seed, "schedule-test"), options: { intervalS } as NemesisOptions, record: () => {} } as unknown as NemesisContext;
+}
+
+describe("the random schedule's order and pace", () => {
+  it("draws nemeses in rounds: every nemesis once per round, in an order that varies", () => {
+    const names = ["partition", "pause", "kill"].map((n) => ({ name: n }) as Nemesis);
+    const next = nemesisRounds(rng(7, "rounds"), names);
+    const drawn = Array.from({ length: 30 }, () => next().name);
+    const rounds = Array.from({ length: 10 }, (_, i) => drawn.slice(3 * i, 3 * i + 3));
+    for (const r of rounds) expect([...r].sort()).toEqual(["kill", "partition", "pause"]);
+    // Random, not a fixed cycle: the rounds are not all in one order.
+    expect(new Set(rounds.map((r) => r.join())).size).toBeGreaterThan(1);
+  });
+
+  it("starts the first fault within half an interval, not after a whole one", async () => {
+    const at: Array<{ name: string; ms: number }> = [];
+    const t0 = Date.now();
+    const schedule = new NemesisSchedule([toy("pause", () => true, at, t0)], toyContext(1, 3));
+    schedule.start();
+    const deadline = Date.now() + 3000;
+    while (at.length === 0 && Date.now() < deadline) await sleep(5);
+    await schedule.healAll();
+    expect(at.length).toBe(1);
+    expect(at[0].ms).toBeGreaterThanOrEqual(FIRST_GAP[0] * 1000 - 5);
+    expect(at[0].ms).toBeLessThan(FIRST_GAP[1] * 1000 + 150);
+  });
+
+  it("a nemesis with nothing to do passes its turn to the next of the round at once", async () => {
+    const at: Array<{ name: string; ms: number }> = [];
+    const t0 = Date.now();
+    // The partition is always still in force: every one of its turns passes to the pause.
+    const schedule = new NemesisSchedule([toy("partition", () => false, at, t0), toy("pause", () => true, at, t0)], toyContext(0.2, 5));
+    schedule.start();
+    await sleep(2000);
+    await schedule.healAll();
+    // A gap is 0.1 to 0.3 s: about ten turns in 2 s, each a pause. Had a passed
+    // turn cost its gap, about half of them would have been lost.
+    expect(at.every((a) => a.name === "pause")).toBe(true);
+    expect(at.length).toBeGreaterThanOrEqual(8);
   });
 });
