@@ -155,6 +155,12 @@ interface Figures {
   backend: string;
   runs: Run[];
   fixed_ms: { median: number; min: number; max: number };
+  /**
+   * The median of the fixed cost less the drain: what starting, stopping, checking
+   * and reporting cost, without the operations in flight at the time limit, which
+   * play out as they would mid-run (and catch anomalies: docs/measurements.md).
+   */
+  fixed_without_drain_ms: number | null;
   run_ms: number;
   /** Each phase's median over the runs that recorded it; null when none did. */
   phases_ms: Record<Phase, number | null>;
@@ -168,12 +174,21 @@ function figures(backend: string, runs: Run[]): Figures {
       return [p, known.length ? round(median(known)) : null];
     }),
   ) as Record<Phase, number | null>;
-  return { backend, runs, fixed_ms: { median: round(median(fixed)), min: Math.min(...fixed), max: Math.max(...fixed) }, run_ms: round(median(runs.map((r) => r.run_ms))), phases_ms: phases };
+  const undrained = runs.filter((r) => r.phases.drain !== null).map((r) => r.fixed_ms - r.phases.drain!);
+  return {
+    backend,
+    runs,
+    fixed_ms: { median: round(median(fixed)), min: Math.min(...fixed), max: Math.max(...fixed) },
+    fixed_without_drain_ms: undrained.length ? round(median(undrained)) : null,
+    run_ms: round(median(runs.map((r) => r.run_ms))),
+    phases_ms: phases,
+  };
 }
 
 function print(f: Figures, o: Options): void {
   const s = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
   console.log(`${f.backend}: fixed cost ${s(f.fixed_ms.median)} median (${s(f.fixed_ms.min)} to ${s(f.fixed_ms.max)}) over ${f.runs.length} run${f.runs.length === 1 ? "" : "s"} of --time-limit ${o.timeLimitS}`);
+  if (f.fixed_without_drain_ms !== null) console.log(`  without the drain: ${s(f.fixed_without_drain_ms)} median (the start, the teardown, the check and the report)`);
   for (const [p, what] of PHASES) {
     const ms = f.phases_ms[p];
     console.log(`  ${p.padEnd(11)}${(ms === null ? "-" : `${Math.round(ms)} ms`).padStart(9)}  ${what}`);
