@@ -25,7 +25,11 @@ export async function main(argv: string[]): Promise<number> {
     return done(summary, soakDir);
   }
   if (request.kind === "list") {
-    for (const c of request.configurations) process.stdout.write(`${c.name.padEnd(34)} expects ${describeExpectation(c.expect)}${c.description ? `\n${"".padEnd(36)}${c.description}` : ""}\n`);
+    for (const c of request.configurations) {
+      // A configuration's own time limit, where it sets one (the detection preset's vary by configuration).
+      const limit = c.options["time-limit"] === undefined ? "" : `, runs of ${c.options["time-limit"]} s`;
+      process.stdout.write(`${c.name.padEnd(34)} expects ${describeExpectation(c.expect)}${limit}${c.description ? `\n${"".padEnd(36)}${c.description}` : ""}\n`);
+    }
     return EXIT.valid;
   }
   // Taken now, it would be taken for every run: said once, before hours of crashed runs.

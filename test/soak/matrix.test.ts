@@ -57,6 +57,22 @@ describe("matrix", () => {
     for (const c of safe) expect([c.name, (c.expect as { exercised?: number }).exercised]).toEqual([c.name, 0.95]);
   });
 
+  it("the detection preset gives each configuration its own time limit: 10 s for most unsafe ones, 20 or 30 s where ten-second runs fell short, 30 s for the safe ones", () => {
+    const m = loadPreset("detection");
+    const limits = new Map<string, number>();
+    for (const c of m.configurations) {
+      const limit = c.options["time-limit"];
+      expect([c.name, typeof limit]).toEqual([c.name, "number"]);
+      limits.set(c.name, limit as number);
+    }
+    const unsafe = m.configurations.filter((c) => c.expect.kind === "find").map((c) => limits.get(c.name)!);
+    const safe = m.configurations.filter((c) => c.expect.kind === "valid").map((c) => limits.get(c.name)!);
+    for (const l of unsafe) expect([10, 20, 30]).toContain(l);
+    // Most at 10 s (docs/measurements.md, "Faults that find their target sooner").
+    expect(unsafe.filter((l) => l === 10).length).toBeGreaterThan(unsafe.length * 0.75);
+    expect(new Set(safe)).toEqual(new Set([30]));
+  });
+
   it("the nightly preset covers every backend and every client", () => {
     const m = loadPreset("nightly");
     const backends = new Set(m.configurations.map((c) => c.options.backend));
