@@ -99,16 +99,17 @@ export function clockNemesis(): Nemesis {
    * another's lease expired early and takes it (a conditional write on
    * leaseUntil < now), as the holder's worker does at its clients' next acquires.
    */
-  const injectAtWorker = async (ctx: NemesisContext): Promise<void> => {
+  const injectAtWorker = async (ctx: NemesisContext): Promise<boolean> => {
     const unmoved = () => ctx.workers.filter((w) => !skews.has(w));
-    if (unmoved().length === 0) return;
+    if (unmoved().length === 0) return false;
     await holderAmong(ctx, unmoved());
-    if (healed) return;
+    if (healed) return false;
     const { target, aim } = aimWorker(ctx, unmoved());
     const mode = ctx.rng.pick(ctx.options.clockModes);
     const offsetMs = (ctx.rng.next() < 0.5 ? -1 : 1) * ctx.options.clockOffsetMs;
     const durationMs = Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs));
     await perform(ctx, { targets: [target], mode, offsetMs, durationMs, aim });
+    return true;
   };
 
   return {
@@ -117,10 +118,10 @@ export function clockNemesis(): Nemesis {
       "bump a lock server's wall clock by +-clock-offset ms, or strobe it, for fault-min..fault-max ms, then reset it (with --aim holder: forward, on enough nodes that granted a lock held now to leave it short of a majority); with --clock-target clients, a worker's clock, either way (with --aim holder: a holder's worker)",
     async inject(ctx) {
       skew(ctx);
-      if (healed) return;
+      if (healed) return false;
       if (clockAims(ctx.options) === "workers") return injectAtWorker(ctx);
       const aimed = aimServers(ctx.rng, ctx.options.aim, ctx.holds(), ctx.servers, ctx.servers.filter((t) => !skews.has(t)), true);
-      if (!aimed) return;
+      if (!aimed) return false;
       const mode = ctx.rng.pick(ctx.options.clockModes);
       const sign = ctx.rng.next() < 0.5 ? -1 : 1;
       // At a hold, forward: the granting nodes expire its key early while its holder
@@ -129,6 +130,7 @@ export function clockNemesis(): Nemesis {
       const offsetMs = (aimed.aim.aim === "holder" ? 1 : sign) * ctx.options.clockOffsetMs;
       const durationMs = Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs));
       await perform(ctx, { targets: aimed.targets, mode, offsetMs, durationMs, aim: aimed.aim });
+      return true;
     },
     perform,
     async heal(ctx) {

@@ -66,14 +66,15 @@ export function killNemesis(): Nemesis {
     describe: "SIGKILL a lock server (with --aim holder: enough nodes that granted a lock held now to leave it short of a majority) and start it again after restart-delay ms",
     async inject(ctx) {
       abilities(ctx);
-      if (healed) return;
+      if (healed) return false;
       // Nodes that granted a hold held now, as many as leave it short of a majority
       // (one of a single Redis, three of a Redlock hold granted by all five: a rack
       // losing power): with no persistence they come back without the key and grant
       // it again while the holder still counts on it (K4).
       const aimed = aimServers(ctx.rng, ctx.options.aim, ctx.holds(), ctx.servers, ctx.servers.filter((t) => !down.has(t)), true);
-      if (!aimed) return;
+      if (!aimed) return false;
       await perform(ctx, { targets: aimed.targets, durationMs: ctx.options.restartDelayMs, aim: aimed.aim });
+      return true;
     },
     perform,
     async heal(ctx) {

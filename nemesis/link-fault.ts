@@ -52,11 +52,12 @@ export function linkFault(spec: LinkFaultSpec): Nemesis {
     name: spec.name,
     describe: spec.describe,
     async inject(ctx) {
-      if (!ctx.links || active) return;
+      if (!ctx.links || active) return false;
       const plan = await spec.plan(ctx);
       // Choosing may wait (isolate-leader for a leader): past the time limit, the turn passes.
-      if (!plan || plan.links.length === 0 || ctx.stopping?.()) return;
+      if (!plan || plan.links.length === 0 || ctx.stopping?.()) return false;
       await start(ctx, plan, Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs)));
+      return true;
     },
     async perform(ctx, fault) {
       const net = ctx.links;

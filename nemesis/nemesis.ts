@@ -110,8 +110,12 @@ export interface Fault {
 export interface Nemesis {
   name: string;
   describe: string;
-  /** Inject one fault chosen at random now (or none, when none fits); the nemesis schedules its end itself. */
-  inject(ctx: NemesisContext): Promise<void>;
+  /**
+   * Inject one fault chosen at random now, or none when none fits (its fault still
+   * in force, no target free, the time limit come while it chose); true when one
+   * started. The nemesis schedules its end itself.
+   */
+  inject(ctx: NemesisContext): Promise<boolean>;
   /** Perform this fault now; throws when it cannot (unknown target, one already in force there). */
   perform(ctx: NemesisContext, fault: Fault): Promise<void>;
   /** End every fault still in force (called once, at the end of the run). */

@@ -52,15 +52,16 @@ export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (c
     async inject(ctx) {
       const all = pick(ctx);
       const candidates = all.filter((t) => !timers.has(t));
-      if (candidates.length === 0 || (keepOne && candidates.length === 1 && all.length > 1)) return;
+      if (candidates.length === 0 || (keepOne && candidates.length === 1 && all.length > 1)) return false;
       if (aims === "workers") await holderAmong(ctx, candidates);
       // It may have waited for a holder past the time limit: then the turn passes.
-      if (ctx.stopping?.()) return;
+      if (ctx.stopping?.()) return false;
       const { target, aim } = pickTarget(ctx, aims, candidates);
       const ms = Math.round(ctx.rng.between(ctx.options.pauseMinMs, ctx.options.pauseMaxMs));
       // A process that has gone is no fault to draw; the turn passes quietly.
-      if (!freezerOf(ctx, aims).running(target)) return;
+      if (!freezerOf(ctx, aims).running(target)) return false;
       await perform(ctx, { targets: [target], durationMs: ms, aim });
+      return true;
     },
     perform,
     async heal(ctx) {

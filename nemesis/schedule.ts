@@ -39,14 +39,11 @@ export interface Schedule {
   active(): string[];
 }
 
-/** The events that end a fault (a pause's stop, a server's restart, a clock put back) rather than start one. */
-const isEndEvent = (f: string): boolean => f.startsWith("stop-") || f === "restart" || f === "reset-clock";
-
 export class NemesisSchedule implements Schedule {
   private stopped = false;
   private loop: Promise<void> = Promise.resolve();
   /** The fault being injected now: the heal waits for it, or a kill finishing after the heal would stay unhealed. */
-  private current: Promise<void> = Promise.resolve();
+  private current: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly nemeses: Nemesis[],
@@ -58,18 +55,8 @@ export class NemesisSchedule implements Schedule {
 
   start(): void {
     if (this.nemeses.length === 0) return;
-    // The same context, able to tell a nemesis still choosing that the time limit
-    // has come, and counting the faults started (an end event is no new fault).
-    let started = 0;
-    const ctx: NemesisContext = Object.create(this.ctx, {
-      stopping: { value: () => this.stopped },
-      record: {
-        value: (f: string, value: Record<string, unknown>) => {
-          if (!isEndEvent(f)) started++;
-          this.ctx.record(f, value);
-        },
-      },
-    });
+    // The same context, able to tell a nemesis still choosing that the time limit has come.
+    const ctx: NemesisContext = Object.create(this.ctx, { stopping: { value: () => this.stopped } });
     this.loop = (async () => {
       const intervalMs = this.ctx.options.intervalS * 1000;
       const next = nemesisRounds(this.ctx.rng, this.nemeses);
@@ -81,13 +68,15 @@ export class NemesisSchedule implements Schedule {
         // A nemesis with nothing to do (its fault still in force, every target
         // already under one) passes its turn to the next of the round, at once:
         // a skipped turn used to cost a whole gap.
-        for (let tries = 0; tries < this.nemeses.length && !this.stopped; tries++) {
+        // Each nemesis is tried once a turn: a round may end on the one that just passed and the next begin with it.
+        for (const tried = new Set<Nemesis>(); tried.size < this.nemeses.length && !this.stopped; ) {
           const nemesis = next();
-          const before = started;
-          // A fault that could not be injected is reported, and the run goes on.
-          this.current = nemesis.inject(ctx).catch((err) => this.warn(`${nemesis.name}: could not inject a fault: ${err?.message ?? err}`));
-          await this.current;
-          if (started > before) break;
+          if (tried.has(nemesis)) continue;
+          tried.add(nemesis);
+          // A fault that could not be injected is reported, and the run goes on (the turn passes).
+          const injecting = nemesis.inject(ctx).catch((err) => (this.warn(`${nemesis.name}: could not inject a fault: ${err?.message ?? err}`), false));
+          this.current = injecting;
+          if (await injecting) break;
         }
       }
     })();

@@ -139,7 +139,7 @@ function noting(log: string[], now: () => number): NemesisKind {
       return {
         name: "note",
         describe: "notes",
-        inject: async () => {},
+        inject: async () => false,
         async perform(_ctx: NemesisContext, f: Fault) {
           if (f.targets.includes("broken")) throw new Error("cannot");
           open++;
