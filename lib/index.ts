@@ -14,4 +14,4 @@ export { onParentGone } from "./lifeline.ts";
 export { parseHostPort } from "./address.ts";
 export { nearest, didYouMean, editDistance } from "./nearest.ts";
 export { startWorker } from "./worker.ts";
-export { lazyRegistry, type Scraped } from "./scrape.ts";
+export { countedTotal, lazyRegistry, type Scraped } from "./scrape.ts";

@@ -10,6 +10,28 @@ export interface Scraped {
   text: string;
 }
 
+/**
+ * A counter in `registry` whose totals are read at collect time from the
+ * service's plain numbers: `read` gives each label set's total (one with no
+ * labels for an unlabelled counter).
+ */
+export function countedTotal(
+  prom: typeof PromClient,
+  registry: PromClient.Registry,
+  spec: { name: string; help: string; labelNames?: string[]; read: () => Iterable<[Record<string, string>, number]> },
+): void {
+  new prom.Counter({
+    name: spec.name,
+    help: spec.help,
+    labelNames: spec.labelNames ?? [],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [labels, n] of spec.read()) this.inc(labels, n);
+    },
+  });
+}
+
 /** `register` adds the service's metrics to the new registry, each reading its numbers at collect time. */
 export function lazyRegistry(register: (prom: typeof PromClient, registry: PromClient.Registry) => void): () => Promise<Scraped> {
   let made: Promise<PromClient.Registry> | null = null;

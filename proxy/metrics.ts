@@ -5,7 +5,7 @@
 // (lib/scrape.ts: prom-client is loaded then, not at every proxy's start).
 // Labelled by proxy name (a run has one per worker and server, so a handful) and
 // by toxic type, never by anything that grows with time.
-import { lazyRegistry, type Scraped } from "../lib/index.ts";
+import { countedTotal, lazyRegistry, type Scraped } from "../lib/index.ts";
 import type { Proxy, ProxyHooks } from "./proxy.ts";
 import { TOXIC_TYPES } from "./toxics.ts";
 
@@ -21,15 +21,11 @@ export class ProxyMetrics implements ProxyHooks {
     // Its own registry, not prom-client's global one: nothing else loaded in the
     // process leaks in, and a process may run several API servers (the tests do).
     this.scrape = lazyRegistry((prom, registry) => {
-      new prom.Counter({
+      countedTotal(prom, registry, {
         name: "fencecheck_proxy_connections_total",
         help: "Client connections each proxy has carried (accepted and connected to its upstream).",
         labelNames: ["proxy"],
-        registers: [registry],
-        collect() {
-          this.reset();
-          for (const [proxy, n] of accepted) this.inc({ proxy }, n);
-        },
+        read: () => [...accepted].map(([proxy, n]) => [{ proxy }, n]),
       });
       new prom.Gauge({
         name: "fencecheck_proxy_connections",

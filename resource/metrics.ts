@@ -4,7 +4,7 @@
 // at the first scrape (lib/scrape.ts), the totals counted meanwhile in plain
 // numbers. Node's default process metrics come along; registered then, their
 // event-loop and GC figures count from the first scrape.
-import { lazyRegistry, type Scraped } from "../lib/index.ts";
+import { countedTotal, lazyRegistry, type Scraped } from "../lib/index.ts";
 
 /** A total counted from the start, before any registry exists. */
 class Total {
@@ -22,16 +22,7 @@ export class ResourceMetrics {
 
   /** The Prometheus text and its content type. */
   readonly scrape: () => Promise<Scraped> = lazyRegistry((prom, registry) => {
-    const counter = (name: string, help: string, total: Total): void =>
-      void new prom.Counter({
-        name,
-        help,
-        registers: [registry],
-        collect() {
-          this.reset();
-          this.inc(total.value);
-        },
-      });
+    const counter = (name: string, help: string, total: Total): void => countedTotal(prom, registry, { name, help, read: () => [[{}, total.value]] });
     counter("resource_writes_applied_total", "Writes the resource accepted and applied.", this.writesApplied);
     counter("resource_reads_total", "Reads the resource answered with data.", this.reads);
     counter("resource_stale_token_rejections_total", "Writes (and, with --fence-reads, reads) refused for a stale fencing token.", this.staleRejections);

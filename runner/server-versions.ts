@@ -7,9 +7,10 @@
 // again only when those change (an upgrade, another program named by
 // FENCECHECK_REDIS_SERVER, ...).
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { cacheDirectory } from "../lib/user-dir.ts";
+import { writeJson } from "../store/run-dir.ts";
 import { etcdBinary, findProgram, pgBin, redisBinary } from "../cluster/programs.ts";
 
 interface Program {
@@ -73,14 +74,12 @@ export async function serverVersions(cache = join(cacheDirectory(), "server-vers
   return Object.fromEntries(SERVER_PROGRAMS.map((name, i) => [name, versions[i]]));
 }
 
-/** Written aside and renamed over, so that runs at the same moment each read a whole file; a cache that cannot be written is only asked again. */
+/** Written aside and renamed over (writeJson), so that runs at the same moment each read a whole file; a cache that cannot be written is only asked again. */
 function keep(cache: string, kept: Kept): void {
-  const aside = `${cache}.${process.pid}.tmp`;
   try {
     mkdirSync(dirname(cache), { recursive: true });
-    writeFileSync(aside, JSON.stringify(kept, null, 2) + "\n");
-    renameSync(aside, cache);
+    writeJson(cache, kept);
   } catch {
-    rmSync(aside, { force: true });
+    // Asked again next time.
   }
 }
