@@ -13,7 +13,8 @@ import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dropDirOwner, noteDirOwner, ownerLabel } from "../../lib/owner.ts";
+import { dirOwner, noteDirOwner, ownerLabel } from "../../lib/owner.ts";
+import { ProcessGroup } from "../../cluster/processes.ts";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -158,9 +159,15 @@ describe("leftovers of runs killed with their reaper", () => {
     try {
       writeFileSync(join(dead, ".fencecheck-owner"), goneLabel);
       noteDirOwner(live);
-      // --keep-data: the run dropped its note at teardown, and what it kept stays.
-      writeFileSync(join(kept, ".fencecheck-owner"), goneLabel);
-      dropDirOwner(kept);
+      // --keep-data: the group that made it noted its runner (this process), and
+      // dropped the note when told to keep it, so no later sweep can take it.
+      const group = new ProcessGroup(tempRunDir());
+      group.removeAtTeardown(kept);
+      expect(dirOwner(kept)).toBe(ownerLabel());
+      group.keepDirs();
+      await group.stopAll();
+      expect(existsSync(kept)).toBe(true);
+      expect(dirOwner(kept)).toBeNull();
       const reap = runCli("reap", []);
       expect(await reap.exit, reap.stderr()).toBe(0);
       expect(existsSync(dead), reap.stdout()).toBe(false);
