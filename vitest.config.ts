@@ -3,7 +3,7 @@ import LongestFirst from "./test/sequencer.ts";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "backends/*/test/*.test.ts"],
     globalSetup: ["test/build-once.ts"],
     // Each file's temporary run directories removed when it is done (test/cleanup.ts).
     setupFiles: ["test/cleanup.ts"],

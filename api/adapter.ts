@@ -13,7 +13,7 @@ import type { LockAdapter } from "../clients/lock.ts";
 export type { Hold, Outcome, LockClient, LockAdapter, ClientContext, ClientOptions, Endpoint, AcquireRequest, LockKinds } from "../clients/lock.ts";
 export type { Rng } from "../lib/random.ts";
 export { pollAcquire, UnknownOutcome } from "../clients/lock.ts";
-export { REDIS_LOCK_SCRIPTS } from "../clients/redis-scripts.ts";
+export { REDIS_LOCK_SCRIPTS } from "../backends/redis/scripts.ts";
 
 /** The adapter as it is, typed: `export default defineAdapter({ describe, backends, fences, create })`. */
 export function defineAdapter(adapter: LockAdapter): LockAdapter {

@@ -9,7 +9,7 @@
 //   npm run bench:proxy -- [--cycles N] [--json]
 import { join } from "node:path";
 import { Toxiproxy } from "toxiproxy-node-client";
-import { RedisLock } from "../clients/redis.ts";
+import { RedisLock } from "../backends/redis/client.ts";
 import { BLOCK_CYCLES, CyclePath, measurePaths, runCycleBench, WARMUP_CYCLES, type PathFigures } from "./cycles.ts";
 import { rng } from "../lib/index.ts";
 import { spawnProxyServer, type SpawnedProxyServer } from "../proxy/index.ts";

@@ -22,7 +22,7 @@ export type { LockAdapter };
  */
 export async function adapterClients(adapter: Pick<LockAdapter, "fences" | "create">): Promise<{ create(ctx: ClientContext): LockClient }> {
   if (adapter.fences) return { create: (ctx) => adapter.create(ctx) };
-  const { CounterFenced } = await import("./counter-fenced.ts");
+  const { CounterFenced } = await import("../backends/redis/counter-fenced.ts");
   return {
     create(ctx) {
       const client = adapter.create(ctx);

@@ -4,8 +4,8 @@
 // loaded when a client of that kind is first made (load): naming the clients,
 // checking options and running a Redis test load no etcd, ZooKeeper or Postgres
 // library, in the runner or in its workers.
-import type { RedlockClientOptions } from "./redlock-nodes.ts";
-import type { RedisReentrantOptions } from "./redis-reentrant.ts";
+import type { RedlockClientOptions } from "../backends/redis/nodes.ts";
+import type { RedisReentrantOptions } from "../backends/redis/reentrant.ts";
 import type { LockClient, ClientContext, ClientOptions, LockKinds } from "./lock.ts";
 import { adapterClients } from "./adapter.ts";
 import { isManifestPath, programAdapter, readManifest, type ProgramSpec } from "./program/index.ts";
@@ -51,35 +51,35 @@ export const CLIENTS: Record<string, ClientKind> = {
   redis: {
     describe: "SET NX PX + INCR fence in one Lua script; compare-and-delete release",
     load: async () => {
-      const { RedisLock } = await import("./redis.ts");
+      const { RedisLock } = await import("../backends/redis/client.ts");
       return (ctx) => new RedisLock({ ...ctx, endpoint: ctx.endpoints[0] });
     },
   },
   "redis-unsafe-release": {
     describe: "as redis, but releases with GET then DEL (the T1 bug, kept on purpose)",
     load: async () => {
-      const { RedisLock } = await import("./redis.ts");
+      const { RedisLock } = await import("../backends/redis/client.ts");
       return (ctx) => new RedisLock({ ...ctx, endpoint: ctx.endpoints[0], unsafeRelease: true, releaseGapMs: ctx.options.releaseGapMs });
     },
   },
   "redis-blind-renew": {
     describe: "as redis, but renews with SET PX without checking the owner: re-takes a lost lock silently (L1, kept on purpose)",
     load: async () => {
-      const { RedisLock } = await import("./redis.ts");
+      const { RedisLock } = await import("../backends/redis/client.ts");
       return (ctx) => new RedisLock({ ...ctx, endpoint: ctx.endpoints[0], blindRenew: true });
     },
   },
   "node-redlock": {
     describe: "npm redlock 5.0.0-beta.2 over every node: decides at the first quorum, never checks validity (K5)",
     load: async () => {
-      const { NodeRedlock } = await import("./node-redlock.ts");
+      const { NodeRedlock } = await import("../backends/redlock/node-redlock.ts");
       return (ctx) => new NodeRedlock(redlockOptions(ctx));
     },
   },
   "node-redlock-4": {
     describe: "npm redlock 4.2.0 over every node: waits for all, checks validity",
     load: async () => {
-      const { NodeRedlock4 } = await import("./node-redlock-4.ts");
+      const { NodeRedlock4 } = await import("../backends/redlock/node-redlock-4.ts");
       return (ctx) => new NodeRedlock4(redlockOptions(ctx));
     },
   },
@@ -87,7 +87,7 @@ export const CLIENTS: Record<string, ClientKind> = {
     describe: "npm @sesamecare-oss/redlock 1.4.0 (node-redlock's maintained fork) over every node, its own retries on; no fence (use --fence-source)",
     // Its holds carry none: a fence only from --fence-source, never the max-incr the other Redlock clients default to.
     load: async () => {
-      const { SesameRedlock } = await import("./sesame-redlock.ts");
+      const { SesameRedlock } = await import("../backends/redlock/sesame-redlock.ts");
       return (ctx) => new SesameRedlock({ ...redlockOptions(ctx), fenceSource: ctx.options.fenceSource ?? "none" });
     },
     fences: false,
@@ -95,7 +95,7 @@ export const CLIENTS: Record<string, ClientKind> = {
   redlock: {
     describe: "the Redis documentation's Redlock: parallel SET NX PX, majority, validity check, unlock all on failure",
     load: async () => {
-      const { RedlockLock } = await import("./redlock.ts");
+      const { RedlockLock } = await import("../backends/redlock/client.ts");
       return (ctx) => new RedlockLock(redlockOptions(ctx));
     },
   },
@@ -103,7 +103,7 @@ export const CLIENTS: Record<string, ClientKind> = {
     describe: "redis-semaphore 5.8 Mutex: SET NX PX with its own retries and refresh timer, cancelled by AbortSignal; no fence (use --fence-source)",
     fences: false,
     kinds: { cancel: true },
-    load: async () => (await adapterClients((await import("./redis-semaphore.ts")).redisSemaphore)).create,
+    load: async () => (await adapterClients((await import("../backends/redis/redis-semaphore.ts")).redisSemaphore)).create,
   },
   "redis-reentrant": reentrantClient(
     "a reentrant lock in Redisson's RLock layout: a hash of owner -> count with a PEXPIRE lease; fence = INCR on free-to-held, a re-entry keeps it (Hazelcast FencedLock's promise) and refreshes the lease",
@@ -125,31 +125,31 @@ export const CLIENTS: Record<string, ClientKind> = {
     describe: "redis-semaphore 5.8 Semaphore of --lock semaphore:N: a sorted set of holders, its own retries and refresh timer, cancelled by AbortSignal; no fence (use --fence-source)",
     fences: false,
     kinds: { semaphore: true, cancel: true },
-    load: async () => (await adapterClients((await import("./redis-semaphore-counting.ts")).redisSemaphoreCounting)).create,
+    load: async () => (await adapterClients((await import("../backends/redis/redis-semaphore-counting.ts")).redisSemaphoreCounting)).create,
   },
   "redis-multi-semaphore": {
     describe: "redis-semaphore 5.8 MultiSemaphore of --lock semaphore:N, one permit a hold: as redis-semaphore-counting; no fence (use --fence-source)",
     fences: false,
     kinds: { semaphore: true, cancel: true },
-    load: async () => (await adapterClients((await import("./redis-semaphore-counting.ts")).redisMultiSemaphore)).create,
+    load: async () => (await adapterClients((await import("../backends/redis/redis-semaphore-counting.ts")).redisMultiSemaphore)).create,
   },
   "redis-semaphore-racy": {
     describe: `a semaphore whose count is read (GET), then raised (INCR) ${RACY_GAP_MS} ms later in another round trip: two clients take the last permit (kept on purpose); fence = INCR of one counter after the grant`,
     kinds: { semaphore: true, cancel: true },
     load: async () => {
-      const { RedisRacySemaphore } = await import("./redis-semaphore-racy.ts");
+      const { RedisRacySemaphore } = await import("../backends/redis/semaphore-racy.ts");
       return (ctx) => new RedisRacySemaphore(ctx, RACY_GAP_MS);
     },
   },
   "simple-redis-mutex": {
     describe: "simple-redis-mutex 3.0.0: SET NX PX, waits by pub/sub with failAfter, fence = INCR of one global counter after the SET",
     // Its holds carry its own fence, so it is made as it is, with no counter fences.
-    load: async () => (await import("./simple-redis-mutex.ts")).simpleRedisMutex.create,
+    load: async () => (await import("../backends/redis/simple-redis-mutex.ts")).simpleRedisMutex.create,
   },
   "etcd-queue": {
     describe: "etcd lease + FIFO queue of keys by create revision (Go's concurrency.Mutex); fence = its key's create revision; a cancelled waiter revokes its lease",
     load: async () => {
-      const { EtcdQueueLock } = await import("./etcd-queue.ts");
+      const { EtcdQueueLock } = await import("../backends/etcd/queue.ts");
       return (ctx) => new EtcdQueueLock(ctx);
     },
     kinds: { cancel: true },
@@ -157,7 +157,7 @@ export const CLIENTS: Record<string, ClientKind> = {
   "etcd-queue-cancel-delete": {
     describe: "as etcd-queue, but a cancelled waiter deletes only its key; if the delete is lost, the key holds up the queue until its lease expires (kept on purpose)",
     load: async () => {
-      const { EtcdQueueLock } = await import("./etcd-queue.ts");
+      const { EtcdQueueLock } = await import("../backends/etcd/queue.ts");
       return (ctx) => new EtcdQueueLock(ctx, "delete");
     },
     kinds: { cancel: true },
@@ -165,7 +165,7 @@ export const CLIENTS: Record<string, ClientKind> = {
   "etcd-rw": {
     describe: "etcd read-write lock in the layout of Go's recipes.RWMutex: read/ and write/ keys in one queue by create revision; fence = its key's create revision",
     load: async () => {
-      const { EtcdRwLock } = await import("./etcd-rw.ts");
+      const { EtcdRwLock } = await import("../backends/etcd/rw.ts");
       return (ctx) => new EtcdRwLock(ctx);
     },
     kinds: { rw: true, cancel: true },
@@ -173,7 +173,7 @@ export const CLIENTS: Record<string, ClientKind> = {
   "etcd-rw-writer-naive": {
     describe: "as etcd-rw, but a writer waits for older writers only, as a reader does (one prefix wrong), so it is granted while readers hold; kept on purpose",
     load: async () => {
-      const { EtcdRwLock } = await import("./etcd-rw.ts");
+      const { EtcdRwLock } = await import("../backends/etcd/rw.ts");
       return (ctx) => new EtcdRwLock(ctx, true);
     },
     kinds: { rw: true, cancel: true },
@@ -181,14 +181,14 @@ export const CLIENTS: Record<string, ClientKind> = {
   "etcd3-lock": {
     describe: "the etcd3 package's lock (lease + put-if-absent, retried); fence = create_revision read after acquiring",
     load: async () => {
-      const { Etcd3Lock } = await import("./etcd3-lock.ts");
+      const { Etcd3Lock } = await import("../backends/etcd/etcd3-lock.ts");
       return (ctx) => new Etcd3Lock(ctx);
     },
   },
   zookeeper: {
     describe: "ZooKeeper's recipe: ephemeral sequential node with the session id in its name (protection mode), lowest holds, each waiter watches the next lower; fence = the node's czxid",
     load: async () => {
-      const { ZkLock } = await import("./zookeeper.ts");
+      const { ZkLock } = await import("../backends/zookeeper/client.ts");
       return (ctx) => new ZkLock(ctx);
     },
     kinds: { cancel: true },
@@ -196,14 +196,14 @@ export const CLIENTS: Record<string, ClientKind> = {
   "zookeeper-naive": {
     describe: "the same recipe without protection mode (a create whose reply was lost is sent again) and without a session check after an expiry (CURATOR-206/604), kept on purpose",
     load: async () => {
-      const { ZkLock } = await import("./zookeeper.ts");
+      const { ZkLock } = await import("../backends/zookeeper/client.ts");
       return (ctx) => new ZkLock(ctx, true);
     },
   },
   "zookeeper-cancel-naive": {
     describe: "as zookeeper, but a cancelled waiter answers \"cancelled\" at once without deleting its node or looking whether its turn came: the node stays queued under its live session and holds the lock for nobody (kept on purpose)",
     load: async () => {
-      const { ZkLock } = await import("./zookeeper.ts");
+      const { ZkLock } = await import("../backends/zookeeper/client.ts");
       return (ctx) => new ZkLock(ctx, false, true);
     },
     kinds: { cancel: true },
@@ -211,7 +211,7 @@ export const CLIENTS: Record<string, ClientKind> = {
   "zookeeper-rw": {
     describe: "ZooKeeper's shared-lock recipe: read- and write- ephemeral sequential nodes (protection mode); a reader waits for lower write- nodes, a writer for any lower node; fence = the node's czxid",
     load: async () => {
-      const { ZkRwLock } = await import("./zookeeper-rw.ts");
+      const { ZkRwLock } = await import("../backends/zookeeper/rw.ts");
       return (ctx) => new ZkRwLock(ctx);
     },
     kinds: { rw: true, cancel: true },
@@ -228,14 +228,14 @@ export const CLIENTS: Record<string, ClientKind> = {
   "postgres-lease": {
     describe: "a lease row: UPDATE ... WHERE expired (server clock) RETURNING fence+1; renew and release compare the owner; freed by expiry only",
     load: async () => {
-      const { PostgresLeaseLock } = await import("./postgres-lease.ts");
+      const { PostgresLeaseLock } = await import("../backends/postgres/lease.ts");
       return (ctx) => new PostgresLeaseLock(ctx);
     },
   },
   "postgres-advisory": {
     describe: "pg_advisory_lock on a session of its own, fence from a counter row written with the grant; freed when the session ends (idle_session_timeout = --ttl while holding)",
     load: async () => {
-      const { PostgresAdvisoryLock } = await import("./postgres-advisory.ts");
+      const { PostgresAdvisoryLock } = await import("../backends/postgres/advisory.ts");
       return (ctx) => new PostgresAdvisoryLock(ctx);
     },
     kinds: { rw: true, cancel: true },
@@ -243,14 +243,14 @@ export const CLIENTS: Record<string, ClientKind> = {
   "dynamodb-cas": {
     describe: "one conditional UpdateItem grants: owner and lease end set if unheld or the lease (by the client's clock) is over, fence ADDed in the same write; renew and release conditional on the owner",
     load: async () => {
-      const { DynamoCasLock } = await import("./dynamodb-cas.ts");
+      const { DynamoCasLock } = await import("../backends/dynamodb/cas.ts");
       return (ctx) => new DynamoCasLock(ctx);
     },
   },
   "dynamodb-rvn": {
     describe: "AWS's DynamoDB Lock Client's algorithm: heartbeats write a new record version number; a waiter takes over only after seeing the same one for a whole lease (no clock compared); fence ADDed with each grant",
     load: async () => {
-      const { DynamoRvnLock } = await import("./dynamodb-rvn.ts");
+      const { DynamoRvnLock } = await import("../backends/dynamodb/rvn.ts");
       return (ctx) => new DynamoRvnLock(ctx);
     },
   },
@@ -258,14 +258,14 @@ export const CLIENTS: Record<string, ClientKind> = {
     describe: "npm dynamodb-lock-client 0.7.3 (FailOpen, v2 aws-sdk, retries off): waits a lease, then a put conditional on the guid it saw; heartbeats itself; fence = its fencingToken; a failed heartbeat is a suspended notice",
     notices: true,
     load: async () => {
-      const { DynamoLockClientLibrary } = await import("./dynamodb-lock-client.ts");
+      const { DynamoLockClientLibrary } = await import("../backends/dynamodb/dynamodb-lock-client.ts");
       return (ctx) => new DynamoLockClientLibrary(ctx);
     },
   },
   lockserver: {
     describe: "our lock server of the seed's design (one server): acquire waits in its FIFO queue, lease by the server's clock, renew and release by the holder only; fence = the server's counter for the key, one per grant",
     load: async () => {
-      const { LockServerLock } = await import("./lockserver.ts");
+      const { LockServerLock } = await import("../backends/lockserver/client.ts");
       return (ctx) => new LockServerLock(ctx);
     },
   },
@@ -273,7 +273,7 @@ export const CLIENTS: Record<string, ClientKind> = {
     describe:
       "the seed's replicated lock manager over five independent lock servers (no consensus): held when a majority granted within the lease; renew and release on all; fence by --fence-source: the largest of the granting servers' (max-incr, the default) or lockserver-1's counter alone (single)",
     load: async () => {
-      const { LockServerMajority } = await import("./lockserver-majority.ts");
+      const { LockServerMajority } = await import("../backends/lockserver/majority.ts");
       return (ctx) => new LockServerMajority(ctx);
     },
   },
@@ -285,7 +285,7 @@ function reentrantClient(describe: string, opts: RedisReentrantOptions): ClientK
     describe,
     kinds: { reentrant: { fenceOnReentry: opts.fenceOnReentry }, cancel: true },
     load: async () => {
-      const { RedisReentrantLock } = await import("./redis-reentrant.ts");
+      const { RedisReentrantLock } = await import("../backends/redis/reentrant.ts");
       return (ctx) => new RedisReentrantLock(ctx, opts);
     },
   };

@@ -2,7 +2,7 @@
 // optional abilities a backend may offer the nemeses (Jepsen's separate
 // interfaces for kill, pause and clock faults). Pausing a server is asked of the
 // deployment it runs in (a SIGSTOP to a local process or to a container's).
-import type { ServerNode } from "./redis.ts";
+import type { ServerNode } from "../backends/redis/server.ts";
 import type { ProcessGroup } from "./processes.ts";
 import type { PortPlan } from "./ports.ts";
 import type { Deployment } from "./deployment.ts";

@@ -1,5 +1,5 @@
 // Where a run's lock servers run: the one seam between what a backend's servers
-// are (cluster/redis.ts, cluster/etcd.ts say it once, as a ServerSpec) and how they
+// are (backends/redis/server.ts, backends/etcd/server.ts say it once, as a ServerSpec) and how they
 // are started, signalled, killed and removed. Local child processes are the
 // default; containers (docker/) are the other way (Jepsen's DB protocol against
 // its `control` layer). Adding a deployment touches no backend.

@@ -8,9 +8,9 @@ import { delimiter, join } from "node:path";
 
 export const redisBinary = (): string => process.env.FENCECHECK_REDIS_SERVER ?? "redis-server";
 export const etcdBinary = (): string => process.env.FENCECHECK_ETCD ?? "etcd";
-/** ZooKeeper is a Java program: its arguments start with the JVM's (cluster/zookeeper.ts). */
+/** ZooKeeper is a Java program: its arguments start with the JVM's (backends/zookeeper/server.ts). */
 export const javaBinary = (): string => process.env.FENCECHECK_JAVA ?? "java";
-/** dynalite (the embedded DynamoDB) and our lock server are Node programs: their arguments start with their script (cluster/dynamodb.ts, cluster/lockserver/). */
+/** dynalite (the embedded DynamoDB) and our lock server are Node programs: their arguments start with their script (backends/dynamodb/server.ts, backends/lockserver/). */
 export const nodeBinary = (): string => process.execPath;
 /** Where Debian's postgresql-15 keeps its programs (not on PATH). */
 export const pgBin = (program: string): string => join(process.env.FENCECHECK_PG_BIN ?? "/usr/lib/postgresql/15/bin", program);

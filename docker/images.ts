@@ -21,10 +21,10 @@ const IMAGE_OF: Partial<Record<ServerKind, ImageKind>> = { redis: "redis", etcd:
 
 /** What each image is built from, relative to the repository root. */
 export const IMAGE_SOURCES: Record<ImageKind, { dockerfile: string; files: string[] }> = {
-  redis: { dockerfile: "docker/redis/Dockerfile", files: ["cluster/faketime/shim.c"] },
-  etcd: { dockerfile: "docker/etcd/Dockerfile", files: [] },
-  zookeeper: { dockerfile: "docker/zookeeper/Dockerfile", files: [] },
-  postgres: { dockerfile: "docker/postgres/Dockerfile", files: ["docker/postgres/postgres.sh", "docker/postgres/pgbouncer.sh"] },
+  redis: { dockerfile: "backends/redis/docker/Dockerfile", files: ["cluster/faketime/shim.c"] },
+  etcd: { dockerfile: "backends/etcd/docker/Dockerfile", files: [] },
+  zookeeper: { dockerfile: "backends/zookeeper/docker/Dockerfile", files: [] },
+  postgres: { dockerfile: "backends/postgres/docker/Dockerfile", files: ["backends/postgres/docker/postgres.sh", "backends/postgres/docker/pgbouncer.sh"] },
 };
 
 /** Where the redis image keeps the libraries that let the clock nemesis move its clock. */

@@ -30,7 +30,7 @@
 import { Redis } from "ioredis";
 import { defineAdapter, REDIS_LOCK_SCRIPTS, type ClientContext, type Hold, type LockClient, type Outcome } from "fencecheck/adapter";
 
-// The scripts of fencecheck's own Redis client (clients/redis-scripts.ts): SET NX PX and
+// The scripts of fencecheck's own Redis client (backends/redis/scripts.ts): SET NX PX and
 // INCR of the fence counter in one script, so the counter moves only when a hold
 // is granted; renew and release compare the owner first, in the same script, so
 // a holder whose lease ran out cannot touch the next holder's key.

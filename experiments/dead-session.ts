@@ -14,7 +14,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
-import { pgConnection, startPostgresCluster } from "../cluster/postgres.ts";
+import { pgConnection, startPostgresCluster } from "../backends/postgres/server.ts";
 import { BadInput, ROOT, sleep, type OptionSpec } from "../lib/index.ts";
 import type { Experiment, ExperimentContext, Findings } from "./experiment.ts";
 

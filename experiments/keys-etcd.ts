@@ -15,10 +15,10 @@ import { mkdirSync, rmSync } from "node:fs";
 import type { Etcd3 } from "etcd3";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
-import { startEtcdCluster, type EtcdMember } from "../cluster/etcd.ts";
+import { startEtcdCluster, type EtcdMember } from "../backends/etcd/server.ts";
 import { spawnProxyServer } from "../proxy/index.ts";
-import { etcdClient, errorCode, hex, key, leaseSeconds, under } from "../clients/etcd-connection.ts";
-import { QUEUE_PREFIX } from "../clients/etcd-queue.ts";
+import { etcdClient, errorCode, hex, key, leaseSeconds, under } from "../backends/etcd/connection.ts";
+import { QUEUE_PREFIX } from "../backends/etcd/queue.ts";
 import { count, loadLimitReached, lockDraws, machineMemory, progress, size, rssOf, sampleEverySecond, since, type LoadOptions } from "./keys-load.ts";
 
 export interface EtcdSample {

@@ -16,8 +16,8 @@ import { mkdirSync, rmSync } from "node:fs";
 import type { Redis } from "ioredis";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
-import { startRedisNodes } from "../cluster/redis.ts";
-import { honestRedis } from "../clients/redis.ts";
+import { startRedisNodes } from "../backends/redis/server.ts";
+import { honestRedis } from "../backends/redis/client.ts";
 import { count, loadLimitReached, lockDraws, machineMemory, progress, size, sampleEverySecond, since, type LoadOptions } from "./keys-load.ts";
 
 export type Expiry = "active" | "lazy";

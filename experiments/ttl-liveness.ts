@@ -13,7 +13,7 @@ import { CLIENTS, createClient, type Endpoint, type Hold, type LockClient } from
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
 import { localDeployment } from "../cluster/deployment.ts";
-import { EtcdAdmin } from "../cluster/etcd-admin.ts";
+import { EtcdAdmin } from "../backends/etcd/admin.ts";
 import { spawnProxyServer } from "../proxy/index.ts";
 import { BACKENDS } from "../runner/index.ts";
 import { BACKEND_NEEDS } from "../setup/index.ts";

@@ -350,7 +350,7 @@ export class LimitDataStage extends Stage {
  * that first message to the old form, the sender's id alone (a version >= 0 is an
  * id to ZooKeeper 3.8, which still reads it), so the receiver connects back to the
  * sender as its own configuration lists it: through the proxy between them
- * (cluster/zookeeper-peers.ts). Everything after the first message passes as is.
+ * (backends/zookeeper/peers.ts). Everything after the first message passes as is.
  */
 export class ZkSidOnlyStage extends Stage {
   private head: Buffer | null = Buffer.alloc(0);

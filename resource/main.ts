@@ -35,9 +35,9 @@ async function main(): Promise<void> {
   const log = inputOrFail(() => new DecisionLog(args.log, clock), `cannot open --log ${args.log}: `);
   // A database's client is loaded only by a resource that keeps its state there.
   const decider = args.pg
-    ? await (await import("./pg-decider.ts")).pgDecider({ ...args.pg, fencing: args.fencing })
+    ? await (await import("../backends/postgres/decider.ts")).pgDecider({ ...args.pg, fencing: args.fencing })
     : args.dynamo
-      ? await (await import("./dynamo-decider.ts")).dynamoDecider({ ...args.dynamo, fencing: args.fencing })
+      ? await (await import("../backends/dynamodb/decider.ts")).dynamoDecider({ ...args.dynamo, fencing: args.fencing })
       : memoryDecider(new FencedStore(args.fencing, args.fenceReads, args.rule));
   const server = createResourceServer({ decider, log, metrics: new ResourceMetrics() });
 

@@ -2,14 +2,14 @@
 // to it. Adding one touches no workload or nemesis.
 import type { ProcessGroup } from "../cluster/processes.ts";
 import type { PortPlan } from "../cluster/ports.ts";
-import { startRedisCluster } from "../cluster/redis-cluster.ts";
-import type { RedisPersistence, RedisNodeOptions } from "../cluster/redis.ts";
+import { startRedisCluster } from "../backends/redis/servers.ts";
+import type { RedisPersistence, RedisNodeOptions } from "../backends/redis/server.ts";
 import type { Cluster, ClusterAbility, MemberClusterOptions } from "../cluster/cluster.ts";
 import type { Deployment, PauseMode } from "../cluster/deployment.ts";
 import type { ExternalServer, PlacedServer } from "../cluster/external.ts";
 import type { ServiceAccess } from "../clients/index.ts";
-import type { Test } from "./test.ts";
-import type { ServerNode } from "../cluster/redis.ts";
+import type { Test } from "../core/test-definition.ts";
+import type { ServerNode } from "../backends/redis/server.ts";
 import { etcdKeyRanges } from "../clients/places.ts";
 
 /** How servers are started, from the options; each backend applies what concerns it. */
@@ -141,14 +141,14 @@ const redisNames = (n: number): string[] => Array.from({ length: n }, (_, i) => 
 
 /** ioredis is loaded by the runs that remove keys (--deploy external) only: every other run's start is spared it (about 80 ms). */
 async function removeRedisKeys(nodes: readonly ServerNode[], prefix: string): Promise<number> {
-  const { removeKeysUnder } = await import("../clients/redis.ts");
+  const { removeKeysUnder } = await import("../backends/redis/client.ts");
   const counts = await Promise.all(nodes.map((n) => removeKeysUnder(n, prefix, 5000)));
   return counts.reduce((a, b) => a + b, 0);
 }
 
 /** On the first member that answers: a delete is replicated to the others. */
 async function removeEtcdKeys(nodes: readonly ServerNode[], prefix: string): Promise<number> {
-  const { EtcdAdmin } = await import("../cluster/etcd-admin.ts");
+  const { EtcdAdmin } = await import("../backends/etcd/admin.ts");
   let last: unknown = null;
   for (const n of nodes) {
     const admin = new EtcdAdmin(n.name, n.port, 5000, n.host);
@@ -212,7 +212,7 @@ export const BACKENDS: Record<string, Backend> = {
     // etcd's, ZooKeeper's, Postgres' and DynamoDB's code (and the client libraries
     // it uses) is loaded by the runs of those backends only.
     // The module (and etcd3's gRPC stack the harness asks the members with) loads while the proxy comes up.
-    start: async (ctx) => (await import("../cluster/etcd.ts")).startEtcdCluster(await memberOptions(ctx, ctx.serverOptions.memberPartitions === "network")),
+    start: async (ctx) => (await import("../backends/etcd/server.ts")).startEtcdCluster(await memberOptions(ctx, ctx.serverOptions.memberPartitions === "network")),
     serverNames: ["etcd-1", "etcd-2", "etcd-3"],
     removeKeys: removeEtcdKeys,
   },
@@ -229,16 +229,16 @@ export const BACKENDS: Record<string, Backend> = {
       zk_sid_only: "member-to-member partitions: leader election connects back to the address a member advertises, around the proxies, unless the first message is rewritten",
     },
     // In containers the members always meet on the run's network, and a member
-    // partition cuts them off it (cluster/zookeeper.ts says why no proxy can).
-    start: async (ctx) => (await import("../cluster/zookeeper.ts")).startZkCluster(await memberOptions(ctx, ctx.deployment.name === "docker")),
+    // partition cuts them off it (backends/zookeeper/server.ts says why no proxy can).
+    start: async (ctx) => (await import("../backends/zookeeper/server.ts")).startZkCluster(await memberOptions(ctx, ctx.deployment.name === "docker")),
     // An ensemble of the user's: the run's nodes under its key prefix, a marker
     // that says the run is alive, and a crashed run's leftovers swept at the start.
     external: {
-      check: async (test, warn) => (await import("./zookeeper-external.ts")).checkZkEnsemble(test, warn),
-      open: async (ctx) => (await import("./zookeeper-external.ts")).openZkEnsemble(ctx),
+      check: async (test, warn) => (await import("../backends/zookeeper/external.ts")).checkZkEnsemble(test, warn),
+      open: async (ctx) => (await import("../backends/zookeeper/external.ts")).openZkEnsemble(ctx),
     },
     serverNames: ["zk-1", "zk-2", "zk-3"],
-    removeKeys: async (nodes, prefix) => (await import("./zookeeper-external.ts")).removeZkKeys(nodes, prefix),
+    removeKeys: async (nodes, prefix) => (await import("../backends/zookeeper/external.ts")).removeZkKeys(nodes, prefix),
   },
   postgres: {
     name: "postgres",
@@ -248,15 +248,15 @@ export const BACKENDS: Record<string, Backend> = {
     defaultClient: "postgres-lease",
     abilities: ["kill"],
     lacks: { clock: "the lock clients read the time with clock_timestamp(), and libfaketime under Postgres is not set up here" },
-    start: async (ctx) => (await import("./postgres-backend.ts")).startPostgresBackend(ctx),
+    start: async (ctx) => (await import("../backends/postgres/start.ts")).startPostgresBackend(ctx),
     // A Postgres of the user's: whom to connect as from the PG* variables, the lock tables in a schema of the run's.
     external: {
       serversFrom: "PGHOST and PGPORT (localhost and 5432 when unset)",
-      check: async (test) => (await import("./postgres-external.ts")).checkPostgresService(test),
-      open: async (ctx) => (await import("./postgres-external.ts")).openPostgresService(ctx),
+      check: async (test) => (await import("../backends/postgres/external.ts")).checkPostgresService(test),
+      open: async (ctx) => (await import("../backends/postgres/external.ts")).openPostgresService(ctx),
     },
     serverNames: ["postgres-1"],
-    removeKeys: async (nodes, prefix) => (await import("./postgres-external.ts")).removeRunSchema(nodes, prefix),
+    removeKeys: async (nodes, prefix) => (await import("../backends/postgres/external.ts")).removeRunSchema(nodes, prefix),
   },
   dynamodb: {
     name: "dynamodb",
@@ -270,20 +270,20 @@ export const BACKENDS: Record<string, Backend> = {
     cannot: {
       docker: "its servers run as local processes or a service of yours (--deploy external) only: dynalite is an npm package a run starts with Node, and there is no container image of it",
     },
-    start: async (ctx) => (await import("./dynamodb-backend.ts")).startDynamoBackend(ctx),
+    start: async (ctx) => (await import("../backends/dynamodb/start.ts")).startDynamoBackend(ctx),
     // A DynamoDB of the user's: its account from the AWS environment, the locks in a table of the run's.
     external: {
       serversFrom: "the AWS environment: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, or the region's own endpoint",
-      check: async (test, warn) => (await import("./dynamodb-external.ts")).checkDynamoService(test, warn),
-      open: async (ctx) => (await import("./dynamodb-external.ts")).openDynamoService(ctx),
+      check: async (test, warn) => (await import("../backends/dynamodb/external.ts")).checkDynamoService(test, warn),
+      open: async (ctx) => (await import("../backends/dynamodb/external.ts")).openDynamoService(ctx),
     },
     serverNames: ["dynamodb-1"],
-    removeKeys: async (nodes, prefix) => (await import("./dynamodb-backend.ts")).removeDynamoKeys(nodes, prefix),
+    removeKeys: async (nodes, prefix) => (await import("../backends/dynamodb/start.ts")).removeDynamoKeys(nodes, prefix),
   },
   lockserver: {
     name: "lockserver",
     describe:
-      "lock servers of the seed's design made for the run (cluster/lockserver/): TCP on loopback, per key a holder, a lease, FIFO waiters and a fence counter; its journal fsynced per change unless --lockserver-persistence none. One server, or five independent ones for lockserver-majority",
+      "lock servers of the seed's design made for the run (backends/lockserver/): TCP on loopback, per key a holder, a lease, FIFO waiters and a fence counter; its journal fsynced per change unless --lockserver-persistence none. One server, or five independent ones for lockserver-majority",
     clients: ["lockserver", "lockserver-majority"],
     defaultClient: "lockserver",
     abilities: ["kill"],
@@ -295,7 +295,7 @@ export const BACKENDS: Record<string, Backend> = {
       external: "its servers run as local processes only: the lock server is fencecheck's own test subject, so there is no server of yours to point a run at",
     },
     start: async (ctx) =>
-      (await import("../cluster/lockserver/index.ts")).startLockServers(ctx.group, ctx.ports, {
+      (await import("../backends/lockserver/servers.ts")).startLockServers(ctx.group, ctx.ports, {
         runDir: ctx.runDir,
         count: ctx.client === "lockserver-majority" ? 5 : 1,
         persistence: ctx.serverOptions.lockServerPersistence ?? "always",

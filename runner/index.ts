@@ -8,4 +8,4 @@ export { preflight } from "./preflight.ts";
 export { checkMetricsPort, takeMetricsPorts } from "./metrics.ts";
 export { runTest, type RunOutcome } from "./run.ts";
 export { BACKENDS, type Backend } from "./backends.ts";
-export type { Test } from "./test.ts";
+export type { Test } from "../core/test-definition.ts";

@@ -8,7 +8,7 @@
 // starting a cluster.
 import { Toxiproxy, ToxiproxyError } from "toxiproxy-node-client";
 import { BadInput } from "../lib/index.ts";
-import type { Test } from "./test.ts";
+import type { Test } from "../core/test-definition.ts";
 import { isAdapterPath, loadAdapter, checkAdapterClient } from "../clients/index.ts";
 import { isManifestPath, readManifest } from "../clients/program/index.ts";
 import { checkUserProxies } from "../cluster/external-proxies.ts";

@@ -7,7 +7,7 @@ import { SERVER_PROGRAMS, serverVersions } from "./server-versions.ts";
 import { repoFile } from "../lib/index.ts";
 import { isAdapterPath } from "../clients/adapter.ts";
 import { isManifestPath, readManifest } from "../clients/program/index.ts";
-import type { Test } from "./test.ts";
+import type { Test } from "../core/test-definition.ts";
 
 const require = createRequire(import.meta.url);
 

@@ -20,7 +20,7 @@ import { HoldTracker } from "./holders.ts";
 import { askServerVersions, describeRun } from "./run-info.ts";
 import { tellsNotices } from "../clients/index.ts";
 import { serveMetrics, type MetricsServer } from "./metrics.ts";
-import type { Test } from "./test.ts";
+import type { Test } from "../core/test-definition.ts";
 
 /**
  * How far ahead of "go" time zero lies. The workers are idle when it is sent (each

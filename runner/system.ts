@@ -11,7 +11,7 @@ import { externalCluster } from "../cluster/external.ts";
 import { placeServers } from "../cluster/external-proxies.ts";
 import type { ProcessGroup } from "../cluster/processes.ts";
 import type { PortPlan } from "../cluster/ports.ts";
-import type { ServerNode } from "../cluster/redis.ts";
+import type { ServerNode } from "../backends/redis/server.ts";
 import { Links, type Link } from "../cluster/links.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import { startResource, type ResourceHandle } from "../resource/index.ts";
@@ -20,7 +20,7 @@ import { RUN_FILES, type UnindexedEvent } from "../store/index.ts";
 import type { Endpoint } from "../clients/index.ts";
 import { spawnWorker, workerClockFile, type WorkerHandle } from "./workers.ts";
 import { faketimePreload, writeOffset } from "../cluster/faketime.ts";
-import type { Test } from "./test.ts";
+import type { Test } from "../core/test-definition.ts";
 import type { LockSpec } from "../workloads/index.ts";
 import { localDeployment, type Deployment } from "../cluster/deployment.ts";
 
@@ -83,9 +83,9 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   spawning.catch(() => {});
   // The resource first: it takes the first port of --port-base, the servers the next.
   // Postgres' client and docker mode's engine client are loaded only by the runs that use them.
-  const pg = test.resourceStore === "postgres" ? await (await import("./postgres-backend.ts")).startResourceDb(group, ports, runDir) : undefined;
+  const pg = test.resourceStore === "postgres" ? await (await import("../backends/postgres/start.ts")).startResourceDb(group, ports, runDir) : undefined;
   // The resource's dynalite keeps its LevelDB in the run directory: what it committed outlives the run.
-  const dynamo = test.resourceStore === "dynamodb" ? (await (await import("../cluster/dynamodb.ts")).startDynalite(group, ports, { runDir, name: "resource-db", persistent: true })).node : undefined;
+  const dynamo = test.resourceStore === "dynamodb" ? (await (await import("../backends/dynamodb/server.ts")).startDynalite(group, ports, { runDir, name: "resource-db", persistent: true })).node : undefined;
   const db = pg ?? dynamo;
   if (db) ctx.started("resource_db", db);
   // Their ports are taken before either starts, in the order --port-base has always

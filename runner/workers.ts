@@ -62,7 +62,7 @@ export class WorkerHandle {
 
 /**
  * Where a worker started under libfaketime reads its wall clock's offset
- * (--clock-target clients): beside the servers' own (cluster/redis.ts), so the
+ * (--clock-target clients): beside the servers' own (backends/redis/server.ts), so the
  * run's teardown removes it with them unless --keep-data.
  */
 export const workerClockFile = (runDir: string, name: string): string => join(runDir, "data", name, "faketime");

@@ -2,18 +2,18 @@
 // test:jepsen configuration with a script of chosen faults, and what the
 // catalogue predicts the checker finds. `npm run scenario -- <id>` runs one.
 import { K1, K2 } from "./lease.ts";
-import { K3, K4, K5 } from "./redlock.ts";
+import { K3, K4, K5 } from "../backends/redlock/scenarios.ts";
 import { T1 } from "./release.ts";
 import { F1, F2 } from "./fences.ts";
 import { C1 } from "./counter.ts";
 import { L1 } from "./renew.ts";
-import { Z1, Z2, Z3 } from "./zookeeper.ts";
-import { P1 } from "./postgres.ts";
+import { Z1, Z2, Z3 } from "../backends/zookeeper/scenarios.ts";
+import { P1 } from "../backends/postgres/scenarios.ts";
 import { L2, E1 } from "./libraries.ts";
 import { R1, R2, S1, W1, W2 } from "./kinds.ts";
 import { G1, Q1, Q2 } from "./cancel.ts";
-import { D1, D2, D3 } from "./dynamodb.ts";
-import { M1, M2, M3, M4 } from "./lockserver.ts";
+import { D1, D2, D3 } from "../backends/dynamodb/scenarios.ts";
+import { M1, M2, M3, M4 } from "../backends/lockserver/scenarios.ts";
 import type { Scenario } from "./scenario.ts";
 
 export type { Scenario, Prediction } from "./scenario.ts";

@@ -22,7 +22,7 @@ export const ENTRIES = [
   "checker/verdict-thread",
   "resource/main",
   "proxy/main",
-  "cluster/lockserver/main",
+  "backends/lockserver/main",
   "experiments/holder",
   "bench/checker",
   "bench/proxy",

@@ -8,7 +8,7 @@
 #    keeps their Docker, and nothing is printed.
 #  - Otherwise, on Debian: installs Podman (with runc), starts its Docker-API
 #    service on /run/podman/podman.sock (where docker/engine.ts looks), and gives
-#    it the base image docker/*/Dockerfile start FROM, made with debootstrap from
+#    it the base image backends/*/docker/Dockerfile start FROM, made with debootstrap from
 #    this machine's apt mirror, since no image registry may be reachable.
 #
 # Docker mode is optional, so nothing here may fail the caller for want of

@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { BadInput } from "../lib/exit.ts";
 import { repoFile } from "../lib/paths.ts";
-import type { Test } from "../runner/test.ts";
+import type { Test } from "../core/test-definition.ts";
 import { aptInstall, hasApt, installCommand, InstallFailed, rootCommand } from "./apt.ts";
 import { BACKEND_NEEDS, CLIENT_NEEDS, REQUIREMENTS, REQUIREMENT_IDS, satisfied, type RequirementId } from "./requirements.ts";
 import { ensureShim } from "./shim.ts";

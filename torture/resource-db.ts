@@ -8,15 +8,15 @@ import pg from "pg";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
 import { localDeployment } from "../cluster/deployment.ts";
-import { pgConnection, startPostmaster } from "../cluster/postgres.ts";
+import { pgConnection, startPostmaster } from "../backends/postgres/server.ts";
 import type { StoreRow } from "../resource/index.ts";
 
-/** The run's resource-db name (runner/postgres-backend.ts startResourceDb). */
+/** The run's resource-db name (backends/postgres/start.ts startResourceDb). */
 export const RESOURCE_DB = "resource-db";
 
 /** The rows of the resource's table in the data directory the run at `runDir` kept, by key. */
 export async function keptResourceTable(runDir: string, logFile: string): Promise<Map<string, StoreRow>> {
-  // data/resource-db may be a link to a directory the postgres user can reach (cluster/postgres.ts).
+  // data/resource-db may be a link to a directory the postgres user can reach (backends/postgres/server.ts).
   const dir = realpathSync(join(runDir, "data", RESOURCE_DB));
   const group = new ProcessGroup(`torture ${dir}`);
   const ports = new PortPlan(0);

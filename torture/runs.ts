@@ -69,7 +69,7 @@ export function checkRun(runDir: string): Promise<Checked> {
 
 /**
  * Directories a run's servers kept outside the run directory (data/<name> is a
- * link there when the postgres user cannot reach the store: cluster/postgres.ts)
+ * link there when the postgres user cannot reach the store: backends/postgres/server.ts)
  * that are still there. The teardown, or the reaper, removes them.
  */
 export function outsideDataDirs(runDir: string): string[] {

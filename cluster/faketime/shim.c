@@ -16,7 +16,7 @@
  *
  * Built by setup/shim.ts, when a run first needs it, into the user's cache
  * (~/.cache/fencecheck/faketime-shim-<hash of this file>.so), and by
- * docker/redis/Dockerfile into the redis image.
+ * backends/redis/docker/Dockerfile into the redis image.
  */
 #define _GNU_SOURCE
 #include <stddef.h>

@@ -9,7 +9,7 @@ import zookeeper from "node-zookeeper-client";
 import { CLIENTS, ZK_LOCK_ROOT, type Endpoint, type Hold, type LockClient, type MakeClient, type Outcome } from "../../clients/index.ts";
 import { rng } from "../../lib/index.ts";
 import { eventually } from "../helpers.ts";
-import { startZkServers, type ZkServers } from "../zk-servers.ts";
+import { startZkServers, type ZkServers } from "../../backends/zookeeper/test/servers.ts";
 
 const ADAPTERS = ["kazoo", "curator"] as const;
 const made: Record<string, MakeClient> = {};

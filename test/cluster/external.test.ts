@@ -8,10 +8,10 @@ import { readFileSync, realpathSync, writeFileSync, readdirSync } from "node:fs"
 import { Redis } from "ioredis";
 import { ProcessGroup } from "../../cluster/processes.ts";
 import { PortPlan } from "../../cluster/ports.ts";
-import { startRedisNodes, type ServerNode } from "../../cluster/redis.ts";
-import { startEtcdCluster, type EtcdCluster } from "../../cluster/etcd.ts";
+import { startRedisNodes, type ServerNode } from "../../backends/redis/server.ts";
+import { startEtcdCluster, type EtcdCluster } from "../../backends/etcd/server.ts";
 import { startProxyServer, type ProxyServer } from "../../proxy/index.ts";
-import { EtcdAdmin } from "../../cluster/etcd-admin.ts";
+import { EtcdAdmin } from "../../backends/etcd/admin.ts";
 import { tempRunDir, runCli, latestRun, readNdjson } from "../helpers.ts";
 
 let dir: string;

@@ -8,7 +8,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { ProcessGroup } from "../../cluster/processes.ts";
 import { PortPlan } from "../../cluster/ports.ts";
-import { startRedisCluster } from "../../cluster/redis-cluster.ts";
+import { startRedisCluster } from "../../backends/redis/servers.ts";
 import { dockerDeployment, type DockerDeployment } from "../../docker/index.ts";
 import { tempRunDir } from "../helpers.ts";
 import { engineOrSkip, fencecheckObjects } from "./engine.ts";

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, readdirSync, realpathSync } from "node:fs";
 import { Redis } from "ioredis";
 import { ProcessGroup } from "../../cluster/processes.ts";
 import { PortPlan } from "../../cluster/ports.ts";
-import { startRedisNodes } from "../../cluster/redis.ts";
+import { startRedisNodes } from "../../backends/redis/server.ts";
 import { dockerDeployment } from "../../docker/index.ts";
 import { tempRunDir, runCli, latestRun, waitFor } from "../helpers.ts";
 import { engineOrSkip, fencecheckObjects, loadRun, SHORT_RUN } from "./engine.ts";

@@ -20,12 +20,12 @@ const DEPLOYS: readonly Deploy[] = ["local", "docker", "external"];
  */
 const RUN_IN: Record<string, Partial<Record<Deploy, string>>> = {
   redis: { local: "test/runner/two-client-pause.test.ts", docker: "test/docker/runs.test.ts", external: "test/cluster/external.test.ts" },
-  redlock: { local: "test/runner/redlock.test.ts", docker: "test/docker/runs.test.ts", external: "test/cluster/external.test.ts" },
+  redlock: { local: "backends/redlock/test/run.test.ts", docker: "test/docker/runs.test.ts", external: "test/cluster/external.test.ts" },
   etcd: { local: "test/nemesis/network.test.ts", docker: "test/docker/runs.test.ts", external: "test/cluster/external.test.ts" },
-  zookeeper: { local: "test/runner/zookeeper-teardown.test.ts", docker: "test/docker/zookeeper-postgres.test.ts", external: "test/cluster/external-zookeeper.test.ts" },
-  postgres: { local: "test/runner/postgres.test.ts", docker: "test/docker/zookeeper-postgres.test.ts", external: "test/cluster/external-postgres.test.ts" },
-  dynamodb: { local: "test/runner/dynamodb.test.ts", external: "test/cluster/external-dynamodb.test.ts" },
-  lockserver: { local: "test/runner/lockserver.test.ts" },
+  zookeeper: { local: "backends/zookeeper/test/teardown.test.ts", docker: "test/docker/zookeeper-postgres.test.ts", external: "backends/zookeeper/test/external.test.ts" },
+  postgres: { local: "backends/postgres/test/run.test.ts", docker: "test/docker/zookeeper-postgres.test.ts", external: "backends/postgres/test/external.test.ts" },
+  dynamodb: { local: "backends/dynamodb/test/run.test.ts", external: "backends/dynamodb/test/external-service.test.ts" },
+  lockserver: { local: "backends/lockserver/test/run.test.ts" },
 };
 
 /** What --deploy d needs besides itself to be accepted: the servers of an external cluster. */

@@ -1,0 +1,219 @@
+// A Postgres 15 server made for one run: initdb into data/postgres-1 of the run
+// directory (or a directory the postgres user can reach, linked from there), then
+// the postmaster as a child process of the run's group on a loopback port of its
+// own. Debian's package may run a system cluster on 5432; it is never used. In
+// docker mode the postmaster is a container's (backends/postgres/docker/), whose start
+// script runs initdb itself the first time: the host then needs no Postgres.
+//
+// The postmaster is started directly rather than through `pg_ctl start`: pg_ctl
+// daemonizes it, and the group (and the reaper after a crash) could then not know
+// its pid. Postgres refuses to run as root, so both initdb and the server run as
+// the `postgres` user (a setuid of the child, no runuser in between to outlive a
+// SIGKILL), and the data directory is theirs. Run by another user than root, both
+// run as that user, who owns the run directory.
+//
+// The backends the postmaster forks for each connection are children of it, each
+// in a session of its own (Postgres calls setsid), so a signal to the postmaster
+// reaches none of them. A kill (the nemesis', the teardown's) takes them with
+// it; after a crash of the runner the reaper kills the postmaster alone, and its
+// backends notice its death and exit by themselves. A frozen server needs every
+// one of them frozen, and they are then put on the reaper's list until thawed
+// (ProcessGroup does all of this for a process started withChildren).
+import { chownSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import pg from "pg";
+import { sleep } from "../../lib/index.ts";
+import type { Cluster } from "../../cluster/cluster.ts";
+import { logTail, type ProcessGroup } from "../../cluster/processes.ts";
+import type { PortPlan } from "../../cluster/ports.ts";
+import type { ServerNode } from "../redis/server.ts";
+import { pgBin } from "../../cluster/programs.ts";
+import { localDeployment, type Deployment } from "../../cluster/deployment.ts";
+
+export { pgBin };
+
+export interface PostgresOptions {
+  runDir: string;
+  /** fsync on (--pg-durable): what a killed server remembers of its last commits. */
+  durable: boolean;
+  /** More `-c name=value` settings (the dead-session measurement's keepalives). */
+  settings?: Record<string, string>;
+  /** Its name in the run (default postgres-1; the resource's own is resource-db). */
+  name?: string;
+  /** Where it runs (default: a child process of the group). */
+  deployment?: Deployment;
+}
+
+/** The `postgres` user's ids, from /etc/passwd (Node has no getpwnam). */
+export function postgresUser(): { uid: number; gid: number } {
+  const line = readFileSync("/etc/passwd", "utf8").split("\n").find((l) => l.startsWith("postgres:"));
+  if (!line) throw new Error("there is no postgres user: install Debian's postgresql-15 (fencecheck setup --backends postgres)");
+  const [, , uid, gid] = line.split(":");
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+/** The connection settings of the run's own server: trust authentication, the superuser. */
+export const pgConnection = (node: { host: string; port: number }) => ({ host: node.host, port: node.port, user: "postgres", database: "postgres" });
+
+function serverArgs(dir: string, port: number, opts: PostgresOptions, bindHost: string): string[] {
+  const settings: Record<string, string> = {
+    // Loopback here; every address inside a container, whose port is published on loopback only.
+    listen_addresses: bindHost === "0.0.0.0" ? "*" : bindHost,
+    // No Unix socket: a run directory's path can be longer than a socket's
+    // (107 bytes), and every client comes over TCP through its proxy anyway.
+    unix_socket_directories: "",
+    fsync: opts.durable ? "on" : "off",
+    // One connection per logical client (up to --concurrency 1000), and the resource's.
+    max_connections: "1100",
+    shared_buffers: "16MB",
+    log_line_prefix: "%m [%p] ",
+    ...opts.settings,
+  };
+  return ["-D", dir, "-p", String(port), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
+}
+
+/** The user the servers run as: postgres when we are root (Postgres refuses root), else ourselves. */
+export function serverUser(): { uid: number; gid: number } | undefined {
+  return process.getuid?.() === 0 ? postgresUser() : undefined;
+}
+
+/** Whether `user` can pass through every directory down to `dir`. */
+function reachable(dir: string, user: { uid: number; gid: number }): boolean {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    const s = statSync(d);
+    const x = s.uid === user.uid ? 0o100 : s.gid === user.gid ? 0o010 : 0o001;
+    if (!(s.mode & x)) return false;
+    if (d === dirname(d)) return true;
+  }
+}
+
+/**
+ * The directory a server run as the postgres user keeps its files in, made and
+ * given to that user: data/<name> of the run directory when the user can pass
+ * through every directory above it. A store in root's home (/root is 0700), a
+ * user's (0750 on Ubuntu) or a mktemp directory (0700) is out of its reach; the
+ * files then go to a directory of the run's own under the system's temporary
+ * directory, data/<name> links to it, and it is removed with the run's servers
+ * (by the reaper if the runner dies) unless --keep-data keeps it.
+ */
+export function serverDataDir(group: ProcessGroup, runDir: string, name: string, deployment?: Deployment): string {
+  const inRun = join(runDir, "data", name);
+  mkdirSync(dirname(inRun), { recursive: true });
+  // A container is given the directory itself (a mount): no directory above it
+  // need be passable, and its start script gives it to its own postgres user.
+  if (deployment && deployment.name !== "local") {
+    mkdirSync(inRun, { recursive: true });
+    return inRun;
+  }
+  const user = serverUser();
+  let dir = inRun;
+  if (user && !reachable(dirname(inRun), user)) {
+    const outside = mkdtempSync(join(tmpdir(), `fencecheck-${name}-`));
+    group.removeAtTeardown(outside);
+    // mkdtemp makes it 0700: the postgres user must pass through to its own directory inside.
+    chmodSync(outside, 0o711);
+    if (!reachable(outside, user))
+      throw new Error(`the postgres user can reach neither ${dirname(inRun)} nor ${outside} (set TMPDIR to a directory it can pass through, e.g. /var/tmp)`);
+    dir = join(outside, name);
+    symlinkSync(dir, inRun);
+  }
+  mkdirSync(dir, { recursive: true });
+  if (user) chownSync(dir, user.uid, user.gid);
+  chmodSync(dir, 0o700);
+  return dir;
+}
+
+async function initdb(group: ProcessGroup, name: string, dir: string, logFile: string): Promise<void> {
+  const proc = await group.spawn({
+    name: `${name}-initdb`,
+    command: pgBin("initdb"),
+    args: ["-D", dir, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"],
+    logFile,
+    user: serverUser(),
+    env: { ...process.env, HOME: dir, LC_ALL: "C" },
+  });
+  const code = await proc.exited;
+  await group.kill(proc.name);
+  if (code !== "0") throw new Error(`initdb for ${name} failed (${code}):\n${logTail(logFile)}`);
+}
+
+/** Start the postmaster (again, after a kill: same port, same data directory) and wait until it answers. */
+export async function startPostmaster(deployment: Deployment, node: ServerNode, dir: string, logFile: string, opts: PostgresOptions): Promise<void> {
+  // A container's first start runs initdb first (its script), and the engine may start slowly.
+  const limitS = deployment.name === "local" ? 15 : 60;
+  const deadline = Date.now() + limitS * 1000;
+  const spec = {
+    name: node.name,
+    kind: "postgres" as const,
+    args: serverArgs(dir, node.port, opts, deployment.bindHost),
+    dataDir: dir,
+    logFile,
+    ports: [node.port],
+    user: serverUser(),
+    withChildren: true,
+  };
+  for (;;) {
+    await deployment.start(spec);
+    for (;;) {
+      if (!deployment.running(node.name)) break;
+      if (await answers(node)) return;
+      if (Date.now() > deadline) throw new Error(`${node.name} did not answer on port ${node.port} within ${limitS} s:\n${logTail(logFile)}`);
+      await sleep(50);
+    }
+    await deployment.kill(node.name);
+    // After a kill, backends of the old postmaster may still hold its shared
+    // memory for a moment; the new one refuses to start until they are gone.
+    if (Date.now() > deadline) throw new Error(`${node.name} exited at start (port ${node.port}):\n${logTail(logFile)}`);
+    await sleep(100);
+  }
+}
+
+async function answers(node: ServerNode): Promise<boolean> {
+  const c = new pg.Client({ ...pgConnection(node), connectionTimeoutMillis: 1000 });
+  c.on("error", () => {});
+  try {
+    await c.connect();
+    await c.query("SELECT 1");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
+export async function startPostgresCluster(group: ProcessGroup, ports: PortPlan, opts: PostgresOptions): Promise<Cluster> {
+  const deployment = opts.deployment ?? localDeployment(group);
+  const node: ServerNode = { name: opts.name ?? "postgres-1", host: "127.0.0.1", port: await ports.take() };
+  const dir = serverDataDir(group, opts.runDir, node.name, deployment);
+  const logFile = join(opts.runDir, "logs", `${node.name}.log`);
+  if (deployment.name === "local") await initdb(group, node.name, dir, logFile);
+  await startPostmaster(deployment, node, dir, logFile, opts);
+  const check = (name: string) => {
+    if (name !== node.name) throw new Error(`no Postgres server named ${name} (there is ${node.name})`);
+  };
+  return {
+    nodes: [node],
+    // The postmaster was started withChildren: its backends are frozen and thawed with it.
+    pause: async (name) => {
+      check(name);
+      return deployment.pause(name);
+    },
+    resume: async (name) => {
+      check(name);
+      return deployment.resume(name);
+    },
+    running: (name) => deployment.running(name),
+    kill: async (name) => {
+      check(name);
+      await deployment.kill(name);
+    },
+    restart: async (name) => {
+      check(name);
+      if (deployment.running(name)) return;
+      await deployment.kill(name);
+      await startPostmaster(deployment, node, dir, logFile, opts);
+    },
+  };
+}

@@ -1,0 +1,88 @@
+// The ZooKeeper members' own network, through the fault proxy. Each ordered pair
+// of members (from, to) has two proxies of its own, in front of `to`'s quorum port
+// and its election port, so cutting two members apart is disabling the proxies of
+// both directions (a disabled proxy closes its connections and refuses new ones).
+//
+// Why a pair of proxies per direction, each on a loopback address of its own
+// (127.0.0.<10 x from + to>, at `to`'s real port numbers): in leader election a
+// member that receives a connection from a member with a lower id drops it and
+// connects back to the address that member advertised, which is the address of
+// its own server line. Listed at a proxy's address, that line would be where it
+// binds; listed at its real address, every connect-back would go around the
+// proxy and no partition could cut election traffic. Every member's server lines
+// name the members by host name (zk-1, zk-2, zk-3), and each JVM resolves those
+// names from a hosts file of its own (-Djdk.net.hosts.file): its own name to
+// 127.0.0.1, where it binds, and the others' to the proxies from it to them.
+// That alone is not enough: ZooKeeper advertises its address as the IP it
+// resolved, so a connect-back would still go to 127.0.0.1 directly. The election
+// proxies therefore carry the zk_sid_only toxic of our fault proxy, which leaves
+// the sender's id alone in the first message: the receiver then connects back as
+// its own configuration says, through the proxy from it to the sender.
+import { Toxiproxy, type Proxy } from "toxiproxy-node-client";
+import { memberCuts } from "../../cluster/cluster.ts";
+
+export interface ZkPeerPorts {
+  name: string;
+  /** Its quorum (follower-to-leader) port and its election port, on 127.0.0.1. */
+  quorumPort: number;
+  electionPort: number;
+}
+
+/** Where `from` reaches `to`: the address of the proxies between them. */
+export const peerAddress = (from: number, to: number): string => `127.0.0.${10 * from + to}`;
+
+/** The hosts file of member `self` (1-based) among `size`: its own name on 127.0.0.1, the others at its proxies. */
+export function hostsFile(self: number, size: number): string {
+  const lines = ["127.0.0.1 localhost"];
+  for (let i = 1; i <= size; i++) lines.push(`${i === self ? "127.0.0.1" : peerAddress(self, i)} zk-${i}`);
+  return lines.join("\n") + "\n";
+}
+
+export class ZkPeerProxies {
+  private constructor(private readonly links: Array<{ from: string; to: string; proxy: Proxy; enabled: boolean }>) {}
+
+  /** Two proxies for every ordered pair of members, named after the run (`prefix`). */
+  static async create(toxiproxyUrl: string, prefix: string, members: ZkPeerPorts[]): Promise<ZkPeerProxies> {
+    const toxiproxy = new Toxiproxy(toxiproxyUrl);
+    const links: Array<{ from: string; to: string; proxy: Proxy; enabled: boolean }> = [];
+    try {
+      for (const [f, from] of members.entries())
+        for (const [t, to] of members.entries()) {
+          if (f === t) continue;
+          for (const [kind, port] of [["quorum", to.quorumPort], ["election", to.electionPort]] as const) {
+            const proxy = await toxiproxy.createProxy({
+              name: `${prefix}${from.name}-to-${to.name}-${kind}`,
+              listen: `${peerAddress(f + 1, t + 1)}:${port}`,
+              upstream: `127.0.0.1:${port}`,
+            });
+            links.push({ from: from.name, to: to.name, proxy, enabled: true });
+            if (kind === "election") await proxy.addToxic({ name: "sid-only", type: "zk_sid_only", stream: "upstream", toxicity: 1, attributes: {} } as never);
+          }
+        }
+    } catch (err) {
+      await Promise.all(links.map((l) => l.proxy.remove().catch(() => {})));
+      throw err;
+    }
+    return new ZkPeerProxies(links);
+  }
+
+  /** Cut every member off from those it shares no component with, both ways; heal the rest. */
+  async partition(components: string[][]): Promise<void> {
+    const cuts = memberCuts([...new Set(this.links.map((l) => l.from))], components);
+    await Promise.all(this.links.map((l) => this.enable(l, !cuts.get(l.from)!.includes(l.to))));
+  }
+
+  async heal(): Promise<void> {
+    await Promise.all(this.links.map((l) => this.enable(l, true)));
+  }
+
+  async remove(): Promise<void> {
+    await Promise.all(this.links.map((l) => l.proxy.remove().catch(() => {})));
+  }
+
+  private async enable(l: { proxy: Proxy; enabled: boolean }, enabled: boolean): Promise<void> {
+    if (l.enabled === enabled) return;
+    await l.proxy.update({ enabled } as never);
+    l.enabled = enabled;
+  }
+}

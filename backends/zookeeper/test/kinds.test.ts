@@ -1,0 +1,116 @@
+// The ZooKeeper lock clients' kinds beyond the mutex, against three real
+// ZooKeeper servers: the shared-lock recipe (zookeeper-rw) lets readers hold
+// together, queues a reader behind an earlier writer and a writer behind every
+// earlier node; a waiter of either client whose AbortSignal fires deletes its node
+// (read back from the servers) and fails "cancelled", and one whose delete gets no
+// answer says it cannot know, its node left to stall the queue until its session ends.
+import { describe, it, expect } from "vitest";
+import { Toxiproxy } from "toxiproxy-node-client";
+import type { Endpoint, Hold, Outcome } from "../../../clients/index.ts";
+import { UnknownOutcome } from "../../../clients/lock.ts";
+import { sleep } from "../../../lib/index.ts";
+import { eventually } from "../../../test/helpers.ts";
+import { useZkLockServers } from "./cluster.ts";
+
+const { servers, lock, nodesOf } = useZkLockServers("fc-zk-kinds-");
+
+function held(r: Outcome<Hold>): Hold {
+  if (r.type !== "ok") throw new Error(`not acquired: ${JSON.stringify(r)}`);
+  return r.value;
+}
+
+/** Whether a promise is still pending after a moment (a waiter still waiting). */
+async function pending(p: Promise<unknown>): Promise<boolean> {
+  return Promise.race([p.then(() => false, () => false), sleep(300).then(() => true)]);
+}
+
+describe("zookeeper-rw", () => {
+  it("readers hold together; a writer waits for every earlier node, a later reader for the writer; behind names whom each waited for", async () => {
+    const key = "rw";
+    const [a, b, c, d, e] = ["a", "b", "c", "d", "e"].map((p) => lock("zookeeper-rw", p));
+    const r1 = held(await a.acquire(key, 2000, 0, { mode: "read" }));
+    const r2 = held(await b.acquire(key, 2000, 0, { mode: "read" }));
+    expect(String(r1.extra!.node)).toContain(`_c_${r1.extra!.session}-a-h1-read-`);
+    expect(r2.fence!).toBeGreaterThan(r1.fence!);
+    // A writer cannot get in while readers hold.
+    expect(await c.acquire(key, 2000, 0, { mode: "write" })).toEqual({ type: "fail", error: "busy" });
+    const writing = c.acquire(key, 2000, 8000, { mode: "write" });
+    await eventually(async () => (await nodesOf(key)).length === 3);
+    // A reader that comes after a waiting writer queues behind it, though only readers hold.
+    const reading = d.acquire(key, 2000, 8000, { mode: "read" });
+    await eventually(async () => (await nodesOf(key)).length === 4);
+    expect(await pending(writing)).toBe(true);
+    expect(await pending(reading)).toBe(true);
+    await a.release(key, r1);
+    expect(await pending(writing)).toBe(true);
+    await b.release(key, r2);
+    const w = held(await writing);
+    expect(String(w.extra!.node)).toContain("-write-");
+    // It watched the next lower node, the second reader's.
+    expect(w.extra!.behind).toBe(r2.owner);
+    expect(w.fence!).toBeGreaterThan(r2.fence!);
+    // The writer excludes readers.
+    expect(await pending(reading)).toBe(true);
+    expect(await e.acquire(key, 2000, 0, { mode: "read" })).toMatchObject({ type: "fail", error: "busy" });
+    await c.release(key, w);
+    const r3 = held(await reading);
+    expect(r3.extra!.behind).toBe(w.owner);
+    expect(r3.fence!).toBeGreaterThan(w.fence!);
+    // A writer that gives up behind the reader says whom it waited behind.
+    expect(await e.acquire(key, 2000, 300, { mode: "write" })).toEqual({ type: "fail", error: "timeout", value: { behind: r3.owner } });
+    await d.release(key, r3);
+    await eventually(async () => (await nodesOf(key)).length === 0, 5_000);
+    expect(await nodesOf(key)).toEqual([]);
+  }, 30_000);
+});
+
+describe.each(["zookeeper", "zookeeper-rw"])("%s cancellation", (kind) => {
+  it("an aborted wait deletes its node and fails cancelled, naming its owner and the holder it waited behind", async () => {
+    const key = `cancel-${kind}`;
+    const holder = lock(kind, `${kind}-holder`), waiter = lock(kind, `${kind}-waiter`), next = lock(kind, `${kind}-next`);
+    const h = held(await holder.acquire(key, 2000, 0));
+    const abort = new AbortController();
+    // A session of 4 s: long enough that a loaded machine still finds the dead node queued below.
+    const waiting = waiter.acquire(key, 4000, 10_000, { signal: abort.signal });
+    await eventually(async () => (await nodesOf(key)).length === 2);
+    const began = Date.now();
+    abort.abort();
+    expect(await waiting).toEqual({ type: "fail", error: "cancelled", value: { owner: `${kind}-waiter-h1`, behind: h.owner } });
+    expect(Date.now() - began).toBeLessThan(1000);
+    // The servers have the holder's node only (asked until the admin's member has applied the delete).
+    await eventually(async () => (await nodesOf(key)).length === 1, 5_000);
+    expect(await nodesOf(key)).toEqual([h.extra!.node]);
+    // Nothing stalls: the next waiter is granted as soon as the holder lets go.
+    const after = next.acquire(key, 2000, 5000);
+    await eventually(async () => (await nodesOf(key)).length === 2);
+    await holder.release(key, h);
+    const n = held(await after);
+    expect(n.extra!.behind).toBe(h.owner);
+    await next.release(key, n);
+  }, 30_000);
+
+  it("a cancel whose delete gets no answer is unknown, and its node stalls the queue until its session ends", async () => {
+    const key = `cancel-lost-${kind}`;
+    const p = await new Toxiproxy(servers().proxy.url).createProxy({ name: `cancel-lost-${kind}`, listen: "127.0.0.1:0", upstream: `127.0.0.1:${servers().cluster.nodes[0].port}` });
+    const link: Endpoint = { name: "zk-1", host: "127.0.0.1", port: Number(p.listen.split(":").pop()) };
+    const holder = lock(kind, `${kind}-holder2`), waiter = lock(kind, `${kind}-waiter2`, [link], 1000), next = lock(kind, `${kind}-next2`);
+    const h = held(await holder.acquire(key, 2000, 0));
+    const abort = new AbortController();
+    // A session of 4 s: long enough that a loaded machine still finds the dead node queued below.
+    const waiting = waiter.acquire(key, 4000, 10_000, { signal: abort.signal });
+    await eventually(async () => (await nodesOf(key)).length === 2);
+    await p.update({ enabled: false } as never);
+    abort.abort();
+    const err = await waiting.then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(UnknownOutcome);
+    expect((err as UnknownOutcome).error).toBe("cancel-unknown");
+    // Its node is still queued: the next waiter waits behind it after the holder leaves, and says so.
+    await holder.release(key, h);
+    expect(await next.acquire(key, 2000, 300)).toEqual({ type: "fail", error: "timeout", value: { behind: `${kind}-waiter2-h1` } });
+    // Until the server ends its session (4 s, the --ttl it asked for).
+    const n = held(await next.acquire(key, 2000, 10_000));
+    expect(n.extra!.behind).toBe(`${kind}-waiter2-h1`);
+    await next.release(key, n);
+    await p.remove();
+  }, 30_000);
+});

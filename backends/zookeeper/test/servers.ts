@@ -1,0 +1,46 @@
+// Three real ZooKeeper servers for a test file, with the fault proxy their peer
+// links need, and an admin session of the test's own to read what the servers
+// hold (lock nodes), started once in a file's beforeAll and stopped in its afterAll.
+import zookeeper from "node-zookeeper-client";
+import { ProcessGroup } from "../../../cluster/processes.ts";
+import { PortPlan } from "../../../cluster/ports.ts";
+import { startZkCluster, type ZkCluster } from "../server.ts";
+import { startProxyServer, type ProxyServer } from "../../../proxy/index.ts";
+import type { Endpoint } from "../../../clients/index.ts";
+import { tempRunDir, processesMentioning } from "../../../test/helpers.ts";
+
+export interface ZkServers {
+  dir: string;
+  proxy: ProxyServer;
+  cluster: ZkCluster;
+  endpoints: Endpoint[];
+  admin: zookeeper.Client;
+  /** Stops everything; the processes still mentioning the run's directory (none, when all went). */
+  stop(): Promise<string[]>;
+}
+
+export async function startZkServers(prefix: string): Promise<ZkServers> {
+  const dir = tempRunDir(prefix);
+  const group = new ProcessGroup(dir);
+  const proxy = await startProxyServer({ port: 0 });
+  const cluster = await startZkCluster({ group, ports: new PortPlan(0), runDir: dir, toxiproxyUrl: proxy.url });
+  const endpoints = cluster.nodes.map(({ name, host, port }) => ({ name, host, port }));
+  const admin = zookeeper.createClient(endpoints.map((e) => `${e.host}:${e.port}`).join(","), { sessionTimeout: 10_000 });
+  await new Promise<void>((resolve) => {
+    admin.once("connected", () => resolve());
+    admin.connect();
+  });
+  return {
+    dir,
+    proxy,
+    cluster,
+    endpoints,
+    admin,
+    async stop() {
+      admin.close();
+      await group.stopAll();
+      await proxy.close();
+      return processesMentioning(dir);
+    },
+  };
+}

@@ -1,0 +1,53 @@
+// A test is plain data composed from parts found by name: a backend, a client, a
+// workload, nemeses, and the options that parameterise them (as in Jepsen, where
+// a test map merges a workload and a nemesis package).
+import type { Backend, ServerOptions } from "../runner/backends.ts";
+import type { ClientOptions, LockKinds } from "../clients/index.ts";
+import type { Workload, WorkloadOptions } from "../workloads/index.ts";
+import type { NemesisOptions, ScriptStep } from "../nemesis/index.ts";
+
+export interface Test {
+  /** e.g. redis-fenced-write-pause-fence-on: the folder of its runs in the store. */
+  name: string;
+  backend: Backend;
+  client: string;
+  clientOptions: ClientOptions;
+  /** The lock kinds the client offers (its registry entry's, or an adapter's once preflight has loaded it). */
+  clientKinds?: LockKinds;
+  workload: Workload;
+  nemeses: string[];
+  /** Chosen faults at chosen moments (a scenario); when set, it replaces the random schedule of `nemeses`. */
+  script?: ScriptStep[];
+  fencing: boolean;
+  /** Reads that carry a fence advance the resource's fence (C1). */
+  fenceReads: boolean;
+  /** Where the resource keeps its state and decides: its memory (absent), or a Postgres of its own (--resource postgres). */
+  resourceStore?: "postgres" | "dynamodb";
+  /** Whether the checker counts the strict mutex model's findings (run.json options.model; absent: lease). */
+  model?: "lease" | "strict";
+  /** Whether the checker's liveness findings (stuck-lock) make the run invalid (run.json options.liveness; absent: lenient). */
+  liveness?: "lenient" | "strict";
+  seed: number;
+  timeLimitS: number;
+  concurrency: number;
+  workers: number;
+  store: string;
+  /** Keep data/ (the servers' files) once the run is over; it is no part of the run store's contract. */
+  keepData?: boolean;
+  portBase: number;
+  /** --metrics-port: where the runner serves every process's metrics during the run (0: a free port); absent or null: nowhere. */
+  metricsPort?: number | null;
+  graceMs: number;
+  commandTimeoutMs: number;
+  /** A Toxiproxy to make the links in; null: start our own fault proxy. */
+  toxiproxy: string | null;
+  /** --links direct: workers reach the servers and the resource with no proxy between (no link faults then). */
+  directLinks?: boolean;
+  /** Where that Toxiproxy was given, for messages: "--toxiproxy" (absent) or "--endpoints FILE". */
+  toxiproxyFrom?: string;
+  workloadOptions: WorkloadOptions;
+  nemesisOptions: NemesisOptions;
+  serverOptions: ServerOptions;
+  /** Start the workers under libfaketime, so the clock nemesis can move their wall clocks (--clock-target clients). */
+  workerClocks?: boolean;
+}
