@@ -8,7 +8,8 @@ import { join } from "node:path";
 import type { Hold, LockClient } from "../clients/index.ts";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
-import { startRedisNodes, type ServerNode } from "../backends/redis/server.ts";
+import { startRedisNodes } from "../backends/redis/server.ts";
+import type { ServerNode } from "../cluster/cluster.ts";
 import { BadInput, EXIT, helpText, noPositional, parseArgs, type OptionSpec } from "../lib/index.ts";
 
 export interface PathFigures {

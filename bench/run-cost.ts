@@ -18,8 +18,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { BadInput, ROOT, commandOptions, type OptionSpec } from "../lib/index.ts";
-import { BACKENDS } from "../runner/index.ts";
-import { BACKEND_NEEDS, REQUIREMENTS, satisfied } from "../setup/index.ts";
+import { BACKEND_NAMES, SERVER_NEEDS } from "../backends/index.ts";
+import { satisfied } from "../setup/index.ts";
 import { benchCommand } from "./command.ts";
 
 const COMMAND = "npm run bench:run-cost --";
@@ -35,7 +35,6 @@ const USAGE = [
   "options, 255 failure.",
 ].join("\n");
 
-const BACKEND_NAMES = Object.keys(BACKENDS);
 
 const BENCH_OPTIONS: readonly OptionSpec[] = [
   { name: "runs", kind: "int", default: 3, min: 1, max: 50, help: "runs per backend" },
@@ -199,10 +198,9 @@ function print(f: Figures, o: Options): void {
 
 /** Why a backend cannot run here, or null: its servers' programs must be installed already, since this bench installs nothing. */
 function missing(backend: string): string | null {
-  const need = BACKEND_NEEDS[backend];
-  if (!need || satisfied(REQUIREMENTS[need])) return null;
-  const r = REQUIREMENTS[need];
-  return `${need} is not installed here (${r.getIt ?? `fencecheck setup --backend ${backend}, or apt-get install ${r.packages.join(" ")}`})`;
+  const r = SERVER_NEEDS[backend];
+  if (!r || satisfied(r)) return null;
+  return `${r.id} is not installed here (${r.getIt ?? `fencecheck setup --backend ${backend}, or apt-get install ${r.packages.join(" ")}`})`;
 }
 
 async function bench(o: Options): Promise<void> {

@@ -7,7 +7,7 @@ import { BadInput, EXIT, didYouMean, namesTypeScript, rerunWithTypeScript } from
 import type { ScriptStep } from "../nemesis/index.ts";
 import { SCENARIOS, FREE_OPTIONS, buildScenario, commandLine, listing, matches, type Scenario, type ScenarioRun } from "../scenarios/index.ts";
 import { runAndCheck } from "./run-and-check.ts";
-import { ensureFor } from "../setup/index.ts";
+import { ensureFor } from "../runner/index.ts";
 import { preflight } from "../runner/index.ts";
 
 const USAGE = `Usage: fencecheck scenario <id> [options]

@@ -3,13 +3,17 @@
 // there. A run does the same for the parts it uses, so this is for preparing a
 // machine ahead (a CI image, a machine without network at run time) and for the
 // test suite, which needs everything.
-import { BACKENDS } from "../runner/index.ts";
 import { EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
-import { BACKEND_NEEDS, CLIENT_NEEDS, REQUIREMENTS, REQUIREMENT_IDS, ensure, satisfied, type RequirementId } from "../setup/index.ts";
+import { BACKEND_NAMES, CLIENT_NEEDS, OPTION_NEEDS, SERVER_NEEDS } from "../backends/index.ts";
+import { CHROMIUM, CLOCK, DOCKER, GNU_TIME, ensure, satisfied, type Requirement } from "../setup/index.ts";
 
-const EXTRAS: readonly RequirementId[] = ["clock", "pgbouncer", "docker", "gnu-time"];
+/** What some options need beyond a backend's servers: the clock nemesis, what a backend's options start beside its servers, a container engine, GNU time. */
+const EXTRAS: readonly Requirement[] = [CLOCK, ...OPTION_NEEDS, DOCKER, GNU_TIME];
 /** The reference adapter programs' languages and libraries (each serves one or more --client names). */
-const ADAPTERS = [...new Set(Object.values(CLIENT_NEEDS))];
+const ADAPTERS = CLIENT_NEEDS;
+/** Every part, in the order set-up takes them and --list shows them (Chromium only for the docs' pictures: never installed unasked). */
+const PARTS: readonly Requirement[] = [...new Map([...Object.values(SERVER_NEEDS), ...EXTRAS, ...ADAPTERS, CHROMIUM].map((r) => [r.id, r])).values()];
+const ids = (rs: readonly Requirement[]): string[] => rs.map((r) => r.id);
 
 const USAGE = `Usage: fencecheck setup [--backends LIST] [--extras LIST] [--adapters LIST] [--list]
 
@@ -19,15 +23,15 @@ prints what it installed and how long it took. With no options: everything (what
 the test suite needs). A run installs what it uses by itself; this prepares a
 machine ahead.
 
-Backends: ${Object.keys(BACKENDS).join(", ")}
-Extras:   ${EXTRAS.map((e) => `${e} (${REQUIREMENTS[e].serves})`).join("\n          ")}
-Adapters: ${ADAPTERS.map((a) => `${a} (${REQUIREMENTS[a].packages.join(" ")})`).join("\n          ")}
+Backends: ${BACKEND_NAMES.join(", ")}
+Extras:   ${EXTRAS.map((e) => `${e.id} (${e.serves})`).join("\n          ")}
+Adapters: ${ADAPTERS.map((a) => `${a.id} (${a.packages.join(" ")})`).join("\n          ")}
 Exit: 0 everything asked for is there, 1 something could not be installed, 254 bad arguments.`;
 
 export const SETUP_OPTIONS: readonly OptionSpec[] = [
-  { name: "backends", kind: "list", default: undefined, choices: [...Object.keys(BACKENDS), "all", "none"], defaultText: "all when no list is named, else none", help: "the backends to run locally" },
-  { name: "extras", kind: "list", default: undefined, choices: [...EXTRAS, "all", "none"], defaultText: "all when no list is named, else none", help: "what some options need beyond a backend" },
-  { name: "adapters", kind: "list", default: undefined, choices: [...ADAPTERS, "all", "none"], defaultText: "all when no list is named, else none", help: "the reference adapter programs' languages and lock libraries (--client redis-py, kazoo, python-etcd3, curator)" },
+  { name: "backends", kind: "list", default: undefined, choices: [...BACKEND_NAMES, "all", "none"], defaultText: "all when no list is named, else none", help: "the backends to run locally" },
+  { name: "extras", kind: "list", default: undefined, choices: [...ids(EXTRAS), "all", "none"], defaultText: "all when no list is named, else none", help: "what some options need beyond a backend" },
+  { name: "adapters", kind: "list", default: undefined, choices: [...ids(ADAPTERS), "all", "none"], defaultText: "all when no list is named, else none", help: `the reference adapter programs' languages and lock libraries (${ADAPTERS.map((a) => a.serves).join("; ")})` },
   { name: "list", kind: "flag", default: false, help: "say what each part needs and whether it is there; install nothing" },
 ];
 
@@ -43,30 +47,29 @@ export async function main(argv: string[]): Promise<number> {
   if (!o) return EXIT.valid;
   const everything = o.backends === undefined && o.extras === undefined && o.adapters === undefined;
   // Naming one list asks for what it names alone.
-  const backends = pick(o.backends as string[] | undefined, Object.keys(BACKENDS), everything ? Object.keys(BACKENDS) : []);
-  const extras = pick(o.extras as string[] | undefined, EXTRAS, everything ? EXTRAS : []);
-  const adapters = pick(o.adapters as string[] | undefined, ADAPTERS, everything ? ADAPTERS : []);
-  const wanted = new Set<RequirementId>([...backends.flatMap((b) => BACKEND_NEEDS[b] ?? []), ...extras, ...adapters]);
-  const ids = REQUIREMENT_IDS.filter((id) => wanted.has(id));
+  const backends = pick(o.backends as string[] | undefined, BACKEND_NAMES, everything ? BACKEND_NAMES : []);
+  const extras = pick(o.extras as string[] | undefined, ids(EXTRAS), everything ? ids(EXTRAS) : []);
+  const adapters = pick(o.adapters as string[] | undefined, ids(ADAPTERS), everything ? ids(ADAPTERS) : []);
+  const wanted = new Set([...backends.flatMap((b) => (SERVER_NEEDS[b] ? [SERVER_NEEDS[b].id] : [])), ...extras, ...adapters]);
+  const parts = PARTS.filter((r) => wanted.has(r.id));
   if (o.list) {
-    for (const id of REQUIREMENT_IDS) {
-      const r = REQUIREMENTS[id];
+    for (const r of PARTS) {
       const chosen = (r.chosenBy ?? []).filter((v) => process.env[v]);
-      const state = id === "docker" ? "set up by scripts/setup-docker.sh" : chosen.length ? `yours (${chosen.join(", ")})` : r.present() ? "present" : "missing";
-      process.stdout.write(`${id.padEnd(12)} ${state.padEnd(34)} ${r.packages.join(" ").padEnd(36)} ${r.serves}\n`);
+      const state = r === DOCKER ? "set up by scripts/setup-docker.sh" : chosen.length ? `yours (${chosen.join(", ")})` : r.present() ? "present" : "missing";
+      process.stdout.write(`${r.id.padEnd(12)} ${state.padEnd(34)} ${r.packages.join(" ").padEnd(36)} ${r.serves}\n`);
     }
     return EXIT.valid;
   }
   const say = (line: string): void => void process.stderr.write(`${line}\n`);
   // Asked for everything, the optional parts may fail with a warning: Ubuntu's apt
   // has no postgresql-15, and a machine may have no way to run a container engine.
-  const soft = new Set<RequirementId>(everything ? ids.filter((id) => REQUIREMENTS[id].optional) : []);
-  const already = ids.filter((id) => id !== "docker" && REQUIREMENTS[id].packages.length > 0 && satisfied(REQUIREMENTS[id]));
+  const soft = new Set(everything ? ids(parts.filter((r) => r.optional)) : []);
+  const already = ids(parts.filter((r) => r.packages.length > 0 && satisfied(r)));
   try {
-    const report = await ensure(ids, { say, soft });
+    const report = await ensure(parts, { say, soft });
     for (const w of report.warnings) say(`fencecheck setup: warning: ${w}`);
     if (already.length) say(`fencecheck setup: already there: ${already.join(", ")}`);
-    say(`fencecheck setup: ready for ${ids.join(", ") || "nothing"}${report.seconds >= 0.1 ? ` (apt added ${report.installed.length} packages; ${report.seconds.toFixed(1)} s in all)` : ""}`);
+    say(`fencecheck setup: ready for ${ids(parts).join(", ") || "nothing"}${report.seconds >= 0.1 ? ` (apt added ${report.installed.length} packages; ${report.seconds.toFixed(1)} s in all)` : ""}`);
     return EXIT.valid;
   } catch (err) {
     if (!(err instanceof Error) || err.name !== "BadInput") throw err;

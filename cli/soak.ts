@@ -7,7 +7,7 @@
 import { EXIT, helpText } from "../lib/index.ts";
 import { describeExpectation, mergeSoaks, plannedPairs, renderTable, runSoak, summarizeSoak, testOf, type SoakSummary } from "../soak/index.ts";
 import { takeMetricsPorts } from "../runner/index.ts";
-import { ensureFor } from "../setup/index.ts";
+import { ensureFor } from "../runner/index.ts";
 import { parseSoakArgs, SOAK_OPTIONS, SOAK_USAGE, type SoakRequest } from "./soak-options.ts";
 
 const log = (line: string): void => void process.stderr.write(line + "\n");

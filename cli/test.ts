@@ -4,7 +4,7 @@
 // and exit with the verdict.
 import { EXIT, commandOptions, namesTypeScript, onParentGone, rerunWithTypeScript } from "../lib/index.ts";
 import { TEST_OPTIONS, buildTest, preflight } from "../runner/index.ts";
-import { ensureFor } from "../setup/index.ts";
+import { ensureFor } from "../runner/index.ts";
 import { runAndCheck } from "./run-and-check.ts";
 
 export const USAGE = `Usage: fencecheck test [options]

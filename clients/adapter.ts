@@ -7,27 +7,27 @@ import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BadInput, rng } from "../lib/index.ts";
-import type { ClientContext, LockAdapter, LockClient } from "./lock.ts";
-import { isManifestPath, loadProgramAdapter } from "./program/index.ts";
+import type { ClientContext, FenceCounter, LockAdapter, LockClient, MakeClient } from "./lock.ts";
+import { isManifestPath, loadProgramAdapter, programAdapter, readManifest, type ProgramSpec } from "./program/index.ts";
+import { repoFile } from "../lib/paths.ts";
 
 export type { LockAdapter };
 
 /**
  * The adapter as the worker makes its clients: a lock that issues no fences gets
- * them from Redis counters on the backend's nodes when --fence-source says so
- * (single: INCR on the first node; max-incr: on every node, the largest), as the
- * Redlock clients do, taken right after each acquire (counter-fenced.ts). That
- * module, and ioredis with it, is loaded only for a lock without fences: the
- * registry (index.ts) is loaded by every run's start, which must not pay for it.
+ * them from counters on the backend's servers when --fence-source says so
+ * (single: on the first server; max-incr: on every one, the largest), taken
+ * right after each acquire, where the backend has such counters (`fenceCounter`,
+ * loaded only for a lock without fences: a run's start must not pay for it).
  */
-export async function adapterClients(adapter: Pick<LockAdapter, "fences" | "create">): Promise<{ create(ctx: ClientContext): LockClient }> {
-  if (adapter.fences) return { create: (ctx) => adapter.create(ctx) };
-  const { CounterFenced } = await import("../backends/redis/counter-fenced.ts");
+export async function adapterClients(adapter: Pick<LockAdapter, "fences" | "create">, fenceCounter?: () => Promise<FenceCounter>): Promise<{ create: MakeClient }> {
+  if (adapter.fences || !fenceCounter) return { create: (ctx) => adapter.create(ctx) };
+  const counter = await fenceCounter();
   return {
     create(ctx) {
       const client = adapter.create(ctx);
       const source = ctx.options.fenceSource ?? "none";
-      return source === "none" ? client : new CounterFenced(client, ctx, source);
+      return source === "none" ? client : counter(client, ctx, source);
     },
   };
 }
@@ -97,4 +97,28 @@ export async function checkAdapterClient(adapter: LockAdapter, path: string, end
   }
   if (typeof client?.close === "function") await Promise.resolve(client.close()).catch(() => {});
   if (lacks.length) throw new BadInput(`--client ${path}: the client create() returns has no ${lacks.map((m) => `${m}()`).join(", ")} (a lock client has acquire, renew, release and close)`);
+}
+
+/**
+ * A reference adapter program shipped with fencecheck (adapters/), as its
+ * backend declares it among its clients: what it is, whether it fences and the
+ * kinds it offers are its manifest's, read when first asked; fences from the
+ * backend's counters (--fence-source) where its lock issues none.
+ */
+export function shippedProgram(manifest: string, fenceCounter?: () => Promise<FenceCounter>) {
+  let spec: ProgramSpec | undefined;
+  const read = (): ProgramSpec => (spec ??= readManifest(repoFile(manifest)));
+  return {
+    program: manifest,
+    get describe() {
+      return read().describe;
+    },
+    get fences() {
+      return read().fences;
+    },
+    get kinds() {
+      return read().kinds;
+    },
+    load: async (): Promise<MakeClient> => (await adapterClients(programAdapter(read()), fenceCounter)).create,
+  };
 }

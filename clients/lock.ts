@@ -127,26 +127,34 @@ export interface LockAdapter {
   create(ctx: ClientContext): LockClient;
 }
 
+/** How to make clients of one kind: the function a client's module gives once loaded. */
+export type MakeClient = (ctx: ClientContext) => LockClient;
+
+/**
+ * Fences for a client whose lock issues none (--fence-source single or
+ * max-incr): a wrapper that takes one from counters on the backend's servers
+ * after each grant (a backend that has such counters offers it).
+ */
+export type FenceCounter = (inner: LockClient, ctx: ClientContext, source: "single" | "max-incr") => LockClient;
+
 /** Where a hold's fence comes from when the lock issues none (Redlock, an adapter's lock): --fence-source. */
 export const FENCE_SOURCES = ["none", "max-incr", "single"] as const;
 export type FenceSource = (typeof FENCE_SOURCES)[number];
 
 /** Options of the lock clients, set from the CLI; each client reads the ones it knows. */
 export interface ClientOptions {
-  /** Where a Redlock hold's fence comes from (issue 4): none, max-incr or single. */
+  /** Where a hold's fence comes from when the lock issues none, or makes it from several servers' counters: none, max-incr or single. */
   fenceSource?: FenceSource;
-  /** The project's own Redlock refuses a quorum that came back after the lease's validity (default true; false is node-redlock 5's K5 defect). */
-  checkValidity?: boolean;
-  /** redis-unsafe-release: ms between its GET and its DEL (T1 on demand). */
-  releaseGapMs?: number;
-  /** The project's own Redlock pauses this long between the node replies and its decision, in the clients named (K5: --pause-at replies). */
+  /** The client pauses this long between the servers' replies and its decision, in the clients named (--pause-at replies). */
   pauseAfterReplies?: { ms: number; clients: number[] | "all" };
   /**
-   * etcd clients: the logical clients of one worker share one etcd3 client (its
-   * gRPC channels and connections), as the goroutines of one program share theirs
+   * The logical clients of one worker share one connection to the service (its
+   * channels and sockets), as the goroutines of one program share theirs
    * (--connections per-worker). Each still has its own leases and holds.
    */
   sharedConnection?: boolean;
+  /** The backend's own options that its clients read (--release-gap, ...), by option name. */
+  own?: Readonly<Record<string, string | number | boolean | string[] | undefined>>;
 }
 
 /** A node of the lock service as one client reaches it (through its worker's proxy). */
@@ -156,62 +164,15 @@ export interface Endpoint {
   port: number;
 }
 
-/** Where the DynamoDB SDK's region and credentials come from: a local server takes any. */
-export interface DynamoAccount {
-  region: string;
-  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
-}
-
-/**
- * A DynamoDB of the user's (--deploy external): the URL its requests are signed
- * for (http or https), the account they are signed with, and the run's own lock
- * table. It carries credentials: it reaches the workers over their IPC channel
- * only, and nothing writes it down.
- */
-export interface DynamoAccess {
-  url: string;
-  account: DynamoAccount;
-  table: string;
-}
-
-/**
- * Who a Postgres client connects as, and where the lock tables are: on the
- * run's own server the superuser and the public schema; on a server of the
- * user's (--deploy external) the user's role and a schema of the run's own. The
- * password is a secret: it reaches the workers over their IPC channel only, and
- * nothing writes it down.
- */
-export interface PostgresAccess {
-  user: string;
-  password?: string;
-  database: string;
-  /** The schema the lock tables are in (an identifier, unquoted). */
-  schema: string;
-  /** Names the run's sessions in pg_stat_activity, so that the teardown can end any it left. */
-  applicationName: string;
-  /** TLS (PGSSLMODE): whether the certificate is checked, and the host it must be for; absent: none. */
-  tls?: PostgresTls;
-}
-
-export interface PostgresTls {
-  /** libpq's words: require (encrypted, not checked), verify-ca (signed by `ca`), verify-full (and for `host`). */
-  mode: "require" | "verify-ca" | "verify-full";
-  /** PEM of the certificate authorities (PGSSLROOTCERT); absent: Node's own. */
-  ca?: string;
-  /** The server's own host name: clients reach it through a proxy on loopback, and the certificate is for this. */
-  host: string;
-}
-
 /**
  * What a client needs of a lock service beyond its endpoints' addresses, where
- * the service is the user's (--deploy external) and asks for more: DynamoDB's
- * URL, account and the run's table; Postgres' role, database and the run's
- * schema. Absent: a server of the run's own.
+ * the service is the user's (--deploy external) and asks for more (an account, a
+ * role, the run's own table or schema), by the backend's name: each backend's
+ * clients read their own. Absent: a server of the run's own. It may carry
+ * credentials: it reaches the workers over their IPC channel only, and nothing
+ * writes it down.
  */
-export interface ServiceAccess {
-  dynamodb?: DynamoAccess;
-  postgres?: PostgresAccess;
-}
+export type ServiceAccess = Readonly<Record<string, unknown>>;
 
 export interface ClientContext {
   /** The logical client it serves, for options that single clients out. */

@@ -2,10 +2,17 @@
 // optional abilities a backend may offer the nemeses (Jepsen's separate
 // interfaces for kill, pause and clock faults). Pausing a server is asked of the
 // deployment it runs in (a SIGSTOP to a local process or to a container's).
-import type { ServerNode } from "../backends/redis/server.ts";
 import type { ProcessGroup } from "./processes.ts";
 import type { PortPlan } from "./ports.ts";
 import type { Deployment } from "./deployment.ts";
+
+/** One server of a lock service as the harness reaches it. */
+export interface ServerNode {
+  /** "redis-1": the name in nemesis events, logs and run.json. */
+  name: string;
+  host: string;
+  port: number;
+}
 
 /** Abilities a nemesis may need from a backend's cluster: kill + restart, skewClock. */
 export type ClusterAbility = "kill" | "clock";

@@ -5,15 +5,33 @@
 // its `control` layer). Adding a deployment touches no backend.
 import type { ProcessGroup } from "./processes.ts";
 import { faketimeEnv } from "./faketime.ts";
-import { etcdBinary, javaBinary, nodeBinary, pgBin, pgbouncerBinary, redisBinary } from "./programs.ts";
 
-/** The server programs a backend runs; a deployment knows how to start each. */
-export type ServerKind = "redis" | "etcd" | "zookeeper" | "postgres" | "pgbouncer" | "dynalite" | "lockserver";
+/** What a container of a server is made from: a Dockerfile and the files it copies, relative to the repository's root (docker/images.ts). */
+export interface ImageSource {
+  /** "redis": the image's name (fencecheck-redis:<hash of its sources>). */
+  name: string;
+  dockerfile: string;
+  files: readonly string[];
+}
+
+/**
+ * A server program as its backend declares it (backends/NAME/), which a
+ * deployment starts: the program a local process runs, and the image and
+ * command of its container, where it has one.
+ */
+export interface ServerProgram {
+  /** "redis", "pgbouncer": names it in messages. */
+  name: string;
+  /** The program a local process runs: a path, or a name on PATH. */
+  local(): string;
+  /** In a container: its image, and the command it runs (its arguments follow). Absent: it has no image (--deploy docker is refused). */
+  container?: { image: ImageSource; command: string };
+}
 
 export interface ServerSpec {
   /** "redis-1", "etcd-2": unique in the run. */
   name: string;
-  kind: ServerKind;
+  program: ServerProgram;
   /** The program's arguments (after its name). Paths in them lie under dataDir. */
   args: string[];
   /** Its own directory on this machine (a container sees it at the same path). */
@@ -51,7 +69,7 @@ export interface Deployment {
    * of our fault proxy), and so where such a listener must bind; it answers once
    * that address exists (a container network's bridge comes up with its first container).
    */
-  hostAddress(kind: ServerKind): Promise<string>;
+  hostAddress(program: ServerProgram): Promise<string>;
   /** Start a server (again, after a kill: the same data directory). */
   start(spec: ServerSpec): Promise<void>;
   /** Whether it is running now (started and not killed or dead). */
@@ -64,17 +82,6 @@ export interface Deployment {
   network?: { disconnect(name: string): Promise<void>; connect(name: string): Promise<void> };
 }
 
-export { redisBinary, etcdBinary, javaBinary } from "./programs.ts";
-const LOCAL_PROGRAMS: Record<ServerKind, () => string> = {
-  redis: redisBinary,
-  etcd: etcdBinary,
-  zookeeper: javaBinary,
-  postgres: () => pgBin("postgres"),
-  pgbouncer: pgbouncerBinary,
-  dynalite: nodeBinary,
-  lockserver: nodeBinary,
-};
-
 /** Local child processes, in the run's process group (its teardown and reaper stop them). */
 export function localDeployment(group: ProcessGroup): Deployment {
   return {
@@ -84,7 +91,7 @@ export function localDeployment(group: ProcessGroup): Deployment {
     hostAddress: async () => "127.0.0.1",
     async start(spec) {
       const env = spec.clockFile ? faketimeEnv(spec.clockFile) : undefined;
-      await group.spawn({ name: spec.name, command: LOCAL_PROGRAMS[spec.kind](), args: spec.args, logFile: spec.logFile, env, user: spec.user, withChildren: spec.withChildren });
+      await group.spawn({ name: spec.name, command: spec.program.local(), args: spec.args, logFile: spec.logFile, env, user: spec.user, withChildren: spec.withChildren });
     },
     running: (name) => group.get(name)?.alive ?? false,
     kill: (name) => group.kill(name),

@@ -1,7 +1,7 @@
 // A test is plain data composed from parts found by name: a backend, a client, a
 // workload, nemeses, and the options that parameterise them (as in Jepsen, where
 // a test map merges a workload and a nemesis package).
-import type { Backend, ServerOptions } from "../runner/backends.ts";
+import type { Backend, BackendOptions, ClientKind, ServerOptions } from "./backend.ts";
 import type { ClientOptions, LockKinds } from "../clients/index.ts";
 import type { Workload, WorkloadOptions } from "../workloads/index.ts";
 import type { NemesisOptions, ScriptStep } from "../nemesis/index.ts";
@@ -10,7 +10,12 @@ export interface Test {
   /** e.g. redis-fenced-write-pause-fence-on: the folder of its runs in the store. */
   name: string;
   backend: Backend;
+  /** The backend's own options (--redis-persistence, --pg-pooler: those it declares), as given or by default. */
+  backendOptions: BackendOptions;
+  /** A shipped client's name, or the absolute path of an adapter of the user's. */
   client: string;
+  /** A shipped client's facts, as its backend declares them; absent for an adapter of the user's. */
+  clientKind?: ClientKind;
   clientOptions: ClientOptions;
   /** The lock kinds the client offers (its registry entry's, or an adapter's once preflight has loaded it). */
   clientKinds?: LockKinds;
@@ -21,8 +26,8 @@ export interface Test {
   fencing: boolean;
   /** Reads that carry a fence advance the resource's fence (C1). */
   fenceReads: boolean;
-  /** Where the resource keeps its state and decides: its memory (absent), or a Postgres of its own (--resource postgres). */
-  resourceStore?: "postgres" | "dynamodb";
+  /** Where the resource keeps its state and decides: its memory (absent), or a store a backend offers, by the backend's name (--resource postgres). */
+  resourceStore?: string;
   /** Whether the checker counts the strict mutex model's findings (run.json options.model; absent: lease). */
   model?: "lease" | "strict";
   /** Whether the checker's liveness findings (stuck-lock) make the run invalid (run.json options.liveness; absent: lenient). */

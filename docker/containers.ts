@@ -11,23 +11,12 @@ import { randomBytes } from "node:crypto";
 import { networkInterfaces } from "node:os";
 import { sleep } from "../lib/index.ts";
 import type { ProcessGroup } from "../cluster/processes.ts";
-import type { Deployment, PauseMode, ServerKind, ServerSpec } from "../cluster/deployment.ts";
+import type { Deployment, PauseMode, ServerProgram, ServerSpec } from "../cluster/deployment.ts";
 import { faketimeVars } from "../cluster/faketime.ts";
 import type { Engine } from "./engine.ts";
 import { ensureImage, IMAGE_FAKETIME_PRELOAD } from "./images.ts";
 import { LABEL_OWNER, LABEL_RUN, LABEL_SERVER, reapedText, reapLeftovers } from "./leftovers.ts";
 import { ownerLabel } from "../lib/owner.ts";
-
-/** The program each kind's container runs (Postgres' and pgbouncer's: the image's scripts, which drop to the postgres user). */
-const PROGRAMS: Record<ServerKind, string> = {
-  redis: "redis-server",
-  etcd: "etcd",
-  zookeeper: "java",
-  postgres: "fencecheck-postgres",
-  pgbouncer: "fencecheck-pgbouncer",
-  dynalite: "node",
-  lockserver: "node",
-};
 
 export interface DockerDeploymentOptions {
   engine: Engine;
@@ -93,13 +82,15 @@ export async function dockerDeployment(o: DockerDeploymentOptions): Promise<Dock
     if (stopped) throw new Error(`${spec.name} not started: the run is being torn down`);
     let s = servers.get(spec.name);
     if (!s) {
-      const image = await ensureImage(docker, spec.kind, o.log);
+      const made = spec.program.container;
+      if (!made) throw new Error(`${spec.name}: ${spec.program.name} has no container image (--deploy docker)`);
+      const image = await ensureImage(docker, made.image, o.log);
       const ports = Object.fromEntries(spec.ports.map((p) => [`${p}/tcp`, [{ HostIp: "127.0.0.1", HostPort: String(p) }]]));
       const env = spec.clockFile ? Object.entries(faketimeVars(spec.clockFile, IMAGE_FAKETIME_PRELOAD)).map(([k, v]) => `${k}=${v}`) : [];
       const container = await docker.createContainer({
         name: `${tag}-${spec.name}`,
         Image: image,
-        Cmd: [PROGRAMS[spec.kind], ...spec.args],
+        Cmd: [made.command, ...spec.args],
         Env: env,
         Labels: { ...labels, [LABEL_SERVER]: spec.name },
         ExposedPorts: Object.fromEntries(spec.ports.map((p) => [`${p}/tcp`, {}])),
@@ -126,10 +117,11 @@ export async function dockerDeployment(o: DockerDeploymentOptions): Promise<Dock
   // network's first container starts, so before any server can, a container that
   // only sleeps brings it up (and keeps it up while members are killed).
   let anchor: Promise<Server> | null = null;
-  const hostAddress = async (kind: ServerKind): Promise<string> => {
+  const hostAddress = async (program: ServerProgram): Promise<string> => {
     if (!gateway) throw new Error(`the engine gave network ${tag} no gateway address, so its containers cannot reach a listener of this machine`);
     anchor ??= (async () => {
-      const image = await ensureImage(docker, kind, o.log);
+      if (!program.container) throw new Error(`${program.name} has no container image (--deploy docker)`);
+      const image = await ensureImage(docker, program.container.image, o.log);
       const container = await docker.createContainer({
         name: `${tag}-anchor`,
         Image: image,

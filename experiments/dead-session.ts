@@ -8,6 +8,7 @@
 // granted. Each fate runs against servers that notice a silent peer differently:
 // Postgres' defaults (keepalives after the kernel's 2 hours), TCP keepalives of
 // a second or so, and idle_session_timeout.
+import { SERVER_NEEDS } from "../backends/index.ts";
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -124,7 +125,7 @@ export const deadSession: Experiment = {
   describe: "a holder of pg_advisory_lock killed, frozen or cut off (iptables): time until a waiter gets the lock, with Postgres' defaults, TCP keepalives, idle_session_timeout",
   options: OPTIONS,
   quick: { settings: ["defaults", "idle-session-timeout"], fates: ["killed", "frozen"], limit: 4000 },
-  starts: () => ["postgres"],
+  starts: () => [SERVER_NEEDS.postgres],
   async run(ctx: ExperimentContext): Promise<Findings> {
     const o = ctx.options;
     const settings = o.settings as string[];

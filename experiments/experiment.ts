@@ -3,7 +3,7 @@
 // for the page, and whatever it measured for results.json. Each experiment is
 // one file that runs real servers (through test:jepsen runs, or directly) and
 // returns its findings; storing and drawing them is the framework's business.
-import type { RequirementId } from "../setup/index.ts";
+import type { Requirement } from "../setup/index.ts";
 import type { OptionSpec, OptionValue, ParsedOptions } from "../lib/index.ts";
 
 /**
@@ -74,6 +74,6 @@ export interface Experiment {
    * The servers it starts itself with these options, for `fencecheck experiment`
    * to install first (setup/): the runs it makes as `fencecheck test` install their own.
    */
-  starts?(options: ParsedOptions): RequirementId[];
+  starts?(options: ParsedOptions): Requirement[];
   run(ctx: ExperimentContext): Promise<Findings>;
 }

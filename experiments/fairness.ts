@@ -6,7 +6,7 @@
 // from its client's queued_ms) and once taking every invoke as the arrival, to show
 // how many apparent overtakes are only requests that were in flight together.
 import { fairnessOf, loadRun, waitersOfHistory } from "../checker/index.ts";
-import { CLIENTS } from "../clients/index.ts";
+import { CLIENTS } from "../backends/index.ts";
 import type { OptionSpec } from "../lib/index.ts";
 import type { Experiment, Findings } from "./experiment.ts";
 import { backendOf, jepsen } from "./runs.ts";

@@ -10,6 +10,7 @@
 // latency of one fence, the server's CPU and what the counters leave behind; and
 // it checks what a fence must be: no two alike for a key, and each client's
 // fences of a key increasing.
+import { SERVER_NEEDS } from "../backends/index.ts";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
@@ -81,7 +82,7 @@ export const fenceCounters: Experiment = {
   describe: "the fencing token's own cost: Redis INCR fence:{key}, Redlock's INCR on five nodes, etcd revisions, over 1 to 100,000 hot keys (fences/s, latency, server CPU, state left)",
   options: OPTIONS,
   quick: { keys: ["1", "100"], duration: 1, clients: 16, connections: 2 },
-  starts: () => ["redis", "etcd"],
+  starts: () => [SERVER_NEEDS.redis, SERVER_NEEDS.etcd],
   async run(ctx): Promise<Findings> {
     const o = ctx.options;
     const keyCounts = (o.keys as string[]).map((k) => {

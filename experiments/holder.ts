@@ -9,7 +9,7 @@
 // itself: only the kill ends it. It tells its parent over IPC (HolderMessage),
 // with times as epoch ms to the microsecond, comparable across processes on this
 // machine.
-import { createClient } from "../clients/index.ts";
+import { createClient } from "../backends/index.ts";
 import { rng } from "../lib/index.ts";
 import type { Hold } from "../clients/index.ts";
 

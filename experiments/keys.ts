@@ -6,6 +6,7 @@
 // smaller number go into three etcd members the way the etcd-queue client takes
 // them, a lease each: lease count, revision growth, db size, how long expired
 // leases take to go, and what compaction and defragmentation give back.
+import { SERVER_NEEDS } from "../backends/index.ts";
 import { cpus, loadavg, totalmem } from "node:os";
 import type { OptionSpec } from "../lib/index.ts";
 import type { Experiment, Findings, Plot, Table } from "./experiment.ts";
@@ -41,7 +42,7 @@ export const keys: Experiment = {
   // The etcd load must end before its leases expire (a few hundred locks a second
   // here), or the lease count never shows them all.
   quick: { keys: 20_000, "etcd-keys": 200, ttl: 4000, observe: 1 },
-  starts: () => ["redis", "etcd"],
+  starts: () => [SERVER_NEEDS.redis, SERVER_NEEDS.etcd],
   async run(ctx): Promise<Findings> {
     const o = ctx.options;
     const backends = o.backends as string[];

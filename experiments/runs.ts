@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT, entryArgs } from "../lib/index.ts";
-import { BACKENDS } from "../runner/index.ts";
+import { backendOfClient } from "../backends/index.ts";
 import { BadInput } from "../lib/index.ts";
 import type { Results } from "../store/events.ts";
 
@@ -16,7 +16,7 @@ export interface JepsenRun {
 
 /** The backend that runs a shipped client. */
 export function backendOf(client: string): string {
-  const b = Object.values(BACKENDS).find((x) => x.clients.includes(client));
+  const b = backendOfClient(client);
   if (!b) throw new BadInput(`no backend runs --client ${client}`);
   return b.name;
 }

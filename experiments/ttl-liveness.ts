@@ -9,14 +9,13 @@
 // paused holder's lock on sooner, and fencing is what keeps that hand-over safe.
 import { mkdirSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
-import { CLIENTS, createClient, type Endpoint, type Hold, type LockClient } from "../clients/index.ts";
+import type { Endpoint, Hold, LockClient } from "../clients/index.ts";
+import { BACKENDS, CLIENTS, SERVER_NEEDS, backendNamed, createClient } from "../backends/index.ts";
 import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
 import { localDeployment } from "../cluster/deployment.ts";
 import { EtcdAdmin } from "../backends/etcd/admin.ts";
 import { spawnProxyServer } from "../proxy/index.ts";
-import { BACKENDS } from "../runner/index.ts";
-import { BACKEND_NEEDS } from "../setup/index.ts";
 import { BadInput, rng, sleep, entryArgs, type OptionSpec } from "../lib/index.ts";
 import { Interrupted, type Experiment, type ExperimentContext, type Findings } from "./experiment.ts";
 import { backendOf, jepsen } from "./runs.ts";
@@ -28,7 +27,7 @@ const OPTIONS: readonly OptionSpec[] = [
   // Redis documentation's algorithm) rather than node-redlock: both retry every
   // 100-300 ms, so they block alike, and redlock checks the validity it computes,
   // so its fenced run speaks of fencing alone, not of node-redlock's K5.
-  { name: "clients", kind: "list", default: ["redis", "redlock", "etcd-queue"], choices: Object.values(BACKENDS).flatMap((b) => b.clients), help: "lock clients, each on its own backend's servers" },
+  { name: "clients", kind: "list", default: ["redis", "redlock", "etcd-queue"], choices: Object.keys(CLIENTS), help: "lock clients, each on its own backend's servers" },
   { name: "ttls", kind: "list", default: ["500", "2000", "10000"], help: "lease TTLs in ms" },
   { name: "repeats", kind: "int", default: 5, min: 1, help: "kills per client and TTL" },
   { name: "kill-after", kind: "int", default: 100, min: 0, help: "ms between the holder's grant and its SIGKILL" },
@@ -108,13 +107,14 @@ async function startServers(group: ProcessGroup, backendName: string, dir: strin
   const proxy = await spawnProxyServer({ logFile: join(dir, "logs", "proxy.log") });
   group.watch(proxy.pid);
   group.onStop(() => proxy.stop());
-  const cluster = await BACKENDS[backendName].start({
+  const cluster = await backendNamed(backendName)!.start({
     group,
     deployment: localDeployment(group),
     ports: new PortPlan(0),
     runDir: dir,
     toxiproxyUrl: async () => proxy.url,
-    serverOptions: { redisPersistence: "none", skewableClocks: false, deploy: "local", external: null, pauseMode: "signal", memberPartitions: "proxy" },
+    serverOptions: { skewableClocks: false, deploy: "local", external: null, pauseMode: "signal", memberPartitions: "proxy" },
+    options: {},
   });
   return cluster.nodes.map(({ name, host, port }) => ({ name, host, port }));
 }
@@ -328,7 +328,7 @@ export const ttlLiveness: Experiment = {
   // on a busy machine still leaves most of the lease to measure.
   quick: { clients: ["redis", "etcd-queue"], ttls: ["1000"], repeats: 1, "fenced-time-limit": 3 },
   // Each client's backend's servers, which it starts itself for the kills.
-  starts: (o) => [...new Set((o.clients as string[]).flatMap((c) => BACKEND_NEEDS[backendOf(c)] ?? []))],
+  starts: (o) => [...new Set((o.clients as string[]).flatMap((c) => SERVER_NEEDS[backendOf(c)] ?? []))],
   async run(ctx): Promise<Findings> {
     const ttls = (ctx.options.ttls as string[]).map((s) => {
       const ttl = Number(s);

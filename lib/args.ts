@@ -18,6 +18,7 @@ export interface OptionSpec {
   help: string;
   min?: number;
   max?: number;
+  /** The values it takes; one ending in ":N" stands for its prefix and a whole number after the colon ("semaphore:N": semaphore:2). */
   choices?: readonly string[];
   /** Shown instead of the default value in --help. */
   defaultText?: string;
@@ -26,6 +27,42 @@ export interface OptionSpec {
 }
 
 export type ParsedOptions = Record<string, OptionValue | undefined>;
+
+// The type of the options a table declares, for a program that passes them by
+// their camelCase names (the API's TestOptions): each option's value type follows
+// its kind and choices, so that a change to a declaration changes the type.
+type Camel<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
+/** A choice as a value: "semaphore:N" is semaphore:2, semaphore:3, ... */
+type ChoiceValue<C> = C extends `${infer P}:N` ? `${P}:${number}` : C;
+/** What a program may give for one option: the values the command line takes, as they are typed (on-off as a boolean too, a list as an array too). */
+export type OptionValueOf<S> = S extends { kind: "int" | "number" }
+  ? number
+  : S extends { kind: "on-off" }
+    ? boolean | "on" | "off"
+    : S extends { kind: "flag" }
+      ? boolean
+      : S extends { kind: "list"; choices: readonly (infer C)[] }
+        ? string | ChoiceValue<C>[]
+        : S extends { kind: "list" }
+          ? string | (string | number)[]
+          : S extends { kind: "string"; choices: readonly (infer C)[] }
+            ? ChoiceValue<C>
+            : string;
+/** Every option of a table, optional, by its camelCase name (--time-limit: timeLimit). */
+export type OptionsOf<S extends { name: string }> = { [K in S as Camel<K["name"]>]?: OptionValueOf<K> };
+
+/**
+ * Whether a value is one of the choices. Where a choice takes a number
+ * ("semaphore:N"), any value whose part before a colon names a choice passes
+ * here ("semaphore", "rw:2"): the option's own reading says what is wrong with
+ * the number, or with a number where none belongs.
+ */
+export function isChoice(choices: readonly string[], raw: string): boolean {
+  if (choices.includes(raw)) return true;
+  if (!choices.some((c) => c.endsWith(":N"))) return false;
+  const base = raw.split(":")[0];
+  return choices.some((c) => c.split(":")[0] === base);
+}
 
 function convert(spec: OptionSpec, raw: string): OptionValue {
   const where = `--${spec.name}`;
@@ -46,12 +83,12 @@ function convert(spec: OptionSpec, raw: string): OptionValue {
       const items = raw.split(",").map((s) => s.trim()).filter(Boolean);
       if (items.length === 0) throw new BadInput(`${where} needs at least one value`);
       for (const item of items)
-        if (spec.choices && !spec.choices.includes(item))
+        if (spec.choices && !isChoice(spec.choices, item))
           throw new BadInput(`${where}: unknown value ${JSON.stringify(item)}; choose from ${spec.choices.join(", ")}`);
       return items;
     }
     case "string":
-      if (spec.choices && !spec.choices.includes(raw))
+      if (spec.choices && !isChoice(spec.choices, raw))
         throw new BadInput(`${where}: unknown value ${JSON.stringify(raw)}; choose from ${spec.choices.join(", ")}`);
       return raw;
     case "flag":

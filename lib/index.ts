@@ -6,7 +6,7 @@
 export { rng, shuffled, type Rng } from "./random.ts";
 export { sleep, nsToMs } from "./time.ts";
 export { EXIT, BadInput, exitCodeFor } from "./exit.ts";
-export { parseArgs, commandOptions, noPositional, helpText, type OptionSpec, type OptionKind, type OptionValue, type ParsedOptions } from "./args.ts";
+export { parseArgs, commandOptions, noPositional, helpText, isChoice, type OptionSpec, type OptionKind, type OptionValue, type ParsedOptions, type OptionsOf, type OptionValueOf } from "./args.ts";
 export { spawnService, type ServiceHandle, type ServiceOptions } from "./service.ts";
 export { BUILT, ROOT, repoFile, entryFile, entryArgs, nodeArgsFor, tsxUrl } from "./paths.ts";
 export { namesTypeScript, rerunWithTypeScript } from "./typescript.ts";
@@ -15,3 +15,4 @@ export { parseHostPort } from "./address.ts";
 export { nearest, didYouMean, editDistance } from "./nearest.ts";
 export { startWorker } from "./worker.ts";
 export { countedTotal, lazyRegistry, type Scraped } from "./scrape.ts";
+export { firstLine } from "./first-line.ts";

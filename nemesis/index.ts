@@ -16,7 +16,7 @@ export type { ClockMode, ClockTarget, Aim, HeldLock } from "./nemesis.ts";
 export { AIMS } from "./aim.ts";
 
 /** Each call makes a fresh nemesis: they keep the faults they have in force. `aims` says what a fault's targets name. */
-export const NEMESES: Record<string, NemesisKind> = {
+export const NEMESES = {
   pause: { describe: "SIGSTOP worker processes past the lease", aims: "workers", create: () => pauseNemesis("pause", "workers", (ctx) => ctx.workers, true) },
   "pause-server": { describe: "SIGSTOP lock servers", aims: "servers", create: () => pauseNemesis("pause-server", "servers", (ctx) => ctx.servers) },
   partition: { describe: "cut worker-to-server links (Jepsen's grudges)", aims: "links", create: partitionNemesis },
@@ -29,4 +29,8 @@ export const NEMESES: Record<string, NemesisKind> = {
     needs: "clock",
   },
   kill: { describe: "SIGKILL a lock server, restart it after --restart-delay", aims: "servers", create: killNemesis, needs: "kill" },
-};
+} as const satisfies Record<string, NemesisKind>;
+
+export type NemesisName = keyof typeof NEMESES;
+/** The nemesis of that name, if there is one. */
+export const nemesisNamed = (name: string): NemesisKind | undefined => (Object.hasOwn(NEMESES, name) ? (NEMESES as Record<string, NemesisKind>)[name] : undefined);

@@ -1,7 +1,7 @@
 // The resource process's command line. Bad arguments are the user's mistake, so
 // they come back as BadInput (exit 254) with a message naming the argument.
 import type { Rule } from "./fences.ts";
-import { BadInput, helpText, noPositional, parseArgs, parseHostPort, type OptionSpec } from "../lib/index.ts";
+import { BadInput, helpText, noPositional, parseArgs, type OptionSpec } from "../lib/index.ts";
 
 export interface ResourceArgs {
   /** 0 picks a free port. */
@@ -12,16 +12,14 @@ export interface ResourceArgs {
   fenceReads: boolean;
   /** Exit when stdin closes: the parent holds the other end and dies with it. */
   watchStdin: boolean;
-  /** Keep the state in this Postgres, which then decides each write (absent: in memory). */
-  pg: { host: string; port: number } | null;
-  /** Keep the state in this DynamoDB endpoint's table, which then decides each write. */
-  dynamo: { host: string; port: number; table: string } | null;
+  /** Keep the state in a store a backend offers, which then decides each write: its decider's entry point and what it is given (absent: in memory). */
+  store: { entry: string; config: Record<string, unknown> } | null;
   /** The lock kind's rule (--rule), a mutex's unless asked. */
   rule: Rule;
 }
 
 export const USAGE =
-  "usage: resource/main.ts --log <resource.ndjson> --fence on|off [--port N] [--fence-reads] [--watch-stdin] [--pg HOST:PORT | --dynamo HOST:PORT [--dynamo-table NAME]]";
+  "usage: resource/main.ts --log <resource.ndjson> --fence on|off [--port N] [--fence-reads] [--watch-stdin] [--store ENTRY --store-config JSON]";
 
 const RESOURCE_OPTIONS: readonly OptionSpec[] = [
   { name: "log", kind: "string", default: undefined, required: true, help: "resource.ndjson, the decision log, appended to" },
@@ -30,9 +28,8 @@ const RESOURCE_OPTIONS: readonly OptionSpec[] = [
   { name: "fence-reads", kind: "flag", default: false, help: "a read that carries a fence advances the key's fence too" },
   { name: "watch-stdin", kind: "flag", default: false, help: "exit when stdin closes" },
   { name: "rule", kind: "string", default: "mutex", help: "the rule per lock kind: mutex, reentrant, rw, or semaphore:N (N permits)" },
-  { name: "pg", kind: "string", default: undefined, help: "keep each key's value and highest fence in this Postgres (HOST:PORT), which decides each write with a conditional UPDATE" },
-  { name: "dynamo", kind: "string", default: undefined, help: "keep each key's value and highest fence in this DynamoDB endpoint (HOST:PORT, plain HTTP), which decides each write with a conditional UpdateItem" },
-  { name: "dynamo-table", kind: "string", default: "fencecheck_resource", help: "the table --dynamo keeps the keys in (created if missing)" },
+  { name: "store", kind: "string", default: undefined, help: "keep each key's value and highest fence in a store a backend offers, which decides each write: the entry point of its decider (backends/NAME/decider)" },
+  { name: "store-config", kind: "string", default: "{}", help: "what that decider is given, as a JSON object (the store's address, its table)" },
 ];
 
 export function parseResourceArgs(argv: string[]): ResourceArgs {
@@ -44,17 +41,13 @@ export function parseResourceArgs(argv: string[]): ResourceArgs {
   const log = o.log as string;
   // An empty path is as good as none: the decision log would be opened nowhere.
   if (log === "") throw new BadInput("--log is required");
-  const pg = o.pg === undefined ? null : hostPort("pg", o.pg as string);
-  const dynamo = o.dynamo === undefined ? null : { ...hostPort("dynamo", o.dynamo as string), table: o["dynamo-table"] as string };
-  if (pg && dynamo) throw new BadInput("--pg and --dynamo name two stores: the resource keeps its state in one");
-  const store = pg ? "--pg" : dynamo ? "--dynamo" : null;
-  if (store && (o["fence-reads"] as boolean)) throw new BadInput(`--fence-reads is not supported with ${store}: the database keeps one fence per key, the written one`);
+  const store = o.store === undefined ? null : { entry: o.store as string, config: configOf(o["store-config"] as string) };
+  if (store && !/^backends\/[a-z0-9-]+\/[a-z0-9-]+$/.test(store.entry)) throw new BadInput(`--store must name a backend's decider, backends/NAME/FILE, got ${JSON.stringify(store.entry)}`);
+  if (store && (o["fence-reads"] as boolean)) throw new BadInput(`--fence-reads is not supported with --store ${store.entry}: the database keeps one fence per key, the written one`);
   const rule = ruleOf(o.rule as string);
-  if (store && rule.kind !== "mutex") throw new BadInput(`--rule ${o.rule} is not supported with ${store}: the database keeps a mutex's rule only`);
-  if (dynamo && !/^[A-Za-z0-9_.-]{3,255}$/.test(dynamo.table)) throw new BadInput(`--dynamo-table must be 3 to 255 of A-Z a-z 0-9 _ . -, got ${JSON.stringify(dynamo.table)}`);
+  if (store && rule.kind !== "mutex") throw new BadInput(`--rule ${o.rule} is not supported with --store ${store.entry}: the database keeps a mutex's rule only`);
   return {
-    pg,
-    dynamo,
+    store,
     port: o.port as number,
     log,
     fencing: o.fence as boolean,
@@ -72,8 +65,13 @@ function ruleOf(v: string): Rule {
   return { kind: "semaphore", permits };
 }
 
-function hostPort(option: string, v: string): { host: string; port: number } {
-  const address = parseHostPort(v);
-  if (!address) throw new BadInput(`--${option} must be HOST:PORT, got ${JSON.stringify(v)}`);
-  return address;
+function configOf(v: string): Record<string, unknown> {
+  let config: unknown;
+  try {
+    config = JSON.parse(v);
+  } catch (err) {
+    throw new BadInput(`--store-config must be a JSON object: ${(err as Error).message}`);
+  }
+  if (typeof config !== "object" || config === null || Array.isArray(config)) throw new BadInput(`--store-config must be a JSON object, got ${v}`);
+  return config as Record<string, unknown>;
 }

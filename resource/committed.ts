@@ -65,3 +65,12 @@ export function committedDecider(store: DecisionStore): Decider {
     close: () => store.close(),
   };
 }
+
+/**
+ * What a backend's store module (ResourceStore.decider, an entry point of its
+ * own) exports for the resource process to decide in it: the decider, from
+ * what the runner gives it as --store-config (the store's address, its table).
+ */
+export interface StoreDeciderModule {
+  decider(config: Record<string, unknown>, fencing: boolean): Promise<Decider>;
+}

@@ -8,3 +8,6 @@ export { startResource, type ResourceHandle, type ResourceOptions } from "./spaw
 export { MAX_BODY_BYTES } from "./request.ts";
 /** Whether resource.ndjson and the table of the store the resource decided in agree (after a kill of that store). */
 export { logTableDisagreements, type StoreRow } from "./agreement.ts";
+/** What a store's decider module gives the resource, and the pieces a database decider is made of. */
+export { committedDecider, OutcomeUnknown, type DecisionStore, type StoreVerdict, type StoreDeciderModule } from "./committed.ts";
+export type { Decider } from "./decider.ts";

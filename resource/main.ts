@@ -1,16 +1,19 @@
 // The protected resource as a process of its own, so that faults aimed at clients
 // (pauses, kills) never stop the thing that judges their writes.
 //
-//   FENCECHECK_T0=<ns> tsx resource/main.ts --log resource.ndjson --fence on [--port N] [--fence-reads] [--pg HOST:PORT | --dynamo HOST:PORT]
+//   FENCECHECK_T0=<ns> tsx resource/main.ts --log resource.ndjson --fence on [--port N] [--fence-reads] [--store backends/NAME/decider --store-config JSON]
 //
 // Prints one line, {"port":N}, on stdout once it listens; everything else it says
 // goes to stderr. Exits on SIGTERM, SIGINT or SIGHUP, and when its parent dies.
 import { BadInput, EXIT, onParentGone } from "../lib/index.ts";
 import { runClockFromEnv } from "../store/clock.ts";
 import { parseResourceArgs } from "./args.ts";
+import type { StoreDeciderModule } from "./committed.ts";
 import { DecisionLog } from "./decision-log.ts";
 import { FencedStore } from "./fences.ts";
-import { memoryDecider } from "./decider.ts";
+import { memoryDecider, type Decider } from "./decider.ts";
+import { pathToFileURL } from "node:url";
+import { entryFile } from "../lib/paths.ts";
 import { ResourceMetrics } from "./metrics.ts";
 import { createResourceServer } from "./server.ts";
 
@@ -29,16 +32,20 @@ function inputOrFail<T>(f: () => T, prefix = ""): T {
   }
 }
 
+/** The decider of a store (backends/NAME/decider.ts, ResourceStore.decider): its module's `decider(config, fencing)`. */
+async function storeDecider(entry: string, config: Record<string, unknown>, fencing: boolean): Promise<Decider> {
+  const mod = (await import(pathToFileURL(entryFile(entry)).href)) as Partial<StoreDeciderModule>;
+  if (typeof mod.decider !== "function") throw new BadInput(`--store ${entry}: the module has no decider(config, fencing) export`);
+  return mod.decider(config, fencing);
+}
+
 async function main(): Promise<void> {
   const args = parseResourceArgs(process.argv.slice(2));
   const clock = inputOrFail(() => runClockFromEnv());
   const log = inputOrFail(() => new DecisionLog(args.log, clock), `cannot open --log ${args.log}: `);
-  // A database's client is loaded only by a resource that keeps its state there.
-  const decider = args.pg
-    ? await (await import("../backends/postgres/decider.ts")).pgDecider({ ...args.pg, fencing: args.fencing })
-    : args.dynamo
-      ? await (await import("../backends/dynamodb/decider.ts")).dynamoDecider({ ...args.dynamo, fencing: args.fencing })
-      : memoryDecider(new FencedStore(args.fencing, args.fenceReads, args.rule));
+  // A store's decider (and the database client it loads) comes from the backend
+  // that offers it, named by the runner: the resource knows no backend.
+  const decider = args.store ? await storeDecider(args.store.entry, args.store.config, args.fencing) : memoryDecider(new FencedStore(args.fencing, args.fenceReads, args.rule));
   const server = createResourceServer({ decider, log, metrics: new ResourceMetrics() });
 
   // Every decision is already on disk (written synchronously), so stopping needs

@@ -20,10 +20,8 @@ export interface ResourceOptions {
   port?: number;
   /** How long to wait for the process to listen. */
   startTimeoutMs?: number;
-  /** Keep the state in this Postgres, which decides each write (absent: the process's memory). */
-  pg?: { host: string; port: number };
-  /** Keep the state in this DynamoDB endpoint's table (default fencecheck_resource), which decides each write. */
-  dynamo?: { host: string; port: number; table?: string };
+  /** Keep the state in a store a backend offers (ResourceStore), which decides each write: its decider's entry point and what it is given (absent: the process's memory). */
+  store?: { entry: string; config: Record<string, unknown> };
 }
 
 export type ResourceHandle = ServiceHandle;
@@ -32,8 +30,7 @@ export function startResource(opts: ResourceOptions): Promise<ResourceHandle> {
   const args = ["--log", resolve(opts.logPath), "--fence", opts.fencing ? "on" : "off", "--port", String(opts.port ?? 0)];
   if (opts.fenceReads) args.push("--fence-reads");
   if (opts.rule && opts.rule !== "mutex") args.push("--rule", opts.rule);
-  if (opts.pg) args.push("--pg", `${opts.pg.host}:${opts.pg.port}`);
-  if (opts.dynamo) args.push("--dynamo", `${opts.dynamo.host}:${opts.dynamo.port}`, ...(opts.dynamo.table ? ["--dynamo-table", opts.dynamo.table] : []));
+  if (opts.store) args.push("--store", opts.store.entry, "--store-config", JSON.stringify(opts.store.config));
   return spawnService({
     name: "resource",
     main: entryFile("resource/main"),

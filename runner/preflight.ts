@@ -8,12 +8,12 @@
 // starting a cluster.
 import { Toxiproxy, ToxiproxyError } from "toxiproxy-node-client";
 import { BadInput } from "../lib/index.ts";
-import type { Test } from "../core/test-definition.ts";
+import type { Test } from "../core/index.ts";
 import { isAdapterPath, loadAdapter, checkAdapterClient } from "../clients/index.ts";
 import { isManifestPath, readManifest } from "../clients/program/index.ts";
 import { checkUserProxies } from "../cluster/external-proxies.ts";
 import { checkMetricsPort } from "./metrics.ts";
-import { lockKindsOffered } from "./options.ts";
+import { lockKindsOffered } from "./option-rules.ts";
 
 /** A client adapter of the user's: its exports, its backends, its fences, one client made and closed. */
 async function checkAdapter(test: Test): Promise<void> {
@@ -26,7 +26,7 @@ async function checkAdapter(test: Test): Promise<void> {
   if (test.fencing && !adapter.fences && (source === undefined || source === "none"))
     throw new BadInput(
       `--client ${test.client} issues no fencing tokens (its "fences" is false), so with --fence on the resource would refuse every write as unfenced; ` +
-        `use --fence off, or take fences from Redis counters with --fence-source single (or max-incr)`,
+        `use --fence off${test.backend.fenceCounter ? ", or take fences from counters on its servers with --fence-source single (or max-incr)" : ` (--backend ${test.backend.name} has no counters to take fences from)`}`,
     );
   lockKindsOffered(test.client, adapter.kinds ?? {}, test.workloadOptions, test.workload.name);
   test.clientKinds = adapter.kinds ?? {};

@@ -29,7 +29,7 @@ export interface WorkerConfig {
 
 export type ToWorker =
   /** Load the lock client's code now, while the servers start, so that setup only makes the clients. */
-  | { type: "load"; client: string }
+  | { type: "load"; client: string; backend: string }
   | { type: "setup"; config: WorkerConfig }
   /** Start the clients now; stop starting holds after `endAt` (run-clock ns). */
   | { type: "go"; startAt: number; endAt: number }

@@ -7,7 +7,8 @@ import { SERVER_PROGRAMS, serverVersions } from "./server-versions.ts";
 import { repoFile } from "../lib/index.ts";
 import { isAdapterPath } from "../clients/adapter.ts";
 import { isManifestPath, readManifest } from "../clients/program/index.ts";
-import type { Test } from "../core/test-definition.ts";
+import type { Test } from "../core/index.ts";
+import { PACKAGES } from "../backends/index.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -84,7 +85,7 @@ function adapterInfo(path: string): Record<string, unknown> {
 }
 
 export function describeRun(test: Test, runDir: string): RunInfo {
-  const { backend, workload, ...rest } = test;
+  const { backend, workload, clientKind, ...rest } = test;
   return {
     test: test.name,
     seed: test.seed,
@@ -99,16 +100,7 @@ export function describeRun(test: Test, runDir: string): RunInfo {
       node: process.version,
       // askServerVersions fills these in.
       ...Object.fromEntries(SERVER_PROGRAMS.map((name) => [name, null])),
-      ioredis: packageVersion("ioredis"),
-      etcd3: packageVersion("etcd3"),
-      pg: packageVersion("pg"),
-      redlock: packageVersion("redlock"),
-      redlock4: packageVersion("redlock4"),
-      "@sesamecare-oss/redlock": packageVersion("@sesamecare-oss/redlock"),
-      "redis-semaphore": packageVersion("redis-semaphore"),
-      "simple-redis-mutex": packageVersion("simple-redis-mutex"),
-      redis: packageVersion("redis"),
-      "node-zookeeper-client": packageVersion("node-zookeeper-client"),
+      ...Object.fromEntries(PACKAGES.map((name) => [name, packageVersion(name)])),
       "toxiproxy-node-client": packageVersion("toxiproxy-node-client"),
       "prom-client": packageVersion("prom-client"),
     },

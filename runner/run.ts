@@ -12,13 +12,13 @@ import { ProcessGroup } from "../cluster/processes.ts";
 import { PortPlan } from "../cluster/ports.ts";
 import { describeSwept, sweepLeftovers } from "../cluster/leftovers.ts";
 import { HistoryWriter, createRunDir, writeJson, newRunStart, runClock, FORMAT, FORMAT_2, RUN_FILES, type HistoryHeader, type UnindexedEvent } from "../store/index.ts";
-import { NEMESES, NemesisSchedule, ScriptSchedule, type NemesisContext, type Schedule } from "../nemesis/index.ts";
+import { NEMESES, nemesisNamed, NemesisSchedule, ScriptSchedule, type NemesisContext, type Schedule } from "../nemesis/index.ts";
 import { rng, sleep } from "../lib/index.ts";
-import { startSystem, workerOfClient, type System } from "./system.ts";
+import { startParts, workerOfClient, type RunParts } from "./start-parts.ts";
 import { StatusLine } from "./status.ts";
 import { HoldTracker } from "./holders.ts";
 import { askServerVersions, describeRun } from "./run-info.ts";
-import { tellsNotices } from "../clients/index.ts";
+import { isManifestPath } from "../clients/index.ts";
 import { serveMetrics, type MetricsServer } from "./metrics.ts";
 import type { Test } from "../core/test-definition.ts";
 
@@ -50,7 +50,7 @@ export interface RunOutcome {
 function headerOf(test: Test, id: string): HistoryHeader {
   const lock = test.workloadOptions.lock;
   // A database's resource logs committed decisions, with their `order`.
-  const format2 = tellsNotices(test.client) || lock.kind !== "mutex" || test.workloadOptions.cancelRate > 0 || test.resourceStore !== undefined;
+  const format2 = tellsNotices(test) || lock.kind !== "mutex" || test.workloadOptions.cancelRate > 0 || test.resourceStore !== undefined;
   const header: HistoryHeader = { format: format2 ? FORMAT_2 : FORMAT, kind: "header", run: id, workload: test.workload.name, backend: test.backend.name, fencing: test.fencing };
   if (!format2) return header;
   const reentry = lock.kind === "reentrant" ? test.clientKinds?.reentrant?.fenceOnReentry : undefined;
@@ -126,7 +126,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
   const versions = askServerVersions(info);
   log(`fencecheck: ${test.name}, client ${test.client}, seed ${test.seed}, run directory ${runDir}`);
 
-  let system: System | null = null;
+  let system: RunParts | null = null;
   let metrics: MetricsServer | null = null;
   let failure: { err: unknown } | null = null;
   try {
@@ -141,7 +141,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
       info.metrics = metrics.url;
       writeJson(join(runDir, RUN_FILES.run), info);
     }
-    const starting = startSystem({
+    const starting = startParts({
       test,
       group,
       ports,
@@ -180,7 +180,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
       record: (f, value) => record([{ time: clock(), process: "nemesis", type: "info", f, value }]),
     };
     // A script (a scenario's chosen faults) replaces the random schedule.
-    schedule = test.script ? new ScriptSchedule(test.script, NEMESES, ctx, clock) : new NemesisSchedule(test.nemeses.map((n) => NEMESES[n].create()), ctx);
+    schedule = test.script ? new ScriptSchedule(test.script, NEMESES, ctx, clock) : new NemesisSchedule(test.nemeses.map((n) => nemesisNamed(n)!.create()), ctx);
     await schedule.prepare();
 
     // Time zero lies a little ahead, so that every worker has its "go" before it:
@@ -237,3 +237,6 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
   if (failure && !interrupted) throw failure.err;
   return { runDir, interrupted };
 }
+
+/** Whether a run's history may hold notices: its client runs as an adapter program (its manifest named, or a shipped one), or its library tells them. */
+const tellsNotices = (test: Test): boolean => isManifestPath(test.client) || test.clientKind?.program !== undefined || test.clientKind?.notices === true;

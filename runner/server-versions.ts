@@ -6,34 +6,14 @@
 // directory with the program file's path, size and modification time, and asked
 // again only when those change (an upgrade, another program named by
 // FENCECHECK_REDIS_SERVER, ...).
-import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { cacheDirectory } from "../lib/user-dir.ts";
 import { writeJson } from "../store/run-dir.ts";
-import { etcdBinary, findProgram, pgBin, redisBinary } from "../cluster/programs.ts";
+import { VERSION_PROBES } from "../backends/index.ts";
 
-interface Program {
-  /** The file whose change means the answer may have changed; null: not installed. */
-  file(): string | null;
-  ask(): Promise<string | null>;
-}
-
-const firstLine = (cmd: string, args: string[]): Promise<string | null> =>
-  new Promise((resolve) => {
-    execFile(cmd, args, { encoding: "utf8", timeout: 5000 }, (err, stdout) => resolve(err ? null : stdout.split("\n")[0].trim() || null));
-  });
-
-const PROGRAMS: Record<string, Program> = {
-  "redis-server": { file: () => findProgram(redisBinary()), ask: () => firstLine(redisBinary(), ["--version"]) },
-  etcd: { file: () => findProgram(etcdBinary()), ask: () => firstLine(etcdBinary(), ["--version"]) },
-  // A Debian package's version; dpkg's database changes whenever a package is installed or removed.
-  zookeeper: { file: () => findProgram("dpkg-query") && "/var/lib/dpkg/status", ask: () => firstLine("dpkg-query", ["-W", "-f=${Version}", "zookeeper"]) },
-  postgres: { file: () => findProgram(pgBin("postgres")), ask: () => firstLine(pgBin("postgres"), ["--version"]) },
-};
-
-/** The programs, in the order run.json lists them. */
-export const SERVER_PROGRAMS: readonly string[] = Object.keys(PROGRAMS);
+/** The programs, in the order run.json lists them: every backend's, in the registry's order. */
+export const SERVER_PROGRAMS: readonly string[] = Object.keys(VERSION_PROBES);
 
 type Kept = Record<string, { stamp: string; version: string }>;
 
@@ -58,10 +38,10 @@ export async function serverVersions(cache = join(cacheDirectory(), "server-vers
   let changed = false;
   const versions = await Promise.all(
     SERVER_PROGRAMS.map(async (name) => {
-      const stamp = stampOf(PROGRAMS[name].file());
+      const stamp = stampOf(VERSION_PROBES[name].file());
       if (stamp === null) return null;
       if (kept[name]?.stamp === stamp) return kept[name].version;
-      const version = await PROGRAMS[name].ask();
+      const version = await VERSION_PROBES[name].ask();
       // A program that did not answer is asked again next time, not remembered as silent.
       if (version !== null) {
         kept[name] = { stamp, version };

@@ -3,7 +3,8 @@
 // its renew watchdog and its buffered sockets included.
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { Registry } from "prom-client";
-import { CLIENTS, ResourceClient, loadAdapter, adapterClients, type LockClient, type MakeClient } from "../clients/index.ts";
+import { ResourceClient, loadAdapter, adapterClients, type LockClient, type MakeClient } from "../clients/index.ts";
+import { CLIENTS, backendNamed } from "../backends/index.ts";
 import { WORKLOADS, LogicalClient, Arrivals, loadOperationMetrics, keyName, type ClientEnv, type OperationMetrics } from "../workloads/index.ts";
 import { runClock } from "../store/clock.ts";
 import { rng, sleep } from "../lib/index.ts";
@@ -54,10 +55,11 @@ async function sendMetrics(): Promise<void> {
  * the run's critical path), or at setup if none came.
  */
 let loaded: { client: string; create: Promise<MakeClient> } | null = null;
-function loadClient(client: string): Promise<MakeClient> {
+function loadClient(client: string, backend: string): Promise<MakeClient> {
   if (loaded?.client !== client) {
     // A shipped client by name, or the user's adapter module by its absolute path.
-    const create = CLIENTS[client] ? CLIENTS[client].load() : loadAdapter(client).then(async (a) => (await adapterClients(a)).create);
+    // An adapter whose lock issues no fences takes them from counters on the backend's servers, where it has them (--fence-source).
+    const create = CLIENTS[client] ? CLIENTS[client].load() : loadAdapter(client).then(async (a) => (await adapterClients(a, backendNamed(backend)?.fenceCounter)).create);
     // A failure is reported by setup, which awaits it; unawaited until then, it must not count as unhandled.
     create.catch(() => {});
     loaded = { client, create };
@@ -85,7 +87,7 @@ async function setup(c: WorkerConfig): Promise<void> {
     // Its series are there, at zero, from the moment it is ready.
     await sendMetrics();
   }
-  const create = await loadClient(c.client);
+  const create = await loadClient(c.client, c.backend);
   locks = c.clients.map((id) =>
     create({
       id, endpoints: c.endpoints[id], ...(c.service ? { service: c.service } : {}), ownerPrefix: `c${id}`, commandTimeoutMs: c.commandTimeoutMs, rng: rng(c.seed, "lock", id), options: c.clientOptions,
@@ -115,7 +117,7 @@ async function go(startAt: number, end: number): Promise<void> {
   const lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
   lag.enable();
   const resource = new ResourceClient(config.resourceUrl, { timeoutMs: config.commandTimeoutMs });
-  const workload = WORKLOADS[config.workload];
+  const workload = WORKLOADS[config.workload as keyof typeof WORKLOADS];
   await Promise.all(
     config.clients.map(async (id, i) => {
       const o = config.opts;
@@ -155,7 +157,7 @@ async function go(startAt: number, end: number): Promise<void> {
 }
 
 process.on("message", (m: ToWorker) => {
-  if (m.type === "load") void loadClient(m.client);
+  if (m.type === "load") void loadClient(m.client, m.backend);
   else if (m.type === "setup") setup(m.config).catch((err) => send({ type: "error", message: String(err?.stack ?? err) }));
   else if (m.type === "go") go(m.startAt, m.endAt).catch((err) => send({ type: "error", message: String(err?.stack ?? err) }));
   else if (m.type === "stop") endAt = Math.min(endAt, clock());

@@ -7,7 +7,7 @@ import { BadInput, parseArgs, type ParsedOptions } from "../lib/index.ts";
 import { TEST_OPTIONS, buildTest, type Test } from "../runner/index.ts";
 import { scriptNemeses } from "../nemesis/index.ts";
 import { isAdapterPath } from "../clients/adapter.ts";
-import { FREE_OPTIONS, type Prediction, type Scenario } from "./scenario.ts";
+import { FREE_OPTIONS, type Prediction, type Scenario } from "../core/scenario.ts";
 
 export interface ScenarioRun {
   scenario: Scenario;

@@ -12,7 +12,7 @@
 // kept alive only while the acquire runs and refused by the cut, so the stall
 // lasts at most one TTL after its last keep-alive: below the stuck-lock threshold
 // (TTL plus command timeout), valid even with --liveness strict.
-import { ONE_HOLD_EACH, link, otherSeed, type Scenario } from "./scenario.ts";
+import { ONE_HOLD_EACH, link, otherSeed, type Scenario } from "../core/scenario.ts";
 
 export const G1: Scenario = {
   id: "G1",

@@ -3,7 +3,7 @@
 // the same value) writes: both increments land as one. Its fence is still the
 // highest the resource has seen, so write-only fencing cannot refuse it; a read
 // that advances the resource's fence can (--fence-reads).
-import { ONE_HOLD_EACH, type Scenario } from "./scenario.ts";
+import { ONE_HOLD_EACH, type Scenario } from "../core/scenario.ts";
 
 export const C1: Scenario = {
   id: "C1",

@@ -3,7 +3,7 @@
 // "fence" made up from per-node counters of whichever majority granted (Redlock's
 // common recipe), which different majorities push apart.
 import type { ParsedOptions } from "../lib/index.ts";
-import { ONE_HOLD_EACH, cut, type Prediction, type Scenario } from "./scenario.ts";
+import { ONE_HOLD_EACH, cut, type Prediction, type Scenario } from "../core/scenario.ts";
 
 const staleIfUnfenced = (o: ParsedOptions): string[] => (o.fence ? [] : ["stale-write-accepted"]);
 
@@ -78,9 +78,9 @@ export const F2: Scenario = {
     },
   script: () => [
     // Holds 0-3: worker-1 reaches {1,2,3}, worker-2 reaches {1,4,5}.
-    { atMs: 0, nemesis: "partition", fault: { targets: [...cut(1, [4, 5]), ...cut(2, [2, 3])], durationMs: 3.4 * F2_STAGGER_MS } },
+    { atMs: 0, nemesis: "partition", fault: { targets: [...cut(1, ["redis-4", "redis-5"]), ...cut(2, ["redis-2", "redis-3"])], durationMs: 3.4 * F2_STAGGER_MS } },
     // Hold 4 (at 4 s): worker-1 reaches {2,3,4}.
-    { atMs: 3.6 * F2_STAGGER_MS, nemesis: "partition", fault: { targets: cut(1, [1, 5]), durationMs: null } },
+    { atMs: 3.6 * F2_STAGGER_MS, nemesis: "partition", fault: { targets: cut(1, ["redis-1", "redis-5"]), durationMs: null } },
   ],
   predict: (o) =>
     o["fence-source"] === "single"

@@ -14,10 +14,10 @@ import { R1, R2, S1, W1, W2 } from "./kinds.ts";
 import { G1, Q1, Q2 } from "./cancel.ts";
 import { D1, D2, D3 } from "../backends/dynamodb/scenarios.ts";
 import { M1, M2, M3, M4 } from "../backends/lockserver/scenarios.ts";
-import type { Scenario } from "./scenario.ts";
+import type { Scenario } from "../core/scenario.ts";
 
-export type { Scenario, Prediction } from "./scenario.ts";
-export { FREE_OPTIONS, matches } from "./scenario.ts";
+export type { Scenario, Prediction } from "../core/scenario.ts";
+export { FREE_OPTIONS, matches } from "../core/scenario.ts";
 export { buildScenario, commandLine, type ScenarioRun } from "./build.ts";
 
 export const SCENARIOS: Record<string, Scenario> = Object.fromEntries([K1, K2, K3, K4, K5, T1, F1, F2, C1, L1, L2, Z1, Z2, Z3, P1, E1, R1, R2, S1, W1, W2, Q1, Q2, G1, D1, D2, D3, M1, M2, M3, M4].map((s) => [s.id, s]));

@@ -19,7 +19,7 @@
 // S1: the semaphore whose count is read (GET), then raised (INCR) in a second round
 // trip. A slow network (200 ms each way) widens the gap between the two at the
 // server to 400 ms: three clients that ask within it all read a count below 2.
-import { ONE_HOLD_EACH, link, otherSeed, type Scenario } from "./scenario.ts";
+import { ONE_HOLD_EACH, link, otherSeed, type Scenario } from "../core/scenario.ts";
 
 export const R1: Scenario = {
   id: "R1",

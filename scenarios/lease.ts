@@ -2,7 +2,7 @@
 // the lock service: frozen (K1) or slowed on the way to the resource (K2). Its
 // late write lands after the next holder's. Only the resource's fence check can
 // refuse it; that is what fencing tokens are for, on every lease lock.
-import { ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "./scenario.ts";
+import { ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "../core/scenario.ts";
 
 const LEASE_VARIES = {
   fence: "on: the resource refuses the late write with 409 and the run is valid",

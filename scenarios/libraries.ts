@@ -11,7 +11,7 @@
 // E1 is python-etcd3 #599: `with client.lock(name) as lock:` enters its body after
 // __enter__'s acquire() waited its 10 s and failed, without looking at what it
 // returned, so a second holder writes beside the first.
-import { ONE_HOLD_EACH, type Scenario } from "./scenario.ts";
+import { ONE_HOLD_EACH, type Scenario } from "../core/scenario.ts";
 
 export const L2: Scenario = {
   id: "L2",

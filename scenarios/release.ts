@@ -2,7 +2,7 @@
 // GET and its DEL the lease can expire and another client take the lock; the DEL
 // then deletes that client's lock, and a third client acquires while the second
 // still holds it. Compare-and-delete in one Lua script closes it.
-import { ONE_HOLD_EACH, type Scenario } from "./scenario.ts";
+import { ONE_HOLD_EACH, type Scenario } from "../core/scenario.ts";
 
 /** Client 0's GET at about 1500 ms; its lease ends at 2000 ms. */
 const WORK_MS = 1500;

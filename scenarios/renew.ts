@@ -4,7 +4,7 @@
 // and the holder stops; one that sets the key blindly (redis-semaphore #175's
 // shape, etcd3 #110's effect) says ok, and the holder goes on as if nothing had
 // happened, now next to the client the lock was granted to.
-import { ONE_HOLD_EACH, type Scenario } from "./scenario.ts";
+import { ONE_HOLD_EACH, type Scenario } from "../core/scenario.ts";
 
 export const L1: Scenario = {
   id: "L1",

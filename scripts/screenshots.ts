@@ -30,7 +30,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdir
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { ensure } from "../setup/index.ts";
+import { CHROMIUM, ensure } from "../setup/index.ts";
 import { chromiumBinary } from "../setup/requirements.ts";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -398,7 +398,7 @@ async function main(): Promise<number> {
   if (build.status !== 0) throw new Error(`node scripts/build.mjs exited ${build.status}`);
 
   try {
-    await ensure(["chromium"], { say });
+    await ensure([CHROMIUM], { say });
   } catch (err) {
     say(`screenshots: ${(err as Error).message}`);
     return 1;

@@ -4,8 +4,8 @@
 // order the seed shuffles, so a few trials already cover every kill way and
 // every backend; the rest (deployment, nemesis, moment) is drawn per trial.
 import { rng, shuffled } from "../lib/random.ts";
-import { BACKENDS } from "../runner/backends.ts";
-import { NEMESES } from "../nemesis/index.ts";
+import { BACKEND_NAMES, backendNamed } from "../backends/index.ts";
+import { NEMESES, type NemesisKind } from "../nemesis/index.ts";
 
 /**
  * How a run is killed, as a user, a CI time-out or a crash does it:
@@ -50,9 +50,9 @@ export interface PlanLimits {
   ways: readonly KillWay[];
 }
 
-export const ALL: PlanLimits = { backends: Object.keys(BACKENDS), deploys: DEPLOYS, ways: KILL_WAYS };
+export const ALL: PlanLimits = { backends: [...BACKEND_NAMES], deploys: DEPLOYS, ways: KILL_WAYS };
 
-const canDocker = (backend: string): boolean => !BACKENDS[backend].cannot?.docker;
+const canDocker = (backend: string): boolean => !backendNamed(backend)?.cannot?.docker;
 
 /** The backends a trial may draw from: those that can run in one of the allowed deployments. */
 export function usableBackends(limits: PlanLimits): string[] {
@@ -61,8 +61,8 @@ export function usableBackends(limits: PlanLimits): string[] {
 
 /** The nemeses a backend's run takes there: every one but those needing an ability it lacks. */
 export function nemesesFor(backend: string): string[] {
-  const abilities = BACKENDS[backend].abilities ?? [];
-  return ["none", ...Object.entries(NEMESES).filter(([, n]) => !n.needs || abilities.includes(n.needs)).map(([name]) => name)];
+  const abilities: readonly string[] = backendNamed(backend)?.abilities ?? [];
+  return ["none", ...Object.entries(NEMESES as Record<string, NemesisKind>).filter(([, n]) => !n.needs || abilities.includes(n.needs)).map(([name]) => name)];
 }
 
 /** Trial `trial` (from 1) of a torture with `seed`. */

@@ -13,7 +13,7 @@ export type { OperationMetrics, MetricsSnapshot } from "./metrics.ts";
 /** The metrics of the operations, loaded by the runs that keep metrics only: they load prom-client, which every worker's start would pay for otherwise. */
 export const loadOperationMetrics = async (): Promise<typeof import("./metrics.ts").OperationMetrics> => (await import("./metrics.ts")).OperationMetrics;
 
-export const WORKLOADS: Record<string, Workload> = {
-  [fencedWrite.name]: fencedWrite,
-  [counter.name]: counter,
-};
+export const WORKLOADS = {
+  "fenced-write": fencedWrite,
+  counter,
+} as const satisfies Record<string, Workload>;

@@ -12,9 +12,28 @@ import type { Agent as HttpAgent } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
 import { sleep, type Rng } from "../../lib/index.ts";
 import { proxiedAgent } from "./proxied-agent.ts";
-import { UnknownOutcome, type ClientContext, type DynamoAccess, type DynamoAccount } from "../../clients/lock.ts";
+import { UnknownOutcome, type ClientContext } from "../../clients/lock.ts";
 
-export type { DynamoAccess, DynamoAccount };
+/** Where the DynamoDB SDK's region and credentials come from: a local server takes any. */
+export interface DynamoAccount {
+  region: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+/**
+ * A DynamoDB of the user's (--deploy external): the URL its requests are signed
+ * for (http or https), the account they are signed with, and the run's own lock
+ * table. It carries credentials: it reaches the workers over their IPC channel
+ * only, and nothing writes it down.
+ */
+export interface DynamoAccess {
+  url: string;
+  account: DynamoAccount;
+  table: string;
+}
+
+/** What a DynamoDB of the user's gives the clients (OpenService.service), under the backend's name. */
+export const accessOf = (ctx: ClientContext): DynamoAccess | undefined => ctx.service?.dynamodb as DynamoAccess | undefined;
 
 // The SDK warns once per process that Node 20 will soon be unsupported: noise
 // in every worker's log, and nothing the run can act on.
@@ -249,7 +268,7 @@ export abstract class LockTableClient {
   private holds = 0;
 
   constructor(ctx: ClientContext) {
-    this.items = new LockTable(ctx.endpoints[0], ctx.commandTimeoutMs, ctx.service?.dynamodb);
+    this.items = new LockTable(ctx.endpoints[0], ctx.commandTimeoutMs, accessOf(ctx));
     this.rng = ctx.rng;
     this.ownerPrefix = ctx.ownerPrefix;
   }

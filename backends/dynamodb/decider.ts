@@ -9,6 +9,7 @@ import { GetItemCommand, UpdateItemCommand, type AttributeValue } from "@aws-sdk
 import { classifyDynamoError, dynamoClient, ensureTable } from "./connection.ts";
 import { committedDecider, OutcomeUnknown, type DecisionStore, type StoreVerdict } from "../../resource/committed.ts";
 import type { Decider } from "../../resource/decider.ts";
+import type { StoreDeciderModule } from "../../resource/committed.ts";
 
 export const RESOURCE_TABLE = "fencecheck_resource";
 
@@ -111,3 +112,6 @@ function namesIn(...expressions: (string | undefined)[]): Record<string, string>
 export async function dynamoDecider(opts: DynamoDeciderOptions): Promise<Decider> {
   return committedDecider(await dynamoStore(opts));
 }
+
+/** The resource process's entry to this store (--resource, ResourceStore.decider): the config is what the store's start gave. */
+export const decider: StoreDeciderModule["decider"] = (config, fencing) => dynamoDecider({ ...(config as Omit<DynamoDeciderOptions, "fencing">), fencing });

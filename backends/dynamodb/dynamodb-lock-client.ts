@@ -21,7 +21,7 @@ import { createRequire } from "node:module";
 import type DynamoDB from "aws-sdk/clients/dynamodb.js";
 import type { FailOpen as FailOpenClient, Lock as LibraryLock } from "dynamodb-lock-client";
 import type { ClientContext, Hold, LockClient, NoticeSink, Outcome } from "../../clients/lock.ts";
-import { agentsFor, classifyDynamoError, LOCAL_ACCOUNT, LOCK_KEY, lockTableName, refusalOrThrow } from "./connection.ts";
+import { accessOf, agentsFor, classifyDynamoError, LOCAL_ACCOUNT, LOCK_KEY, lockTableName, refusalOrThrow } from "./connection.ts";
 
 const require = createRequire(import.meta.url);
 // The v2 SDK announces its end of support on every start unless told not to.
@@ -55,7 +55,7 @@ export class DynamoLockClientLibrary implements LockClient {
     // A DynamoDB of the user's: its URL and account, and the run's table, with
     // the sockets dialing the worker's link (as the v3 clients do). The region
     // and credentials are given, so the v2 SDK reads none of its own.
-    const access = ctx.service?.dynamodb;
+    const access = accessOf(ctx);
     const account = access?.account ?? LOCAL_ACCOUNT;
     this.table = access?.table ?? lockTableName();
     this.documents = new DocumentClient({

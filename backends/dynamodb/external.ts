@@ -23,7 +23,7 @@ import { createTable, dynamoClient, lockTableName, LOCK_KEY, waitForTable } from
 import { placeServers } from "../../cluster/external-proxies.ts";
 import type { PlacedServer } from "../../cluster/external.ts";
 import { credentialsOf, endpointUrl, regionOf, serverAt, urlOfServer, WHAT, type DynamoService } from "./account.ts";
-import { removedOnce, type ExternalServiceContext, type OpenService } from "../../runner/backends.ts";
+import { removedOnce, type ExternalServiceContext, type OpenService } from "../../core/index.ts";
 import type { Test } from "../../core/test-definition.ts";
 
 const ADMIN_TIMEOUT_MS = 10_000;

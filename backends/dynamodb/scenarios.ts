@@ -19,7 +19,7 @@
 // RVN algorithm measures its wait on the monotonic clock and does not care.
 // The history's times come from the run's monotonic clock, so they do not jump.
 import type { ParsedOptions } from "../../lib/index.ts";
-import { ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "../../scenarios/scenario.ts";
+import { ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "../../core/scenario.ts";
 
 export const D1: Scenario = {
   id: "D1",

@@ -16,8 +16,9 @@ import { memberControls, type Cluster } from "../../cluster/cluster.ts";
 import { localDeployment, type Deployment } from "../../cluster/deployment.ts";
 import { waitForMembers, type ProcessGroup } from "../../cluster/processes.ts";
 import type { PortPlan } from "../../cluster/ports.ts";
-import type { ServerNode } from "../redis/server.ts";
+import type { ServerNode } from "../../cluster/cluster.ts";
 import { dynamoClient } from "./connection.ts";
+import { DYNALITE_SERVER } from "./programs.ts";
 
 /** cli.js of the dynalite our package installed; an optional dependency, so it may be missing. */
 export function dynaliteCli(): string {
@@ -95,7 +96,7 @@ export async function startDynalite(group: ProcessGroup, ports: PortPlan, opts: 
     return node;
   };
   // Again after a kill: the same port, the same LevelDB directory (the old process's lock on it died with it).
-  const spawn = async (): Promise<void> => deployment.start({ name: node.name, kind: "dynalite", args, dataDir, logFile, ports: [node.port] });
+  const spawn = async (): Promise<void> => deployment.start({ name: node.name, program: DYNALITE_SERVER, args, dataDir, logFile, ports: [node.port] });
   const timeoutMs = opts.startTimeoutMs ?? 15_000;
   const answering = async (): Promise<void> => {
     await waitForMembers([node.name], "answering", () => answers(node), { running: (n) => deployment.running(n), logFile: () => logFile, timeoutMs, stepMs: 50 });

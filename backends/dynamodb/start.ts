@@ -3,9 +3,9 @@
 // comes back from a kill without it (--dynamo-persistence memory).
 import { DeleteItemCommand, ScanCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
 import { startDynalite, type DynaliteCluster } from "./server.ts";
-import type { ServerNode } from "../redis/server.ts";
+import type { ServerNode } from "../../cluster/cluster.ts";
 import { dynamoClient, ensureLockTable, lockTableName, LOCK_KEY } from "./connection.ts";
-import type { BackendContext } from "../../runner/backends.ts";
+import type { BackendContext } from "../../core/index.ts";
 
 const ADMIN_TIMEOUT_MS = 10_000;
 
@@ -19,11 +19,11 @@ async function onServer<T>(node: ServerNode, f: (c: ReturnType<typeof dynamoClie
   }
 }
 
-export function startDynamoBackend(ctx: BackendContext): Promise<DynaliteCluster> {
+export function startDynamoBackend(ctx: BackendContext, persistent: boolean): Promise<DynaliteCluster> {
   return startDynalite(ctx.group, ctx.ports, {
     runDir: ctx.runDir,
     name: "dynamodb-1",
-    persistent: (ctx.serverOptions.dynamoPersistence ?? "disk") === "disk",
+    persistent,
     deployment: ctx.deployment,
     // After every start: on disk the table is there again after a kill; in
     // memory the server came back with nothing, and the locks start over (their

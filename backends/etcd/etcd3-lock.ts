@@ -14,7 +14,7 @@ import type { Hold, Outcome } from "../../clients/lock.ts";
 import { sleep } from "../../lib/index.ts";
 import { call, classify, errorCode, key, leaseFacts, leaseSeconds, LeaseLock, type LeaseHold } from "./connection.ts";
 
-import { LOCK_PREFIX } from "../../clients/places.ts";
+import { LOCK_PREFIX } from "./places.ts";
 
 export { LOCK_PREFIX };
 

@@ -34,7 +34,7 @@
 import { CANCEL_UNKNOWN, CANCELLED, UnknownOutcome, type AcquireRequest, type ClientContext, type Hold, type Outcome } from "../../clients/lock.ts";
 import { call, EtcdCallError, errorCode, hex, keepAliveOnce, key, leaseFacts, leaseSeconds, LeaseLock, revokeQuietly, under, type LeaseHold } from "./connection.ts";
 
-import { QUEUE_PREFIX } from "../../clients/places.ts";
+import { QUEUE_PREFIX } from "./places.ts";
 
 export { QUEUE_PREFIX };
 

@@ -16,7 +16,7 @@
 // mode (a mutex) is a writer.
 import type { AcquireRequest, ClientContext } from "../../clients/lock.ts";
 import { EtcdQueueLock, type Place } from "./queue.ts";
-import { RW_PREFIX } from "../../clients/places.ts";
+import { RW_PREFIX } from "./places.ts";
 
 export { RW_PREFIX };
 

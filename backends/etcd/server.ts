@@ -13,11 +13,13 @@ import { join } from "node:path";
 import { waitForMembers } from "../../cluster/processes.ts";
 import { localDeployment } from "../../cluster/deployment.ts";
 import { memberControls, networkPartitions, type MemberCluster, type MemberClusterOptions } from "../../cluster/cluster.ts";
-import type { ServerNode } from "../redis/server.ts";
+import type { ServerNode } from "../../cluster/cluster.ts";
 import { createPeerProxies } from "./peers.ts";
 import { EtcdAdmin } from "./admin.ts";
 
-export { etcdBinary } from "../../cluster/deployment.ts";
+import { ETCD_SERVER } from "./programs.ts";
+
+export { etcdBinary } from "./programs.ts";
 
 export interface EtcdMember extends ServerNode {
   /** The member's real peer port; the others reach it through `peerProxyPort`. */
@@ -50,7 +52,7 @@ export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCl
   // Named after the runner's pid, so two runs can share one fault proxy (--toxiproxy).
   // The peer proxies listen where the members can reach this machine; a member is
   // reached by them on its peer port here (published on loopback, for a container).
-  const hostAddress = direct ? "127.0.0.1" : await deployment.hostAddress("etcd");
+  const hostAddress = direct ? "127.0.0.1" : await deployment.hostAddress(ETCD_SERVER);
   const peers = await createPeerProxies(opts.toxiproxyUrl, `fc-${process.pid}-`, planned, hostAddress);
   group.onStop(() => peers.remove());
   const nodes: EtcdMember[] = planned.map((m) => ({ ...m, host: "127.0.0.1", peerProxyPort: peers.of(m.name).port, id: "" }));
@@ -80,7 +82,7 @@ export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCl
       "--logger", "zap",
       "--log-outputs", "stderr",
     ];
-    await deployment.start({ name: m.name, kind: "etcd", args, dataDir, logFile: join(runDir, "logs", `${m.name}.log`), ports: [m.port, m.peerPort] });
+    await deployment.start({ name: m.name, program: ETCD_SERVER, args, dataDir, logFile: join(runDir, "logs", `${m.name}.log`), ports: [m.port, m.peerPort] });
   };
 
   const waitFor = (names: string[], what: string, ready: (name: string) => Promise<boolean>): Promise<void> =>

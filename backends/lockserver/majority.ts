@@ -19,8 +19,7 @@
 //   (only rises while that server keeps it); none.
 import { LockServerConnection, NEVER_SENT, type ServerAnswer } from "./connection.ts";
 import { UnknownOutcome, type ClientContext, type FenceSource, type Hold, type LockClient, type Outcome } from "../../clients/lock.ts";
-import { clockDrift } from "../redis/nodes.ts";
-import { atLeast } from "../redlock/proof.ts";
+import { atLeast, clockDrift } from "../../clients/majority.ts";
 
 /** One server's part in one request: its answer once in, and on which connection it was asked. */
 interface Vote {

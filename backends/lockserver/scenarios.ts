@@ -22,7 +22,7 @@
 //    client 5's fence is above client 4's and the late write is refused.
 import type { ParsedOptions } from "../../lib/index.ts";
 import type { ScriptStep } from "../../nemesis/index.ts";
-import { ONE_HOLD_EACH, link, staleUnlessFenced, type Prediction, type Scenario } from "../../scenarios/scenario.ts";
+import { ONE_HOLD_EACH, link, staleUnlessFenced, type Prediction, type Scenario } from "../../core/scenario.ts";
 import { K1 } from "../../scenarios/lease.ts";
 
 const MAJORITY = { backend: "lockserver", client: "lockserver-majority" };

@@ -11,8 +11,9 @@ import { memberControls, type Cluster } from "../../cluster/cluster.ts";
 import { localDeployment, type Deployment } from "../../cluster/deployment.ts";
 import { waitForMembers, type ProcessGroup } from "../../cluster/processes.ts";
 import type { PortPlan } from "../../cluster/ports.ts";
-import type { ServerNode } from "../redis/server.ts";
+import type { ServerNode } from "../../cluster/cluster.ts";
 import { askOnce } from "./protocol.ts";
+import { LOCK_SERVER } from "./programs.ts";
 
 export type LockServerPersistence = "none" | "always";
 
@@ -54,7 +55,7 @@ export async function startLockServers(group: ProcessGroup, ports: PortPlan, opt
   const spawn = async (n: ServerNode): Promise<void> => {
     mkdirSync(dataDir(n), { recursive: true });
     const args = [...entryArgs("backends/lockserver/main"), "--port", String(n.port), "--data", dataDir(n), "--persistence", opts.persistence];
-    await deployment.start({ name: n.name, kind: "lockserver", args, dataDir: dataDir(n), logFile: logFile(n.name), ports: [n.port] });
+    await deployment.start({ name: n.name, program: LOCK_SERVER, args, dataDir: dataDir(n), logFile: logFile(n.name), ports: [n.port] });
   };
   const timeoutMs = opts.startTimeoutMs ?? 15_000;
   const answering = (name: string): Promise<void> =>

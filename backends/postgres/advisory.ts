@@ -38,7 +38,7 @@
 import { CANCELLED, CANCEL_UNKNOWN, UnknownOutcome, type AcquireRequest, type ClientContext, type Hold, type LockClient, type Outcome } from "../../clients/lock.ts";
 import type { QueryResult, QueryResultRow } from "pg";
 import { createHash } from "node:crypto";
-import { PgSession, RUNS_OWN, answeredWithError, lockTables, sqlState } from "./session.ts";
+import { PgSession, accessOf, answeredWithError, lockTables, sqlState } from "./session.ts";
 import { sleep } from "../../lib/time.ts";
 
 /**
@@ -121,7 +121,7 @@ export class PostgresAdvisoryLock implements LockClient {
   private readonly sql: ReturnType<typeof statements>;
 
   constructor(ctx: ClientContext) {
-    const access = ctx.service?.postgres ?? RUNS_OWN;
+    const access = accessOf(ctx);
     this.session = new PgSession(ctx.endpoints[0], ctx.commandTimeoutMs, access);
     this.sql = statements(lockTables(access.schema).advisory);
     this.ownerPrefix = ctx.ownerPrefix;

@@ -8,6 +8,7 @@
 import pg from "pg";
 import { committedDecider, OutcomeUnknown, type DecisionStore } from "../../resource/committed.ts";
 import type { Decider } from "../../resource/decider.ts";
+import type { StoreDeciderModule } from "../../resource/committed.ts";
 
 export const RESOURCE_TABLE_SQL = `
 CREATE TABLE IF NOT EXISTS fencecheck_resource (
@@ -102,3 +103,6 @@ export async function pgStore(opts: PgDeciderOptions): Promise<DecisionStore> {
 export async function pgDecider(opts: PgDeciderOptions): Promise<Decider> {
   return committedDecider(await pgStore(opts));
 }
+
+/** The resource process's entry to this store (--resource, ResourceStore.decider): the config is what the store's start gave. */
+export const decider: StoreDeciderModule["decider"] = (config, fencing) => pgDecider({ ...(config as Omit<PgDeciderOptions, "fencing">), fencing });

@@ -15,12 +15,12 @@ import pg from "pg";
 import { BadInput } from "../../lib/index.ts";
 import { placeServers } from "../../cluster/external-proxies.ts";
 import type { PlacedServer } from "../../cluster/external.ts";
-import type { ServerNode } from "../redis/server.ts";
+import type { ServerNode } from "../../cluster/cluster.ts";
 import { lockTables, lockTablesSql, pgConfig, sqlState } from "./session.ts";
 import { advisoryKeys } from "./advisory.ts";
-import type { PostgresAccess } from "../../clients/index.ts";
+import type { PostgresAccess } from "./session.ts";
 import { onServer } from "./start.ts";
-import { removedOnce, type ExternalServiceContext, type OpenService } from "../../runner/backends.ts";
+import { removedOnce, type ExternalServiceContext, type OpenService } from "../../core/index.ts";
 import type { Test } from "../../core/test-definition.ts";
 
 /** How messages name the run. */

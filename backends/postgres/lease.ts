@@ -12,7 +12,7 @@
 // slow: the fence is what keeps a late holder's writes out.
 import type { Rng } from "../../lib/index.ts";
 import { pollAcquire, type ClientContext, type Hold, type LockClient, type Outcome } from "../../clients/lock.ts";
-import { PgSession, RUNS_OWN, lockTables } from "./session.ts";
+import { PgSession, accessOf, lockTables } from "./session.ts";
 
 /** The statements, on the lease table of the run's schema. */
 function statements(leases: string): { acquire: string; renew: string; release: string } {
@@ -42,7 +42,7 @@ export class PostgresLeaseLock implements LockClient {
   private readonly sql: ReturnType<typeof statements>;
 
   constructor(ctx: ClientContext) {
-    const access = ctx.service?.postgres ?? RUNS_OWN;
+    const access = accessOf(ctx);
     this.session = new PgSession(ctx.endpoints[0], ctx.commandTimeoutMs, access);
     this.sql = statements(lockTables(access.schema).leases);
     this.rng = ctx.rng;

@@ -13,8 +13,9 @@ import { sleep } from "../../lib/index.ts";
 import { logTail, type ProcessGroup } from "../../cluster/processes.ts";
 import type { Deployment } from "../../cluster/deployment.ts";
 import type { PortPlan } from "../../cluster/ports.ts";
-import type { ServerNode } from "../redis/server.ts";
+import type { ServerNode } from "../../cluster/cluster.ts";
 import { serverDataDir, serverUser } from "./server.ts";
+import { PGBOUNCER_SERVER } from "./programs.ts";
 
 function config(listen: ServerNode, upstream: ServerNode, dir: string, deployment: Deployment): string {
   return [
@@ -45,7 +46,7 @@ export async function startPgbouncer(group: ProcessGroup, ports: PortPlan, runDi
   writeFileSync(ini, config(node, upstream, dir, deployment));
   writeFileSync(join(dir, "userlist.txt"), `"postgres" ""\n`);
   const logFile = join(runDir, "logs", `${node.name}.log`);
-  await deployment.start({ name: node.name, kind: "pgbouncer", args: [ini], dataDir: dir, logFile, ports: [node.port], user: serverUser() });
+  await deployment.start({ name: node.name, program: PGBOUNCER_SERVER, args: [ini], dataDir: dir, logFile, ports: [node.port], user: serverUser() });
   const deadline = Date.now() + (deployment.name === "local" ? 10_000 : 30_000);
   for (;;) {
     if (!deployment.running(node.name)) throw new Error(`${node.name} exited at start (port ${node.port}):\n${logTail(logFile)}`);

@@ -7,7 +7,7 @@
 // the lock together, with no fault at all. The fences still come from one
 // counter row, in grant order, so fencing keeps stale writes out; the lock
 // itself is gone.
-import { ONE_HOLD_EACH, type Scenario } from "../../scenarios/scenario.ts";
+import { ONE_HOLD_EACH, type Scenario } from "../../core/scenario.ts";
 
 export const P1: Scenario = {
   id: "P1",

@@ -27,8 +27,8 @@ import { sleep } from "../../lib/index.ts";
 import type { Cluster } from "../../cluster/cluster.ts";
 import { logTail, type ProcessGroup } from "../../cluster/processes.ts";
 import type { PortPlan } from "../../cluster/ports.ts";
-import type { ServerNode } from "../redis/server.ts";
-import { pgBin } from "../../cluster/programs.ts";
+import type { ServerNode } from "../../cluster/cluster.ts";
+import { pgBin, POSTGRES_SERVER } from "./programs.ts";
 import { localDeployment, type Deployment } from "../../cluster/deployment.ts";
 
 export { pgBin };
@@ -145,7 +145,7 @@ export async function startPostmaster(deployment: Deployment, node: ServerNode, 
   const deadline = Date.now() + limitS * 1000;
   const spec = {
     name: node.name,
-    kind: "postgres" as const,
+    program: POSTGRES_SERVER,
     args: serverArgs(dir, node.port, opts, deployment.bindHost),
     dataDir: dir,
     logFile,

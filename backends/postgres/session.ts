@@ -8,10 +8,41 @@
 import { checkServerIdentity } from "node:tls";
 import { isIP } from "node:net";
 import pg from "pg";
-import type { Endpoint, PostgresAccess, PostgresTls } from "../../clients/lock.ts";
+import type { ClientContext, Endpoint } from "../../clients/lock.ts";
 
 /** The run's own server (backends/postgres/server.ts): trust authentication, the superuser, the lock tables in public. */
+/**
+ * Who a Postgres client connects as, and where the lock tables are: on the
+ * run's own server the superuser and the public schema; on a server of the
+ * user's (--deploy external) the user's role and a schema of the run's own. The
+ * password is a secret: it reaches the workers over their IPC channel only, and
+ * nothing writes it down.
+ */
+export interface PostgresAccess {
+  user: string;
+  password?: string;
+  database: string;
+  /** The schema the lock tables are in (an identifier, unquoted). */
+  schema: string;
+  /** Names the run's sessions in pg_stat_activity, so that the teardown can end any it left. */
+  applicationName: string;
+  /** TLS (PGSSLMODE): whether the certificate is checked, and the host it must be for; absent: none. */
+  tls?: PostgresTls;
+}
+
+export interface PostgresTls {
+  /** libpq's words: require (encrypted, not checked), verify-ca (signed by `ca`), verify-full (and for `host`). */
+  mode: "require" | "verify-ca" | "verify-full";
+  /** PEM of the certificate authorities (PGSSLROOTCERT); absent: Node's own. */
+  ca?: string;
+  /** The server's own host name: clients reach it through a proxy on loopback, and the certificate is for this. */
+  host: string;
+}
+
 export const RUNS_OWN: PostgresAccess = { user: "postgres", database: "postgres", schema: "public", applicationName: "fencecheck" };
+
+/** Whom a client connects as: the user's (OpenService.service, under the backend's name), or the run's own server's superuser. */
+export const accessOf = (ctx: ClientContext): PostgresAccess => (ctx.service?.postgres as PostgresAccess | undefined) ?? RUNS_OWN;
 
 /**
  * The lock tables' names, qualified with their schema: never found through

@@ -5,10 +5,10 @@ import pg from "pg";
 import { startPostgresCluster } from "./server.ts";
 import type { Cluster } from "../../cluster/cluster.ts";
 import { startPgbouncer } from "./pgbouncer.ts";
-import type { ServerNode } from "../redis/server.ts";
+import type { ServerNode } from "../../cluster/cluster.ts";
 import { RUNS_OWN, lockTablesSql, pgConfig } from "./session.ts";
-import type { PostgresAccess } from "../../clients/index.ts";
-import type { BackendContext } from "../../runner/backends.ts";
+import type { PostgresAccess } from "./session.ts";
+import type { BackendContext } from "../../core/index.ts";
 import type { ProcessGroup } from "../../cluster/processes.ts";
 import type { PortPlan } from "../../cluster/ports.ts";
 
@@ -24,10 +24,10 @@ export async function onServer<T>(node: { host: string; port: number }, f: (c: p
   }
 }
 
-export async function startPostgresBackend(ctx: BackendContext): Promise<Cluster> {
-  const cluster = await startPostgresCluster(ctx.group, ctx.ports, { runDir: ctx.runDir, durable: ctx.serverOptions.pgDurable ?? false, deployment: ctx.deployment });
+export async function startPostgresBackend(ctx: BackendContext, o: { durable: boolean; pooled: boolean }): Promise<Cluster> {
+  const cluster = await startPostgresCluster(ctx.group, ctx.ports, { runDir: ctx.runDir, durable: o.durable, deployment: ctx.deployment });
   await onServer(cluster.nodes[0], (c) => c.query(lockTablesSql(RUNS_OWN.schema)));
-  if (!ctx.serverOptions.pgPooler) return cluster;
+  if (!o.pooled) return cluster;
   // The clients see the pooler as their server (buildTest refuses the faults that would aim past it).
   return { ...cluster, nodes: [await startPgbouncer(ctx.group, ctx.ports, ctx.runDir, cluster.nodes[0], ctx.deployment)] };
 }

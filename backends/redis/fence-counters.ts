@@ -12,7 +12,7 @@
 import { fenceKey } from "./client.ts";
 import type { FenceSource } from "../../clients/lock.ts";
 import { waitFor, type RedlockNodes } from "./nodes.ts";
-import { RedlockUnknown } from "../redlock/proof.ts";
+import { RedlockUnknown } from "./proof.ts";
 
 /** The node `single` counts on. */
 export const SINGLE_FENCE_NODE = 0;

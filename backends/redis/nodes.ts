@@ -236,5 +236,4 @@ export const perNodeWait = (o: RedlockClientOptions, ttlMs: number): number =>
 /** Between attempts: node-redlock's default delay, 200 +- 100 ms, drawn from the client's seeded stream, never past the deadline. */
 export const retryDelay = (rng: Rng, deadline: number): number => Math.max(0, Math.min(rng.between(100, 300), deadline - Date.now()));
 
-/** Redis' expiry precision (about 1 ms) plus 1% of the TTL for clock drift, as the Redis documentation and node-redlock have it. */
-export const clockDrift = (ttlMs: number): number => 2 + 0.01 * ttlMs;
+export { clockDrift } from "../../clients/majority.ts";

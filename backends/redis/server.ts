@@ -9,15 +9,11 @@ import { logTail, type ProcessGroup } from "../../cluster/processes.ts";
 import type { PortPlan } from "../../cluster/ports.ts";
 import { writeOffset } from "../../cluster/faketime.ts";
 import { localDeployment, type Deployment } from "../../cluster/deployment.ts";
+import type { ServerNode } from "../../cluster/cluster.ts";
 
-export interface ServerNode {
-  /** "redis-1": the name in nemesis events, logs and run.json. */
-  name: string;
-  host: string;
-  port: number;
-}
+import { REDIS_SERVER } from "./programs.ts";
 
-export { redisBinary } from "../../cluster/deployment.ts";
+export { redisBinary } from "./programs.ts";
 
 export interface RedisNodeOptions {
   runDir: string;
@@ -71,7 +67,7 @@ export async function startRedisNode(group: ProcessGroup, node: ServerNode, opts
     // A restarted node keeps the offset it had: its machine's clock did not heal by itself.
     if (!existsSync(clockFile)) writeOffset(clockFile, 0);
   }
-  await deployment.start({ name: node.name, kind: "redis", args: [conf], dataDir: dir, logFile, ports: [node.port], clockFile });
+  await deployment.start({ name: node.name, program: REDIS_SERVER, args: [conf], dataDir: dir, logFile, ports: [node.port], clockFile });
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (!deployment.running(node.name)) throw new Error(`${node.name} exited at start (port ${node.port}):\n${logTail(logFile)}`);

@@ -25,7 +25,7 @@ import { lock, tryLock, type ReleaseFunc } from "simple-redis-mutex";
 import type { LockAdapter } from "../../clients/adapter.ts";
 import type { ClientContext, Endpoint, Hold, LockClient, Outcome } from "../../clients/lock.ts";
 import { sleep } from "../../lib/index.ts";
-import { clockDrift } from "./nodes.ts";
+import { clockDrift } from "../../clients/majority.ts";
 
 type NodeRedis = ReturnType<typeof createClient>;
 

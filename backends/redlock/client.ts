@@ -9,7 +9,7 @@
 // 5's defect (K5), kept here on demand so a run can set the two side by side.
 import type { Hold, LockClient, Outcome } from "../../clients/lock.ts";
 import { RedlockNodes, script, waitFor, count, perNodeWait, retryDelay, clockDrift, type RedlockClientOptions } from "../redis/nodes.ts";
-import { mayStillHold, failReason, releaseOutcome, RedlockUnknown } from "./proof.ts";
+import { mayStillHold, failReason, releaseOutcome, RedlockUnknown } from "../redis/proof.ts";
 import { redlockFence } from "../redis/fence-counters.ts";
 import { sleep } from "../../lib/index.ts";
 

@@ -6,7 +6,7 @@
 // what it does differently.
 import type { Hold, LockClient, Outcome } from "../../clients/lock.ts";
 import { RedlockNodes, script, waitFor, perNodeWait, retryDelay, type LibraryClient, type RedlockClientOptions, type Script } from "../redis/nodes.ts";
-import { mayStillHold, failReason, releaseOutcome, RedlockUnknown } from "./proof.ts";
+import { mayStillHold, failReason, releaseOutcome, RedlockUnknown } from "../redis/proof.ts";
 import { redlockFence } from "../redis/fence-counters.ts";
 import { sleep } from "../../lib/index.ts";
 

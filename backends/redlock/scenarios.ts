@@ -8,7 +8,7 @@
 // only take redis-3..5. redis-3 is the node they share, and the one the fault hits.
 import type { ParsedOptions } from "../../lib/index.ts";
 import type { ScriptStep } from "../../nemesis/index.ts";
-import { ONE_HOLD_EACH, cut, type Prediction, type Scenario } from "../../scenarios/scenario.ts";
+import { ONE_HOLD_EACH, cut, type Prediction, type Scenario } from "../../core/scenario.ts";
 
 /** Two clients, two workers, one hold each; holds long enough to overlap. */
 const TWO_MAJORITIES = {
@@ -28,7 +28,7 @@ const TWO_MAJORITIES = {
   "partition-mode": "reset",
 };
 
-const splitMajorities: ScriptStep = { atMs: 0, nemesis: "partition", fault: { targets: [...cut(1, [4, 5]), ...cut(2, [1, 2])], durationMs: null } };
+const splitMajorities: ScriptStep = { atMs: 0, nemesis: "partition", fault: { targets: [...cut(1, ["redis-4", "redis-5"]), ...cut(2, ["redis-1", "redis-2"])], durationMs: null } };
 
 const FENCE_VARIES = {
   client: "node-redlock or node-redlock-4: every Redlock client shows it",

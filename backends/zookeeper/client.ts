@@ -45,7 +45,7 @@ import { ahead, inQueueOrder, type NodeKind } from "./queue.ts";
 
 const { CreateMode } = zookeeper;
 
-import { ZK_LOCK_ROOT as LOCK_ROOT } from "../../clients/places.ts";
+import { ZK_LOCK_ROOT as LOCK_ROOT } from "./places.ts";
 
 export { LOCK_ROOT };
 

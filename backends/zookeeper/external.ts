@@ -36,11 +36,11 @@
 import { hostname } from "node:os";
 import zookeeper from "node-zookeeper-client";
 import { BadInput, sleep } from "../../lib/index.ts";
-import { ZK_LOCK_ROOT } from "../../clients/places.ts";
+import { ZK_LOCK_ROOT } from "./places.ts";
 import { ZkCallError, ZkSession, isZk } from "./session.ts";
 import type { Endpoint } from "../../clients/index.ts";
 import { placeServers } from "../../cluster/external-proxies.ts";
-import type { ExternalServiceContext, OpenService } from "../../runner/backends.ts";
+import type { ExternalServiceContext, OpenService } from "../../core/index.ts";
 import type { Test } from "../../core/test-definition.ts";
 
 const { CreateMode } = zookeeper;

@@ -14,7 +14,7 @@
 // create again and queues behind its own first node, which holds the lock for
 // nobody until the session ends (orphan-lock-node).
 import type { ParsedOptions } from "../../lib/index.ts";
-import { ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "../../scenarios/scenario.ts";
+import { ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "../../core/scenario.ts";
 
 /** Worker w's links to the three ZooKeeper servers. */
 const zkLinks = (worker: number): string[] => ["zk-1", "zk-2", "zk-3"].map((s) => link(worker, s));

@@ -18,11 +18,11 @@ import { join } from "node:path";
 import { waitForMembers } from "../../cluster/processes.ts";
 import { localDeployment, type Deployment } from "../../cluster/deployment.ts";
 import { memberControls, networkPartitions, type MemberCluster, type MemberClusterOptions } from "../../cluster/cluster.ts";
-import type { ServerNode } from "../redis/server.ts";
+import type { ServerNode } from "../../cluster/cluster.ts";
 import { ZkPeerProxies, hostsFile } from "./peers.ts";
 import { fourLetterWord, zkMode } from "./admin.ts";
 import { sleep } from "../../lib/index.ts";
-import { ZK_CLASSPATH } from "../../cluster/programs.ts";
+import { ZK_CLASSPATH, ZOOKEEPER_SERVER } from "./programs.ts";
 
 export { ZK_CLASSPATH };
 
@@ -123,7 +123,7 @@ export async function startZkCluster(opts: MemberClusterOptions): Promise<ZkClus
       "org.apache.zookeeper.server.quorum.QuorumPeerMain",
       join(dataDir, "zoo.cfg"),
     ];
-    await deployment.start({ name: m.name, kind: "zookeeper", args, dataDir, logFile: logFile(m), ports: [m.port, m.quorumPort, m.electionPort] });
+    await deployment.start({ name: m.name, program: ZOOKEEPER_SERVER, args, dataDir, logFile: logFile(m), ports: [m.port, m.quorumPort, m.electionPort] });
   };
 
   const waitFor = (names: string[], what: string, ready: (m: ZkMember) => Promise<boolean>): Promise<void> =>

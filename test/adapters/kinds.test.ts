@@ -6,7 +6,9 @@
 // fail "cancelled" with no node of it left behind.
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import zookeeper from "node-zookeeper-client";
-import { CLIENTS, ZK_LOCK_ROOT, type Endpoint, type Hold, type LockClient, type MakeClient, type Outcome } from "../../clients/index.ts";
+import { type Endpoint, type Hold, type LockClient, type MakeClient, type Outcome } from "../../clients/index.ts";
+import { CLIENTS } from "../../backends/index.ts";
+import { ZK_LOCK_ROOT } from "../../backends/zookeeper/places.ts";
 import { rng } from "../../lib/index.ts";
 import { eventually } from "../helpers.ts";
 import { startZkServers, type ZkServers } from "../../backends/zookeeper/test/servers.ts";

@@ -2,7 +2,7 @@
 // redis-server processes: a skewed clock moves TIME and expires keys early (K3's
 // mechanism); a killed node comes back on its port, remembering what its
 // persistence kept.
-import { ensure } from "../../setup/index.ts";
+import { CLOCK, ensure } from "../../setup/index.ts";
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
@@ -42,7 +42,7 @@ async function skewOf(r: Redis): Promise<number> {
 
 beforeAll(async () => {
   // Moving a clock needs libfaketime and our malloc shim (built into the cache); vitest run directly skips `pretest`.
-  await ensure(["clock"]);
+  await ensure([CLOCK]);
 }, 300_000);
 
 afterAll(async () => {

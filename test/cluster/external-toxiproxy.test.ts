@@ -11,7 +11,8 @@ import { readFileSync, realpathSync, writeFileSync, readdirSync } from "node:fs"
 import { Redis } from "ioredis";
 import { ProcessGroup } from "../../cluster/processes.ts";
 import { PortPlan } from "../../cluster/ports.ts";
-import { startRedisNodes, type ServerNode } from "../../backends/redis/server.ts";
+import { startRedisNodes } from "../../backends/redis/server.ts";
+import type { ServerNode } from "../../cluster/cluster.ts";
 import { checkUserProxies } from "../../cluster/external-proxies.ts";
 import { tempRunDir, runCli, latestRun, readNdjson, waitFor, type CliRun } from "../helpers.ts";
 

@@ -8,7 +8,8 @@ import { readFileSync, realpathSync, writeFileSync, readdirSync } from "node:fs"
 import { Redis } from "ioredis";
 import { ProcessGroup } from "../../cluster/processes.ts";
 import { PortPlan } from "../../cluster/ports.ts";
-import { startRedisNodes, type ServerNode } from "../../backends/redis/server.ts";
+import { startRedisNodes } from "../../backends/redis/server.ts";
+import type { ServerNode } from "../../cluster/cluster.ts";
 import { startEtcdCluster, type EtcdCluster } from "../../backends/etcd/server.ts";
 import { startProxyServer, type ProxyServer } from "../../proxy/index.ts";
 import { EtcdAdmin } from "../../backends/etcd/admin.ts";

@@ -12,7 +12,7 @@ import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { DEFAULT_PORTS } from "../../cluster/ports.ts";
-import { IMAGE_SOURCES } from "../../docker/images.ts";
+import { IMAGES } from "../../backends/index.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DOCKER = join(ROOT, "docker");
@@ -266,7 +266,7 @@ describe("docker/compose.yml", () => {
     const needed = services.flatMap(([, s]) => {
       // The lab builds from the repository root, as docker mode does, so docker mode's list of what goes into an image holds here.
       const dockerfile = s.build ? relative(ROOT, resolve(DOCKER, s.build.context, s.build.dockerfile)) : undefined;
-      const copied = Object.values(IMAGE_SOURCES).find((i) => i.dockerfile === dockerfile)?.files ?? [];
+      const copied = IMAGES.find((i) => i.dockerfile === dockerfile)?.files ?? [];
       return [...(dockerfile ? [dockerfile, ...copied] : []), ...(s.volumes ?? []).map((v) => relative(ROOT, resolve(DOCKER, v.split(":")[0]!)))];
     });
     for (const path of new Set(needed)) expect(shipped(path), `${path} is not in package.json's files`).toBe(true);

@@ -4,11 +4,11 @@
 // come from the run's monotonic clock (store/clock.ts), which the preload leaves
 // alone (DONT_FAKE_MONOTONIC). Every time assertion here is one a history
 // stamped with a worker's wall clock would fail by a minute.
-import { ensure } from "../../setup/index.ts";
+import { CLOCK, ensure } from "../../setup/index.ts";
 import { describe, it, expect, beforeAll } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { workerOfClient } from "../../runner/system.ts";
+import { workerOfClient } from "../../runner/start-parts.ts";
 import { workerClockFile } from "../../runner/workers.ts";
 import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../helpers.ts";
 
@@ -25,7 +25,7 @@ type Event = { index: number; time: number; process: number | string; type: stri
 
 beforeAll(async () => {
   // Moving a clock needs libfaketime and our malloc shim (built into the cache); vitest run directly skips `pretest`.
-  await ensure(["clock"]);
+  await ensure([CLOCK]);
 }, 300_000);
 
 describe("--nemesis clock --clock-target clients", () => {

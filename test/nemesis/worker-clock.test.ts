@@ -11,7 +11,9 @@ import { NEMESES, ScriptSchedule, type HeldLock, type NemesisContext, type Nemes
 import { buildScenario, type Scenario } from "../../scenarios/index.ts";
 import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
 import { preflight } from "../../runner/preflight.ts";
-import { requirementsOf } from "../../setup/index.ts";
+import { requirementsOf as requirements } from "../../runner/needs.ts";
+
+const requirementsOf = (test: Parameters<typeof requirements>[0]): string[] => requirements(test).map((r) => r.id);
 import { BadInput, parseArgs, rng } from "../../lib/index.ts";
 import { tempRunDir } from "../helpers.ts";
 

@@ -6,7 +6,7 @@
 import { describe, it, expect } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { BACKENDS } from "../../runner/backends.ts";
+import { BACKENDS, backendNamed } from "../../backends/index.ts";
 import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
 import { BadInput, parseArgs } from "../../lib/index.ts";
 import { REPO, runCli, tempRunDir } from "../helpers.ts";
@@ -30,7 +30,7 @@ const RUN_IN: Record<string, Partial<Record<Deploy, string>>> = {
 
 /** What --deploy d needs besides itself to be accepted: the servers of an external cluster. */
 const deployArgs = (name: string, d: Deploy): string[] =>
-  d === "external" ? ["--endpoints", BACKENDS[name].serverNames.map((s, i) => `${s}=127.0.0.1:${20001 + i}`).join(",")] : [];
+  d === "external" ? ["--endpoints", backendNamed(name)!.serverNames.map((s, i) => `${s}=127.0.0.1:${20001 + i}`).join(",")] : [];
 
 /** The refusal of --backend name --deploy d, or null when it is accepted. */
 function refusal(name: string, d: Deploy): string | null {
@@ -47,7 +47,7 @@ describe("every backend in every deployment", () => {
   for (const name of Object.keys(BACKENDS))
     for (const d of DEPLOYS)
       it(`--backend ${name} --deploy ${d}: runs, with a test that runs it, or is refused with its registry's reason`, () => {
-        const why = d === "local" ? undefined : BACKENDS[name].cannot?.[d];
+        const why = d === "local" ? undefined : backendNamed(name)!.cannot?.[d];
         const refused = refusal(name, d);
         if (why !== undefined) {
           expect(why.length, `${name}'s reason for ${d} is empty`).toBeGreaterThan(20);

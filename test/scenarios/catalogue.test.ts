@@ -94,8 +94,8 @@ describe("the scenarios", () => {
     expect(k4.test.script!.find((s) => s.nemesis === "kill")!.fault.durationMs).toBe(3500);
     // A release in one step has no gap.
     expect(buildScenario(SCENARIOS.T1, ["--client", "redis"]).test.clientOptions).toEqual({});
-    expect(buildScenario(SCENARIOS.T1, []).test.clientOptions).toEqual({ releaseGapMs: 900 });
-    expect(buildScenario(SCENARIOS.K5, []).test.clientOptions).toMatchObject({ checkValidity: false, pauseAfterReplies: { ms: 4000, clients: [0] } });
+    expect(buildScenario(SCENARIOS.T1, []).test.clientOptions).toEqual({ own: { "release-gap": 900 } });
+    expect(buildScenario(SCENARIOS.K5, []).test.clientOptions).toMatchObject({ own: { "redlock-check-validity": false }, pauseAfterReplies: { ms: 4000, clients: [0] } });
     // A fenceless semaphore takes its fences from a Redis counter unless the user says otherwise.
     expect(buildScenario(SCENARIOS.S1, ["--client", "redis-semaphore-counting"]).options["fence-source"]).toBe("single");
     expect(buildScenario(SCENARIOS.S1, []).options["fence-source"]).toBeUndefined();
@@ -111,7 +111,7 @@ describe("the client options the scenarios rest on", () => {
   const build = (...argv: string[]) => buildTest(parseArgs(argv, TEST_OPTIONS).options);
 
   it("--release-gap reaches redis-unsafe-release, and is refused elsewhere", () => {
-    expect(build("--client", "redis-unsafe-release", "--release-gap", "900").clientOptions).toEqual({ releaseGapMs: 900 });
+    expect(build("--client", "redis-unsafe-release", "--release-gap", "900").clientOptions).toEqual({ own: { "release-gap": 900 } });
     expect(() => build("--client", "redis", "--release-gap", "900")).toThrow(/--release-gap applies to --client redis-unsafe-release only/);
   });
 

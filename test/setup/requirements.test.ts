@@ -9,13 +9,15 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { parseArgs, noPositional } from "../../lib/index.ts";
 import { TEST_OPTIONS, buildTest } from "../../runner/index.ts";
-import { REQUIREMENTS, requirementsOf, satisfied } from "../../setup/index.ts";
+import { satisfied } from "../../setup/index.ts";
+import { requirementsOf } from "../../runner/needs.ts";
+import { CLIENT_NEEDS, OPTION_NEEDS, SERVER_NEEDS } from "../../backends/index.ts";
 import { cliArgs, cliEnv, REPO } from "../helpers.ts";
 
 function needs(...argv: string[]): string[] {
   const { options, positional } = parseArgs(argv, TEST_OPTIONS);
   noPositional(positional);
-  return requirementsOf(buildTest(options));
+  return requirementsOf(buildTest(options)).map((r) => r.id);
 }
 
 describe("requirementsOf", () => {
@@ -37,9 +39,9 @@ describe("requirementsOf", () => {
   });
 
   it("each part names the Debian packages that provide it, or how to get it (npm's); a program the user named counts as there", () => {
-    for (const r of Object.values(REQUIREMENTS)) if (r.id !== "docker") expect(r.packages.length > 0 || (r.getIt ?? "").length > 0, r.id).toBe(true);
-    expect(REQUIREMENTS.dynalite.getIt).toMatch(/npm install/);
-    expect(satisfied(REQUIREMENTS.etcd, { FENCECHECK_ETCD: "/opt/etcd/bin/etcd" })).toBe(true);
+    for (const r of [...Object.values(SERVER_NEEDS), ...OPTION_NEEDS, ...CLIENT_NEEDS]) expect(r.packages.length > 0 || (r.getIt ?? "").length > 0, r.id).toBe(true);
+    expect(SERVER_NEEDS.dynamodb.getIt).toMatch(/npm install/);
+    expect(satisfied(SERVER_NEEDS.etcd, { FENCECHECK_ETCD: "/opt/etcd/bin/etcd" })).toBe(true);
   });
 });
 

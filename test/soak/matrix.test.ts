@@ -3,7 +3,7 @@
 // naming the configuration and the option, and seeds are a pure function of the
 // soak's seed, the configuration and the run.
 import { describe, it, expect } from "vitest";
-import { BACKENDS } from "../../runner/backends.ts";
+import { BACKENDS } from "../../backends/index.ts";
 import { BadInput } from "../../lib/index.ts";
 import { argvOf, loadPreset, parseMatrix, presetNames, runSeed, selectConfigurations, testOf } from "../../soak/index.ts";
 

@@ -2,7 +2,8 @@
 // every one is a run `fencecheck test` takes: a backend in a deployment it runs
 // in, a nemesis it can inject there.
 import { describe, expect, it } from "vitest";
-import { BACKENDS, TEST_OPTIONS, buildTest } from "../../runner/index.ts";
+import { TEST_OPTIONS, buildTest } from "../../runner/index.ts";
+import { BACKENDS } from "../../backends/index.ts";
 import { parseArgs } from "../../lib/index.ts";
 import { ALL, KILL_WAYS, planTrial, type PlanLimits } from "../../torture/plan.ts";
 import { testArgs } from "../../torture/launch.ts";

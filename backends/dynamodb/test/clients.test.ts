@@ -3,7 +3,8 @@
 import { describe, it, expect, beforeAll } from "vitest";
 import { Toxiproxy } from "toxiproxy-node-client";
 import { rng, sleep } from "../../../lib/index.ts";
-import { CLIENTS, type LockClient, type MakeClient } from "../../../clients/index.ts";
+import { type LockClient, type MakeClient } from "../../../clients/index.ts";
+import { CLIENTS } from "../../index.ts";
 import { UnknownOutcome, type ClientContext, type Hold, type Outcome } from "../../../clients/lock.ts";
 import { classifyDynamoError } from "../connection.ts";
 import { nextStep } from "../rvn.ts";

@@ -14,7 +14,7 @@ import { ListTablesCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb
 import { ProcessGroup } from "../../../cluster/processes.ts";
 import { PortPlan } from "../../../cluster/ports.ts";
 import { startDynalite } from "../server.ts";
-import type { ServerNode } from "../../redis/server.ts";
+import type { ServerNode } from "../../../cluster/cluster.ts";
 import { dynamoClient, ensureLockTable, lockTableName } from "../connection.ts";
 import { tempRunDir, runCli, eventually, storedRun, filesWith } from "../../../test/helpers.ts";
 import { selfSignedCert } from "../../../test/tls-cert.ts";

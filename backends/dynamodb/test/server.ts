@@ -5,9 +5,9 @@ import { ProcessGroup } from "../../../cluster/processes.ts";
 import { PortPlan } from "../../../cluster/ports.ts";
 import { localDeployment } from "../../../cluster/deployment.ts";
 import type { DynaliteCluster } from "../server.ts";
-import type { ServerNode } from "../../redis/server.ts";
+import type { ServerNode } from "../../../cluster/cluster.ts";
 import { startDynamoBackend } from "../start.ts";
-import type { BackendContext, ServerOptions } from "../../../runner/backends.ts";
+import type { BackendContext, ServerOptions } from "../../../core/index.ts";
 import { LockTable, type LockItem } from "../connection.ts";
 import { tempRunDir } from "../../../test/helpers.ts";
 
@@ -28,9 +28,9 @@ export function useDynamoServer(closing: () => Promise<unknown> = async () => {}
   beforeAll(async () => {
     dir = tempRunDir("fc-dynamo-");
     group = new ProcessGroup(dir);
-    const serverOptions: ServerOptions = { redisPersistence: "none", skewableClocks: false, deploy: "local", external: null, pauseMode: "signal", memberPartitions: "proxy", dynamoPersistence: persistence };
-    const ctx: BackendContext = { group, deployment: localDeployment(group), ports: new PortPlan(0), runDir: dir, toxiproxyUrl: async () => "", serverOptions };
-    cluster = await startDynamoBackend(ctx);
+    const serverOptions: ServerOptions = { skewableClocks: false, deploy: "local", external: null, pauseMode: "signal", memberPartitions: "proxy" };
+    const ctx: BackendContext = { group, deployment: localDeployment(group), ports: new PortPlan(0), runDir: dir, toxiproxyUrl: async () => "", serverOptions, options: {} };
+    cluster = await startDynamoBackend(ctx, persistence === "disk");
     direct = new LockTable(cluster.node, 2000);
   }, 30_000);
   afterAll(async () => {

@@ -3,7 +3,8 @@
 // one command per line on stdin and answers each with one JSON line on stdout:
 //   acquire <key> <ttlMs> <timeoutMs>   renew <key> <ttlMs>   release <key>   close
 import { createInterface } from "node:readline";
-import { createClient, type Hold } from "../../../clients/index.ts";
+import { type Hold } from "../../../clients/index.ts";
+import { createClient } from "../../index.ts";
 import { rng } from "../../../lib/index.ts";
 
 const [name, endpoints] = process.argv.slice(2);

@@ -7,7 +7,8 @@ import { ProcessGroup } from "../../../cluster/processes.ts";
 import { PortPlan } from "../../../cluster/ports.ts";
 import { startEtcdCluster } from "../server.ts";
 import { startProxyServer, type ProxyServer } from "../../../proxy/index.ts";
-import { CLIENTS, type Endpoint, type Hold, type LockClient, type MakeClient, type Outcome } from "../../../clients/index.ts";
+import { type Endpoint, type Hold, type LockClient, type MakeClient, type Outcome } from "../../../clients/index.ts";
+import { CLIENTS } from "../../index.ts";
 import { rng } from "../../../lib/index.ts";
 import { tempRunDir, processesMentioning } from "../../../test/helpers.ts";
 

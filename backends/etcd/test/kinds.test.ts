@@ -4,7 +4,8 @@
 // server holds afterwards read back to prove it.
 import { describe, it, expect } from "vitest";
 import { Toxiproxy } from "toxiproxy-node-client";
-import { CANCEL_UNKNOWN, etcdKeyRanges, type AcquireRequest, type Hold, type LockClient, type Outcome } from "../../../clients/index.ts";
+import { CANCEL_UNKNOWN, type AcquireRequest, type Hold, type LockClient, type Outcome } from "../../../clients/index.ts";
+import { etcdKeyRanges } from "../places.ts";
 import { QUEUE_PREFIX } from "../queue.ts";
 import { RW_PREFIX } from "../rw.ts";
 import { UnknownOutcome } from "../../../clients/lock.ts";

@@ -2,7 +2,8 @@
 import { describe, it, expect, beforeAll } from "vitest";
 import { rng, sleep } from "../../../lib/index.ts";
 import type { LockClient } from "../../../clients/index.ts";
-import { CLIENTS, type MakeClient } from "../../../clients/index.ts";
+import { type MakeClient } from "../../../clients/index.ts";
+import { CLIENTS } from "../../index.ts";
 import { usePostgresServer } from "./server.ts";
 
 /** Each client kind's maker, its module loaded once for the file (clients are made synchronously below). */

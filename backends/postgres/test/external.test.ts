@@ -14,7 +14,7 @@ import pg from "pg";
 import { ProcessGroup } from "../../../cluster/processes.ts";
 import { PortPlan } from "../../../cluster/ports.ts";
 import { pgConnection, serverUser, startPostgresCluster } from "../server.ts";
-import type { ServerNode } from "../../redis/server.ts";
+import type { ServerNode } from "../../../cluster/cluster.ts";
 import { markerKeys, schemaOf, SCHEMA_COMMENT } from "../external.ts";
 import { tempRunDir, runCli, eventually, storedRun, filesWith } from "../../../test/helpers.ts";
 import { selfSignedCert, type TestCert } from "../../../test/tls-cert.ts";

@@ -9,7 +9,8 @@ import { Toxiproxy } from "toxiproxy-node-client";
 import { startProxyServer } from "../../../proxy/index.ts";
 import { UnknownOutcome } from "../../../clients/lock.ts";
 import { rng, sleep } from "../../../lib/index.ts";
-import { CLIENTS, type Hold, type LockClient, type MakeClient, type Outcome } from "../../../clients/index.ts";
+import { type Hold, type LockClient, type MakeClient, type Outcome } from "../../../clients/index.ts";
+import { CLIENTS } from "../../index.ts";
 import { usePostgresServer } from "./server.ts";
 import { advisoryKeys } from "../advisory.ts";
 

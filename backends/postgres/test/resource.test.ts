@@ -22,7 +22,7 @@ async function resource(fencing: boolean): Promise<{ client: ResourceClient; dec
   const dir = mkdtempSync(join(tmpdir(), "fencecheck-pg-resource-"));
   const logPath = join(dir, "resource.ndjson");
   const { host, port } = server.node();
-  const h = await startResource({ logPath, fencing, t0: newRunStart(), logFile: join(dir, "resource.log"), pg: { host, port } });
+  const h = await startResource({ logPath, fencing, t0: newRunStart(), logFile: join(dir, "resource.log"), store: { entry: "backends/postgres/decider", config: { host, port } } });
   handles.push(h);
   return {
     client: new ResourceClient(h.url),

@@ -7,9 +7,9 @@ import { beforeAll, afterAll } from "vitest";
 import { ProcessGroup } from "../../../cluster/processes.ts";
 import { PortPlan } from "../../../cluster/ports.ts";
 import type { Cluster } from "../../../cluster/cluster.ts";
-import type { ServerNode } from "../../redis/server.ts";
+import type { ServerNode } from "../../../cluster/cluster.ts";
 import { startPostgresBackend } from "../start.ts";
-import type { BackendContext } from "../../../runner/backends.ts";
+import type { BackendContext } from "../../../core/index.ts";
 import { localDeployment } from "../../../cluster/deployment.ts";
 import { pgConnection } from "../server.ts";
 import { tempRunDir } from "../../../test/helpers.ts";
@@ -30,9 +30,9 @@ export function usePostgresServer(closing: () => Promise<unknown> = async () => 
     // mkdtemp makes it 0700, and the server runs as the postgres user.
     chmodSync(dir, 0o755);
     group = new ProcessGroup(dir);
-    const serverOptions = { redisPersistence: "none", skewableClocks: false, deploy: "local", external: null, pauseMode: "signal", memberPartitions: "proxy" } as const;
-    const ctx: BackendContext = { group, deployment: localDeployment(group), ports: new PortPlan(0), runDir: dir, toxiproxyUrl: async () => "", serverOptions };
-    cluster = await startPostgresBackend(ctx);
+    const serverOptions = { skewableClocks: false, deploy: "local", external: null, pauseMode: "signal", memberPartitions: "proxy" } as const;
+    const ctx: BackendContext = { group, deployment: localDeployment(group), ports: new PortPlan(0), runDir: dir, toxiproxyUrl: async () => "", serverOptions, options: {} };
+    cluster = await startPostgresBackend(ctx, { durable: false, pooled: false });
   }, 30_000);
   afterAll(async () => {
     await closing();

@@ -4,7 +4,8 @@
 // admits 2 and the third waits; an aborted wait fails cancelled and leaves nothing
 // on the server; the racy one lets two clients take the last permit.
 import { describe, it, expect } from "vitest";
-import { CANCELLED, CLIENTS } from "../../../clients/index.ts";
+import { CANCELLED } from "../../../clients/index.ts";
+import { CLIENTS } from "../../index.ts";
 import { fenceKey } from "../client.ts";
 import { held, redisKindsServer } from "./kinds-clients.ts";
 

@@ -1,7 +1,8 @@
 // Clients of the registry (clients/index.ts) by name, against the test file's one
 // redis-server, and a plain connection to read what the server holds.
 import { Redis } from "ioredis";
-import { createClient, type ClientOptions, type Hold, type LockClient, type Outcome } from "../../../clients/index.ts";
+import { type ClientOptions, type Hold, type LockClient, type Outcome } from "../../../clients/index.ts";
+import { createClient } from "../../index.ts";
 import { rng } from "../../../lib/index.ts";
 import { useRedisServer } from "./server.ts";
 

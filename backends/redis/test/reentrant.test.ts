@@ -3,7 +3,8 @@
 // release does not free the lock and the outer does, and the two defects kept on
 // purpose show.
 import { describe, it, expect } from "vitest";
-import { CANCELLED, CLIENTS } from "../../../clients/index.ts";
+import { CANCELLED } from "../../../clients/index.ts";
+import { CLIENTS } from "../../index.ts";
 import { fenceKey } from "../client.ts";
 import { sleep } from "../../../lib/index.ts";
 import { held, redisKindsServer } from "./kinds-clients.ts";

@@ -3,7 +3,8 @@
 import { beforeAll, afterAll } from "vitest";
 import { ProcessGroup } from "../../../cluster/processes.ts";
 import { PortPlan } from "../../../cluster/ports.ts";
-import { startRedisNodes, type ServerNode } from "../server.ts";
+import { startRedisNodes } from "../server.ts";
+import type { ServerNode } from "../../../cluster/cluster.ts";
 import { tempRunDir } from "../../../test/helpers.ts";
 
 export function useRedisServer(closing: () => Promise<unknown> = async () => {}): () => ServerNode {

@@ -7,7 +7,8 @@ import { ProcessGroup } from "../../../cluster/processes.ts";
 import { PortPlan } from "../../../cluster/ports.ts";
 import { startRedisCluster } from "../../redis/servers.ts";
 import type { Cluster } from "../../../cluster/cluster.ts";
-import { CLIENTS, type ClientOptions, type Endpoint, type Hold, type LockClient, type Outcome, type MakeClient } from "../../../clients/index.ts";
+import { type ClientOptions, type Endpoint, type Hold, type LockClient, type Outcome, type MakeClient } from "../../../clients/index.ts";
+import { CLIENTS } from "../../index.ts";
 import { fenceKey } from "../../redis/client.ts";
 import { rng } from "../../../lib/index.ts";
 import { tempRunDir } from "../../../test/helpers.ts";
@@ -33,7 +34,7 @@ function make(name: string, prefix: string, options: ClientOptions = {}, command
     ownerPrefix: prefix,
     commandTimeoutMs,
     rng: rng(11, prefix),
-    options: { fenceSource: "max-incr", checkValidity: true, ...options },
+    options: { fenceSource: "max-incr", ...options },
   });
   clients.push(c);
   return c;
@@ -211,7 +212,7 @@ describe("a quorum that answers after the lease's validity (a 2 ms TTL: validity
 
   it("redlock refuses it, and takes it with checkValidity off", async () => {
     expect(await make("redlock", "own").acquire("late-own", 2, 0)).toEqual({ type: "fail", error: "expired" });
-    const h = held(await make("redlock", "own-trusting", { checkValidity: false }).acquire("late-own-2", 2, 0));
+    const h = held(await make("redlock", "own-trusting", { own: { "redlock-check-validity": false } }).acquire("late-own-2", 2, 0));
     expect(h.extra?.validity_ms as number).toBeLessThan(0);
   });
 });
@@ -253,7 +254,7 @@ describe("a client frozen after sending, before reading the replies (K5)", () =>
     expect(v5.extra?.validity_ms as number).toBeLessThan(0);
     expect(await acquireThenFreeze(slow("node-redlock-4", "k5-v4"), "k5-v4", 300, 400)).toEqual({ type: "fail", error: "expired" });
     expect(await acquireThenFreeze(slow("redlock", "k5-own"), "k5-own", 300, 400)).toEqual({ type: "fail", error: "expired" });
-    const trusting = held(await acquireThenFreeze(slow("redlock", "k5-trust", { checkValidity: false }), "k5-trust", 300, 400));
+    const trusting = held(await acquireThenFreeze(slow("redlock", "k5-trust", { own: { "redlock-check-validity": false } }), "k5-trust", 300, 400));
     expect(trusting.extra?.validity_ms as number).toBeLessThan(0);
     // And the lock it believes it holds is free for anyone: the keys are gone.
     held(await make("redlock", "k5-other").acquire("k5-trust", 5000, 0));

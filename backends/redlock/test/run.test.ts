@@ -42,14 +42,14 @@ describe("--backend redlock", () => {
   });
 
   it("threads its client options, and refuses them where they mean nothing", () => {
-    expect(build("--backend", "redlock")).toMatchObject({ client: "node-redlock", clientOptions: { fenceSource: "max-incr", checkValidity: true } });
+    expect(build("--backend", "redlock")).toMatchObject({ client: "node-redlock", clientOptions: { fenceSource: "max-incr" } });
     expect(build("--backend", "redlock", "--client", "redlock", "--redlock-check-validity", "off", "--fence-source", "single").clientOptions).toEqual({
       fenceSource: "single",
-      checkValidity: false,
+      own: { "redlock-check-validity": false },
     });
     expect(build("--backend", "redlock", "--fence-source", "none", "--fence", "off").clientOptions.fenceSource).toBe("none");
     expect(build("--backend", "redis").clientOptions).toEqual({});
-    expect(() => build("--backend", "redis", "--fence-source", "single")).toThrow(/--fence-source applies to --backend redlock and --client lockserver-majority only/);
+    expect(() => build("--backend", "redis", "--fence-source", "single")).toThrow(/--fence-source applies to the clients that make a fence from several servers' counters \(node-redlock, node-redlock-4, redlock, lockserver-majority\)/);
     expect(() => build("--backend", "redlock", "--redlock-check-validity", "off")).toThrow(/--client redlock only/);
     // The lock servers' majority manager takes a fence source too (the largest of five by default); the single server issues its own.
     expect(build("--backend", "lockserver", "--client", "lockserver-majority").clientOptions).toEqual({ fenceSource: "max-incr" });

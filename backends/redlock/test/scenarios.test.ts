@@ -3,13 +3,13 @@
 // on the node they share lets both hold the lock: a mutex-violation whose witness
 // names both acquires. K5 sets a client that checks validity against one that
 // does not, on the same stall.
-import { ensure } from "../../../setup/index.ts";
+import { CLOCK, ensure } from "../../../setup/index.ts";
 import { describe, it, expect, beforeAll } from "vitest";
 import { scenario, completion, type Event } from "../../../test/scenarios/run.ts";
 
 beforeAll(async () => {
   // Moving a clock needs libfaketime and our malloc shim (built into the cache); vitest run directly skips `pretest`.
-  await ensure(["clock"]);
+  await ensure([CLOCK]);
 }, 300_000);
 
 type Run = Awaited<ReturnType<typeof scenario>>;

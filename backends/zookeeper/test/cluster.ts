@@ -2,7 +2,9 @@
 // what such a file asks of them: the ZooKeeper lock clients, closed before the
 // servers stop, and the lock nodes of a key as the servers have them.
 import { beforeAll, afterAll, expect } from "vitest";
-import { CLIENTS, ZK_LOCK_ROOT, type Endpoint, type LockClient, type MakeClient } from "../../../clients/index.ts";
+import { type Endpoint, type LockClient, type MakeClient } from "../../../clients/index.ts";
+import { CLIENTS } from "../../index.ts";
+import { ZK_LOCK_ROOT } from "../places.ts";
 import { rng } from "../../../lib/index.ts";
 import { startZkServers, type ZkServers } from "./servers.ts";
 

@@ -11,7 +11,7 @@ import { existsSync, readFileSync, readdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import zookeeper from "node-zookeeper-client";
 import { startZkServers, type ZkServers } from "./servers.ts";
-import { BACKENDS } from "../../../runner/backends.ts";
+import { BACKENDS } from "../../index.ts";
 import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning, waitFor, eventually } from "../../../test/helpers.ts";
 
 const { CreateMode } = zookeeper;

@@ -1,6 +1,6 @@
-// Where each client keeps its locks in the lock service: the key ranges and the
-// node a run's locks live under, for whoever must find or remove them (the end of
-// an external run, the tests) without loading the client's library.
+// Where each etcd client keeps its locks: the key ranges a run's locks live under,
+// for whoever must find or remove them (the end of an external run, the tests)
+// without loading the client's library.
 
 /** etcd-queue (and etcd-queue-cancel-delete): a waiter's key is QUEUE_PREFIX/<lock key>/<lease>. */
 export const QUEUE_PREFIX = "fencecheck/queue";
@@ -8,8 +8,6 @@ export const QUEUE_PREFIX = "fencecheck/queue";
 export const RW_PREFIX = "fencecheck/rw";
 /** etcd3-lock: the etcd3 package's lock key, LOCK_PREFIX/<lock key>. */
 export const LOCK_PREFIX = "fencecheck/etcd3-lock";
-/** zookeeper: a lock's sequential nodes are children of LOCK_ROOT/<lock key>. */
-export const ZK_LOCK_ROOT = "/fencecheck/locks";
 
 /** Where the etcd clients keep a key's lock: what a run with keys under `keyPrefix` leaves, if anything. */
 export const etcdKeyRanges = (keyPrefix: string): string[] => [`${QUEUE_PREFIX}/${keyPrefix}`, `${RW_PREFIX}/${keyPrefix}`, `${LOCK_PREFIX}/${keyPrefix}`];

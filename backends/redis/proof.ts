@@ -3,8 +3,9 @@
 // left its owner on some nodes (a timed-out SET can land later). It may say
 // `fail` only if no majority can hold its owner, and must throw (an `info`)
 // otherwise. A minority is harmless: a Redlock hold needs a majority.
-import type { Call, CallKind } from "../redis/nodes.ts";
-import { count } from "../redis/nodes.ts";
+import type { Call, CallKind } from "./nodes.ts";
+import { count } from "./nodes.ts";
+import { atLeast } from "../../clients/majority.ts";
 
 /**
  * Certainly not holding our owner afterwards: every `kinds` call on the node was
@@ -28,22 +29,6 @@ async function undone(calls: readonly Call[], i: number): Promise<boolean> {
   }
   const av = await a.done;
   return av === "no" || av === "unsent";
-}
-
-/** True as soon as `k` of the promises gave true; false as soon as that cannot happen. */
-export function atLeast(checks: Array<Promise<boolean>>, k: number): Promise<boolean> {
-  if (k <= 0) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    let yes = 0;
-    let left = checks.length;
-    for (const p of checks)
-      void p.then((ok) => {
-        left--;
-        if (ok) yes++;
-        if (yes >= k) resolve(true);
-        else if (yes + left < k) resolve(false);
-      });
-  });
 }
 
 /**

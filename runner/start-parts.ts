@@ -11,7 +11,7 @@ import { externalCluster } from "../cluster/external.ts";
 import { placeServers } from "../cluster/external-proxies.ts";
 import type { ProcessGroup } from "../cluster/processes.ts";
 import type { PortPlan } from "../cluster/ports.ts";
-import type { ServerNode } from "../backends/redis/server.ts";
+import type { ServerNode } from "../cluster/cluster.ts";
 import { Links, type Link } from "../cluster/links.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import { startResource, type ResourceHandle } from "../resource/index.ts";
@@ -20,11 +20,12 @@ import { RUN_FILES, type UnindexedEvent } from "../store/index.ts";
 import type { Endpoint } from "../clients/index.ts";
 import { spawnWorker, workerClockFile, type WorkerHandle } from "./workers.ts";
 import { faketimePreload, writeOffset } from "../cluster/faketime.ts";
-import type { Test } from "../core/test-definition.ts";
+import type { Test } from "../core/index.ts";
+import { RESOURCE_STORES, type StoreName } from "../backends/index.ts";
 import type { LockSpec } from "../workloads/index.ts";
 import { localDeployment, type Deployment } from "../cluster/deployment.ts";
 
-export interface System {
+export interface RunParts {
   resource: ResourceHandle;
   cluster: Cluster;
   nodes: ServerNode[];
@@ -41,7 +42,7 @@ export interface System {
   close(): Promise<void>;
 }
 
-export interface SystemContext {
+export interface PartsContext {
   test: Test;
   group: ProcessGroup;
   ports: PortPlan;
@@ -62,7 +63,7 @@ const endpoint = (l: Link): Endpoint => ({ name: l.server, host: l.host, port: l
 /** The resource's rule for the run's lock kind (resource/fences.ts). */
 const ruleOf = (lock: LockSpec): string => (lock.kind === "semaphore" ? `semaphore:${lock.permits}` : lock.kind);
 
-export async function startSystem(ctx: SystemContext): Promise<System> {
+export async function startParts(ctx: PartsContext): Promise<RunParts> {
   const { test, group, ports, runDir, t0 } = ctx;
   // Before anything starts: a missing libfaketime or shim is one clear message.
   if (test.workerClocks) faketimePreload();
@@ -75,26 +76,23 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
   const spawning = Promise.all(
     workerNames.map(async (name) => {
       const w = await spawnWorker(group, name, runDir, ctx.record, { onWarning: (m) => ctx.warn(name, m), skewableClock: test.workerClocks ?? false });
-      w.send({ type: "load", client: test.client });
+      w.send({ type: "load", client: test.client, backend: test.backend.name });
       return w;
     }),
   );
   // Awaited below with the rest; a failure meanwhile (while a resource database starts) is not unhandled.
   spawning.catch(() => {});
   // The resource first: it takes the first port of --port-base, the servers the next.
-  // Postgres' client and docker mode's engine client are loaded only by the runs that use them.
-  const pg = test.resourceStore === "postgres" ? await (await import("../backends/postgres/start.ts")).startResourceDb(group, ports, runDir) : undefined;
-  // The resource's dynalite keeps its LevelDB in the run directory: what it committed outlives the run.
-  const dynamo = test.resourceStore === "dynamodb" ? (await (await import("../backends/dynamodb/server.ts")).startDynalite(group, ports, { runDir, name: "resource-db", persistent: true })).node : undefined;
-  const db = pg ?? dynamo;
-  if (db) ctx.started("resource_db", db);
+  // A store's server (and the client library it is asked with) is loaded only by the runs that use it.
+  const store = test.resourceStore ? RESOURCE_STORES[test.resourceStore as StoreName] : undefined;
+  const db = store ? await store.start({ group, ports, runDir }) : undefined;
+  if (db) ctx.started("resource_db", db.node);
   // Their ports are taken before either starts, in the order --port-base has always
   // given them (the resource, the proxy, then the servers), so that they can start at once.
   const resourcePort = test.portBase ? await ports.take() : 0;
   const proxyPort = !test.toxiproxy && test.portBase ? await ports.take() : 0;
   const resourceUp = startResource({
-    ...(pg ? { pg } : {}),
-    ...(dynamo ? { dynamo } : {}),
+    ...(store && db ? { store: { entry: store.decider, config: db.config } } : {}),
     logPath: join(runDir, RUN_FILES.resource),
     fencing: test.fencing,
     fenceReads: test.fenceReads,
@@ -134,7 +132,7 @@ export async function startSystem(ctx: SystemContext): Promise<System> {
     const external = service?.servers ?? (test.serverOptions.external && (await placeServers(test.toxiproxy, test.serverOptions.external)));
     const cluster = external
       ? externalCluster(external)
-      : await test.backend.start({ group, ports, runDir, toxiproxyUrl: () => toxiproxyUrl, serverOptions: test.serverOptions, client: test.client, deployment: await deploy(ctx) });
+      : await test.backend.start({ group, ports, runDir, toxiproxyUrl: () => toxiproxyUrl, serverOptions: test.serverOptions, options: test.backendOptions, client: test.client, deployment: await deploy(ctx) });
     ctx.started("servers", cluster.nodes);
     return { service, external, cluster };
   })();
@@ -221,7 +219,7 @@ async function allStarted<T extends readonly unknown[]>(parts: { [K in keyof T]:
 }
 
 /** Where the lock servers run: the group's child processes, or containers whose removal the group's teardown awaits. */
-async function deploy(ctx: SystemContext): Promise<Deployment> {
+async function deploy(ctx: PartsContext): Promise<Deployment> {
   const { test, group, runDir } = ctx;
   if (test.serverOptions.deploy === "local") return localDeployment(group);
   const { dockerDeployment, findEngine } = await import("../docker/index.ts");

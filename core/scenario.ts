@@ -70,8 +70,8 @@ export const otherSeed = (o: ParsedOptions, seed: number): Prediction | null =>
 /** A link's name in scripts and events. */
 export const link = (worker: number, server: string): string => `worker-${worker}->${server}`;
 
-/** Cut worker w from each of `servers` (redis-N names). */
-export const cut = (worker: number, servers: number[]): string[] => servers.map((n) => link(worker, `redis-${n}`));
+/** The links from one worker to each of these servers (a partition that cuts exactly them). */
+export const cut = (worker: number, servers: readonly string[]): string[] => servers.map((name) => link(worker, name));
 
 /** Whether the checker found what the catalogue predicts: every predicted type, and valid exactly when none is predicted (null: no call to check). */
 export function matches(predicted: string[] | null, found: { valid: boolean | "unknown"; anomaly_types: string[] }): boolean | null {

@@ -1,0 +1,23 @@
+// etcd's program, where Debian puts it and how a user names another, its
+// container, its version for run.json, and what a run installs for it; the
+// reference adapter programs' Python library too.
+import type { ServerProgram } from "../../cluster/deployment.ts";
+import { findProgram } from "../../cluster/programs.ts";
+import type { VersionProbe } from "../../core/index.ts";
+import { firstLine } from "../../lib/index.ts";
+import { onPath, pythonModule, type Requirement } from "../../setup/index.ts";
+
+export const etcdBinary = (): string => process.env.FENCECHECK_ETCD ?? "etcd";
+
+export const ETCD_SERVER: ServerProgram = {
+  name: "etcd",
+  local: etcdBinary,
+  container: { command: "etcd", image: { name: "etcd", dockerfile: "backends/etcd/docker/Dockerfile", files: [] } },
+};
+
+export const ETCD_VERSION: VersionProbe = { file: () => findProgram(etcdBinary()), ask: () => firstLine(etcdBinary(), ["--version"]) };
+
+export const ETCD: Requirement = { id: "etcd", serves: "--backend etcd", packages: ["etcd-server"], present: () => onPath(etcdBinary()), chosenBy: ["FENCECHECK_ETCD"] };
+
+/** python-etcd3, for the reference adapter programs of --client python-etcd3 and python-etcd3-with. */
+export const PYTHON_ETCD3: Requirement = { id: "python-etcd3", serves: "--client python-etcd3 and python-etcd3-with", packages: ["python3", "python3-etcd3"], present: () => pythonModule("etcd3") };

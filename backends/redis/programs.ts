@@ -1,0 +1,25 @@
+// Redis' program, where Debian puts it and how a user names another, its
+// container, its version for run.json, and what a run installs for it: kept
+// apart from the code that starts it, so that set-up and run.json need no
+// client library. The reference adapter programs' Python library is here too.
+import type { ServerProgram } from "../../cluster/deployment.ts";
+import { findProgram } from "../../cluster/programs.ts";
+import type { VersionProbe } from "../../core/index.ts";
+import { firstLine } from "../../lib/index.ts";
+import { onPath, pythonModule, type Requirement } from "../../setup/index.ts";
+
+export const redisBinary = (): string => process.env.FENCECHECK_REDIS_SERVER ?? "redis-server";
+
+export const REDIS_SERVER: ServerProgram = {
+  name: "redis",
+  local: redisBinary,
+  // The image brings libfaketime and fencecheck's malloc shim, so the clock nemesis can move the server's clock.
+  container: { command: "redis-server", image: { name: "redis", dockerfile: "backends/redis/docker/Dockerfile", files: ["cluster/faketime/shim.c"] } },
+};
+
+export const REDIS_VERSION: VersionProbe = { file: () => findProgram(redisBinary()), ask: () => firstLine(redisBinary(), ["--version"]) };
+
+export const REDIS: Requirement = { id: "redis", serves: "--backend redis and redlock", packages: ["redis-server"], present: () => onPath(redisBinary()), chosenBy: ["FENCECHECK_REDIS_SERVER"] };
+
+/** redis-py, for the reference adapter programs of --client redis-py and redis-py-timeout-0. */
+export const REDIS_PY: Requirement = { id: "redis-py", serves: "--client redis-py and redis-py-timeout-0", packages: ["python3", "python3-redis"], present: () => pythonModule("redis") };

@@ -1,0 +1,42 @@
+// ZooKeeper's program (a Java program: its arguments start with the JVM's), where
+// Debian puts its jar, its container, its version for run.json, and what a run
+// installs for it; the reference adapter programs' libraries too (kazoo,
+// Curator).
+import { existsSync } from "node:fs";
+import type { ServerProgram } from "../../cluster/deployment.ts";
+import { findProgram } from "../../cluster/programs.ts";
+import type { VersionProbe } from "../../core/index.ts";
+import { firstLine } from "../../lib/index.ts";
+import { onPath, pythonModule, type Requirement } from "../../setup/index.ts";
+
+export const javaBinary = (): string => process.env.FENCECHECK_JAVA ?? "java";
+
+/** Where Debian's package puts the ZooKeeper server and the logging it needs (slf4j to log4j 1.2, both its dependencies). */
+export const ZK_CLASSPATH = ["/etc/zookeeper/conf", "/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-log4j12.jar", "/usr/share/java/log4j-1.2.jar"];
+
+export const ZOOKEEPER_SERVER: ServerProgram = {
+  name: "zookeeper",
+  local: javaBinary,
+  container: { command: "java", image: { name: "zookeeper", dockerfile: "backends/zookeeper/docker/Dockerfile", files: [] } },
+};
+
+/** A Debian package's version (its jar says nothing without starting); dpkg's database changes whenever a package is installed or removed. */
+export const ZOOKEEPER_VERSION: VersionProbe = { file: () => findProgram("dpkg-query") && "/var/lib/dpkg/status", ask: () => firstLine("dpkg-query", ["-W", "-f=${Version}", "zookeeper"]) };
+
+export const ZOOKEEPER: Requirement = {
+  id: "zookeeper",
+  serves: "--backend zookeeper",
+  // The package puts its jar in /usr/share/java and nothing on PATH; the JVM is its own package.
+  packages: ["zookeeper", "default-jre-headless"],
+  present: () => existsSync(ZK_CLASSPATH[1]) && onPath(javaBinary()),
+};
+
+export const KAZOO: Requirement = { id: "kazoo", serves: "--client kazoo", packages: ["python3", "python3-kazoo"], present: () => pythonModule("kazoo") };
+
+/** The adapter is compiled once (javac) into the cache; Curator's recipes bring its framework, ZooKeeper's client, Guava and slf4j. */
+export const CURATOR: Requirement = {
+  id: "curator",
+  serves: "--client curator",
+  packages: ["default-jdk-headless", "libcurator-recipes-java"],
+  present: () => existsSync("/usr/share/java/curator-recipes.jar") && existsSync("/usr/share/java/slf4j-simple.jar") && onPath("javac"),
+};

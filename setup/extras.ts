@@ -1,0 +1,52 @@
+// The parts every backend may use, beyond its servers: libfaketime for the clock
+// nemesis (with the shim built from source), a container engine for --deploy
+// docker, GNU time for bench:checker and Chromium for the docs' pictures.
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { findLibfaketime } from "../cluster/faketime.ts";
+import { repoFile } from "../lib/paths.ts";
+import { chromiumBinary, onPath, type Requirement } from "./requirements.ts";
+import { ensureShim } from "./shim.ts";
+
+// The shim that lets libfaketime run inside Debian's redis-server is built from
+// source, hence the compiler (setup/shim.ts builds it once into the cache).
+export const CLOCK: Requirement = {
+  id: "clock",
+  serves: "--nemesis clock on local servers, or on the clients' workers with --clock-target clients",
+  packages: ["faketime", "gcc", "libc6-dev"],
+  present: () => findLibfaketime() !== null && onPath("gcc") && existsSync("/usr/include/stdio.h"),
+  async finish(say) {
+    try {
+      const shim = ensureShim();
+      if (shim.built) say(`fencecheck: built the faketime shim ${shim.path}`);
+    } catch (err) {
+      throw new Error(`--nemesis clock cannot run: ${(err as Error).message}`);
+    }
+  },
+};
+
+/**
+ * A container engine with Docker's API: scripts/setup-docker.sh keeps one that
+ * answers, or installs and starts Podman with a base image made by debootstrap
+ * (no registry is reachable). It returns at once when all is there.
+ */
+export const DOCKER: Requirement = {
+  id: "docker",
+  serves: "--deploy docker and the compose lab",
+  packages: [],
+  present: () => false,
+  optional: true,
+  async finish() {
+    const code = await new Promise<number>((resolve) => {
+      const child = spawn("bash", [repoFile("scripts/setup-docker.sh")], { stdio: ["ignore", 2, 2] });
+      child.on("error", () => resolve(127));
+      child.on("exit", (c) => resolve(c ?? 1));
+    });
+    if (code !== 0) throw new Error(`setting up a container engine failed (scripts/setup-docker.sh exited ${code}; its messages are above); retry with: fencecheck setup --extras docker`);
+  },
+};
+
+export const GNU_TIME: Requirement = { id: "gnu-time", serves: "npm run bench:checker (peak memory of each process)", packages: ["time"], present: () => existsSync("/usr/bin/time") };
+
+/** Only for the docs' pictures (scripts/screenshots.ts): never among what `fencecheck setup` installs unasked. */
+export const CHROMIUM: Requirement = { id: "chromium", serves: "npm run docs:images (headless screenshots for docs/images/)", packages: ["chromium"], present: () => onPath(chromiumBinary()), chosenBy: ["FENCECHECK_CHROMIUM"] };
