@@ -17,6 +17,7 @@ import { postgres } from "./postgres/index.ts";
 import { dynamodb } from "./dynamodb/index.ts";
 import { lockserver } from "./lockserver/index.ts";
 
+/** The first is the default --backend. */
 export const BACKENDS = { redis, redlock, etcd, zookeeper, postgres, dynamodb, lockserver } as const satisfies Record<string, Backend>;
 
 export type BackendName = keyof typeof BACKENDS;

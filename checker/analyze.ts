@@ -1,5 +1,6 @@
-// The verdict: every analysis run over one model of the history, their witnesses
-// gathered per anomaly type, and the run's figures. Pure: no files, so tests and
+// The verdict: every analysis run over the history, paired once into operations
+// and holds (paired.ts), their witnesses gathered per anomaly type, and the run's
+// figures. Pure: no files, so tests and
 // the runner can hand in a history directly.
 import { ANOMALY_TYPES, CANCELLED_ERROR, CANCEL_UNKNOWN_ERROR, type AnomalyType, type Results, type Validity, type Witness } from "../store/events.ts";
 import { duplicateFences } from "./duplicate-fence.ts";
@@ -13,13 +14,13 @@ import { lostHoldsStats } from "./lost-holds.ts";
 import { orphanLockNodes } from "./orphan-node.ts";
 import { interleavedWriters } from "./interleaved.ts";
 import { lostUpdates } from "./lost-update.ts";
-import { ACQUIRE, buildModel, type Model, type RunInput } from "./model.ts";
+import { ACQUIRE, pairRun, type Paired, type RunInput } from "./paired.ts";
 import { checkModel, type ModelCheck } from "./linearizable/index.ts";
 import { checkHolds, type HoldCheck } from "./mutex.ts";
 import { auditResourceLog } from "./resource.ts";
 import { staleWrites } from "./stale-write.ts";
 import { runStats } from "./stats.ts";
-import { viewOf, withOwners, type ModelView } from "./shared-model.ts";
+import { viewOf, withOwners, type PairedView } from "./shared-paired.ts";
 import { falseRejectionsUnderRule, grantsAfterCancel, reentrancyViolations, rwViolations, semaphoreOverflows, staleUnderRule, stuckLocks } from "./kinds/index.ts";
 import { startWorker } from "../lib/index.ts";
 
@@ -61,30 +62,30 @@ export const LIVENESS = ["lenient", "strict"] as const;
 /** Witnesses of the model check shown in stats.model when they do not count. */
 const MODEL_WITNESSES_IN_STATS = 3;
 
-type Analysis = (m: Model) => Witness[];
+type Analysis = (m: Paired) => Witness[];
 
 export function analyze(input: RunInput, options: CheckOptions = {}): { results: Results; warnings: string[] } {
-  return verdict(buildModel(input), options);
+  return verdict(pairRun(input), options);
 }
 
-/** The verdict on a model already built (by `buildModel` or a streaming `ModelBuilder`). */
-export function verdict(m: Model, options: CheckOptions = {}): { results: Results; warnings: string[] } {
+/** The verdict on a history already paired (by `pairRun` or a streaming `PairingBuilder`). */
+export function verdict(m: Paired, options: CheckOptions = {}): { results: Results; warnings: string[] } {
   const own = ownAnalyses(m, options);
   return assemble(m, options, own, checkHolds(m), checkModel(m, options.modelBudgetMs));
 }
 
 /**
- * A thread for `verdict`, started now, ahead of the model (a thread takes tens of
+ * A thread for `verdict`, started now, ahead of the pairing (a thread takes tens of
  * ms to start): `begin(m)` hands it the model's operations and holds, which may
- * be before the decisions are in (ModelBuilder.group), and it checks the holds'
+ * be before the decisions are in (PairingBuilder.group), and it checks the holds'
  * spans and runs the model check unless `modelCheck` is false (its searches take
  * memory of their own), both of which read the operations and holds alone;
- * `verdict(m)` (the model finished) does every other analysis on this thread and
+ * `verdict(m)` (the pairing finished) does every other analysis on this thread and
  * takes the thread's findings; `stop` ends it unused. The same results as `verdict`.
  */
 export function verdictThread(modelCheck = true): {
-  begin: (m: Model, options?: CheckOptions) => void;
-  verdict: (m: Model, options?: CheckOptions) => Promise<{ results: Results; warnings: string[] }>;
+  begin: (m: Paired, options?: CheckOptions) => void;
+  verdict: (m: Paired, options?: CheckOptions) => Promise<{ results: Results; warnings: string[] }>;
   stop: () => void;
 } {
   const worker = startWorker("checker/verdict-thread");
@@ -97,7 +98,7 @@ export function verdictThread(modelCheck = true): {
   answer.catch(() => {});
   const stop = (): void => void worker.terminate();
   let begun = false;
-  const begin = (m: Model, options: CheckOptions = {}): void => {
+  const begin = (m: Paired, options: CheckOptions = {}): void => {
     if (begun) return;
     begun = true;
     worker.postMessage({ view: viewOf(m), budgetMs: options.modelBudgetMs, modelCheck } satisfies VerdictRequest);
@@ -120,12 +121,12 @@ export function verdictThread(modelCheck = true): {
 }
 
 /** What verdict-thread.ts is asked. */
-export interface VerdictRequest { view: ModelView; budgetMs?: number; modelCheck: boolean }
+export interface VerdictRequest { view: PairedView; budgetMs?: number; modelCheck: boolean }
 
 type Own = ReturnType<typeof ownAnalyses>;
 
 /** Every analysis but the holds' spans and the model check, in the order their notes go to the model. */
-function ownAnalyses(m: Model, options: CheckOptions = {}) {
+function ownAnalyses(m: Paired, options: CheckOptions = {}) {
   const audit = auditResourceLog(m);
   m.unknown.push(...audit.unknown);
   m.warnings.push(...audit.warnings);
@@ -154,7 +155,7 @@ function ownAnalyses(m: Model, options: CheckOptions = {}) {
   };
   const found = new Map<AnomalyType, Witness[]>();
   // fence-regression last: by then the second thread has most likely sorted the
-  // holds it reads (model.ts holdsInEndOrder). The analyses are pure, so their
+  // holds it reads (paired.ts holdsInEndOrder). The analyses are pure, so their
   // order changes nothing else.
   const last: AnomalyType = "fence-regression";
   for (const type of ANOMALY_TYPES) if (type !== last) found.set(type, analyses[type]?.(m) ?? []);
@@ -166,7 +167,7 @@ function ownAnalyses(m: Model, options: CheckOptions = {}) {
 }
 
 /** Acquires withdrawn by their clients (format 2): certainly removed, and not known to be. */
-function cancelCounts(m: Model): { cancelled: number; unknown: number } {
+function cancelCounts(m: Paired): { cancelled: number; unknown: number } {
   const cancelled = m.errors.names.indexOf(CANCELLED_ERROR), unknown = m.errors.names.indexOf(CANCEL_UNKNOWN_ERROR);
   const c = { cancelled: 0, unknown: 0 };
   if (cancelled < 0 && unknown < 0) return c;
@@ -179,14 +180,14 @@ function cancelCounts(m: Model): { cancelled: number; unknown: number } {
 }
 
 /** Without the run's options: four times the largest TTL asked (a lease and the default command timeout of three TTLs). */
-function stuckAfterDefault(m: Model): number {
+function stuckAfterDefault(m: Paired): number {
   let ttl = 0;
   for (let i = 0; i < m.ops.length; i++) if (m.ops.f[i] === ACQUIRE && m.ops.ttl[i] > ttl) ttl = m.ops.ttl[i];
   return 4 * (ttl || 1000);
 }
 
 /** The verdict from every analysis's findings. */
-function assemble(m: Model, options: CheckOptions, own: Own, holds: HoldCheck, model: ModelCheck): { results: Results; warnings: string[] } {
+function assemble(m: Paired, options: CheckOptions, own: Own, holds: HoldCheck, model: ModelCheck): { results: Results; warnings: string[] } {
   const strict = options.model === "strict";
   const anomalies: Record<string, Witness[]> = {};
   const counts: Record<string, number> = {};

@@ -3,10 +3,10 @@
 // (F1: a fence counter that restarted).
 import type { Witness } from "../store/events.ts";
 import { quoteAcquire } from "./explain.ts";
-import { eventsOf, type Model } from "./model.ts";
+import { eventsOf, type Paired } from "./paired.ts";
 import type { Narrow } from "./table.ts";
 
-export function duplicateFences(m: Model): Witness[] {
+export function duplicateFences(m: Paired): Witness[] {
   const { holds } = m;
   const out: Witness[] = [];
   for (const [key, list] of m.holdsByKey) {

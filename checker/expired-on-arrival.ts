@@ -10,9 +10,9 @@
 // validity is never flagged.
 import type { Witness } from "../store/events.ts";
 import { quoteAcquire } from "./explain.ts";
-import { eventsOf, type Model } from "./model.ts";
+import { eventsOf, type Paired } from "./paired.ts";
 
-export function expiredOnArrival(m: Model): Witness[] {
+export function expiredOnArrival(m: Paired): Witness[] {
   const out: Witness[] = [];
   const { ops, holds } = m;
   for (let h = 0; h < holds.length; h++) {

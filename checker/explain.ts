@@ -1,7 +1,7 @@
 // How a witness quotes what it rests on: each operation once, with its event
 // indexes, times in ms, process and the fields that matter, so that a reader can
 // find every step of the argument in history.ndjson or resource.ndjson.
-import type { Model } from "./model.ts";
+import type { Paired } from "./paired.ts";
 import { resourceView } from "./resource.ts";
 import { ACCEPTED, OUTCOMES, orNull, REFUSED, UNDECIDED } from "./table.ts";
 
@@ -11,11 +11,11 @@ const show = (v: unknown): string => (v === undefined ? "nothing" : JSON.stringi
 
 export const fenceText = (fence: number | null): string => (fence === null ? "no fence" : `fence ${fence}`);
 
-export const keyText = (m: Model, key: number): string => JSON.stringify(m.keys.names[key]);
-export const ownerOf = (m: Model, owner: number): string | undefined => (owner < 0 ? undefined : m.owners.names[owner]);
+export const keyText = (m: Paired, key: number): string => JSON.stringify(m.keys.names[key]);
+export const ownerOf = (m: Paired, owner: number): string | undefined => (owner < 0 ? undefined : m.owners.names[owner]);
 
 /** `write #12 (process 3, owner "c3-7", fence 5) invoked at 12.000 ms, ok #14 at 13.500 ms` */
-export function quoteOp(m: Model, op: number, details = ""): string {
+export function quoteOp(m: Paired, op: number, details = ""): string {
   const o = m.ops;
   const what = `${m.fs.names[o.f[op]]} #${o.invoke[op]} (process ${o.process[op]}${details ? `, ${details}` : ""}) invoked at ${ms(o.start[op])}`;
   if (o.done[op] < 0) return `${what}, never completed`;
@@ -23,10 +23,10 @@ export function quoteOp(m: Model, op: number, details = ""): string {
   return `${what}, ${OUTCOMES[o.outcome[op]]}${error ? ` ${error}` : ""} #${o.done[op]} at ${ms(o.doneTime[op])}`;
 }
 
-export const quoteWrite = (m: Model, w: number): string =>
+export const quoteWrite = (m: Paired, w: number): string =>
   quoteOp(m, w, `owner ${show(ownerOf(m, m.ops.owner[w]))}, ${fenceText(orNull(m.ops.fence[w]))}, data ${show(m.ops.data[w])}`);
 
-export const quoteAcquire = (m: Model, h: number): string =>
+export const quoteAcquire = (m: Paired, h: number): string =>
   quoteOp(m, m.holds.acquire[h], `owner ${show(m.owners.names[m.holds.owner[h]])}, ${fenceText(orNull(m.holds.fence[h]))}`);
 
 /**
@@ -36,7 +36,7 @@ export const quoteAcquire = (m: Model, h: number): string =>
 /** Decisions.accepted in words. */
 const OUTCOME_WORDS = { [REFUSED]: "refused", [ACCEPTED]: "accepted", [UNDECIDED]: "of unknown outcome (its store was lost during the commit)" } as Record<number, string>;
 
-export function quoteDecision(m: Model, d: number): string {
+export function quoteDecision(m: Paired, d: number): string {
   const ds = m.decisions!;
   const write = ds.write[d] === 1;
   const data = write ? `, data ${show(ds.data[d])}` : ds.accepted[d] === ACCEPTED ? `, returned ${show(ds.data[d])}` : "";

@@ -26,7 +26,7 @@
 // grant just before its fail cannot be told from an overtake; and a waiter that
 // times out is measured by the acquire's timeout, not by the order of grants.
 import type { HistoryEvent } from "../store/events.ts";
-import { ACQUIRE, type Model } from "./model.ts";
+import { ACQUIRE, type Paired } from "./paired.ts";
 import { orderOf } from "./sweep.ts";
 import { tailOf, type Tail } from "./tail.ts";
 import { OK } from "./table.ts";
@@ -262,7 +262,7 @@ export function placedAt(invoke: number, granted: number, queuedMs: unknown): nu
  * The waiters of a checked model, as columns. `queuedMs`, where the model keeps
  * it, is what each acquire's client reported as `queued_ms` in its ok value (NaN: nothing).
  */
-function waitersOf(m: Model, queuedMs?: (op: number) => number): Columns {
+function waitersOf(m: Paired, queuedMs?: (op: number) => number): Columns {
   const { ops } = m;
   let n = 0;
   for (let i = 0; i < ops.length; i++) if (ops.f[i] === ACQUIRE && ops.key[i] >= 0) n++;
@@ -318,7 +318,7 @@ export function waitersOfHistory(events: readonly HistoryEvent[], byPlace = true
  * results.json's `stats.fairness`, or null when the history has no acquire.
  * `queuedMs`: each acquire's reported `queued_ms`, where the model keeps it.
  */
-export function fairnessStats(m: Model, queuedMs?: (op: number) => number): FairnessStats | null {
+export function fairnessStats(m: Paired, queuedMs?: (op: number) => number): FairnessStats | null {
   const c = waitersOf(m, queuedMs);
   return c.length === 0 ? null : fairnessOfColumns(c, m.keys.names).stats;
 }

@@ -10,17 +10,17 @@
 // was refused falsely.
 import type { Witness } from "../store/events.ts";
 import { fenceText, keyText, ms, quoteDecision, quoteOp, quoteWrite } from "./explain.ts";
-import { eventsOf, READ, WRITE, type Model } from "./model.ts";
+import { eventsOf, READ, WRITE, type Paired } from "./paired.ts";
 import { judgeDecisions, resourceView } from "./resource.ts";
 import { bestBefore, column } from "./sweep.ts";
 import { FAIL, orNull, REFUSED } from "./table.ts";
 
-export function falseRejections(m: Model): Witness[] {
+export function falseRejections(m: Paired): Witness[] {
   return resourceView(m) ? judgeDecisions(m, (d, w, r) => refusedFalsely(m, d, w, r)) : fromHistory(m);
 }
 
 /** A refused write, given the accepted write (`w`) and fenced read (`r`) with the highest fences before it. */
-function refusedFalsely(m: Model, d: number, w: number, r: number): Witness | null {
+function refusedFalsely(m: Paired, d: number, w: number, r: number): Witness | null {
   const ds = m.decisions!;
   const fence = ds.fence[d];
   if (!ds.write[d] || ds.accepted[d] !== REFUSED || Number.isNaN(fence)) return null;
@@ -45,7 +45,7 @@ function refusedFalsely(m: Model, d: number, w: number, r: number): Witness | nu
 // its completion. Any write or fenced read that was not certainly refused and was
 // invoked by then may have been accepted before it, so the refused fence must beat
 // all of those to prove the refusal false.
-function fromHistory(m: Model): Witness[] {
+function fromHistory(m: Paired): Witness[] {
   const o = m.ops;
   const out: Witness[] = [];
   const staleFence = m.errors.names.indexOf("stale-fence");
@@ -92,5 +92,5 @@ function fromHistory(m: Model): Witness[] {
   return out;
 }
 
-const quote = (m: Model, op: number): string =>
+const quote = (m: Paired, op: number): string =>
   m.ops.f[op] === WRITE ? quoteWrite(m, op) : quoteOp(m, op, fenceText(orNull(m.ops.fence[op])));

@@ -4,9 +4,9 @@
 // resource refuses the newer holder or, with fencing off, lets the older one win.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
-import { eventsOf, holdsInEndOrder, type Model } from "./model.ts";
+import { eventsOf, holdsInEndOrder, type Paired } from "./paired.ts";
 
-export function fenceRegressions(m: Model): Witness[] {
+export function fenceRegressions(m: Paired): Witness[] {
   const { holds, ops } = m;
   const out: Witness[] = [];
   // One sweep over every key at once, in the columns' own order: holds come in

@@ -14,7 +14,7 @@
 //                        fence accepted before was higher), and witnesses of both
 import type { Witness } from "../store/events.ts";
 import { fenceText, keyText, ms, quoteDecision, quoteOp } from "./explain.ts";
-import { READ, WRITE, type Model } from "./model.ts";
+import { READ, WRITE, type Paired } from "./paired.ts";
 import { judgeDecisions, resourceView, topOf } from "./resource.ts";
 import { bestBefore, column } from "./sweep.ts";
 import { ACCEPTED, FAIL, OK, orNull, UNDECIDED } from "./table.ts";
@@ -35,7 +35,7 @@ export interface ReadStats {
   fenced_reads?: FencedReadStats;
 }
 
-export function readStats(m: Model): { stats: ReadStats; warnings: string[] } {
+export function readStats(m: Paired): { stats: ReadStats; warnings: string[] } {
   const counted = resourceView(m) ? fromResource(m) : fromHistory(m);
   const { refused, fenced, accepted, stale, falselyRefused, fencing } = counted;
   const stats: ReadStats = { stale_reads_refused: refused };
@@ -65,7 +65,7 @@ interface Counted {
 // A read is judged by the resource's rule for reads: accepted if and only if its
 // fence is at least every fence accepted before it, of writes and reads alike;
 // an rw lock's, at least every written one.
-function fromResource(m: Model): Counted {
+function fromResource(m: Paired): Counted {
   const ds = m.decisions!;
   const rw = m.kind?.lock === "rw";
   const view = resourceView(m)!;
@@ -114,7 +114,7 @@ function fromResource(m: Model): Counted {
 // read with a higher fence completed was certainly stale; a read refused although
 // nothing not refused and invoked before the refusal completed had a higher fence
 // was certainly refused falsely.
-function fromHistory(m: Model): Counted {
+function fromHistory(m: Paired): Counted {
   const o = m.ops;
   const staleFence = m.errors.names.indexOf("stale-fence");
   const c: Counted = { refused: 0, fenced: 0, accepted: 0, stale: [], falselyRefused: [], fencing: m.header.fencing === true };
@@ -175,4 +175,4 @@ function fromHistory(m: Model): Counted {
   return c;
 }
 
-const quote = (m: Model, op: number): string => quoteOp(m, op, fenceText(orNull(m.ops.fence[op])));
+const quote = (m: Paired, op: number): string => quoteOp(m, op, fenceText(orNull(m.ops.fence[op])));

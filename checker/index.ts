@@ -5,9 +5,9 @@
 // lock's or semaphore's strict-rw-violation, strict-semaphore-violation) count.
 export { checkRun, checkRunKeeping, loadRun, optionsOf, writeResults, type CheckedRun, type LoadedRun } from "./run.ts";
 // The model's columns, for a reader of what the check kept (CheckedRun).
-export { ACQUIRE, WRITE, type Model } from "./model.ts";
+export { ACQUIRE, WRITE, type Paired } from "./paired.ts";
 export { OK, FAIL, INFO } from "./table.ts";
 export { analyze, LIVENESS, MAX_WITNESSES, MODELS, STRICT_MUTEX_VIOLATION, STRICT_RW_VIOLATION, STRICT_SEMAPHORE_VIOLATION, STRICT_VIOLATIONS, type CheckOptions } from "./analyze.ts";
-export type { RunInput } from "./model.ts";
+export type { RunInput } from "./paired.ts";
 // Fairness (stats.fairness): overtakes and waits per key; the report marks each waiter with it.
 export { fairnessOf, placedAt, waitersOfHistory, type FairnessStats, type Waiter } from "./fairness.ts";

@@ -5,12 +5,12 @@
 // for every write of the holder in between.
 import type { Witness } from "../store/events.ts";
 import { quoted, quoteDecision, quoteWrite } from "./explain.ts";
-import { eventsOf, type Model } from "./model.ts";
+import { eventsOf, type Paired } from "./paired.ts";
 import { resourceView } from "./resource.ts";
 import { sortedBy } from "./sweep.ts";
 import { ACCEPTED, OK } from "./table.ts";
 
-export function interleavedWriters(m: Model): Witness[] {
+export function interleavedWriters(m: Paired): Witness[] {
   return resourceView(m) ? fromResource(m) : fromHistory(m);
 }
 
@@ -23,7 +23,7 @@ function explain(key: string, a: string, b: string, first: string, middle: strin
   );
 }
 
-function fromResource(m: Model): Witness[] {
+function fromResource(m: Paired): Witness[] {
   const view = resourceView(m)!;
   const ds = m.decisions!;
   const owner = (d: number): string => m.owners.names[ds.owner[d]];
@@ -67,7 +67,7 @@ interface Span {
 // before B's write was invoked, and another was invoked after B's completed. For
 // each B write it is enough to know, among the holds whose first ok came before
 // it, the two with the latest write invoke (two, so one is not B's own).
-function fromHistory(m: Model): Witness[] {
+function fromHistory(m: Paired): Witness[] {
   const o = m.ops;
   const out: Witness[] = [];
   for (const [key, all] of m.writesByKey) {

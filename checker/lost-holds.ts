@@ -10,7 +10,7 @@
 // the lock). A correct lock grants the key only once the previous hold is gone,
 // so by the other acquire's ok this one was lost, whatever the library thought.
 import { readsOnly } from "./kinds/rw.ts";
-import { holdsByAcquireEnd, RELEASE, type Model, type Notice } from "./model.ts";
+import { holdsByAcquireEnd, RELEASE, type Paired, type Notice } from "./paired.ts";
 import { FAIL } from "./table.ts";
 import { tailOf } from "./tail.ts";
 
@@ -28,7 +28,7 @@ export interface LostHoldsStats {
 const UNTOLD_LISTED = 10;
 
 /** null for a history that cannot hold notices (format 1): the question does not apply. */
-export function lostHoldsStats(m: Model): LostHoldsStats | null {
+export function lostHoldsStats(m: Paired): LostHoldsStats | null {
   if (m.header.format !== 2) return null;
   const { ops, holds } = m;
   const lostNotices = m.notices.filter((n) => n.f === "lost");
@@ -77,7 +77,7 @@ export function lostHoldsStats(m: Model): LostHoldsStats | null {
  * certainly never did (no release, one that failed, or one that found the lock no
  * longer its). An unknown release may have let go: its send counts.
  */
-function releaseSent(m: Model, h: number): number {
+function releaseSent(m: Paired, h: number): number {
   const ops = m.ops;
   for (let r = m.holds.first[h]; r >= 0; r = ops.next[r]) {
     if (ops.f[r] === RELEASE && ops.outcome[r] !== FAIL && !ops.notReleased[r]) return ops.start[r];

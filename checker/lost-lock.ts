@@ -18,10 +18,10 @@
 // later grant to someone else is proof whatever the client did in between.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire, quoteOp } from "./explain.ts";
-import { eventsOf, holdsByAcquireEnd, RENEW, type Model } from "./model.ts";
+import { eventsOf, holdsByAcquireEnd, RENEW, type Paired } from "./paired.ts";
 import { OK } from "./table.ts";
 
-export function lostLocksUnnoticed(m: Model): Witness[] {
+export function lostLocksUnnoticed(m: Paired): Witness[] {
   const out: Witness[] = [];
   const { ops, holds } = m;
   // Only a hold with a renew that returned ok can be a witness: the rest are
@@ -63,7 +63,7 @@ export function lostLocksUnnoticed(m: Model): Witness[] {
 }
 
 /** A hold whose acquire was invoked after `from` and returned ok before `to` (-1: none); `ends` are `order`'s acquire completions. */
-function grantedBetween(m: Model, order: Int32Array, ends: Float64Array, from: number, to: number): number {
+function grantedBetween(m: Paired, order: Int32Array, ends: Float64Array, from: number, to: number): number {
   let lo = 0;
   let hi = ends.length;
   while (lo < hi) {
@@ -75,7 +75,7 @@ function grantedBetween(m: Model, order: Int32Array, ends: Float64Array, from: n
   return -1;
 }
 
-function retaken(m: Model, key: string, h: number, grantedBy: number, other: number, renew: number): Witness {
+function retaken(m: Paired, key: string, h: number, grantedBy: number, other: number, renew: number): Witness {
   const o = m.ops;
   const last = grantedBy === m.holds.acquire[h] ? `its ${quoteAcquire(m, h)}` : `its last successful ${quoteOp(m, grantedBy)}`;
   return {

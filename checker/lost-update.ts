@@ -4,7 +4,7 @@
 // still write before the next holder does.
 import type { Witness } from "../store/events.ts";
 import { quoteDecision, quoteWrite } from "./explain.ts";
-import { eventsOf, type Model } from "./model.ts";
+import { eventsOf, type Paired } from "./paired.ts";
 import { resourceView } from "./resource.ts";
 import { bestBefore, column, sortedBy } from "./sweep.ts";
 import { INFO, OK, REFUSED, UNDECIDED } from "./table.ts";
@@ -12,15 +12,15 @@ import { INFO, OK, REFUSED, UNDECIDED } from "./table.ts";
 /** Candidates quoted in one explanation; a longer list says how many more. */
 const QUOTED = 4;
 
-export function lostUpdates(m: Model): Witness[] {
+export function lostUpdates(m: Paired): Witness[] {
   return resourceView(m) ? fromResource(m) : fromHistory(m);
 }
 
-function notNumeric(m: Model, n: number): void {
+function notNumeric(m: Paired, n: number): void {
   if (n > 0) m.unknown.push(`${n} counter writes carry data that is not a number, so lost updates around them cannot be judged`);
 }
 
-function fromResource(m: Model): Witness[] {
+function fromResource(m: Paired): Witness[] {
   const view = resourceView(m)!;
   const ds = m.decisions!;
   const out: Witness[] = [];
@@ -62,7 +62,7 @@ function fromResource(m: Model): Witness[] {
 // between them (it started after the candidate ended and ended before W started);
 // or 0 when no ok write certainly came before W. W lost an update only if no
 // candidate is one less than its data.
-function fromHistory(m: Model): Witness[] {
+function fromHistory(m: Paired): Witness[] {
   const o = m.ops;
   const out: Witness[] = [];
   let odd = 0;
@@ -108,7 +108,7 @@ function fromHistory(m: Model): Witness[] {
 }
 
 /** First index whose write ended at or after `t`. */
-function lowerBound(m: Model, byEnd: Int32Array, t: number): number {
+function lowerBound(m: Paired, byEnd: Int32Array, t: number): number {
   let lo = 0;
   let hi = byEnd.length;
   while (lo < hi) {

@@ -10,7 +10,7 @@
 // lease does (K1). Those are counted as lease overlaps, not reported.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
-import { eventsOf, holdsInEndOrder, INNER_RELEASE, RELEASE, RENEW, type Model } from "./model.ts";
+import { eventsOf, holdsInEndOrder, INNER_RELEASE, RELEASE, RENEW, type Paired } from "./paired.ts";
 import { INFO, OK, type Ops } from "./table.ts";
 
 export interface Span {
@@ -42,7 +42,7 @@ interface Walks { acted: Float64Array; bound: Int32Array; boundTtl: Float64Array
 const walks = (n: number): Walks => ({ acted: new Float64Array(n), bound: new Int32Array(n), boundTtl: new Float64Array(n), release: new Int32Array(n), unknownRenew: new Uint8Array(n) });
 
 /** Slot `slot` of `w` set to hold `h` at its acquire, before any of its other operations. */
-function atAcquire(m: Model, h: number, w: Walks, slot: number): void {
+function atAcquire(m: Paired, h: number, w: Walks, slot: number): void {
   const acquire = m.holds.acquire[h];
   w.acted[slot] = m.ops.endOf(acquire);
   w.bound[slot] = acquire;
@@ -68,7 +68,7 @@ function fold(ops: Ops, r: number, w: Walks, h: number): void {
 }
 
 /** The span of hold `h`, written into `into` (a fresh object unless given: the sweep reuses one). */
-export function spanOf(m: Model, h: number, into?: Span): Span {
+export function spanOf(m: Paired, h: number, into?: Span): Span {
   const { ops, holds } = m;
   const start = ops.endOf(holds.acquire[h]);
   // One walk of the hold's operations (they lie all over the columns).
@@ -104,7 +104,7 @@ export function spanOf(m: Model, h: number, into?: Span): Span {
   return s;
 }
 
-function why(m: Model, s: Span): string {
+function why(m: Paired, s: Span): string {
   const o = m.ops;
   const b = s.bound;
   const f = m.fs.names[o.f[b]];
@@ -122,7 +122,7 @@ function why(m: Model, s: Span): string {
  * jump about them. A hold with a renew of unknown outcome is left to spanOf (its
  * second walk). Five numbers a hold, two of them given back as the result.
  */
-export function spans(m: Model): { end: Float64Array; claimed: Float64Array } {
+export function spans(m: Paired): { end: Float64Array; claimed: Float64Array } {
   const { ops, holds } = m;
   const n = holds.length;
   const w = walks(n);
@@ -151,7 +151,7 @@ export function spans(m: Model): { end: Float64Array; claimed: Float64Array } {
   return { end, claimed };
 }
 
-export function checkHolds(m: Model): HoldCheck {
+export function checkHolds(m: Paired): HoldCheck {
   // An rw lock's and a semaphore's holds may overlap by design: checker/kinds
   // judges them, and a witness per overlap made here would only be thrown away
   // (a large rw run's readers overlap hundreds of thousands of times).
@@ -194,9 +194,9 @@ export function checkHolds(m: Model): HoldCheck {
 }
 
 /** A hold as a witness quotes it: its acquire, and until when it was certainly valid, and why. */
-export const validText = (m: Model, s: Span): string => `${quoteAcquire(m, s.hold)}, certainly valid until ${ms(s.end)} (${why(m, s)})`;
+export const validText = (m: Paired, s: Span): string => `${quoteAcquire(m, s.hold)}, certainly valid until ${ms(s.end)} (${why(m, s)})`;
 
-function witness(m: Model, key: string, a: Span, b: Span): Witness {
+function witness(m: Paired, key: string, a: Span, b: Span): Witness {
   const until = Math.min(a.end, b.end);
   const valid = (s: Span): string => validText(m, s);
   return {

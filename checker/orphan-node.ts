@@ -11,12 +11,12 @@
 // a history of owners and fences alone does not name lock nodes or sessions.
 import { ORPHAN_NODE_ERROR, type Witness } from "../store/events.ts";
 import { quoteOp } from "./explain.ts";
-import { ACQUIRE, eventsOf, type Model } from "./model.ts";
+import { ACQUIRE, eventsOf, type Paired } from "./paired.ts";
 import { FAIL } from "./table.ts";
 
 export const ORPHAN_NODE = ORPHAN_NODE_ERROR;
 
-export function orphanLockNodes(m: Model): Witness[] {
+export function orphanLockNodes(m: Paired): Witness[] {
   const out: Witness[] = [];
   const { ops } = m;
   const code = m.errors.names.indexOf(ORPHAN_NODE);

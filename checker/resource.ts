@@ -3,7 +3,7 @@
 // traced back to the history's operation that sent it, and an audit of whether the
 // log can be trusted to be whole.
 import type { Witness } from "../store/events.ts";
-import { READ, WRITE, type Model } from "./model.ts";
+import { READ, WRITE, type Paired } from "./paired.ts";
 import { ACCEPTED, IntList, OK, ProcessSlots, UNDECIDED, type Decisions } from "./table.ts";
 
 export interface ResourceView {
@@ -36,7 +36,7 @@ export interface FencesBefore {
 }
 
 /** The higher-fenced of the two decisions that set a key's fences (-1: neither); a write wins a tie. */
-export function topOf(m: Model, before: FencesBefore, d: number): number {
+export function topOf(m: Paired, before: FencesBefore, d: number): number {
   const w = before.write[d];
   const r = before.read[d];
   if (r < 0) return w;
@@ -49,7 +49,7 @@ export function topOf(m: Model, before: FencesBefore, d: number): number {
  * decision, in log order, with the decisions that set its key's fences before it
  * (-1: none), and says what it proves (null: nothing).
  */
-export function judgeDecisions(m: Model, judge: (d: number, write: number, read: number) => Witness | null): Witness[] {
+export function judgeDecisions(m: Paired, judge: (d: number, write: number, read: number) => Witness | null): Witness[] {
   const { before } = resourceView(m)!;
   const out: Witness[] = [];
   for (let d = 0; d < m.decisions!.length; d++) {
@@ -60,7 +60,7 @@ export function judgeDecisions(m: Model, judge: (d: number, write: number, read:
 }
 
 /** Every decision, each key's in the order they took effect: log order unless the store gave them an `order`. */
-export function* effectOrder(m: Model): Generator<number> {
+export function* effectOrder(m: Paired): Generator<number> {
   const ds = m.decisions!;
   if (!ds.ordered) {
     for (let d = 0; d < ds.length; d++) yield d;
@@ -69,9 +69,9 @@ export function* effectOrder(m: Model): Generator<number> {
   for (const list of resourceView(m)!.byKey.values()) for (let j = 0; j < list.length; j++) yield list.items[j];
 }
 
-const views = new WeakMap<Model, ResourceView>();
+const views = new WeakMap<Paired, ResourceView>();
 
-export function resourceView(m: Model): ResourceView | null {
+export function resourceView(m: Paired): ResourceView | null {
   const ds = m.decisions;
   if (!ds) return null;
   let view = views.get(m);
@@ -130,7 +130,7 @@ function inOrder(ds: Decisions, list: IntList): void {
  * the same clock). Only witnesses ask, and most runs have none: the index of
  * operations per process is built on first use.
  */
-function sender(m: Model): (d: number) => number[] {
+function sender(m: Paired): (d: number) => number[] {
   const ds = m.decisions!;
   const o = m.ops;
   let byProcess: IntList[] | null = null;
@@ -178,7 +178,7 @@ function sender(m: Model): (d: number) => number[] {
  * that skips (a lost line), or writes the history says took effect that the log
  * never accepted. Analyses built on an incomplete log could miss anomalies.
  */
-export function auditResourceLog(m: Model): { unknown: string[]; warnings: string[] } {
+export function auditResourceLog(m: Paired): { unknown: string[]; warnings: string[] } {
   const unknown: string[] = [];
   const warnings: string[] = [];
   const ds = m.decisions;
@@ -200,10 +200,10 @@ export function auditResourceLog(m: Model): { unknown: string[]; warnings: strin
 }
 
 /** One number for a (key, owner) pair; exact while keys x owners stays below 2^53. */
-const pair = (m: Model, key: number, owner: number): number => owner * m.keys.names.length + key;
+const pair = (m: Paired, key: number, owner: number): number => owner * m.keys.names.length + key;
 
 /** Ok writes of the history with no accepted decision of the same key and owner to match. */
-function unmatchedOkWrites(m: Model): number {
+function unmatchedOkWrites(m: Paired): number {
   const ds = m.decisions!;
   const o = m.ops;
   // Counted per owner when every owner is seen on one key only, as in any sane run;

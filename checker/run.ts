@@ -8,7 +8,7 @@ import { RUN_FILES, type HistoryEvent, type HistoryHeader, type ResourceDecision
 import { resourceLogInWorker, streamHistoryInWorkers } from "../store/reader-worker.ts";
 import { readHistory, readResourceLog, streamHistory, streamResourceLog, type Checkpoint } from "../store/reader.ts";
 import { LIVENESS, MODELS, verdict, verdictThread, type CheckOptions } from "./analyze.ts";
-import { ModelBuilder, type Model } from "./model.ts";
+import { PairingBuilder, type Paired } from "./paired.ts";
 
 export interface LoadedRun {
   dir: string;
@@ -80,7 +80,7 @@ export const READ_IN_WORKER_FROM = 32 << 20;
  * 1 GB the check may use (bench:checker).
  */
 export const MODEL_CHECK_HERE_FROM = 768 << 20;
-/** Batches of decisions the resource log's thread may decode before the model takes them: about 60 MB. */
+/** Batches of decisions the resource log's thread may decode before the paired history takes them: about 60 MB. */
 const RESOURCE_BATCHES_AHEAD = 12;
 
 // A little under what a line takes in practice (an operation is two lines).
@@ -115,7 +115,7 @@ async function readInfo(path: string, warnings: string[]): Promise<Record<string
 
 /**
  * Reads and checks a run directory; writes nothing. Throws BadInput for unreadable
- * input. The files are read in one pass each into the model's columns, never held
+ * input. The files are read in one pass each into the paired history's columns, never held
  * as events, so a run of millions of events checks in little more time and memory
  * than it takes to parse it.
  */
@@ -126,11 +126,11 @@ export async function checkRun(runDir: string, options: CheckOptions = {}): Prom
 
 /**
  * What the check's one pass leaves behind for a later reader of the run (report.html
- * of a large run, which then needs no pass of its own): the model the verdict was
+ * of a large run, which then needs no pass of its own): the paired history the verdict was
  * drawn from, the nemesis events whole, and checkpoints into both files.
  */
 export interface CheckedRun {
-  model: Model;
+  model: Paired;
   /** In (time, index) order. */
   nemesis: HistoryEvent[];
   /** Every `checkpointEvery` events; null when none were asked for, or the history was out of time order and had to be read whole. */
@@ -140,22 +140,22 @@ export interface CheckedRun {
 }
 
 /**
- * Both files of a run read into a model builder, in one pass each. `grouped` is
- * handed the model once the history is in and its operations are grouped into
- * holds (ModelBuilder.group), before the decisions are: what reads only those may
+ * Both files of a run read into a PairingBuilder, in one pass each. `grouped` is
+ * handed the paired history once the history is in and its operations are grouped into
+ * holds (PairingBuilder.group), before the decisions are: what reads only those may
  * start then.
  */
-export async function readRun(runDir: string, checkpointEvery?: number, grouped?: (m: Model) => void) {
+export async function readRun(runDir: string, checkpointEvery?: number, grouped?: (m: Paired) => void) {
   const historyPath = await historyOf(runDir);
   // Columns sized from the files up front are not copied as they grow.
   const expectedOps = Math.ceil((await bytes(historyPath)) / BYTES_PER_OP);
   const resourcePath = join(runDir, RUN_FILES.resource);
   const resourceBytes = await bytes(resourcePath);
-  let builder: ModelBuilder | null = null;
+  let builder: PairingBuilder | null = null;
   let nemesis: HistoryEvent[] = [];
   // Large files are read in threads while this one builds the model: the history
   // by two at once (every other chunk each), the resource log by one that decodes
-  // ahead while the history is read, its decisions going to the model once the
+  // ahead while the history is read, its decisions going to the pairing once the
   // history is in.
   const resourceThread = resourceBytes >= READ_IN_WORKER_FROM ? resourceLogInWorker(resourcePath, { checkpointEvery, maxAhead: RESOURCE_BATCHES_AHEAD }) : null;
   try {
@@ -163,9 +163,9 @@ export async function readRun(runDir: string, checkpointEvery?: number, grouped?
     const history = await stream(historyPath, (header) => {
       // Called again with a fresh builder when the file had to be reordered.
       nemesis = [];
-      return (builder = new ModelBuilder(header, expectedOps, resourceBytes < 0)).event;
+      return (builder = new PairingBuilder(header, expectedOps, resourceBytes < 0)).event;
     }, { checkpointEvery, nemesis: (e) => nemesis.push(e), data: resourceBytes < 0 });
-    const b = builder as unknown as ModelBuilder;
+    const b = builder as unknown as PairingBuilder;
     grouped?.(b.group());
     if (resourceBytes >= 0) b.noteResourceLog(Math.ceil(resourceBytes / BYTES_PER_DECISION));
     const resource = resourceThread ? await resourceThread.start(b.decision) : await streamResourceLog(resourcePath, b.decision, { checkpointEvery });

@@ -4,19 +4,19 @@
 // means the resource or the fences are broken.
 import type { Witness } from "../store/events.ts";
 import { keyText, quoteDecision, quoteWrite } from "./explain.ts";
-import { eventsOf, type Model } from "./model.ts";
+import { eventsOf, type Paired } from "./paired.ts";
 import { judgeDecisions, resourceView } from "./resource.ts";
 import { bestBefore, column } from "./sweep.ts";
 import { ACCEPTED, OK } from "./table.ts";
 
-export function staleWrites(m: Model): Witness[] {
+export function staleWrites(m: Paired): Witness[] {
   return resourceView(m) ? judgeDecisions(m, (d, top) => staleDecision(m, d, top)) : fromHistory(m);
 }
 
 // The walk of the log (resource.ts) gives each decision the accepted write with the
 // highest fence before it. Fenced reads are left out: the anomaly is about writes,
 // and a read that carried a higher fence is what lost-update is about.
-function staleDecision(m: Model, d: number, top: number): Witness | null {
+function staleDecision(m: Paired, d: number, top: number): Witness | null {
   const ds = m.decisions!;
   const fence = ds.fence[d];
   if (!ds.write[d] || ds.accepted[d] !== ACCEPTED || top < 0 || !(ds.fence[top] > fence)) return null;
@@ -34,7 +34,7 @@ function staleDecision(m: Model, d: number, top: number): Witness | null {
 
 // Without the resource's log only real-time order is certain: a write whose ok came
 // before another write was invoked took effect first. Info writes prove nothing.
-function fromHistory(m: Model): Witness[] {
+function fromHistory(m: Paired): Witness[] {
   const o = m.ops;
   const out: Witness[] = [];
   for (const [key, writes] of m.writesByKey) {

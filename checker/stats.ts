@@ -1,7 +1,7 @@
 // The figures that say whether a run exercised anything: a valid verdict over a
 // run with no successful acquire, no accepted write and no fault proves little.
 import type { RunStats } from "../store/events.ts";
-import { ACQUIRE, WRITE, type Model } from "./model.ts";
+import { ACQUIRE, WRITE, type Paired } from "./paired.ts";
 import { ACCEPTED, FAIL, OK, ProcessSlots, REFUSED } from "./table.ts";
 import { tailOf } from "./tail.ts";
 
@@ -10,7 +10,7 @@ const round = (x: number, places = 3): number => Number(x.toFixed(places));
 /** A nemesis `f` that ends a fault rather than starting one. */
 const endsFault = (f: string): boolean => f.startsWith("stop-") || f === "reset-clock" || f === "restart";
 
-export function runStats(m: Model, leaseOverlaps: number): RunStats {
+export function runStats(m: Paired, leaseOverlaps: number): RunStats {
   const { ops, decisions } = m;
   const span = m.events > 1 ? m.lastTime - m.firstTime : 0;
   const duration_s = span / 1e9;

@@ -220,7 +220,7 @@ export class Ops {
   hold: Int32Array;
   /** The next renew, release or write of the same hold, in invoke order (-1: none). */
   next: Int32Array;
-  /** The invoke's `value.data` (writes); undefined for most (for all in a model built without it, ModelBuilder). */
+  /** The invoke's `value.data` (writes); undefined for most (for all in a model built without it, PairingBuilder). */
   data: unknown[] = [];
 
   private cap: number;
@@ -326,7 +326,7 @@ export class Holds {
   first: Int32Array;
   last: Int32Array;
   /**
-   * Every hold in order of its acquire's ok, made once (model.ts holdsInEndOrder)
+   * Every hold in order of its acquire's ok, made once (paired.ts holdsInEndOrder)
    * by whichever thread asks first: `endOrderMade[0]` is 1 once it is.
    */
   endOrder: Int32Array = shared(Int32Array, 0);

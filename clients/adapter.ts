@@ -57,7 +57,7 @@ export async function loadAdapter(path: string): Promise<LockAdapter> {
   const missing: string[] = [];
   if (typeof a.describe !== "string" || a.describe === "") missing.push('"describe" (a string saying what the lock is)');
   if (!Array.isArray(a.backends) || a.backends.length === 0 || !a.backends.every((b) => typeof b === "string"))
-    missing.push('"backends" (the backends it works with, e.g. ["redis"])');
+    missing.push('"backends" (the backends it works with, by their --backend names)');
   if (typeof a.fences !== "boolean") missing.push('"fences" (true when its holds carry a fencing token the lock service issued)');
   if (typeof a.create !== "function") missing.push('"create" (a function from a ClientContext to a lock client)');
   if (missing.length)

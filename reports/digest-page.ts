@@ -9,7 +9,7 @@ import type { Digest } from "./digest.ts";
 import { readFairness } from "./fairness.ts";
 import type { FaultWindow } from "./faults.ts";
 import { esc, millis, seconds } from "./format.ts";
-import { buildModel, type Model } from "./model.ts";
+import { pageData, type PageData } from "./page-data.ts";
 import type { Op } from "./ops.ts";
 import { renderLatencyOverview, renderOpsOverview, OVERVIEW_CSS } from "./overview.ts";
 import { faultTable, figures, headerExtras, timelineLegend } from "./page.ts";
@@ -29,9 +29,9 @@ export interface DigestInput {
 }
 
 /** Each window as a model of its own, showing only the witnesses it is home to. */
-function windowModels(input: DigestInput): Model[] {
+function windowModels(input: DigestInput): PageData[] {
   return input.plan.windows.map((w) => {
-    const m = buildModel({ header: input.header, events: w.events, decisions: input.digest.decisions === null ? null : w.decisions, results: input.results });
+    const m = pageData({ header: input.header, events: w.events, decisions: input.digest.decisions === null ? null : w.decisions, results: input.results });
     m.groups = input.groups.map((g, gi) => ({
       type: g.type,
       witnesses: g.witnesses.map((v, wi) => (w.witnesses.has(`${gi}-${wi}`) ? v : { ...v, events: [], seqs: [] })),
@@ -44,7 +44,7 @@ function windowModels(input: DigestInput): Model[] {
 }
 
 /** What the anomaly list looks up (events, their operations, decisions), from every window. */
-function unionModel(input: DigestInput, models: readonly Model[]): Model {
+function unionModel(input: DigestInput, models: readonly PageData[]): PageData {
   const eventAt = new Map<number, HistoryEvent>();
   const opOfEvent = new Map<number, Op>();
   const decisionAt = new Map<number, ResourceDecision>();
@@ -53,7 +53,7 @@ function unionModel(input: DigestInput, models: readonly Model[]): Model {
     for (const [k, v] of m.opOfEvent) if (!opOfEvent.has(k)) opOfEvent.set(k, v);
     for (const [k, v] of m.decisionAt) if (!decisionAt.has(k)) decisionAt.set(k, v);
   }
-  const base = buildModel({ header: input.header, events: [], decisions: input.digest.decisions === null ? null : [], results: input.results });
+  const base = pageData({ header: input.header, events: [], decisions: input.digest.decisions === null ? null : [], results: input.results });
   return { ...base, groups: input.groups, eventAt, opOfEvent, decisionAt };
 }
 

@@ -6,7 +6,7 @@
 import { fairnessOf, placedAt, type FairnessStats, type Waiter } from "../checker/index.ts";
 import { describeOp } from "./describe.ts";
 import { esc, millis } from "./format.ts";
-import type { Model } from "./model.ts";
+import type { PageData } from "./page-data.ts";
 import type { Op } from "./ops.ts";
 import { renderScatter } from "./scatter.ts";
 
@@ -38,7 +38,7 @@ export function fairnessLine(stats: unknown): string | null {
 }
 
 /** The granted acquires of the history with how many later arrivals overtook each. */
-function overtakes(m: Model): { op: Op; wait: number; queued: number; by: number }[] {
+function overtakes(m: PageData): { op: Op; wait: number; queued: number; by: number }[] {
   const ops = m.ops.filter((o) => o.f === "acquire" && o.key !== undefined);
   const keys = new Map<string, number>();
   const waiters: Waiter[] = ops.map((o) => {
@@ -58,7 +58,7 @@ function overtakes(m: Model): { op: Op; wait: number; queued: number; by: number
 const swatch = (inner: string, label: string) => `<span><svg width="24" height="14">${inner}</svg>${label}</span>`;
 
 /** The page's fairness section, after its heading. */
-export function renderFairness(m: Model): string {
+export function renderFairness(m: PageData): string {
   const granted = overtakes(m);
   if (granted.length === 0) return `<p class="note">No acquire was granted in this history.</p>`;
   const f = readFairness(m.input.results.stats);

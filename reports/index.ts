@@ -15,7 +15,7 @@ import { digestOfCheck } from "./checked.ts";
 import { CHECKPOINT_EVERY, digestRun, locate } from "./digest.ts";
 import { renderDigestHtml } from "./digest-page.ts";
 import { faultWindows } from "./faults.ts";
-import type { ReportInput } from "./model.ts";
+import type { ReportInput } from "./page-data.ts";
 import { renderReportHtml } from "./page.ts";
 import { readFigures, reportGroups } from "./results.ts";
 import { planWindows, readWindows, WINDOW_EVENTS } from "./windows.ts";

@@ -3,7 +3,7 @@
 // An acquire that never completed is drawn at the latency it had reached when the
 // history ended, which is a lower bound, and says so in its tooltip.
 import { describeOp } from "./describe.ts";
-import type { Model } from "./model.ts";
+import type { PageData } from "./page-data.ts";
 import { readFigures } from "./results.ts";
 import { renderScatter, type Mark } from "./scatter.ts";
 
@@ -17,7 +17,7 @@ export interface LatencyPlot {
 
 const MARK: Record<"ok" | "fail" | "info", Mark> = { ok: "dot", fail: "cross", info: "triangle" };
 
-export function renderLatency(m: Model): LatencyPlot {
+export function renderLatency(m: PageData): LatencyPlot {
   const acquires = m.ops.filter((o) => o.f === "acquire");
   const fig = readFigures(m.input.results.stats).acquire_latency_ms;
   const { svg, notes } = renderScatter(m, {

@@ -10,7 +10,7 @@
 // Levels are kept per pixel column (the highest in the column), so a run of any
 // length draws at most a few points per column and a brief overflow still shows.
 import { esc, seconds } from "./format.ts";
-import type { Model } from "./model.ts";
+import type { PageData } from "./page-data.ts";
 import { heldUntil, type Hold } from "./ops.ts";
 import { px, type TimeScale } from "./svg.ts";
 
@@ -51,7 +51,7 @@ function columnLevels(spans: readonly [number, number][], col: (t: number) => nu
   return out;
 }
 
-function levelsOf(m: Model, holds: readonly Hold[], key: string, col: (t: number) => number, cols: number): KeyLevels {
+function levelsOf(m: PageData, holds: readonly Hold[], key: string, col: (t: number) => number, cols: number): KeyLevels {
   const certain: [number, number][] = [];
   const possible: [number, number][] = [];
   for (const h of holds) {
@@ -87,7 +87,7 @@ function stepPath(levels: Uint16Array, x: (c: number) => number, y: (l: number) 
 }
 
 /** The strips of a semaphore's run, or null for any other kind. */
-export function levelStrips(m: Model, scale: TimeScale): LevelStrips | null {
+export function levelStrips(m: PageData, scale: TimeScale): LevelStrips | null {
   if (m.lock?.lock !== "semaphore") return null;
   const permits = m.lock.permits;
   const cols = Math.max(1, Math.ceil(scale.width));

@@ -7,14 +7,14 @@ import type { Results } from "../store/events.ts";
 import { esc, json, millis, seconds } from "./format.ts";
 import { renderFairness } from "./fairness.ts";
 import { renderLatency } from "./latency.ts";
-import { buildModel, type Model, type ReportInput } from "./model.ts";
+import { pageData, type PageData, type ReportInput } from "./page-data.ts";
 import { readFigures, verdictOf } from "./results.ts";
 import { CSS, SCRIPT } from "./style.ts";
 import { renderTimeline, type KindMark } from "./timeline.ts";
 import { renderAnomalies } from "./witnesses.ts";
 
 export function renderReportHtml(input: ReportInput): string {
-  const m = buildModel(input);
+  const m = pageData(input);
   const { header } = input;
   const verdict = verdictOf(input.results);
   const timeline = renderTimeline(m);
@@ -143,7 +143,7 @@ export function faultTable(windows: readonly FaultWindow[]): string {
   return `<table class="faults"><thead><tr><th>fault</th><th>targets</th><th>from</th><th>to</th>${aimed ? "<th>why there</th>" : ""}<th>parameters</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
-function historyNotes(m: Model): string {
+function historyNotes(m: PageData): string {
   const notes: string[] = [];
   notes.push(`${m.events.length} history events, ${m.ops.length} client operations, ${m.holds.length} holds` +
     (m.input.decisions ? `, ${m.decisions.length} resource decisions.` : "; no resource log."));

@@ -3,7 +3,7 @@
 // fault windows as the timeline so a reader can see which fault slowed what. The
 // acquire-latency and the fairness plots are both this, with their own points.
 import { esc } from "./format.ts";
-import type { Model } from "./model.ts";
+import type { PageData } from "./page-data.ts";
 import { faultLayer, px, timeAxis, xOf, type TimeScale } from "./svg.ts";
 
 export const MAX_POINTS = 8_000;
@@ -56,7 +56,7 @@ function mergeAt(all: readonly Point[], res: number): Point[] {
   return [...buckets.values()];
 }
 
-export function renderScatter(m: Model, spec: ScatterSpec): Scatter {
+export function renderScatter(m: PageData, spec: ScatterSpec): Scatter {
   // Log scale over whole decades; zero durations (clock granularity) sit on the floor.
   let min = Infinity, max = 0;
   for (const p of spec.points) if (p.ms > 0) { min = Math.min(min, p.ms); max = Math.max(max, p.ms); }

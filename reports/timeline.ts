@@ -13,7 +13,7 @@ import { describeHold, describeOp, describeReentry } from "./describe.ts";
 import { cancelOf } from "./kinds.ts";
 import { assignLanes, type Lanes } from "./lanes.ts";
 import { levelStrips } from "./levels.ts";
-import type { Model } from "./model.ts";
+import type { PageData } from "./page-data.ts";
 import { heldUntil, type Op } from "./ops.ts";
 import { faultLayer, px, timeAxis, xOf, type TimeScale } from "./svg.ts";
 
@@ -52,7 +52,7 @@ export interface Timeline {
 
 export type KindMark = "read" | "write" | "entry" | "cancelled" | "cancel-unknown" | "levels";
 
-function plotWidth(m: Model, lanes: Lanes): number {
+function plotWidth(m: PageData, lanes: Lanes): number {
   const seconds = (m.t1 - m.t0) / 1e9;
   const perLane = new Map<number, number>();
   for (const op of m.ops) {
@@ -73,7 +73,7 @@ function writeClass(op: Op): string {
   return op.completion?.error === "stale-fence" ? "w-stale" : "w-fail";
 }
 
-export function renderTimeline(m: Model): Timeline {
+export function renderTimeline(m: PageData): Timeline {
   const lanes = assignLanes(m.events, MAX_LANES);
   const laneCount = lanes.members.length;
   const width = plotWidth(m, lanes);
@@ -281,7 +281,7 @@ function drawMark(mk: Mark, y: number, lh: number, brief: boolean, maxDepth: num
 }
 
 /** One group per witness, id `tl-w<type>-<n>`, linking back to its entry in the list. */
-function renderWitnesses(m: Model, lanes: Lanes, x: (t: number) => number, laneY: (l: number) => number, lh: number, top: number, bottom: number): string {
+function renderWitnesses(m: PageData, lanes: Lanes, x: (t: number) => number, laneY: (l: number) => number, lh: number, top: number, bottom: number): string {
   const out: string[] = [];
   m.groups.forEach((g, gi) => g.witnesses.forEach((w, wi) => {
     const rings: string[] = [];

@@ -5,12 +5,12 @@
 // from the results, so no id needs escaping).
 import { outcomeWord, type HistoryEvent, type ResourceDecision } from "../store/events.ts";
 import { esc, json, seconds } from "./format.ts";
-import type { Model } from "./model.ts";
+import type { PageData } from "./page-data.ts";
 import type { AnomalyGroup, WitnessView } from "./results.ts";
 
 const STANDARD_FIELDS = new Set(["key", "events", "seqs", "explanation"]);
 
-export function renderAnomalies(m: Model): string {
+export function renderAnomalies(m: PageData): string {
   const valid = m.input.results.valid;
   // Indexes into m.groups, which the timeline's highlights use too.
   const safety = m.groups.map((g, gi) => ({ g, gi })).filter(({ g }) => g.liveness !== "reported");
@@ -26,7 +26,7 @@ export function renderAnomalies(m: Model): string {
   return anomalies + liveness;
 }
 
-function renderGroup(m: Model, g: AnomalyGroup, gi: number): string {
+function renderGroup(m: PageData, g: AnomalyGroup, gi: number): string {
   const items = g.witnesses.map((w, wi) => renderWitness(m, w, gi, wi)).join("");
   const n = g.witnesses.length;
   const noun = g.liveness ? (n === 1 ? "finding" : "findings") : (n === 1 ? "witness" : "witnesses");
@@ -36,7 +36,7 @@ function renderGroup(m: Model, g: AnomalyGroup, gi: number): string {
     (n ? `<ol class="witnesses">${items}</ol>` : `<p class="note">Listed in anomaly_types without witnesses.</p>`) + `</section>`;
 }
 
-function renderWitness(m: Model, w: WitnessView, gi: number, wi: number): string {
+function renderWitness(m: PageData, w: WitnessView, gi: number, wi: number): string {
   const located = w.events.some((i) => m.eventAt.has(i)) || w.seqs.some((s) => m.decisionAt.has(s));
   const link = located ? ` <a class="show" href="#tl-w${gi}-${wi}">show in timeline ↓</a>` : "";
   const key = w.key !== undefined ? `<div class="wkey">key <code>${esc(json(w.key, 200))}</code></div>` : "";
@@ -47,7 +47,7 @@ function renderWitness(m: Model, w: WitnessView, gi: number, wi: number): string
     eventTable(m, w.events) + decisionTable(m, w.seqs) + details + `</li>`;
 }
 
-function eventTable(m: Model, indexes: number[]): string {
+function eventTable(m: PageData, indexes: number[]): string {
   if (indexes.length === 0) return "";
   const rows = [...new Set(indexes)].sort((a, b) => a - b).map((i) => {
     const e = m.eventAt.get(i);
@@ -57,7 +57,7 @@ function eventTable(m: Model, indexes: number[]): string {
   return `<table class="events"><thead><tr><th>event</th><th>time</th><th>process</th><th>type</th><th>f</th><th>key</th><th>value</th><th>error</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
-function eventRow(m: Model, e: HistoryEvent): string {
+function eventRow(m: PageData, e: HistoryEvent): string {
   // Name the other half of the operation so a reader can find it without searching.
   const op = m.opOfEvent.get(e.index);
   let pair = "";
@@ -70,7 +70,7 @@ function eventRow(m: Model, e: HistoryEvent): string {
     `<td>${esc(e.error ?? "")}${pair ? `<span class="pair">${esc(pair)}</span>` : ""}</td></tr>`;
 }
 
-function decisionTable(m: Model, seqs: number[]): string {
+function decisionTable(m: PageData, seqs: number[]): string {
   if (seqs.length === 0) return "";
   const rows = [...new Set(seqs)].sort((a, b) => a - b).map((s) => {
     const d = m.decisionAt.get(s);

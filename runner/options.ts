@@ -18,7 +18,7 @@ const clientsWith = (fact: (c: ClientKind) => boolean | undefined): string => Ob
 
 /** The options every backend takes, in the order --help lists them; each backend's own follow `restart-delay`. */
 const GENERAL_OPTIONS = [
-  { name: "backend", kind: "string", default: "redis", choices: BACKEND_NAMES, help: "lock service to test" },
+  { name: "backend", kind: "string", default: BACKEND_NAMES[0], choices: BACKEND_NAMES, help: "lock service to test" },
   { name: "client", kind: "string", default: undefined, defaultText: "the backend's own", help: `lock client: ${Object.keys(CLIENTS).join(", ")}, or the path of an adapter of your own: a module (./my-lock.ts; see examples/redis-lock-adapter.ts) or an adapter program's manifest in any language (./my-lock.adapter.json; see docs/adapter-protocol.md)` },
   { name: "workload", kind: "string", default: "fenced-write", choices: Object.keys(WORKLOADS) as (keyof typeof WORKLOADS)[], help: "what clients do" },
   { name: "lock", kind: "string", default: "mutex", choices: ["mutex", "reentrant", "rw", "semaphore:N"], help: "the kind of lock: mutex, reentrant (a hold re-enters to a random depth and releases back down), rw (readers share, a writer excludes) or semaphore:N (N holders at once)" },
@@ -105,7 +105,7 @@ const GENERAL_OPTIONS = [
   { name: "command-timeout", kind: "int", default: undefined, defaultText: "3 x ttl, at least 1000", min: 1, help: "ms without an answer before an operation's outcome is unknown (info)" },
   { name: "seed", kind: "int", default: undefined, defaultText: "random, printed", min: 0, max: 2 ** 31 - 1, help: "the same seed gives the same schedule of operations and faults" },
   { name: "store", kind: "string", default: "histories", help: "directory of the run store" },
-  { name: "keep-data", kind: "flag", default: false, help: "keep the servers' data directories (data/) in the run directory; by default they are removed at the end (etcd preallocates 128 MB of WAL per member)" },
+  { name: "keep-data", kind: "flag", default: false, help: "keep the servers' data directories (data/) in the run directory; by default they are removed at the end (a server may preallocate its write-ahead log: 128 MB a member for some)" },
   { name: "port-base", kind: "int", default: 0, min: 0, max: 65000, defaultText: "free ports", help: "servers take consecutive ports from here" },
   { name: "metrics-port", kind: "int", default: undefined, defaultText: "off", min: 0, max: 65535, help: "serve every worker's, the fault proxy's and the resource's Prometheus metrics at http://127.0.0.1:PORT/metrics during the run (0: a free port, printed at start)" },
   { name: "model", kind: "string", default: "lease", choices: ["lease", "strict"], help: "strict: the model check's strict-mutex-violation makes a run invalid (leases break a strict mutex by design)" },

@@ -14,8 +14,9 @@
 // checkout pays a few milliseconds).
 import { chmodSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { ENTRIES, TYPED_ENTRIES } from "./entries.mjs";
+import { testOptionsDeclaration } from "./api-types.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -118,11 +119,15 @@ async function declarations() {
   const queue = TYPED_ENTRIES.map((e) => join(ROOT, `${e}.ts`));
   const done = new Set();
   const errors = [];
+  // The API's options: their type, inferred from the option table in the sources, spelled out with each option's help.
+  const written = { [join(ROOT, "api/test-options.ts")]: async () => testOptionsDeclaration((await import(pathToFileURL(join(out, "api/test-options.js")).href)).TEST_OPTIONS) };
   while (queue.length) {
     const file = queue.shift();
     if (done.has(file)) continue;
     done.add(file);
-    const { outputText, diagnostics = [] } = ts.transpileDeclaration(readFileSync(file, "utf8"), { fileName: file, reportDiagnostics: true, compilerOptions });
+    const { outputText, diagnostics = [] } = written[file]
+      ? { outputText: await written[file]() }
+      : ts.transpileDeclaration(readFileSync(file, "utf8"), { fileName: file, reportDiagnostics: true, compilerOptions });
     errors.push(...diagnostics);
     const target = join(aside, relative(ROOT, file).replace(/\.ts$/, ".d.ts"));
     mkdirSync(dirname(target), { recursive: true });

@@ -25,6 +25,8 @@ export const ENTRIES = [
   "cli/setup",
   "api/index",
   "api/adapter",
+  // Imported by the build itself: the option table the API's published types are written from.
+  "api/test-options",
   "runner/worker",
   "store/reader-thread",
   "checker/verdict-thread",

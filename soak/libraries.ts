@@ -4,6 +4,7 @@
 // client was run both ways (the `libraries` preset does it for every client).
 import { plain } from "../reports/index.ts";
 import type { ConfigSummary } from "./summary.ts";
+import { TEST_OPTIONS } from "../runner/index.ts";
 
 const fenced = (c: ConfigSummary): boolean => {
   const f = c.options?.fence;
@@ -17,8 +18,10 @@ const fenced = (c: ConfigSummary): boolean => {
  */
 const breaksOnPurpose = (c: ConfigSummary): boolean => c.expect.kind === "find";
 
-const clientOf = (c: ConfigSummary): string => String(c.options?.client ?? `${c.options?.backend ?? "redis"} (default client)`);
-const faultOf = (c: ConfigSummary): string => String(c.options?.nemesis ?? "pause");
+/** An option's value in a configuration, or what `fencecheck test` takes without it. */
+const optionOf = (c: ConfigSummary, name: string): unknown => c.options?.[name] ?? TEST_OPTIONS.find((o) => o.name === name)?.default;
+const clientOf = (c: ConfigSummary): string => String(c.options?.client ?? `${optionOf(c, "backend")} (default client)`);
+const faultOf = (c: ConfigSummary): string => String(optionOf(c, "nemesis"));
 const checked = (c: ConfigSummary): number => c.counts.valid + c.counts.invalid + c.counts.unknown;
 
 export interface LibraryRow {

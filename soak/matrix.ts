@@ -102,7 +102,7 @@ function parseConfiguration(raw: unknown, where: string): Configuration {
   const at = `configuration "${raw.name}"`;
   unknownKeys(raw, ["name", "description", "options", "expect"], at);
   if (raw.description !== undefined && typeof raw.description !== "string") throw new BadInput(`${at}: "description" must be a string`);
-  if (raw.options !== undefined && !isObject(raw.options)) throw new BadInput(`${at}: "options" must be an object of the options of fencecheck test, e.g. {"backend": "redis", "fence": "off"}`);
+  if (raw.options !== undefined && !isObject(raw.options)) throw new BadInput(`${at}: "options" must be an object of the options of fencecheck test, e.g. {"nemesis": "partition", "fence": "off"}`);
   const options: Record<string, OptionValue> = {};
   for (const [k, v] of Object.entries(raw.options ?? {})) {
     if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean" && !(Array.isArray(v) && v.every((s) => typeof s === "string" || typeof s === "number")))

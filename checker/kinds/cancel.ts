@@ -6,10 +6,10 @@
 // acquire that waited behind the dead entry.
 import { CANCELLED_ERROR, type Witness } from "../../store/events.ts";
 import { quoteOp } from "../explain.ts";
-import { ACQUIRE, eventsOf, type Model } from "../model.ts";
+import { ACQUIRE, eventsOf, type Paired } from "../paired.ts";
 import { FAIL } from "../table.ts";
 
-export function grantsAfterCancel(m: Model): Witness[] {
+export function grantsAfterCancel(m: Paired): Witness[] {
   const facts = m.kind;
   if (!facts || facts.entry.size === 0) return [];
   const { ops } = m;

@@ -3,7 +3,7 @@
 // still certainly valid, or still acting, when the next is granted. What a
 // conflict is differs by lock kind (rw.ts, semaphore.ts): the sweep hands each
 // new hold the ones it met and lets the kind judge.
-import { holdsInEndOrder, type Model } from "../model.ts";
+import { holdsInEndOrder, type Paired } from "../paired.ts";
 import { spans } from "../mutex.ts";
 
 export interface Met {
@@ -17,7 +17,7 @@ export interface Met {
 }
 
 /** Calls `meet` for every hold granted while another of its key was valid or acting; only holds certainly valid when granted are met as valid. */
-export function sweepHolds(m: Model, meet: (x: Met) => void): void {
+export function sweepHolds(m: Paired, meet: (x: Met) => void): void {
   const { holds } = m;
   const { order, ends: start } = holdsInEndOrder(m);
   const { end, claimed } = spans(m);

@@ -7,7 +7,7 @@
 // RFencedLock INCRs on every acquire).
 import type { Witness } from "../../store/events.ts";
 import { ms, quoteOp } from "../explain.ts";
-import { ACQUIRE, eventsOf, INNER_RELEASE, RELEASE, type Model } from "../model.ts";
+import { ACQUIRE, eventsOf, INNER_RELEASE, RELEASE, type Paired } from "../paired.ts";
 import { spanOf, validText } from "../mutex.ts";
 import { OK } from "../table.ts";
 import { sweepHolds } from "./overlaps.ts";
@@ -18,7 +18,7 @@ export interface Reentrancy {
   told: [number, number][];
 }
 
-export function reentrancyViolations(m: Model): Reentrancy {
+export function reentrancyViolations(m: Paired): Reentrancy {
   const witnesses: Witness[] = [];
   const told: [number, number][] = [];
   const { ops, holds } = m;
@@ -44,14 +44,14 @@ export function reentrancyViolations(m: Model): Reentrancy {
 }
 
 /** The first release of a re-entry of hold `h` invoked before `t` (-1: none). */
-function innerReleaseBefore(m: Model, h: number, t: number): number {
+function innerReleaseBefore(m: Paired, h: number, t: number): number {
   const ops = m.ops;
   for (let r = m.holds.first[h]; r >= 0; r = ops.next[r]) if (ops.f[r] === RELEASE && ops.notReleased[r] === INNER_RELEASE && ops.start[r] < t) return r;
   return -1;
 }
 
 /** Re-entries whose fence breaks the rule the header says the client promises. */
-function fenceRuleBroken(m: Model): Witness[] {
+function fenceRuleBroken(m: Paired): Witness[] {
   const rule = m.kind?.fenceOnReentry;
   if (!rule) return [];
   const { ops, holds } = m;

@@ -6,7 +6,7 @@
 // fence, read or written, and a read at or above the highest written one.
 import type { Witness } from "../../store/events.ts";
 import { keyText, quoteDecision } from "../explain.ts";
-import type { Model } from "../model.ts";
+import type { Paired } from "../paired.ts";
 import { effectOrder, resourceView } from "../resource.ts";
 import { ACCEPTED, REFUSED } from "../table.ts";
 
@@ -18,12 +18,12 @@ interface KeyFences {
 }
 
 /** The rule's terms a judgement reads. */
-interface Terms { ds: NonNullable<Model["decisions"]>; permits: number; semaphore: boolean }
+interface Terms { ds: NonNullable<Paired["decisions"]>; permits: number; semaphore: boolean }
 
-type Judge = (m: Model, d: number, k: KeyFences, t: Terms) => Witness | null;
+type Judge = (m: Paired, d: number, k: KeyFences, t: Terms) => Witness | null;
 
 /** Walks the log in order with each key's accepted fences as they stood before each decision (nothing without a log). */
-function walk(m: Model, judge: Judge): Witness[] {
+function walk(m: Paired, judge: Judge): Witness[] {
   if (!m.decisions) return [];
   const ds = m.decisions;
   const permits = m.kind?.permits ?? 1;
@@ -50,15 +50,15 @@ function walk(m: Model, judge: Judge): Witness[] {
 
 const higherThan = (k: KeyFences, fence: number): { fence: number; d: number }[] => k.top.filter((t) => t.fence > fence);
 
-function witness(m: Model, d: number, before: number[], why: string): Witness {
+function witness(m: Paired, d: number, before: number[], why: string): Witness {
   const ds = m.decisions!;
   const view = resourceView(m)!;
   const all = [...before, d].sort((a, b) => a - b);
   return { key: m.keys.names[ds.key[d]], seqs: all.map((x) => ds.seq[x]), events: all.flatMap((x) => view.eventsOf(x)).sort((a, b) => a - b), explanation: why };
 }
 
-export const staleUnderRule = (m: Model): Witness[] => walk(m, stale);
-export const falseRejectionsUnderRule = (m: Model): Witness[] => walk(m, refusedFalsely);
+export const staleUnderRule = (m: Paired): Witness[] => walk(m, stale);
+export const falseRejectionsUnderRule = (m: Paired): Witness[] => walk(m, refusedFalsely);
 
 const stale: Judge = (m, d, k, { ds, permits, semaphore }) => {
   const fence = ds.fence[d];

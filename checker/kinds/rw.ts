@@ -6,14 +6,14 @@
 import type { Witness } from "../../store/events.ts";
 import { MODE_READ } from "../../store/event-fields.ts";
 import { ms } from "../explain.ts";
-import { eventsOf, type Model } from "../model.ts";
+import { eventsOf, type Paired } from "../paired.ts";
 import { spanOf, validText } from "../mutex.ts";
 import { sweepHolds } from "./overlaps.ts";
 
 /** A hold's mode: read only when its acquire asked for it; any other acquire is exclusive. */
-export const readsOnly = (m: Model, h: number): boolean => m.kind?.mode.get(m.holds.acquire[h]) === MODE_READ;
+export const readsOnly = (m: Paired, h: number): boolean => m.kind?.mode.get(m.holds.acquire[h]) === MODE_READ;
 
-export function rwViolations(m: Model): { witnesses: Witness[]; leaseOverlaps: number } {
+export function rwViolations(m: Paired): { witnesses: Witness[]; leaseOverlaps: number } {
   const witnesses: Witness[] = [];
   let leaseOverlaps = 0;
   sweepHolds(m, ({ hold: h, valid, acting }) => {
@@ -24,7 +24,7 @@ export function rwViolations(m: Model): { witnesses: Witness[]; leaseOverlaps: n
   return { witnesses, leaseOverlaps };
 }
 
-function witness(m: Model, a: number, b: number): Witness {
+function witness(m: Paired, a: number, b: number): Witness {
   const sa = spanOf(m, a), sb = spanOf(m, b);
   const key = m.keys.names[m.holds.key[b]];
   const mode = (h: number): string => (readsOnly(m, h) ? "a read hold" : "a write hold");

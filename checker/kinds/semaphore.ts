@@ -3,11 +3,11 @@
 // grant made one too many.
 import type { Witness } from "../../store/events.ts";
 import { ms } from "../explain.ts";
-import { eventsOf, type Model } from "../model.ts";
+import { eventsOf, type Paired } from "../paired.ts";
 import { spanOf, validText } from "../mutex.ts";
 import { sweepHolds } from "./overlaps.ts";
 
-export function semaphoreOverflows(m: Model): { witnesses: Witness[]; leaseOverlaps: number } {
+export function semaphoreOverflows(m: Paired): { witnesses: Witness[]; leaseOverlaps: number } {
   const permits = m.kind?.permits ?? 1;
   const witnesses: Witness[] = [];
   let leaseOverlaps = 0;
@@ -18,7 +18,7 @@ export function semaphoreOverflows(m: Model): { witnesses: Witness[]; leaseOverl
   return { witnesses, leaseOverlaps };
 }
 
-function witness(m: Model, hs: number[], permits: number): Witness {
+function witness(m: Paired, hs: number[], permits: number): Witness {
   const spans = hs.map((h) => spanOf(m, h));
   const last = spans[spans.length - 1];
   const until = Math.min(...spans.map((s) => s.end));

@@ -7,14 +7,14 @@
 // acquires and, where their clients said, whose entry they waited behind.
 import type { Witness } from "../../store/events.ts";
 import { ms, quoteOp } from "../explain.ts";
-import { ACQUIRE, eventsOf, type Model } from "../model.ts";
+import { ACQUIRE, eventsOf, type Paired } from "../paired.ts";
 import { spans } from "../mutex.ts";
 import { FAIL } from "../table.ts";
 
 /** How many waits a witness quotes. */
 const QUOTED = 3;
 
-export function stuckLocks(m: Model, thresholdMs: number): Witness[] {
+export function stuckLocks(m: Paired, thresholdMs: number): Witness[] {
   const { ops, holds } = m;
   const threshold = thresholdMs * 1e6;
   const { claimed } = spans(m);
@@ -67,7 +67,7 @@ export function stuckLocks(m: Model, thresholdMs: number): Witness[] {
   return out;
 }
 
-function witness(m: Model, k: number, from: number, to: number, who: number[], thresholdMs: number): Witness {
+function witness(m: Paired, k: number, from: number, to: number, who: number[], thresholdMs: number): Witness {
   const ops = m.ops;
   const key = m.keys.names[k];
   const behind = [...new Set(who.map((i) => m.kind?.behind.get(i)).filter((b): b is string => b !== undefined))];

@@ -5,7 +5,7 @@
 // order yields a witness: the operation the search could not get past, the state
 // it was in, and why the model refuses it there.
 import type { Witness } from "../../store/events.ts";
-import { ACQUIRE as ACQUIRE_F, RELEASE as RELEASE_F, RENEW as RENEW_F, type Model } from "../model.ts";
+import { ACQUIRE as ACQUIRE_F, RELEASE as RELEASE_F, RENEW as RENEW_F, type Paired } from "../paired.ts";
 import { FAIL, INFO } from "../table.ts";
 import { certainlyRefused, counted, countedModel, lockKindOf, type CountedModel, type LockKind } from "./counted.ts";
 import { countedWitness } from "./counted-witness.ts";
@@ -47,10 +47,10 @@ export interface ModelCheck {
 
 /**
  * The model check of `m` as a lock of `kind`: the verdict's second thread, whose
- * model has no lock facts, is handed the kind (shared-model.ts); a mutex's run
+ * paired history has no lock facts, is handed the kind (shared-paired.ts); a mutex's run
  * finds none to read.
  */
-export function checkModel(m: Model, budgetMs = DEFAULT_BUDGET_MS, kind: LockKind = lockKindOf(m)): ModelCheck {
+export function checkModel(m: Paired, budgetMs = DEFAULT_BUDGET_MS, kind: LockKind = lockKindOf(m)): ModelCheck {
   const shared = counted(kind);
   const started = performance.now();
   const deadline = started + budgetMs;
@@ -100,7 +100,7 @@ export function checkModel(m: Model, budgetMs = DEFAULT_BUDGET_MS, kind: LockKin
   };
 }
 
-function leftOut(m: Model): ModelCheckStats["left_out"] {
+function leftOut(m: Paired): ModelCheckStats["left_out"] {
   const o = m.ops;
   const out = { failed: 0, unknown_acquires: 0, unknown_renews: 0 };
   for (let i = 0; i < o.length; i++) {

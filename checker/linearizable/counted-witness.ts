@@ -6,7 +6,7 @@
 // completed. Any one order may have others; these are in every one.
 import type { Witness } from "../../store/events.ts";
 import { ms, quoteAcquire, quoteOp } from "../explain.ts";
-import { eventsOf, type Model } from "../model.ts";
+import { eventsOf, type Paired } from "../paired.ts";
 import { OUTCOMES } from "../table.ts";
 import type { CountedModel } from "./counted.ts";
 import { ACQUIRE, NOT_RELEASED, RELEASE_OK, type MutexHistory } from "./fenced-mutex.ts";
@@ -16,7 +16,7 @@ import { capital, leaseNote, releasesOf } from "./witness.ts";
 /** Holds named at most as holding through a refused acquire. */
 const MAX_NAMED = 3;
 
-export function countedWitness(m: Model, h: MutexHistory, model: CountedModel, deepest: Deepest): Witness {
+export function countedWitness(m: Paired, h: MutexHistory, model: CountedModel, deepest: Deepest): Witness {
   const o = m.ops;
   const rw = model.rw;
   const b = deepest.blocked;
@@ -101,7 +101,7 @@ function holdersThrough(h: MutexHistory, b: number): number[] {
   return out;
 }
 
-function heldText(m: Model, h: MutexHistory, x: number, quoted: string, at: number): string {
+function heldText(m: Paired, h: MutexHistory, x: number, quoted: string, at: number): string {
   const o = m.ops;
   const rel = releasesOf(h, x);
   const ended = rel.length === 0 ? "which no release ended"

@@ -17,7 +17,7 @@
 // that `settled` says can no longer take effect, whose hold no longer holds
 // whether they did or not, and whose count is the same either way.
 import { MODE_READ } from "../../store/event-fields.ts";
-import type { LockFacts, Model } from "../model.ts";
+import type { LockFacts, Paired } from "../paired.ts";
 import { ACQUIRE, NOT_RELEASED, RELEASE_OK, RENEW_OK, type MutexHistory } from "./fenced-mutex.ts";
 import type { SearchModel } from "./wgl.ts";
 
@@ -37,7 +37,7 @@ const MUTEX: LockKind = { lock: "mutex", permits: 1, reads: null };
 export const counted = (k: LockKind): boolean => k.lock === "rw" || k.lock === "semaphore";
 
 /** The kind of `m`'s lock, its read holds found from the acquires' modes (rw only: nothing to do for the others). */
-export function lockKindOf(m: Model): LockKind {
+export function lockKindOf(m: Paired): LockKind {
   const k = m.kind;
   if (k === null) return MUTEX;
   if (k.lock !== "rw") return { lock: k.lock, permits: k.permits, reads: null };

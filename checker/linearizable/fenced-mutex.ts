@@ -16,8 +16,8 @@
 //    is valid whenever one that keeps it is.
 // Renews and releases whose owner no acquire returned are left out too: the
 // checker warns about them, and they cannot be tied to a hold.
-import type { Model } from "../model.ts";
-import { INNER_RELEASE, RELEASE, RENEW } from "../model.ts";
+import type { Paired } from "../paired.ts";
+import { INNER_RELEASE, RELEASE, RENEW } from "../paired.ts";
 import { FAIL, INFO, OK } from "../table.ts";
 import type { SearchHistory, SearchModel } from "./wgl.ts";
 
@@ -41,7 +41,7 @@ export interface MutexHistory extends SearchHistory {
 }
 
 /** The lock operations of each key's holds, in invoke order, keys in the order of `holdsByKey`. */
-export function mutexHistories(m: Model): MutexHistory[] {
+export function mutexHistories(m: Paired): MutexHistory[] {
   const { ops, holds } = m;
   // Each hold's position among its key's holds, and each key's place in the output.
   const local = new Int32Array(holds.length);

@@ -3,7 +3,7 @@
 // mutex refuses it there; and what they share with the counted models' (counted-witness.ts).
 import type { Witness } from "../../store/events.ts";
 import { ms, quoteAcquire, quoteOp } from "../explain.ts";
-import { eventsOf, RENEW as RENEW_F, type Model } from "../model.ts";
+import { eventsOf, RENEW as RENEW_F, type Paired } from "../paired.ts";
 import { OK, OUTCOMES } from "../table.ts";
 import { ACQUIRE, NOT_RELEASED, RELEASE_OK, type mutexModel, type MutexHistory } from "./fenced-mutex.ts";
 import type { Deepest } from "./wgl.ts";
@@ -13,7 +13,7 @@ import type { Deepest } from "./wgl.ts";
  * furthest order it found, and why the mutex refuses it there: who held the lock
  * then and why that hold had not ended by the operation's completion.
  */
-export function mutexWitness(m: Model, h: MutexHistory, model: ReturnType<typeof mutexModel>, deepest: Deepest): Witness {
+export function mutexWitness(m: Paired, h: MutexHistory, model: ReturnType<typeof mutexModel>, deepest: Deepest): Witness {
   const o = m.ops;
   const holder = model.holder(deepest.state);
   const fenced = model.fenced(deepest.state);
@@ -66,7 +66,7 @@ export function releasesOf(h: MutexHistory, j: number): number[] {
 }
 
 /** Whether the hold's lease (from its acquire or last ok renew, both invoked) had run out by `at`. */
-export function leaseNote(m: Model, hold: number, at: number): string {
+export function leaseNote(m: Paired, hold: number, at: number): string {
   const o = m.ops;
   let from = o.start[m.holds.acquire[hold]];
   let ttl = m.holds.ttl[hold];

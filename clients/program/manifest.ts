@@ -41,7 +41,7 @@ export function readManifest(path: string): ProgramSpec {
   if (typeof m.describe !== "string" || m.describe === "") wrong.push(`"describe" must be a string saying what the lock is`);
   const command = m.command;
   if (!Array.isArray(command) || command.length === 0 || !command.every((w) => typeof w === "string" && w !== "")) wrong.push(`"command" must be a non-empty list of strings (the program and its arguments)`);
-  if (!Array.isArray(m.backends) || m.backends.length === 0 || !m.backends.every((b) => typeof b === "string")) wrong.push(`"backends" must list the backends it works with, e.g. ["redis"]`);
+  if (!Array.isArray(m.backends) || m.backends.length === 0 || !m.backends.every((b) => typeof b === "string")) wrong.push(`"backends" must list the backends it works with, by their --backend names`);
   if (typeof m.fences !== "boolean") wrong.push(`"fences" must be true or false`);
   if (!RENEW_MODES.includes(m.renew as RenewMode)) wrong.push(`"renew" must be one of ${RENEW_MODES.join(", ")}`);
   const kinds = m.kinds === undefined ? {} : readKinds(m.kinds);

@@ -4,7 +4,7 @@
 // be checked exactly as the same history with small numbers.
 import { describe, expect, it } from "vitest";
 import { analyze } from "../../checker/index.ts";
-import { buildModel } from "../../checker/model.ts";
+import { pairRun } from "../../checker/paired.ts";
 import type { HistoryEvent } from "../../store/events.ts";
 import { decision, History } from "./build.ts";
 
@@ -43,13 +43,13 @@ describe("fences, TTLs and seqs in 32-bit floats", () => {
     h.acquire(2, "k1", [2, 3], "b", 2 ** 24 + 1, 0.1);
     h.write(2, "k1", [4, 5], "b", 2 ** 24 + 1, "x");
     h.release(2, "k1", [6, 7], "b", 2 ** 24 + 1);
-    const m = buildModel({ header: h.header, events: h.build(), decisions: null });
+    const m = pairRun({ header: h.header, events: h.build(), decisions: null });
     expect(m.ops.fence).toBeInstanceOf(Float64Array);
     expect(m.ops.ttl).toBeInstanceOf(Float64Array);
     expect(m.holds.fence).toBeInstanceOf(Float64Array);
     expect(Array.from(m.holds.fence.subarray(0, m.holds.length))).toEqual([1, 2 ** 24 + 1]);
     expect(Array.from(m.holds.ttl.subarray(0, m.holds.length))).toEqual([1000, 0.1]);
-    const small = buildModel({ header: h.header, events: history().build(), decisions: null });
+    const small = pairRun({ header: h.header, events: history().build(), decisions: null });
     expect(small.ops.fence).toBeInstanceOf(Float32Array);
     expect(small.holds.ttl).toBeInstanceOf(Float32Array);
   });
@@ -63,7 +63,7 @@ describe("fences, TTLs and seqs in 32-bit floats", () => {
       // One decision with a number that only 64 bits hold, in column `col`, between two that fit 32.
       const d = (seq: number, wide: boolean) => decision(col === "seq" && wide ? big : seq, 10 + seq, "k1", col === "process" && wide ? big : 1, "a",
         col === "fence" && wide ? big : 1, col === "maxBefore" && wide ? big : null, true, `#${seq}`);
-      const m = buildModel({ header: h.header, events: h.build(), decisions: [d(1, false), d(2, true), d(3, false)] });
+      const m = pairRun({ header: h.header, events: h.build(), decisions: [d(1, false), d(2, true), d(3, false)] });
       const ds = m.decisions!;
       for (const other of cols) expect(ds[other], `${col} made ${other}`).toBeInstanceOf(other === col ? Float64Array : Float32Array);
       const column = Array.from(ds[col].subarray(0, 3));

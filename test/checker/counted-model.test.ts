@@ -12,7 +12,7 @@ import { STRICT_RW_VIOLATION, STRICT_SEMAPHORE_VIOLATION, verdict, verdictThread
 import { certainlyRefused, countedModel, type LockKind } from "../../checker/linearizable/counted.ts";
 import { ACQUIRE, mutexModel, NOT_RELEASED, RELEASE_OK, RENEW_OK, type MutexHistory } from "../../checker/linearizable/fenced-mutex.ts";
 import { search, tuning } from "../../checker/linearizable/wgl.ts";
-import { buildModel } from "../../checker/model.ts";
+import { pairRun } from "../../checker/paired.ts";
 import type { Witness } from "../../store/events.ts";
 import { History } from "./build.ts";
 import { build, holdsArb, type Generated } from "./search-histories.ts";
@@ -250,12 +250,12 @@ describe("the verdict's second thread", () => {
     const runs = [readersThenWriter("rw"), grantedUnderExpired("read", "write").h, threeHolders(2, 20).h];
     for (const h of runs) {
       for (const model of ["lease", "strict"] as const) {
-        const one = verdict(buildModel(input(h)), { model });
-        const two = await verdictThread(true).verdict(buildModel(input(h)), { model });
+        const one = verdict(pairRun(input(h)), { model });
+        const two = await verdictThread(true).verdict(pairRun(input(h)), { model });
         expect(untimed(two)).toEqual(untimed(one));
       }
     }
-    const shared = await verdictThread(true).verdict(buildModel(input(readersThenWriter("rw"))));
+    const shared = await verdictThread(true).verdict(pairRun(input(readersThenWriter("rw"))));
     expect(shared.results.stats.model).toMatchObject({ model: "fenced-rw-lock", result: "linearizable" });
   }, 60_000);
 });

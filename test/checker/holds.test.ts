@@ -5,11 +5,11 @@ import { describe, expect, it } from "vitest";
 import { generateRun } from "../../bench/checker-history.ts";
 import { analyze, loadRun } from "../../checker/index.ts";
 import { fenceRegressions } from "../../checker/fence-regression.ts";
-import { buildModel, holdsByAcquireEnd, holdsInEndOrder, RELEASE, type Model } from "../../checker/model.ts";
+import { pairRun, holdsByAcquireEnd, holdsInEndOrder, RELEASE, type Paired } from "../../checker/paired.ts";
 import { sortedBy } from "../../checker/sweep.ts";
 
 /** A key's holds in order of their acquire's ok, sorted here key by key: the reference for the sweeps over all keys. */
-const byAcquireEnd = (m: Model, key: string): Int32Array => {
+const byAcquireEnd = (m: Paired, key: string): Int32Array => {
   const list = m.holdsByKey.get(key)!;
   return sortedBy(list.items.subarray(0, list.length), (h) => m.ops.endOf(m.holds.acquire[h]));
 };
@@ -71,7 +71,7 @@ describe("fence-regression", () => {
   // fenceRegressions sweeps every key at once; this is the walk per key it stands
   // for. Both must find the same holds beaten by the same ones, in the same order
   // within a key (ties of fence and of completion time included).
-  const perKey = (m: Model): string[] => {
+  const perKey = (m: Paired): string[] => {
     const { holds, ops } = m;
     const out: string[] = [];
     for (const [key, list] of m.holdsByKey) {
@@ -91,7 +91,7 @@ describe("fence-regression", () => {
     }
     return out;
   };
-  const swept = (m: Model): string[] => {
+  const swept = (m: Paired): string[] => {
     // A witness cites both acquires; the beaten hold's is the later invoke.
     const holdAt = new Map(Array.from({ length: m.holds.length }, (_, h) => [m.ops.invoke[m.holds.acquire[h]], h]));
     return fenceRegressions(m).map((w) => {
@@ -105,7 +105,7 @@ describe("fence-regression", () => {
     const dir = tempRunDir("fc-regress-");
     try {
       generateRun(dir, { events: 20_000, seed: 5, keys: 40, clients: 60, workers: 3, fencing: true });
-      const m = buildModel(await loadRun(dir));
+      const m = pairRun(await loadRun(dir));
       // Scrambled fences, some equal, some missing: regressions on most keys; times
       // cut to whole ms, so that acquires complete at the very time others start.
       let x = 7;
@@ -208,7 +208,7 @@ describe("mutex-violation and lease overlaps", () => {
 describe("mutex-violation: one sweep over every key (checkHolds)", () => {
   // The walk per key the sweep stands for: the same witnesses, in the same order
   // within a key, and the same count of lease overlaps.
-  const perKey = (m: Model): { witnesses: string[]; leaseOverlaps: number } => {
+  const perKey = (m: Paired): { witnesses: string[]; leaseOverlaps: number } => {
     const all = spans(m);
     const witnesses: string[] = [];
     let leaseOverlaps = 0;
@@ -234,7 +234,7 @@ describe("mutex-violation: one sweep over every key (checkHolds)", () => {
     const dir = tempRunDir("fc-mutex-");
     try {
       generateRun(dir, { events: 20_000, seed: 9, keys: 40, clients: 60, workers: 3, fencing: true, renew: true });
-      const m = buildModel(await loadRun(dir));
+      const m = pairRun(await loadRun(dir));
       // Leases from none to far too long, a third of the releases sent seconds late,
       // times cut to whole ms: violations, lease overlaps, and acquires that
       // complete at the very time of another.
@@ -270,7 +270,7 @@ describe("the holds in order of their acquire's ok (holdsInEndOrder)", () => {
     const dir = tempRunDir("fc-endorder-");
     try {
       generateRun(dir, { events: 5_000, seed: 4, keys: 6, clients: 20, workers: 2, fencing: true });
-      const m = buildModel(await loadRun(dir));
+      const m = pairRun(await loadRun(dir));
       expect(Atomics.load(m.holds.endOrderMade, 0)).toBe(0);
       const first = holdsInEndOrder(m);
       const ends = Array.from({ length: m.holds.length }, (_, h) => m.ops.endOf(m.holds.acquire[h]));
@@ -294,7 +294,7 @@ describe("the holds' spans in one pass (mutex.ts spans)", () => {
   const FIXTURES = join(import.meta.dirname, "../../histories/fixtures");
 
   /** Every hold's span from the pass, against spanOf's walk of its operations. */
-  function agree(m: Model): number {
+  function agree(m: Paired): number {
     const all = spans(m);
     for (let h = 0; h < m.holds.length; h++) {
       const s = spanOf(m, h);
@@ -317,7 +317,7 @@ describe("the holds' spans in one pass (mutex.ts spans)", () => {
     h.write(2, "j", [20, 21], "C", 1, "y");
     h.acquire(3, "j", [30, 31], "D", 2, 10);
     h.release(3, "j", [40, 41], "D", 2, "info");
-    expect(agree(buildModel({ header: h.header, events: h.build(), decisions: null }))).toBe(4);
+    expect(agree(pairRun({ header: h.header, events: h.build(), decisions: null }))).toBe(4);
   });
 
   it("agrees on every fixture and on a generated run with renews", async () => {
@@ -325,13 +325,13 @@ describe("the holds' spans in one pass (mutex.ts spans)", () => {
     for (const kind of ["good", "bad"]) {
       for (const name of readdirSync(join(FIXTURES, kind))) {
         const run = await loadRun(join(FIXTURES, kind, name));
-        holds += agree(buildModel(run));
+        holds += agree(pairRun(run));
       }
     }
     const dir = tempRunDir("fc-spans-");
     try {
       generateRun(dir, { events: 20_000, seed: 3, keys: 20, clients: 30, workers: 3, fencing: true, renew: true });
-      holds += agree(buildModel(await loadRun(dir)));
+      holds += agree(pairRun(await loadRun(dir)));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { generateRun } from "../../bench/checker-history.ts";
 import { analyze, checkRun, loadRun, STRICT_MUTEX_VIOLATION } from "../../checker/index.ts";
-import { buildModel } from "../../checker/model.ts";
+import { pairRun } from "../../checker/paired.ts";
 import { ACQUIRE, mutexHistories, mutexModel, type MutexHistory } from "../../checker/linearizable/fenced-mutex.ts";
 import { search, tuning } from "../../checker/linearizable/wgl.ts";
 import { History, writeRun } from "./build.ts";
@@ -82,7 +82,7 @@ describe("each key's history for the search (mutexHistories)", () => {
     const dir = tempRunDir("fc-mutexh-");
     try {
       generateRun(dir, { events: 20_000, seed: 6, keys: 50, clients: 60, workers: 3, fencing: true, renew: true });
-      const m = buildModel(await loadRun(dir));
+      const m = pairRun(await loadRun(dir));
       const hs = mutexHistories(m);
       expect(hs.length).toBe(m.holdsByKey.size);
       let ops = 0;

@@ -9,9 +9,9 @@ import { describe, expect, it } from "vitest";
 import { loadRun } from "../../checker/index.ts";
 import { verdict, verdictThread, type CheckOptions, type VerdictRequest } from "../../checker/analyze.ts";
 import { checkHolds, type HoldCheck } from "../../checker/mutex.ts";
-import { viewOf, withOwners } from "../../checker/shared-model.ts";
+import { viewOf, withOwners } from "../../checker/shared-paired.ts";
 import { startWorker } from "../../lib/index.ts";
-import { buildModel, ModelBuilder, type RunInput } from "../../checker/model.ts";
+import { pairRun, PairingBuilder, type RunInput } from "../../checker/paired.ts";
 import { emptyFields, fieldsOf } from "../../store/event-fields.ts";
 import type { HistoryEvent } from "../../store/events.ts";
 
@@ -28,11 +28,11 @@ function untimed(v: ReturnType<typeof verdict>): unknown {
 
 /**
  * The verdict on two threads as checkRun draws it: the second thread handed the
- * holds once the history is in (ModelBuilder.group), the decisions read after.
+ * holds once the history is in (PairingBuilder.group), the decisions read after.
  */
 async function begunEarly(input: RunInput, options: CheckOptions, modelCheck: boolean): Promise<ReturnType<typeof verdict>> {
   const thread = verdictThread(modelCheck);
-  const b = new ModelBuilder(input.header);
+  const b = new PairingBuilder(input.header);
   const fields = emptyFields();
   for (const e of input.events) b.event(fieldsOf(e, fields));
   thread.begin(b.group(), options);
@@ -44,10 +44,10 @@ async function begunEarly(input: RunInput, options: CheckOptions, modelCheck: bo
 }
 
 async function bothWays(input: RunInput, options: CheckOptions): Promise<void> {
-  const one = verdict(buildModel(input), options);
+  const one = verdict(pairRun(input), options);
   // The model check in the second thread (a large run), or in this one (a larger run, for memory).
   for (const modelCheck of [true, false]) {
-    const two = await verdictThread(modelCheck).verdict(buildModel(input), options);
+    const two = await verdictThread(modelCheck).verdict(pairRun(input), options);
     expect(untimed(two)).toEqual(untimed(one));
     expect(untimed(await begunEarly(input, options, modelCheck))).toEqual(untimed(one));
   }
@@ -68,7 +68,7 @@ describe("the verdict on two threads", () => {
     for (const dir of runs) {
       const run = await loadRun(dir);
       for (const model of ["lease", "strict"] as const) await bothWays(run, { model });
-      witnesses += verdict(buildModel(run), { model: "strict" }).results.anomalies["mutex-violation"]?.length ?? 0;
+      witnesses += verdict(pairRun(run), { model: "strict" }).results.anomalies["mutex-violation"]?.length ?? 0;
     }
     // The fixtures have holds' witnesses, which quote owners: the tokens were put back.
     expect(witnesses).toBeGreaterThan(0);
@@ -89,10 +89,10 @@ describe("the verdict's second thread", () => {
     let run: RunInput | null = null;
     for (const dir of runs) {
       const r = await loadRun(dir);
-      if (checkHolds(buildModel(r)).violations.length > 0) { run = r; break; }
+      if (checkHolds(pairRun(r)).violations.length > 0) { run = r; break; }
     }
     expect(run).not.toBeNull();
-    const m = buildModel(run!);
+    const m = pairRun(run!);
     const worker = startWorker("checker/verdict-thread");
     try {
       const answer = new Promise<ThreadAnswer>((done, fail) => { worker.once("message", done); worker.once("error", fail); });

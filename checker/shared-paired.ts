@@ -1,5 +1,5 @@
-// What the verdict's second thread (verdict-thread.ts) gets of a model, and the
-// model it rebuilds from it: the operations' and holds' columns where they stand
+// What the verdict's second thread (verdict-thread.ts) gets of a paired history,
+// and the paired history it rebuilds from it: the operations' and holds' columns where they stand
 // in shared memory (table.ts), the names of keys, operations and errors, and
 // each key's holds. Owners' names are not sent: a large run has a million of
 // them and the thread quotes a handful, in witnesses' explanations. It quotes
@@ -7,13 +7,13 @@
 // back; only `JSON.stringify` of an owner's name ever reaches an explanation
 // (explain.ts), so a token stands for the name as JSON quotes it.
 import { Holds, IntList, Interner, Ops } from "./table.ts";
-import type { Model } from "./model.ts";
+import type { Paired } from "./paired.ts";
 import { lockKindOf, type LockKind } from "./linearizable/counted.ts";
 
 type Columns = Record<string, unknown>;
 
-export interface ModelView {
-  header: Model["header"];
+export interface PairedView {
+  header: Paired["header"];
   keys: string[];
   fs: string[];
   errors: string[];
@@ -26,8 +26,8 @@ export interface ModelView {
   lastTime: number;
   /**
    * An rw lock's or a semaphore's kind, for the model check (its read holds are
-   * in the acquires' modes, which the thread's model lacks); null for a mutex or
-   * reentrant lock, whose model needs none of it.
+   * in the acquires' modes, which the thread's paired history lacks); null for a mutex or
+   * reentrant lock, whose model check needs none of it.
    */
   lock: LockKind | null;
 }
@@ -40,7 +40,7 @@ function columnsOf(o: object): Columns {
 }
 
 /** What the second thread needs of `m`; its columns are shared, not copied. */
-export function viewOf(m: Model): ModelView {
+export function viewOf(m: Paired): PairedView {
   return {
     header: m.header, keys: m.keys.names, fs: m.fs.names, errors: m.errors.names, owners: m.owners.names.length,
     ops: columnsOf(m.ops), holds: columnsOf(m.holds),
@@ -57,8 +57,8 @@ function names(list: string[]): Interner {
   return Object.assign(Object.create(Interner.prototype) as Interner, { names: list });
 }
 
-/** The model `viewOf` gave, in the second thread: for the analyses that read columns, keys and holds. */
-export function modelOf(v: ModelView): Model {
+/** The paired history `viewOf` gave, in the second thread: for the analyses that read columns, keys and holds. */
+export function pairedOf(v: PairedView): Paired {
   const owners = new Proxy([] as string[], {
     get: (target, p) => {
       if (p === "length") return v.owners;

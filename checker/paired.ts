@@ -1,6 +1,6 @@
 // What the analyses look at: the history's events paired into operations, the
 // holds those operations belong to (by `owner`), the writes per key, and the
-// resource's decisions, all in the columns of table.ts. A `ModelBuilder` takes
+// resource's decisions, all in the columns of table.ts. A `PairingBuilder` takes
 // the events one at a time, in (time, index) order, and keeps only those columns,
 // so a stored run is checked in one streaming pass without holding its events.
 import { clientOp, CLIENT_OPS, emptyFields, fieldsOf, INVOKE_TYPE, type EventFields } from "../store/event-fields.ts";
@@ -26,7 +26,7 @@ export interface RunInput {
   decisions: ResourceDecision[] | null;
 }
 
-export interface Model {
+export interface Paired {
   header: HistoryHeader;
   /** Names of keys, owners, operations and error codes, by the numbers the columns hold. */
   keys: Interner;
@@ -101,8 +101,8 @@ export const RELEASE = 2;
 export const WRITE = 3;
 export const READ = 4;
 
-export class ModelBuilder {
-  private readonly m: Model;
+export class PairingBuilder {
+  private readonly m: Paired;
   /** The open operation of each process. */
   private readonly open = new ProcessSlots();
   /** Per process, the owners it was granted first and last, last sent, and last seen in the resource log. */
@@ -315,10 +315,10 @@ export class ModelBuilder {
   private expectedDecisions = 1024;
 
   /**
-   * The model, done: groups the operations (unless `group` did) and lets go of the
+   * The paired history, done: groups the operations (unless `group` did) and lets go of the
    * builder's own lookups. Call once, after the last event and decision.
    */
-  finish(): Model {
+  finish(): Paired {
     const m = this.group();
     m.owners.seal();
     // The builder's own lookups are done with: a caller may hold on to it while the analyses run.
@@ -330,9 +330,9 @@ export class ModelBuilder {
   /**
    * Groups the operations into holds and writes per key, once, after the last event:
    * all the analyses of the operations and holds alone need (a thread may start on
-   * them while the decisions are read). The model is not done until `finish`.
+   * them while the decisions are read). It is not done until `finish`.
    */
-  group(): Model {
+  group(): Paired {
     const m = this.m;
     if (this.grouped) return m;
     this.grouped = true;
@@ -423,9 +423,9 @@ export class ModelBuilder {
   }
 }
 
-/** Builds the model of a history already in memory; `events` must be in (time, index) order. */
-export function buildModel(input: RunInput): Model {
-  const b = new ModelBuilder(input.header, input.events.length >> 1);
+/** Pairs a history already in memory; `events` must be in (time, index) order. */
+export function pairRun(input: RunInput): Paired {
+  const b = new PairingBuilder(input.header, input.events.length >> 1);
   const fields = emptyFields();
   for (const e of input.events) b.event(fieldsOf(e, fields));
   if (input.decisions) {
@@ -436,12 +436,12 @@ export function buildModel(input: RunInput): Model {
 }
 
 /** The operations of a hold after its acquire (renews, releases, writes), in invoke order, whose `f` is `f`. */
-export function* holdOps(m: Model, h: number, f: number): Generator<number> {
+export function* holdOps(m: Paired, h: number, f: number): Generator<number> {
   for (let i = m.holds.first[h]; i >= 0; i = m.ops.next[i]) if (m.ops.f[i] === f) yield i;
 }
 
 /** Every event index of these operations (-1: none), in order. */
-export function eventsOf(m: Model, ...ops: number[]): number[] {
+export function eventsOf(m: Paired, ...ops: number[]): number[] {
   const out: number[] = [];
   for (const i of ops) {
     if (i < 0) continue;
@@ -453,13 +453,13 @@ export function eventsOf(m: Model, ...ops: number[]): number[] {
 
 /**
  * Every hold in order of its acquire's completion (equal times in hold order), and
- * those completion times by hold. The order is made once per model, by whichever
+ * those completion times by hold. The order is made once per paired history, by whichever
  * thread asks first, in a column both threads of a verdict share (table.ts
  * Holds.endOrder): the second thread asks first thing, so the checking thread,
  * which asks later, finds it made (a third of a million holds take tens of ms to
  * sort in code that runs once).
  */
-export function holdsInEndOrder(m: Model): { order: Int32Array; ends: Float64Array } {
+export function holdsInEndOrder(m: Paired): { order: Int32Array; ends: Float64Array } {
   const { holds, ops } = m;
   const ends = new Float64Array(holds.length);
   for (let h = 0; h < holds.length; h++) ends[h] = ops.endOf(holds.acquire[h]);
@@ -471,14 +471,14 @@ export function holdsInEndOrder(m: Model): { order: Int32Array; ends: Float64Arr
   return { order, ends };
 }
 
-const endOrders = new WeakMap<Model, Map<string, Int32Array>>();
+const endOrders = new WeakMap<Paired, Map<string, Int32Array>>();
 
 /**
  * A key's holds in order of their acquire's completion (equal times in hold
  * order): holdsInEndOrder's order, each key's holds taken out of it in one pass,
- * once per model.
+ * once per paired history.
  */
-export function holdsByAcquireEnd(m: Model, key: string): Int32Array {
+export function holdsByAcquireEnd(m: Paired, key: string): Int32Array {
   let byKey = endOrders.get(m);
   if (!byKey) {
     const { holds } = m;

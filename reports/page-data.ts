@@ -14,7 +14,7 @@ export interface ReportInput {
   results: Results;
 }
 
-export interface Model {
+export interface PageData {
   input: ReportInput;
   events: readonly HistoryEvent[];
   ops: Op[];
@@ -34,7 +34,7 @@ export interface Model {
   t1: number;
 }
 
-export function buildModel(input: ReportInput): Model {
+export function pageData(input: ReportInput): PageData {
   const events = ordered(input.events);
   const decisions = input.decisions ?? [];
   let t0 = Infinity, t1 = -Infinity;
