@@ -15,7 +15,7 @@ import type { FenceCounter, LockKinds, MakeClient, ServiceAccess } from "../clie
 import type { OptionSpec, OptionValue } from "../lib/index.ts";
 import type { Requirement } from "../setup/requirements.ts";
 import type { Scenario } from "./scenario.ts";
-import type { Test } from "./test-definition.ts";
+import type { WorkloadOptions } from "../workloads/index.ts";
 
 /** Where a backend's servers run (--deploy). */
 export type DeployName = "local" | "docker" | "external";
@@ -56,9 +56,19 @@ export interface BackendContext {
   client?: string;
 }
 
+/** What a service of the user's is told of the run: where its servers are given, how long the run lasts, its keys' prefix (a Test is one). */
+export interface RunOnService {
+  client: string;
+  toxiproxy: string | null;
+  serverOptions: ServerOptions;
+  workloadOptions: Pick<WorkloadOptions, "keyPrefix" | "ttlMs">;
+  timeLimitS: number;
+  graceMs: number;
+}
+
 /** What an external service's start is given (runner/start-parts.ts). */
 export interface ExternalServiceContext {
-  test: Test;
+  test: RunOnService;
   group: ProcessGroup;
   /** The run's key prefix: whatever the run makes for itself is named under it. */
   keyPrefix: string;
@@ -108,7 +118,7 @@ export interface ExternalService {
   /** Where its servers are found when --endpoints is not given; absent: --endpoints is needed. */
   serversFrom?: string;
   /** Before anything starts: what the run needs of the service, asked of it; BadInput naming what is missing. */
-  check(test: Test, warn: (line: string) => void): Promise<void>;
+  check(test: RunOnService, warn: (line: string) => void): Promise<void>;
   /** At the start, once the key prefix is known: its servers placed, and what the run makes there for itself, removed at teardown whatever happens. */
   open(ctx: ExternalServiceContext): Promise<OpenService>;
 }

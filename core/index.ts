@@ -18,7 +18,8 @@ export {
   type OptionRule,
   type OptionsInPlay,
   type ResourceStore,
+  type RunOnService,
   type ServerOptions,
   type VersionProbe,
 } from "./backend.ts";
-export { FREE_OPTIONS, ONE_HOLD_EACH, staleUnlessFenced, matches, type Prediction, type Scenario } from "./scenario.ts";
+export { FREE_OPTIONS, FROZEN_PAST_LEASE, ONE_HOLD_EACH, staleUnlessFenced, matches, type Prediction, type Scenario } from "./scenario.ts";

@@ -64,6 +64,27 @@ export const ONE_HOLD_EACH: Record<string, OptionValue> = {
  * The lock kinds' scenarios count on their seed's draws (a hold's depth, an rw
  * acquire's mode, which waits are withdrawn and when): for another seed, no call.
  */
+/**
+ * K1's moments, on any backend: two clients, each in a worker of its own, on a
+ * 1 s lease. Client 0 holds from 0 ms, stops for 2.5 s (a GC pause) and writes
+ * at 2500 ms; client 1 waits from 300 ms, takes the lock when the lease ends
+ * (1000 ms) and writes at once.
+ */
+export const FROZEN_PAST_LEASE: Record<string, OptionValue> = {
+  ...ONE_HOLD_EACH,
+  concurrency: 2,
+  workers: 2,
+  ttl: 1000,
+  pause: 2500,
+  "pause-clients": ["0"],
+  "pause-at": "acquire",
+  work: 0,
+  stagger: 300,
+  "acquire-timeout": 3000,
+  "time-limit": 1,
+  fence: false,
+};
+
 export const otherSeed = (o: ParsedOptions, seed: number): Prediction | null =>
   o.seed === seed ? null : { anomalies: null, why: `the holds' depths, modes and withdrawals are drawn from the seed; the scenario's moments are seed ${seed}'s` };
 

@@ -2,7 +2,7 @@
 // the lock service: frozen (K1) or slowed on the way to the resource (K2). Its
 // late write lands after the next holder's. Only the resource's fence check can
 // refuse it; that is what fencing tokens are for, on every lease lock.
-import { ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "../core/scenario.ts";
+import { FROZEN_PAST_LEASE, ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "../core/scenario.ts";
 
 const LEASE_VARIES = {
   fence: "on: the resource refuses the late write with 409 and the run is valid",
@@ -18,18 +18,7 @@ export const K1: Scenario = {
   id: "K1",
   title: "a holder pauses past its lease, then writes",
   shows: "client 0 stops for 2.5 s (a GC pause) holding a 1 s lease; client 1 takes the lock and writes; client 0 wakes and writes: accepted without fencing, refused with it",
-  options: {
-    ...TWO_CLIENTS_1S_LEASE,
-    // Client 0 holds from 0 ms and writes at 2500 ms; client 1 waits from 300 ms, takes the lock when the lease ends (1000 ms) and writes at once.
-    pause: 2500,
-    "pause-clients": ["0"],
-    "pause-at": "acquire",
-    work: 0,
-    stagger: 300,
-    "acquire-timeout": 3000,
-    "time-limit": 1,
-    fence: false,
-  },
+  options: { ...TWO_CLIENTS_1S_LEASE, ...FROZEN_PAST_LEASE },
   varies: LEASE_VARIES,
   script: () => [],
   predict: (o) => staleUnlessFenced(o, "client 0's write"),

@@ -16,13 +16,9 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { argvOf, runSeed, type Configuration } from "./matrix.ts";
-import { SOAK_FILES, type PlannedRun } from "./records.ts";
+import { SOAK_FILES, type PlannedRun, type Shard } from "./records.ts";
 
-/** Share `index` (1-based) of `count`. */
-export interface Shard {
-  index: number;
-  count: number;
-}
+export type { Shard };
 
 export interface PlanOptions {
   configurations: readonly Configuration[];

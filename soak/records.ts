@@ -14,7 +14,12 @@ import { join, relative, resolve } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { runStamp, writeJson } from "../store/index.ts";
 import type { Configuration } from "./matrix.ts";
-import type { Shard } from "./plan.ts";
+
+/** Share `index` (1-based) of `count` of a soak's runs (--shard), which its records name. */
+export interface Shard {
+  index: number;
+  count: number;
+}
 
 export const SOAK_FILES = {
   plan: "soak.json",

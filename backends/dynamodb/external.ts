@@ -24,7 +24,7 @@ import { placeServers } from "../../cluster/external-proxies.ts";
 import type { PlacedServer } from "../../cluster/external.ts";
 import { credentialsOf, endpointUrl, regionOf, serverAt, urlOfServer, WHAT, type DynamoService } from "./account.ts";
 import { removedOnce, type ExternalServiceContext, type OpenService } from "../../core/index.ts";
-import type { Test } from "../../core/test-definition.ts";
+import type { RunOnService } from "../../core/index.ts";
 
 const ADMIN_TIMEOUT_MS = 10_000;
 
@@ -32,16 +32,16 @@ const ADMIN_TIMEOUT_MS = 10_000;
 export const ACTIONS = ["CreateTable", "DescribeTable", "PutItem", "UpdateItem", "GetItem", "Scan", "DeleteItem", "DeleteTable"] as const;
 export type Action = (typeof ACTIONS)[number];
 
-const found = new WeakMap<Test, Promise<DynamoService>>();
+const found = new WeakMap<RunOnService, Promise<DynamoService>>();
 
 /** The test's DynamoDB and account, found once (preflight, then the run's start). */
-export function locate(test: Test, env: NodeJS.ProcessEnv = process.env): Promise<DynamoService> {
+export function locate(test: RunOnService, env: NodeJS.ProcessEnv = process.env): Promise<DynamoService> {
   let f = found.get(test);
   if (!f) found.set(test, (f = find(test, env)));
   return f;
 }
 
-async function find(test: Test, env: NodeJS.ProcessEnv): Promise<DynamoService> {
+async function find(test: RunOnService, env: NodeJS.ProcessEnv): Promise<DynamoService> {
   const region = await regionOf(env);
   const servers = test.serverOptions.external ?? [];
   // --endpoints gave an address, or a proxy of the user's in front of one: plain http there.
@@ -120,7 +120,7 @@ const deleteByHand = (svc: DynamoService, table: string): string =>
  * the run will do, once, on a probe table of its own named like the run's
  * (so a policy scoped to the run's names covers it), deleted again.
  */
-export async function checkDynamoService(test: Test, warn: (line: string) => void): Promise<void> {
+export async function checkDynamoService(test: RunOnService, warn: (line: string) => void): Promise<void> {
   const svc = await locate(test);
   const c = adminClient(svc);
   try {

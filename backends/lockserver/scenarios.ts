@@ -22,8 +22,7 @@
 //    client 5's fence is above client 4's and the late write is refused.
 import type { ParsedOptions } from "../../lib/index.ts";
 import type { ScriptStep } from "../../nemesis/index.ts";
-import { ONE_HOLD_EACH, link, staleUnlessFenced, type Prediction, type Scenario } from "../../core/scenario.ts";
-import { K1 } from "../../scenarios/lease.ts";
+import { FROZEN_PAST_LEASE, ONE_HOLD_EACH, link, staleUnlessFenced, type Prediction, type Scenario } from "../../core/scenario.ts";
 
 const MAJORITY = { backend: "lockserver", client: "lockserver-majority" };
 
@@ -36,7 +35,7 @@ export const M1: Scenario = {
   shows:
     "client 0 holds a majority of five lock servers on a 1 s lease and stops for 2.5 s; every server's lease runs out and client 1, queued on all five, gets them; client 0 wakes and writes: accepted without fencing, refused with it",
   // K1's clients and moments: client 0 holds from 0 ms and writes at 2500 ms; client 1 queues on every server from 300 ms and is granted when the leases end (1000 ms).
-  options: { ...K1.options, ...MAJORITY, "fence-source": "single" },
+  options: { ...FROZEN_PAST_LEASE, ...MAJORITY, "fence-source": "single" },
   varies: {
     fence: "on: the resource refuses client 0's write (its fence is lower than client 1's) and the run is valid",
     "fence-source": "max-incr: the same here (every server granted both holds, so their counters agree)",

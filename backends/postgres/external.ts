@@ -21,7 +21,7 @@ import { advisoryKeys } from "./advisory.ts";
 import type { PostgresAccess } from "./session.ts";
 import { onServer } from "./start.ts";
 import { removedOnce, type ExternalServiceContext, type OpenService } from "../../core/index.ts";
-import type { Test } from "../../core/test-definition.ts";
+import type { RunOnService } from "../../core/index.ts";
 
 /** How messages name the run. */
 const WHAT = "--backend postgres --deploy external";
@@ -95,16 +95,16 @@ export function serverFromEnv(env: NodeJS.ProcessEnv): PlacedServer {
   return { name: "postgres-1", host, port };
 }
 
-const found = new WeakMap<Test, Promise<PostgresService>>();
+const found = new WeakMap<RunOnService, Promise<PostgresService>>();
 
 /** The test's server and login, found once (preflight, then the run's start). */
-function locate(test: Test, env: NodeJS.ProcessEnv = process.env): Promise<PostgresService> {
+function locate(test: RunOnService, env: NodeJS.ProcessEnv = process.env): Promise<PostgresService> {
   let f = found.get(test);
   if (!f) found.set(test, (f = find(test, env)));
   return f;
 }
 
-async function find(test: Test, env: NodeJS.ProcessEnv): Promise<PostgresService> {
+async function find(test: RunOnService, env: NodeJS.ProcessEnv): Promise<PostgresService> {
   const servers = test.serverOptions.external ?? [];
   // --endpoints gave an address, or a proxy of the user's in front of one; else the environment says.
   const given = servers.some((s) => s.host !== undefined || s.proxy !== undefined);
@@ -166,7 +166,7 @@ interface Facts {
  * standby); postgres-advisory's idle_session_timeout is there (Postgres 14);
  * with --key-prefix, no schema of the run's name there already. Makes nothing.
  */
-export async function checkPostgresService(test: Test): Promise<void> {
+export async function checkPostgresService(test: RunOnService): Promise<void> {
   const svc = await locate(test);
   const prefix = test.workloadOptions.keyPrefix;
   const facts = await ask(svc, async (c) => {

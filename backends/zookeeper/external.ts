@@ -41,7 +41,7 @@ import { ZkCallError, ZkSession, isZk } from "./session.ts";
 import type { Endpoint } from "../../clients/index.ts";
 import { placeServers } from "../../cluster/external-proxies.ts";
 import type { ExternalServiceContext, OpenService } from "../../core/index.ts";
-import type { Test } from "../../core/test-definition.ts";
+import type { RunOnService } from "../../core/index.ts";
 
 const { CreateMode } = zookeeper;
 
@@ -262,7 +262,7 @@ class MarkerSession {
  * ensemble answering, and with --key-prefix no node of that prefix there yet
  * (a live run's marker, or nodes of someone's that the run would delete).
  */
-export async function checkZkEnsemble(test: Test, warn: (line: string) => void): Promise<void> {
+export async function checkZkEnsemble(test: RunOnService, warn: (line: string) => void): Promise<void> {
   const given = test.workloadOptions.keyPrefix;
   if (given === "")
     throw new BadInput(`${WHAT}: --key-prefix '' would put the run's nodes among everyone's under ${ZK_LOCK_ROOT}, where its end could not tell them apart; give a prefix, or leave it out (fencecheck:<run>:)`);
