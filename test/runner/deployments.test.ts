@@ -4,7 +4,7 @@
 // reason. A backend refused somewhere without a reason, or said to run somewhere
 // no test runs it, fails here.
 import { describe, it, expect } from "vitest";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BACKENDS, backendNamed } from "../../backends/index.ts";
 import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
@@ -16,7 +16,10 @@ const DEPLOYS: readonly Deploy[] = ["local", "docker", "external"];
 
 /**
  * The test file that runs each backend in each deployment it runs in: a whole
- * run, named by its --backend (Redis, the default, by a run without one).
+ * run, named by its --backend (Redis, the default, by a run without one). Those
+ * that run in the suite's shared files are named here; any other is found in the
+ * backend's own test folder (backends/NAME/test/), so a new backend names its
+ * own and touches nothing here.
  */
 const RUN_IN: Record<string, Partial<Record<Deploy, string>>> = {
   redis: { local: "test/runner/two-client-pause.test.ts", docker: "test/docker/runs.test.ts", external: "test/cluster/external.test.ts" },
@@ -27,6 +30,19 @@ const RUN_IN: Record<string, Partial<Record<Deploy, string>>> = {
   dynamodb: { local: "backends/dynamodb/test/run.test.ts", external: "backends/dynamodb/test/external-service.test.ts" },
   lockserver: { local: "backends/lockserver/test/run.test.ts" },
 };
+
+/** A test file of the backend's own that starts a run of it in deployment d. */
+function ownRunIn(name: string, d: Deploy): string | undefined {
+  const dir = join("backends", name, "test");
+  if (!existsSync(join(REPO, dir))) return undefined;
+  return readdirSync(join(REPO, dir))
+    .filter((f) => f.endsWith(".test.ts"))
+    .map((f) => join(dir, f))
+    .find((file) => {
+      const text = readFileSync(join(REPO, file), "utf8");
+      return /runCli\("test"|jepsenRun\(/.test(text) && text.includes(`"--backend", "${name}"`) && (d === "local" || text.includes(`"--deploy", "${d}"`));
+    });
+}
 
 /** What --deploy d needs besides itself to be accepted: the servers of an external cluster. */
 const deployArgs = (name: string, d: Deploy): string[] =>
@@ -56,8 +72,8 @@ describe("every backend in every deployment", () => {
           return;
         }
         expect(refused, `--backend ${name} --deploy ${d} is refused, but its registry entry (cannot.${d}) gives no reason: ${refused}`).toBeNull();
-        const file = RUN_IN[name]?.[d];
-        expect(file, `--backend ${name} runs in --deploy ${d} by its registry entry, but no test is named to run it there (RUN_IN here), nor a reason given why it cannot (cannot.${d})`).toBeDefined();
+        const file = RUN_IN[name]?.[d] ?? ownRunIn(name, d);
+        expect(file, `--backend ${name} runs in --deploy ${d} by its registry entry, but no test runs it there (RUN_IN here, or a file of backends/${name}/test/), nor is a reason given why it cannot (cannot.${d})`).toBeDefined();
         const text = readFileSync(join(REPO, file!), "utf8");
         expect(text, `${file} starts no run`).toMatch(/runCli\("test"|jepsenRun\(/);
         if (name !== "redis") expect(text, `${file} does not run --backend ${name}`).toContain(`"--backend", "${name}"`);
