@@ -3,6 +3,7 @@
 // says only what the store did (committed decisions): a write killed with its
 // store mid-commit is logged `accepted: null`, every other line has the place the
 // store gave it, and after the store comes back its table agrees with the log.
+import { RESOURCE_STORES } from "../../backends/index.ts";
 import { describe, it, expect, afterAll } from "vitest";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -38,7 +39,7 @@ async function resourceDb(): Promise<{ dir: string; db: DynaliteCluster }> {
 /** A store the resource decides in: how the resource is pointed at it, how it is killed and restarted, what its table holds. */
 interface Store {
   dir: string;
-  at: { dynamo: { host: string; port: number } } | { pg: { host: string; port: number } };
+  at: { store: { entry: string; config: Record<string, unknown> } };
   kill(): Promise<void>;
   restart(): Promise<void>;
   table(): Promise<Map<string, StoreRow>>;
@@ -48,7 +49,7 @@ async function dynamoStore(): Promise<Store> {
   const { dir, db } = await resourceDb();
   return {
     dir,
-    at: { dynamo: { host: db.node.host, port: db.node.port } },
+    at: { store: { entry: RESOURCE_STORES.dynamodb.decider, config: { host: db.node.host, port: db.node.port } } },
     kill: () => db.kill("resource-db"),
     restart: () => db.restart("resource-db"),
     async table() {
@@ -65,7 +66,7 @@ async function pgStore(): Promise<Store> {
   const node = pgServer.node();
   return {
     dir,
-    at: { pg: { host: node.host, port: node.port } },
+    at: { store: { entry: RESOURCE_STORES.postgres.decider, config: { host: node.host, port: node.port } } },
     kill: () => pgServer.cluster().kill!(node.name),
     restart: () => pgServer.cluster().restart!(node.name),
     async table() {
