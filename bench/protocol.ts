@@ -1,7 +1,7 @@
 // What the adapter protocol costs (docs/adapter-protocol.md): uncontended
 // acquire+release cycles of the same lock, examples/redis-lock-adapter.ts, on a
 // fresh redis-server on loopback, once in this process as a TypeScript adapter
-// and once as an adapter program (the Node bridge, adapters/node-bridge) that
+// and once as an adapter program (the Node bridge, adapters/node) that
 // this process talks to in JSON lines over its standard input and output. The
 // difference is what the protocol adds; a cycle is two operations, so half of it
 // is the cost per operation, with a target of 0.2 ms at the median. A script that
@@ -17,7 +17,7 @@ const COMMAND = "npm run bench:protocol --";
 const TTL_MS = 10_000;
 const TARGET_ADDED_MEDIAN_MS = 0.2;
 const ADAPTER = "examples/redis-lock-adapter.ts";
-const MANIFEST = "adapters/node-bridge/redis-example.adapter.json";
+const MANIFEST = "adapters/node/redis-example.adapter.json";
 
 const USAGE = [
   `usage: ${COMMAND} [--cycles N] [--json]`,

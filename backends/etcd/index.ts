@@ -81,9 +81,9 @@ const CLIENTS: Record<string, ClientKind> = {
     },
   },
   // Reference adapter programs (adapters/, docs/adapter-protocol.md): python-etcd3's Lock, as its users call it.
-  "python-etcd3": { ...shippedProgram("adapters/python-etcd3/adapter.json"), needs: PYTHON_ETCD3 },
+  "python-etcd3": { ...shippedProgram("adapters/python/python-etcd3.adapter.json"), needs: PYTHON_ETCD3 },
   // python-etcd3 #599, kept on purpose: the with-block enters after a failed acquire.
-  "python-etcd3-with": { ...shippedProgram("adapters/python-etcd3/with.adapter.json"), needs: PYTHON_ETCD3 },
+  "python-etcd3-with": { ...shippedProgram("adapters/python/python-etcd3-with.adapter.json"), needs: PYTHON_ETCD3 },
 };
 
 export const etcd = {

@@ -106,9 +106,9 @@ const CLIENTS: Record<string, ClientKind> = {
     load: async () => (await import("./simple-redis-mutex.ts")).simpleRedisMutex.create,
   },
   // A reference adapter program (adapters/, docs/adapter-protocol.md): redis-py's Lock, as its users call it.
-  "redis-py": { ...shippedProgram("adapters/redis-py/adapter.json", redisFenceCounter), needs: REDIS_PY },
+  "redis-py": { ...shippedProgram("adapters/python/redis-py.adapter.json", redisFenceCounter), needs: REDIS_PY },
   // redis-py #4279, kept on purpose: reacquire() of a Lock made with timeout=0 deletes its key.
-  "redis-py-timeout-0": { ...shippedProgram("adapters/redis-py/timeout-0.adapter.json", redisFenceCounter), needs: REDIS_PY },
+  "redis-py-timeout-0": { ...shippedProgram("adapters/python/redis-py-timeout-0.adapter.json", redisFenceCounter), needs: REDIS_PY },
   "redis-reentrant": reentrantClient(
     "a reentrant lock in Redisson's RLock layout: a hash of owner -> count with a PEXPIRE lease; fence = INCR on free-to-held, a re-entry keeps it (Hazelcast FencedLock's promise) and refreshes the lease",
     { fenceOnReentry: "same" },

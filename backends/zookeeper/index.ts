@@ -40,8 +40,8 @@ const CLIENTS: Record<string, ClientKind> = {
     },
   },
   // Reference adapter programs (adapters/, docs/adapter-protocol.md): Python's kazoo and Java's Apache Curator, as their users call them.
-  kazoo: { ...shippedProgram("adapters/kazoo/adapter.json"), needs: KAZOO },
-  curator: { ...shippedProgram("adapters/curator/adapter.json"), needs: CURATOR },
+  kazoo: { ...shippedProgram("adapters/python/kazoo.adapter.json"), needs: KAZOO },
+  curator: { ...shippedProgram("adapters/java/curator.adapter.json"), needs: CURATOR },
 };
 
 export const zookeeper = {

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs"
 import { join } from "node:path";
 import { tempRunDir, runCli, latestRun, readNdjson, waitFor, REPO } from "../helpers.ts";
 
-const BRIDGE = "./adapters/node-bridge/redis-example.adapter.json";
+const BRIDGE = "./adapters/node/redis-example.adapter.json";
 const fixture = (name: string) => `./test/adapters/fixtures/${name}.adapter.json`;
 const quick = ["--concurrency", "4", "--workers", "2", "--seed", "5"];
 

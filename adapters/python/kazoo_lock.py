@@ -54,9 +54,10 @@ import os
 import sys
 import threading
 
-# No __pycache__ beside the shared module: the adapters live in a checkout.
+# No __pycache__ beside the shared module: the adapters live in a checkout. The
+# shared module, fencecheck_adapter.py, stands beside this file, in the directory
+# Python puts first on the path of the script it runs.
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 from fencecheck_adapter import Adapter, cancelled, find_debian_packages, notice, run  # noqa: E402
 

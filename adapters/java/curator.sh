@@ -28,7 +28,7 @@ command -v java >/dev/null 2>&1 || { echo "curator adapter: no java on PATH: ins
 
 CP="$J/curator-recipes.jar:$J/curator-framework.jar:$J/curator-client.jar:$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/guava.jar:$J/slf4j-api.jar:$J/slf4j-simple.jar"
 
-hash=$(cat "$here/CuratorLock.java" "$here/Json.java" "$here/run.sh" | sha256sum | cut -c1-16)
+hash=$(cat "$here/CuratorLock.java" "$here/Json.java" "$here/curator.sh" | sha256sum | cut -c1-16)
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/fencecheck/adapters/curator-$hash"
 
 if [ ! -f "$cache/CuratorLock.class" ]; then

@@ -1,6 +1,6 @@
 // fencecheck's reference adapter for Apache Curator's locks (protocol 1,
 // docs/adapter-protocol.md): JSON lines on stdin, replies and notices on stdout, logs
-// on stderr. One program per logical client; run.sh compiles this file once and execs
+// on stderr. One program per logical client; curator.sh compiles this file once and execs
 // the JVM with Debian's Curator 5.4.0, ZooKeeper 3.8 and slf4j-simple (to stderr).
 //
 // The lock is used as Curator's documentation says: one CuratorFramework from

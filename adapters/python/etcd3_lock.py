@@ -32,7 +32,7 @@ library's own single try, acquire(timeout=0), every 10-50 ms (seeded) until
 wait_ms; the ok reply says "waited_by": "polling". acquire(timeout=0) never
 reaches the wait function and works.
 
-Env FENCECHECK_ETCD3_ACQUIRE=context-manager (with.adapter.json, --client python-etcd3-with):
+Env FENCECHECK_ETCD3_ACQUIRE=context-manager (python-etcd3-with.adapter.json, --client python-etcd3-with):
 acquire as `with client.lock(name, ttl=ttl_s) as lock:` does, i.e.
 lock.__enter__(), which calls acquire() with its default timeout of 10 s and
 ignores its result (python-etcd3 issue #599): the with-body runs either way, so
@@ -46,9 +46,10 @@ import random
 import sys
 import time
 
-# No __pycache__ beside the shared module: the adapters live in a checkout.
+# No __pycache__ beside the shared module: the adapters live in a checkout. The
+# shared module, fencecheck_adapter.py, stands beside this file, in the directory
+# Python puts first on the path of the script it runs.
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 from fencecheck_adapter import Adapter, find_debian_packages, run  # noqa: E402
 

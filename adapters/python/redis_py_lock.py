@@ -19,7 +19,7 @@ timeout), so:
   script compared the token and did nothing); from release it is
   "ok released:false" (the lease had ended; the script deleted nothing).
 
-Env FENCECHECK_REDIS_PY_LOCK_TIMEOUT (timeout-0.adapter.json, --client redis-py-timeout-0, sets it to "0"):
+Env FENCECHECK_REDIS_PY_LOCK_TIMEOUT (redis-py-timeout-0.adapter.json, --client redis-py-timeout-0, sets it to "0"):
 a lock made with that timeout in seconds instead of the request's ttl, as a user
 who wants "held until released" writes r.lock(name, timeout=0). With 0, SET has
 no PX, and reacquire() sends PEXPIRE key 0, which deletes the key and still
@@ -29,9 +29,10 @@ returns True (redis-py issue #4279).
 import os
 import sys
 
-# No __pycache__ beside the shared module: the adapters live in a checkout.
+# No __pycache__ beside the shared module: the adapters live in a checkout. The
+# shared module, fencecheck_adapter.py, stands beside this file, in the directory
+# Python puts first on the path of the script it runs.
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 from fencecheck_adapter import Adapter, find_debian_packages, run  # noqa: E402
 
