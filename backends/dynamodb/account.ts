@@ -1,7 +1,7 @@
 // Where a DynamoDB of the user's is, and whose account signs the requests
 // (--backend dynamodb --deploy external): from --endpoints, or from the same
 // places the AWS SDKs and CLI look. Found once, by the runner; the workers get
-// the result over their IPC channel (runner/system.ts), never from a file.
+// the result over their IPC channel (runner/start-parts.ts), never from a file.
 import { homedir } from "node:os";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BadInput } from "../../lib/index.ts";

@@ -212,7 +212,7 @@ export function waitFor(calls: readonly Call[], ms: number): Promise<void> {
 
 export const count = (calls: readonly Call[], vote: Vote): number => calls.filter((c) => c.vote === vote).length;
 
-/** What every Redlock client is given (clients/index.ts builds it from the ClientContext). */
+/** What every Redlock client is given (the redlock backend builds it from the ClientContext: backends/redlock/index.ts). */
 export interface RedlockClientOptions {
   endpoints: readonly Endpoint[];
   /** Names owners; unique across the run. */

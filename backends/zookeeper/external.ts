@@ -6,7 +6,7 @@
 // (backends/zookeeper/client.ts: the key's node and its sequential children), kazoo
 // (the same; its Semaphore also the sibling <key>-__lock__) and Curator (the
 // same; a semaphore's <key>/leases and <key>/locks). Every key starts with the
-// run's key prefix (runner/system.ts). So the run's nodes are the children of
+// run's key prefix (runner/start-parts.ts). So the run's nodes are the children of
 // /fencecheck/locks whose names start with the prefix, with everything under
 // them, and /fencecheck and /fencecheck/locks themselves where this run made
 // them. That is the "chroot" of the issue without a chroot: a real one (a path
@@ -56,7 +56,7 @@ const MARKER_SESSION_MS = 10_000;
 const ADMIN_TIMEOUT_MS = 5_000;
 /** The marker's name after the prefix; no lock key ends so (keys are k<N>). */
 export const MARKER = "~run";
-/** The default prefix (runner/system.ts): only runs named so are swept after a crash. */
+/** The default prefix (runner/start-parts.ts): only runs named so are swept after a crash. */
 const RUN_PREFIX = /^(fencecheck:[^:/]+:)/;
 /** What a run writes into the parents it makes: whoever finds them empty later may delete them. */
 const PARENT_DATA = Buffer.from("made by a fencecheck run; deleted by the run that finds it empty");

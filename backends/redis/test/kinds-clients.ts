@@ -1,4 +1,4 @@
-// Clients of the registry (clients/index.ts) by name, against the test file's one
+// Clients of the registry (backends/index.ts) by name, against the test file's one
 // redis-server, and a plain connection to read what the server holds.
 import { Redis } from "ioredis";
 import { type ClientOptions, type Hold, type LockClient, type Outcome } from "../../../clients/index.ts";
