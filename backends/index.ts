@@ -1,6 +1,6 @@
 // The backends fencecheck tests, each a lock service in a folder of its own
-// (backends/NAME/, declared by its index.ts: core/backend.ts says what it
-// declares), and what the rest of fencecheck finds in them by name: a --backend,
+// (backends/NAME/, declared by its index.ts as `backend`: core/backend.ts says
+// what it declares), and what the rest of fencecheck finds in them by name: a --backend,
 // a --client, a --resource store, the options they add, what they need
 // installed, the versions run.json records. Adding a backend is a folder and a
 // line in BACKENDS. Declaring loads no client library: each client's module is
@@ -9,13 +9,13 @@ import type { Backend, BackendOption, ClientKind, ResourceStore, Scenario, Versi
 import type { ClientContext, LockClient } from "../clients/index.ts";
 import type { Requirement } from "../setup/index.ts";
 import type { ImageSource } from "../cluster/deployment.ts";
-import { redis } from "./redis/index.ts";
-import { redlock } from "./redlock/index.ts";
-import { etcd } from "./etcd/index.ts";
-import { zookeeper } from "./zookeeper/index.ts";
-import { postgres } from "./postgres/index.ts";
-import { dynamodb } from "./dynamodb/index.ts";
-import { lockserver } from "./lockserver/index.ts";
+import { backend as redis } from "./redis/index.ts";
+import { backend as redlock } from "./redlock/index.ts";
+import { backend as etcd } from "./etcd/index.ts";
+import { backend as zookeeper } from "./zookeeper/index.ts";
+import { backend as postgres } from "./postgres/index.ts";
+import { backend as dynamodb } from "./dynamodb/index.ts";
+import { backend as lockserver } from "./lockserver/index.ts";
 
 /** The first is the default --backend. */
 export const BACKENDS = { redis, redlock, etcd, zookeeper, postgres, dynamodb, lockserver } as const satisfies Record<string, Backend>;

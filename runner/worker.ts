@@ -4,7 +4,7 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { Registry } from "prom-client";
 import { ResourceClient, loadAdapter, adapterClients, type LockClient, type MakeClient } from "../clients/index.ts";
-import { CLIENTS, backendNamed } from "../backends/index.ts";
+import type { Backend } from "../core/index.ts";
 import { WORKLOADS, LogicalClient, Arrivals, loadOperationMetrics, keyName, type ClientEnv, type OperationMetrics } from "../workloads/index.ts";
 import { runClock } from "../store/clock.ts";
 import { rng, sleep } from "../lib/index.ts";
@@ -59,13 +59,23 @@ function loadClient(client: string, backend: string): Promise<MakeClient> {
   if (loaded?.client !== client) {
     // A shipped client by name, or the user's adapter module by its absolute path.
     // An adapter whose lock issues no fences takes them from counters on the backend's servers, where it has them (--fence-source).
-    const create = CLIENTS[client] ? CLIENTS[client].load() : loadAdapter(client).then(async (a) => (await adapterClients(a, backendNamed(backend)?.fenceCounter)).create);
+    const create = declarationOf(backend).then(async (b) =>
+      Object.hasOwn(b.clients, client) ? b.clients[client].load() : (await adapterClients(await loadAdapter(client), b.fenceCounter)).create,
+    );
     // A failure is reported by setup, which awaits it; unawaited until then, it must not count as unhandled.
     create.catch(() => {});
     loaded = { client, create };
   }
   return loaded.create;
 }
+
+/**
+ * The run's backend's declaration, and no other's: a worker makes the clients of
+ * one backend, and loading every backend's declaration (their options, their
+ * scenarios) was most of a worker's start. Each backend's folder declares it as
+ * `backend` in its index.ts (backends/index.ts lists them for the runner).
+ */
+const declarationOf = async (name: string): Promise<Backend> => ((await import(`../backends/${name}/index.ts`)) as { backend: Backend }).backend;
 
 let config: WorkerConfig;
 let locks: LockClient[] = [];

@@ -41,7 +41,7 @@ const CLIENTS: Record<string, ClientKind> = {
   },
 };
 
-export const dynamodb = {
+export const backend = {
   name: "dynamodb",
   describe: "one dynalite (DynamoDB's API on LevelDB) made for the run, or a DynamoDB of yours (--deploy external); the lock table fencecheck_locks (on yours, one of the run's own), an item per lock key",
   clients: CLIENTS,

@@ -3,7 +3,7 @@
 // fencecheck; it has no container image.
 import type { ServerProgram } from "../../cluster/deployment.ts";
 import { nodeBinary } from "../../cluster/programs.ts";
-import { resolvable, type Requirement } from "../../setup/index.ts";
+import { resolvable, type Requirement } from "../../setup/requirements.ts";
 
 export const DYNALITE_SERVER: ServerProgram = { name: "dynalite", local: nodeBinary };
 

@@ -86,7 +86,7 @@ const CLIENTS: Record<string, ClientKind> = {
   "python-etcd3-with": { ...shippedProgram("adapters/python/python-etcd3-with.adapter.json"), needs: PYTHON_ETCD3 },
 };
 
-export const etcd = {
+export const backend = {
   name: "etcd",
   describe: "three etcd 3.4 members (fast elections, pre-vote); member-to-member traffic through the fault proxy",
   clients: CLIENTS,

@@ -38,7 +38,7 @@ const CLIENTS: Record<string, ClientKind> = {
   },
 };
 
-export const lockserver = {
+export const backend = {
   name: "lockserver",
   describe:
     "lock servers of the seed's design made for the run (backends/lockserver/): TCP on loopback, per key a holder, a lease, FIFO waiters and a fence counter; its journal fsynced per change unless --lockserver-persistence none. One server, or five independent ones for lockserver-majority",

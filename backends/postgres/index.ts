@@ -42,7 +42,7 @@ const CLIENTS: Record<string, ClientKind> = {
   },
 };
 
-export const postgres = {
+export const backend = {
   name: "postgres",
   describe:
     "one Postgres 15 server made for the run (initdb in its run directory, fsync off unless --pg-durable), or a Postgres of yours (--deploy external): the lock tables in a schema of the run's own, dropped at the end",

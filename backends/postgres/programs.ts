@@ -6,7 +6,7 @@ import type { ImageSource, ServerProgram } from "../../cluster/deployment.ts";
 import { findProgram } from "../../cluster/programs.ts";
 import type { VersionProbe } from "../../core/index.ts";
 import { firstLine } from "../../lib/index.ts";
-import { onPath, type Requirement } from "../../setup/index.ts";
+import { onPath, type Requirement } from "../../setup/requirements.ts";
 
 /** Where Debian's postgresql-15 keeps its programs (not on PATH). */
 export const pgBin = (program: string): string => join(process.env.FENCECHECK_PG_BIN ?? "/usr/lib/postgresql/15/bin", program);

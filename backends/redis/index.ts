@@ -147,7 +147,7 @@ const CLIENTS: Record<string, ClientKind> = {
   },
 };
 
-export const redis = {
+export const backend = {
   name: "redis",
   describe: "one redis-server",
   clients: CLIENTS,

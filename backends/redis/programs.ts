@@ -6,7 +6,7 @@ import type { ServerProgram } from "../../cluster/deployment.ts";
 import { findProgram } from "../../cluster/programs.ts";
 import type { VersionProbe } from "../../core/index.ts";
 import { firstLine } from "../../lib/index.ts";
-import { onPath, pythonModule, type Requirement } from "../../setup/index.ts";
+import { onPath, pythonModule, type Requirement } from "../../setup/requirements.ts";
 
 export const redisBinary = (): string => process.env.FENCECHECK_REDIS_SERVER ?? "redis-server";
 

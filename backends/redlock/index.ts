@@ -72,7 +72,7 @@ const CLIENTS: Record<string, ClientKind> = {
   },
 };
 
-export const redlock = {
+export const backend = {
   name: "redlock",
   describe: "five independent redis-servers, locked by majority (Redlock)",
   clients: CLIENTS,

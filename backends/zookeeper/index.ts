@@ -44,7 +44,7 @@ const CLIENTS: Record<string, ClientKind> = {
   curator: { ...shippedProgram("adapters/java/curator.adapter.json"), needs: CURATOR },
 };
 
-export const zookeeper = {
+export const backend = {
   name: "zookeeper",
   describe: "three ZooKeeper 3.8 servers (a quorum); member-to-member traffic through the fault proxy (in docker mode: over the run's network)",
   clients: CLIENTS,
