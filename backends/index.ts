@@ -14,11 +14,12 @@ import { redlock } from "./redlock/index.ts";
 import { etcd } from "./etcd/index.ts";
 import { zookeeper } from "./zookeeper/index.ts";
 import { postgres } from "./postgres/index.ts";
+import { mariadb } from "./mariadb/index.ts";
 import { dynamodb } from "./dynamodb/index.ts";
 import { lockserver } from "./lockserver/index.ts";
 
 /** The first is the default --backend. */
-export const BACKENDS = { redis, redlock, etcd, zookeeper, postgres, dynamodb, lockserver } as const satisfies Record<string, Backend>;
+export const BACKENDS = { redis, redlock, etcd, zookeeper, postgres, mariadb, dynamodb, lockserver } as const satisfies Record<string, Backend>;
 
 export type BackendName = keyof typeof BACKENDS;
 export const BACKEND_NAMES = Object.keys(BACKENDS) as BackendName[];
