@@ -23,7 +23,7 @@ describe.skipIf(!engine)("--deploy docker: MariaDB", () => {
     // A killed container's connections go silent (no reset comes back through the published port): the command timeout ends them.
     const restarted = events.find((e) => e.f === "restart");
     expect(restarted).toBeDefined();
-    expect(events.some((e) => e.f === "acquire" && e.type === "ok" && e.time > restarted!.time), JSON.stringify(events)).toBe(true);
+    expect(events.some((e) => e.f === "acquire" && e.type === "ok" && (e.time as number) > (restarted!.time as number)), JSON.stringify(events)).toBe(true);
     // The first start made the data directory in the container (install-db), and each start ended ready.
     const log = readFileSync(join(dir, "logs", "mariadb-1.log"), "utf8");
     expect(log).toMatch(/Installing MariaDB\/MySQL system tables/);

@@ -100,7 +100,7 @@ describe("--backend mariadb --deploy external", () => {
     expect(await leftOnServer()).toEqual(untouched);
   });
 
-  it.concurrent.each([
+  it.concurrent.each<[string, NodeJS.ProcessEnv, RegExp]>([
     ["a user who may not make the run's database", { ...STAGING, MYSQL_USER: "fc_reader" }, /user fc_reader@% lacks CREATE and DROP on the run's database \(fencecheck_check at 127\.0\.0\.1:\d+\).*GRANT ALL ON `fencecheck\\_%`\.\* TO 'fc_reader'@'%'/],
     ["a wrong password", { ...STAGING, MYSQL_PWD: "wrong-password-0" }, /127\.0\.0\.1:\d+ as user "fc_staging": the server refused the login \(the password is MYSQL_PWD's\)/],
     ["no password", { ...STAGING, MYSQL_PWD: undefined }, /as user "fc_staging": the server refused the login \(no password was given: set MYSQL_PWD\)/],

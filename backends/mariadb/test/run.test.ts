@@ -28,7 +28,7 @@ describe.concurrent("mariadb runs", () => {
     const r = await jepsenRun([...quick, "--client", "mariadb-lease", "--nemesis", "pause", "--fence", "on", "--seed", "2"], "fc-mariadb-");
     expect(r.exit, r.output).toBe(0);
     expect(r.output).toMatch(/^VALID /m);
-    expect(r.results?.stats.stale_writes_refused).toBeGreaterThanOrEqual(1);
+    expect((r.results as { stats?: { stale_writes_refused: number } } | null)?.stats?.stale_writes_refused).toBeGreaterThanOrEqual(1);
     expect(await noSurvivors(r.store)).toEqual([]);
   });
 
