@@ -59,6 +59,9 @@ export const ownersOf = (option: string): Backend[] => all.filter((b) => (b.opti
 /** The images of every backend's server programs that have a container, each once. */
 export const IMAGES: readonly ImageSource[] = [...new Map(all.flatMap((b) => b.programs.flatMap((p) => (p.container ? [[p.container.image.name, p.container.image] as const] : [])))).values()];
 
+/** Every backend's servers' well-known ports, which a run never takes (cluster/ports.ts). */
+export const WELL_KNOWN_PORTS: ReadonlySet<number> = new Set(all.flatMap((b) => b.programs.flatMap((p) => p.defaultPorts ?? [])));
+
 /** Every backend's server programs' version probes, by the name run.json gives them, each once. */
 export const VERSION_PROBES: Readonly<Record<string, VersionProbe>> = Object.assign({}, ...all.map((b) => b.versions ?? {}));
 

@@ -26,6 +26,8 @@ export interface ServerProgram {
   local(): string;
   /** In a container: its image, and the command it runs (its arguments follow). Absent: it has no image (--deploy docker is refused). */
   container?: { image: ImageSource; command: string };
+  /** The ports it listens on when not told otherwise: a run never takes them, so it cannot talk to (or be taken for) a server of yours. */
+  defaultPorts?: readonly number[];
 }
 
 export interface ServerSpec {

@@ -1,13 +1,14 @@
 // Ports for a run's servers: free loopback ports of our own, or
 // consecutive ones from --port-base. Never a server's well-known default, so a
-// run cannot talk to (or be mistaken for) a Redis, etcd, ZooKeeper (client,
-// quorum, election and AdminServer ports), Postgres, pgbouncer or Toxiproxy the user has.
+// run cannot talk to (or be mistaken for) a server the user has: the ones its
+// backends' programs declare (ServerProgram.defaultPorts), and Toxiproxy's.
 import { createServer } from "node:net";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ownerAlive, ownerLabel } from "../lib/owner.ts";
 
-export const DEFAULT_PORTS = new Set([6379, 2379, 2380, 8474, 2181, 2888, 3888, 8080, 5432, 6432]);
+/** Toxiproxy's API: the fault proxy speaks its protocol, and a Toxiproxy of the user's may be there. */
+export const TOXIPROXY_PORT = 8474;
 
 // A server we start binds its port some time after we chose it (redis-server and
 // etcd read it from their command line). A port the kernel handed out and took
@@ -130,11 +131,11 @@ const listenable = (port: number): Promise<boolean> =>
  * A loopback port of our own that nothing listens on now, outside the kernel's
  * ephemeral range, reserved for this process until it ends or releases it.
  */
-export async function freePort(): Promise<number> {
+export async function freePort(avoid: ReadonlySet<number> = new Set()): Promise<number> {
   for (let attempt = 0; ; attempt++) {
     if (attempt > 200) throw new Error(`no free port between ${OWN_RANGE.lo} and ${OWN_RANGE.hi} after ${attempt} tries (reservations: ${RESERVATIONS})`);
     const port = OWN_RANGE.lo + Math.floor(Math.random() * (OWN_RANGE.hi - OWN_RANGE.lo + 1));
-    if (DEFAULT_PORTS.has(port) || held.has(port)) continue;
+    if (port === TOXIPROXY_PORT || avoid.has(port) || held.has(port)) continue;
     if (!reserve(port)) continue;
     if (await listenable(port)) return port;
     // Someone outside fencecheck listens there: not ours after all.
@@ -152,17 +153,21 @@ export async function freePort(): Promise<number> {
 export class PortPlan {
   private nextPort: number;
   private readonly given = new Set<number>();
-  constructor(private readonly base: number) {
+  /** `avoid`: the well-known ports of the servers the run may start, never handed out. */
+  constructor(
+    private readonly base: number,
+    private readonly avoid: ReadonlySet<number> = new Set(),
+  ) {
     this.nextPort = base;
   }
   async take(): Promise<number> {
     if (this.base === 0) {
       // freePort never hands this process a port it holds, so never this plan one it gave.
-      const port = await freePort();
+      const port = await freePort(this.avoid);
       this.given.add(port);
       return port;
     }
-    while (DEFAULT_PORTS.has(this.nextPort)) this.nextPort++;
+    while (this.nextPort === TOXIPROXY_PORT || this.avoid.has(this.nextPort)) this.nextPort++;
     return this.nextPort++;
   }
 

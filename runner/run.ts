@@ -9,6 +9,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { ProcessGroup } from "../cluster/processes.ts";
+import { WELL_KNOWN_PORTS } from "../backends/index.ts";
 import { PortPlan } from "../cluster/ports.ts";
 import { describeSwept, sweepLeftovers } from "../cluster/leftovers.ts";
 import { HistoryWriter, createRunDir, writeJson, newRunStart, runClock, FORMAT, FORMAT_2, RUN_FILES, type HistoryHeader, type UnindexedEvent } from "../store/index.ts";
@@ -88,7 +89,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
   const phases = phaseClock(clock);
   const { dir: runDir, id } = createRunDir(test.store, test.name);
   const group = new ProcessGroup(runDir);
-  const ports = new PortPlan(test.portBase);
+  const ports = new PortPlan(test.portBase, WELL_KNOWN_PORTS);
   const header = headerOf(test, id);
   const history = new HistoryWriter(join(runDir, RUN_FILES.history), header);
   const status = new StatusLine(() => clock() / 1e9, test.timeLimitS, () => schedule?.active() ?? []);

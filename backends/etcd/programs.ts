@@ -12,6 +12,7 @@ export const etcdBinary = (): string => process.env.FENCECHECK_ETCD ?? "etcd";
 export const ETCD_SERVER: ServerProgram = {
   name: "etcd",
   local: etcdBinary,
+  defaultPorts: [2379, 2380],
   container: { command: "etcd", image: { name: "etcd", dockerfile: "backends/etcd/docker/Dockerfile", files: [] } },
 };
 

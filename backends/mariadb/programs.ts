@@ -16,7 +16,7 @@ export const installDb = (): string => process.env.FENCECHECK_MARIADB_INSTALL_DB
 /** Debian's mariadb-server, with the script that makes a data directory and drops to the mysql user. */
 const IMAGE: ImageSource = { name: "mariadb", dockerfile: "backends/mariadb/docker/Dockerfile", files: ["backends/mariadb/docker/mariadb.sh"] };
 
-export const MARIADB_SERVER: ServerProgram = { name: "mariadbd", local: mariadbd, container: { command: "fencecheck-mariadb", image: IMAGE } };
+export const MARIADB_SERVER: ServerProgram = { name: "mariadbd", local: mariadbd, container: { command: "fencecheck-mariadb", image: IMAGE }, defaultPorts: [3306] };
 
 // "/usr/sbin/mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)"
 export const MARIADB_VERSION: VersionProbe = { file: () => findProgram(mariadbd()), ask: () => firstLine(mariadbd(), ["--version"]) };

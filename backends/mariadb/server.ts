@@ -14,9 +14,9 @@
 // another user, both run as that user. mariadbd is one process with a thread
 // per connection: a SIGSTOP freezes every session, a SIGKILL ends them all, so
 // unlike the postmaster it needs no withChildren.
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { ownedBy, serverDataDir, systemUser, type ServerUser } from "../../cluster/server-user.ts";
 import type { RowDataPacket } from "mysql2";
 import { sleep } from "../../lib/index.ts";
 import type { Cluster, ServerNode } from "../../cluster/cluster.ts";
@@ -36,16 +36,11 @@ export interface MariadbOptions {
   deployment?: Deployment;
 }
 
-/** The `mysql` user's ids, from /etc/passwd (Debian's mariadb-server makes it; Node has no getpwnam). */
-export function mysqlUser(): { uid: number; gid: number } {
-  const line = readFileSync("/etc/passwd", "utf8").split("\n").find((l) => l.startsWith("mysql:"));
-  if (!line) throw new Error("there is no mysql user: install Debian's mariadb-server (fencecheck setup --backends mariadb)");
-  const [, , uid, gid] = line.split(":");
-  return { uid: Number(uid), gid: Number(gid) };
-}
+/** The `mysql` user's ids: Debian's mariadb-server makes it. */
+export const mysqlUser = (): ServerUser => systemUser("mysql", "install Debian's mariadb-server (fencecheck setup --backends mariadb)");
 
 /** The user the server runs as: mysql when we are root (mariadbd refuses root), else ourselves. */
-export const serverUser = (): { uid: number; gid: number } | undefined => (process.getuid?.() === 0 ? mysqlUser() : undefined);
+export const serverUser = (): ServerUser | undefined => (process.getuid?.() === 0 ? mysqlUser() : undefined);
 
 /**
  * mariadbd's arguments; --no-defaults first, or /etc/mysql/my.cnf brings in
@@ -89,47 +84,14 @@ export function serverArgs(dir: string, port: number, durable: boolean, bindHost
   ];
 }
 
-/** Whether `user` can pass through every directory down to `dir`. */
-function reachable(dir: string, user: { uid: number; gid: number }): boolean {
-  for (let d = resolve(dir); ; d = dirname(d)) {
-    const s = statSync(d);
-    const x = s.uid === user.uid ? 0o100 : s.gid === user.gid ? 0o010 : 0o001;
-    if (!(s.mode & x)) return false;
-    if (d === dirname(d)) return true;
-  }
-}
-
 /**
- * The server's directory, made and given to its user: data/<name> of the run
- * directory when the mysql user can pass through every directory above it;
- * else (a store under /root, a 0750 home, a mktemp directory) a directory of the
- * run's own under the system's temporary directory, linked from data/<name> and
- * removed with the run's servers (by the reaper if the runner dies) unless
- * --keep-data. As for Postgres (backends/postgres/server.ts).
+ * The server's directory, given to the mysql user (cluster/server-user.ts), and
+ * a temporary directory of its own beside it.
  */
-function serverDataDir(group: ProcessGroup, runDir: string, name: string, deployment: Deployment): string {
-  const inRun = join(runDir, "data", name);
-  mkdirSync(dirname(inRun), { recursive: true });
-  // A container is given the directory itself (a mount), and its script gives it to its own mysql user.
-  if (deployment.name !== "local") {
-    mkdirSync(inRun, { recursive: true });
-    return inRun;
-  }
+function mariadbDataDir(group: ProcessGroup, runDir: string, name: string, deployment: Deployment): string {
   const user = serverUser();
-  let dir = inRun;
-  if (user && !reachable(dirname(inRun), user)) {
-    const outside = mkdtempSync(join(tmpdir(), `fencecheck-${name}-`));
-    group.removeAtTeardown(outside);
-    chmodSync(outside, 0o711);
-    if (!reachable(outside, user)) throw new Error(`the mysql user can reach neither ${dirname(inRun)} nor ${outside} (set TMPDIR to a directory it can pass through, e.g. /var/tmp)`);
-    dir = join(outside, name);
-    symlinkSync(dir, inRun);
-  }
-  for (const d of [dir, tmpOf(dir)]) {
-    mkdirSync(d, { recursive: true });
-    if (user) chownSync(d, user.uid, user.gid);
-    chmodSync(d, 0o700);
-  }
+  const dir = serverDataDir(group, runDir, name, user, deployment);
+  if (deployment.name === "local") ownedBy(tmpOf(dir), user);
   return dir;
 }
 
@@ -203,7 +165,7 @@ async function startMariadbd(deployment: Deployment, node: ServerNode, dir: stri
 export async function startMariadbCluster(group: ProcessGroup, ports: PortPlan, opts: MariadbOptions): Promise<Cluster> {
   const deployment = opts.deployment ?? localDeployment(group);
   const node: ServerNode = { name: opts.name ?? "mariadb-1", host: "127.0.0.1", port: await ports.take() };
-  const dir = serverDataDir(group, opts.runDir, node.name, deployment);
+  const dir = mariadbDataDir(group, opts.runDir, node.name, deployment);
   const logFile = join(opts.runDir, "logs", `${node.name}.log`);
   mkdirSync(dirname(logFile), { recursive: true });
   if (deployment.name === "local") await installDataDir(group, node.name, dir, logFile);

@@ -14,7 +14,7 @@ import { logTail, type ProcessGroup } from "../../cluster/processes.ts";
 import type { Deployment } from "../../cluster/deployment.ts";
 import type { PortPlan } from "../../cluster/ports.ts";
 import type { ServerNode } from "../../cluster/cluster.ts";
-import { serverDataDir, serverUser } from "./server.ts";
+import { postgresDataDir, serverUser } from "./server.ts";
 import { PGBOUNCER_SERVER } from "./programs.ts";
 
 function config(listen: ServerNode, upstream: ServerNode, dir: string, deployment: Deployment): string {
@@ -41,7 +41,7 @@ function config(listen: ServerNode, upstream: ServerNode, dir: string, deploymen
 export async function startPgbouncer(group: ProcessGroup, ports: PortPlan, runDir: string, upstream: ServerNode, deployment: Deployment): Promise<ServerNode> {
   const node: ServerNode = { name: "pgbouncer-1", host: "127.0.0.1", port: await ports.take() };
   // It refuses to run as root, like Postgres, and reads its files as the postgres user.
-  const dir = serverDataDir(group, runDir, node.name, deployment);
+  const dir = postgresDataDir(group, runDir, node.name, deployment);
   const ini = join(dir, "pgbouncer.ini");
   writeFileSync(ini, config(node, upstream, dir, deployment));
   writeFileSync(join(dir, "userlist.txt"), `"postgres" ""\n`);

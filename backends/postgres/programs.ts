@@ -15,8 +15,8 @@ export const pgbouncerBinary = (): string => process.env.FENCECHECK_PGBOUNCER ??
 /** Debian's postgresql-15 and pgbouncer, with the scripts that make a data directory and drop to the postgres user. */
 const IMAGE: ImageSource = { name: "postgres", dockerfile: "backends/postgres/docker/Dockerfile", files: ["backends/postgres/docker/postgres.sh", "backends/postgres/docker/pgbouncer.sh"] };
 
-export const POSTGRES_SERVER: ServerProgram = { name: "postgres", local: () => pgBin("postgres"), container: { command: "fencecheck-postgres", image: IMAGE } };
-export const PGBOUNCER_SERVER: ServerProgram = { name: "pgbouncer", local: pgbouncerBinary, container: { command: "fencecheck-pgbouncer", image: IMAGE } };
+export const POSTGRES_SERVER: ServerProgram = { name: "postgres", local: () => pgBin("postgres"), container: { command: "fencecheck-postgres", image: IMAGE }, defaultPorts: [5432] };
+export const PGBOUNCER_SERVER: ServerProgram = { name: "pgbouncer", local: pgbouncerBinary, container: { command: "fencecheck-pgbouncer", image: IMAGE }, defaultPorts: [6432] };
 
 export const POSTGRES_VERSION: VersionProbe = { file: () => findProgram(pgBin("postgres")), ask: () => firstLine(pgBin("postgres"), ["--version"]) };
 

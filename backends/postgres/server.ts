@@ -19,9 +19,8 @@
 // backends notice its death and exit by themselves. A frozen server needs every
 // one of them frozen, and they are then put on the reaper's list until thawed
 // (ProcessGroup does all of this for a process started withChildren).
-import { chownSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
+import { serverDataDir, systemUser, type ServerUser } from "../../cluster/server-user.ts";
 import pg from "pg";
 import { sleep } from "../../lib/index.ts";
 import type { Cluster } from "../../cluster/cluster.ts";
@@ -45,13 +44,8 @@ export interface PostgresOptions {
   deployment?: Deployment;
 }
 
-/** The `postgres` user's ids, from /etc/passwd (Node has no getpwnam). */
-export function postgresUser(): { uid: number; gid: number } {
-  const line = readFileSync("/etc/passwd", "utf8").split("\n").find((l) => l.startsWith("postgres:"));
-  if (!line) throw new Error("there is no postgres user: install Debian's postgresql-15 (fencecheck setup --backends postgres)");
-  const [, , uid, gid] = line.split(":");
-  return { uid: Number(uid), gid: Number(gid) };
-}
+/** The `postgres` user's ids: Debian's postgresql-15 makes it. */
+export const postgresUser = (): ServerUser => systemUser("postgres", "install Debian's postgresql-15 (fencecheck setup --backends postgres)");
 
 /** The connection settings of the run's own server: trust authentication, the superuser. */
 export const pgConnection = (node: { host: string; port: number }) => ({ host: node.host, port: node.port, user: "postgres", database: "postgres" });
@@ -74,55 +68,12 @@ function serverArgs(dir: string, port: number, opts: PostgresOptions, bindHost: 
 }
 
 /** The user the servers run as: postgres when we are root (Postgres refuses root), else ourselves. */
-export function serverUser(): { uid: number; gid: number } | undefined {
+export function serverUser(): ServerUser | undefined {
   return process.getuid?.() === 0 ? postgresUser() : undefined;
 }
 
-/** Whether `user` can pass through every directory down to `dir`. */
-function reachable(dir: string, user: { uid: number; gid: number }): boolean {
-  for (let d = resolve(dir); ; d = dirname(d)) {
-    const s = statSync(d);
-    const x = s.uid === user.uid ? 0o100 : s.gid === user.gid ? 0o010 : 0o001;
-    if (!(s.mode & x)) return false;
-    if (d === dirname(d)) return true;
-  }
-}
-
-/**
- * The directory a server run as the postgres user keeps its files in, made and
- * given to that user: data/<name> of the run directory when the user can pass
- * through every directory above it. A store in root's home (/root is 0700), a
- * user's (0750 on Ubuntu) or a mktemp directory (0700) is out of its reach; the
- * files then go to a directory of the run's own under the system's temporary
- * directory, data/<name> links to it, and it is removed with the run's servers
- * (by the reaper if the runner dies) unless --keep-data keeps it.
- */
-export function serverDataDir(group: ProcessGroup, runDir: string, name: string, deployment?: Deployment): string {
-  const inRun = join(runDir, "data", name);
-  mkdirSync(dirname(inRun), { recursive: true });
-  // A container is given the directory itself (a mount): no directory above it
-  // need be passable, and its start script gives it to its own postgres user.
-  if (deployment && deployment.name !== "local") {
-    mkdirSync(inRun, { recursive: true });
-    return inRun;
-  }
-  const user = serverUser();
-  let dir = inRun;
-  if (user && !reachable(dirname(inRun), user)) {
-    const outside = mkdtempSync(join(tmpdir(), `fencecheck-${name}-`));
-    group.removeAtTeardown(outside);
-    // mkdtemp makes it 0700: the postgres user must pass through to its own directory inside.
-    chmodSync(outside, 0o711);
-    if (!reachable(outside, user))
-      throw new Error(`the postgres user can reach neither ${dirname(inRun)} nor ${outside} (set TMPDIR to a directory it can pass through, e.g. /var/tmp)`);
-    dir = join(outside, name);
-    symlinkSync(dir, inRun);
-  }
-  mkdirSync(dir, { recursive: true });
-  if (user) chownSync(dir, user.uid, user.gid);
-  chmodSync(dir, 0o700);
-  return dir;
-}
+/** The directory a server keeps its files in, given to the postgres user (cluster/server-user.ts). */
+export const postgresDataDir = (group: ProcessGroup, runDir: string, name: string, deployment?: Deployment): string => serverDataDir(group, runDir, name, serverUser(), deployment);
 
 async function initdb(group: ProcessGroup, name: string, dir: string, logFile: string): Promise<void> {
   const proc = await group.spawn({
@@ -186,7 +137,7 @@ async function answers(node: ServerNode): Promise<boolean> {
 export async function startPostgresCluster(group: ProcessGroup, ports: PortPlan, opts: PostgresOptions): Promise<Cluster> {
   const deployment = opts.deployment ?? localDeployment(group);
   const node: ServerNode = { name: opts.name ?? "postgres-1", host: "127.0.0.1", port: await ports.take() };
-  const dir = serverDataDir(group, opts.runDir, node.name, deployment);
+  const dir = postgresDataDir(group, opts.runDir, node.name, deployment);
   const logFile = join(opts.runDir, "logs", `${node.name}.log`);
   if (deployment.name === "local") await initdb(group, node.name, dir, logFile);
   await startPostmaster(deployment, node, dir, logFile, opts);

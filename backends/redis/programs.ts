@@ -13,6 +13,7 @@ export const redisBinary = (): string => process.env.FENCECHECK_REDIS_SERVER ?? 
 export const REDIS_SERVER: ServerProgram = {
   name: "redis",
   local: redisBinary,
+  defaultPorts: [6379],
   // The image brings libfaketime and fencecheck's malloc shim, so the clock nemesis can move the server's clock.
   container: { command: "redis-server", image: { name: "redis", dockerfile: "backends/redis/docker/Dockerfile", files: ["cluster/faketime/shim.c"] } },
 };

@@ -17,6 +17,8 @@ export const ZK_CLASSPATH = ["/etc/zookeeper/conf", "/usr/share/java/zookeeper.j
 export const ZOOKEEPER_SERVER: ServerProgram = {
   name: "zookeeper",
   local: javaBinary,
+  // Client, quorum, election and AdminServer.
+  defaultPorts: [2181, 2888, 3888, 8080],
   container: { command: "java", image: { name: "zookeeper", dockerfile: "backends/zookeeper/docker/Dockerfile", files: [] } },
 };
 

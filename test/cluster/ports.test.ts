@@ -8,7 +8,8 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PortPlan, DEFAULT_PORTS } from "../../cluster/ports.ts";
+import { PortPlan, TOXIPROXY_PORT } from "../../cluster/ports.ts";
+import { WELL_KNOWN_PORTS } from "../../backends/index.ts";
 import { REPO } from "../helpers.ts";
 
 afterEach(() => vi.restoreAllMocks());
@@ -26,9 +27,13 @@ describe("PortPlan", () => {
   });
 
   it("from --port-base: consecutive ports, skipping the well-known ones", async () => {
-    const plan = new PortPlan(6378);
+    const plan = new PortPlan(6378, WELL_KNOWN_PORTS);
     expect([await plan.take(), await plan.take(), await plan.take()]).toEqual([6378, 6380, 6381]);
-    expect(DEFAULT_PORTS.has(6379)).toBe(true);
+    expect(WELL_KNOWN_PORTS.has(6379)).toBe(true);
+    // Toxiproxy's, whatever the backends say; and only what is declared beside it.
+    const bare = new PortPlan(TOXIPROXY_PORT - 1);
+    expect([await bare.take(), await bare.take()]).toEqual([TOXIPROXY_PORT - 1, TOXIPROXY_PORT + 1]);
+    expect([await new PortPlan(6379).take()]).toEqual([6379]);
   });
 
   it("eight processes drawing at once from 24 ports: no port given twice; each given back when its process ends, a killed one's swept by the next", async () => {

@@ -11,13 +11,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
-import { DEFAULT_PORTS } from "../../cluster/ports.ts";
-import { IMAGES } from "../../backends/index.ts";
+import { TOXIPROXY_PORT } from "../../cluster/ports.ts";
+import { IMAGES, WELL_KNOWN_PORTS } from "../../backends/index.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DOCKER = join(ROOT, "docker");
 // The servers' own defaults, the ones fencecheck's runs never take, and Prometheus': none is ours to bind.
-const DEFAULTS = [...DEFAULT_PORTS, 9090];
+const DEFAULTS = [...WELL_KNOWN_PORTS, TOXIPROXY_PORT, 9090];
 
 interface Service {
   image?: string;

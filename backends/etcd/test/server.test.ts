@@ -7,7 +7,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Etcd3 } from "etcd3";
 import { ProcessGroup } from "../../../cluster/processes.ts";
-import { PortPlan, DEFAULT_PORTS } from "../../../cluster/ports.ts";
+import { PortPlan } from "../../../cluster/ports.ts";
+import { ETCD_SERVER } from "../programs.ts";
 import { startEtcdCluster, type EtcdCluster } from "../server.ts";
 import { startProxyServer, type ProxyServer } from "../../../proxy/index.ts";
 import { tempRunDir, processesMentioning, waitFor, eventually } from "../../../test/helpers.ts";
@@ -53,7 +54,7 @@ describe("an etcd cluster", () => {
     expect(cluster.nodes.map((n) => n.name)).toEqual(["etcd-1", "etcd-2", "etcd-3"]);
     for (const n of cluster.nodes) {
       expect(n.id).toMatch(/^[0-9a-f]+$/);
-      for (const p of [n.port, n.peerPort, n.peerProxyPort]) expect(DEFAULT_PORTS.has(p)).toBe(false);
+      for (const p of [n.port, n.peerPort, n.peerProxyPort]) expect(ETCD_SERVER.defaultPorts).not.toContain(p);
       expect(await cluster.healthy(n.name)).toBe(true);
       expect(existsSync(join(dir, "data", n.name, "member"))).toBe(true);
       expect(readFileSync(join(dir, "logs", `${n.name}.log`), "utf8")).toContain(n.id);

@@ -6,11 +6,13 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ProcessGroup } from "../../../cluster/processes.ts";
-import { PortPlan, DEFAULT_PORTS } from "../../../cluster/ports.ts";
+import { PortPlan } from "../../../cluster/ports.ts";
 import { startZkCluster, type ZkCluster } from "../server.ts";
 import { zkMode } from "../admin.ts";
 import { startProxyServer, type ProxyServer } from "../../../proxy/index.ts";
 import { tempRunDir, processesMentioning, eventually } from "../../../test/helpers.ts";
+import { ZOOKEEPER_SERVER } from "../programs.ts";
+import { WELL_KNOWN_PORTS } from "../../index.ts";
 
 let dir: string;
 let group: ProcessGroup;
@@ -38,10 +40,10 @@ describe("a ZooKeeper ensemble of three", () => {
     const modes = await Promise.all(cluster.nodes.map((m) => zkMode(m.port)));
     expect(modes.filter((m) => m === "leader")).toHaveLength(1);
     expect(modes.filter((m) => m === "follower")).toHaveLength(2);
-    for (const m of cluster.nodes) for (const p of [m.port, m.quorumPort, m.electionPort]) expect(DEFAULT_PORTS.has(p) || [2181, 2888, 3888, 8080].includes(p)).toBe(false);
+    for (const m of cluster.nodes) for (const p of [m.port, m.quorumPort, m.electionPort]) expect(ZOOKEEPER_SERVER.defaultPorts).not.toContain(p);
     expect(await cluster.leader()).toMatch(/^zk-[123]$/);
     // --port-base never hands out ZooKeeper's defaults either.
-    const plan = new PortPlan(2180);
+    const plan = new PortPlan(2180, WELL_KNOWN_PORTS);
     expect([await plan.take(), await plan.take()]).toEqual([2180, 2182]);
   });
 
