@@ -25,7 +25,7 @@ describe("test:jepsen options", () => {
     [["--pause-clients", "7"], /--pause-clients: "7" is not a client id/],
     [["--client", "nope"], /--client: unknown value "nope"/],
     [["stray"], /unexpected argument "stray"/],
-    [["--connections", "per-worker"], /--connections per-worker applies to the clients that can share one \(etcd-queue, etcd-queue-cancel-delete, etcd-rw, etcd-rw-writer-naive, etcd3-lock\) only, not --client redis/],
+    [["--connections", "per-worker"], /--connections per-worker applies to the clients that can share one \(etcd-queue, etcd-queue-cancel-delete, etcd-rw, etcd-rw-writer-naive, etcd3-lock[^)]*\) only, not --client redis/],
     [["--backend", "etcd", "--connections", "shared"], /--connections: unknown value "shared"/],
     [["--backend", "zookeeper", "--nemesis", "clock"], /--nemesis clock does not work with --backend zookeeper: ZooKeeper expires sessions by the JVM's monotonic clock/],
     [["--nemesis", "clock", "--clock-target", "workers"], /--clock-target: unknown value "workers"; choose from servers, clients/],
