@@ -11,7 +11,7 @@ const out = join(import.meta.dirname, "..", "test", "durations.json");
 const durations = {};
 const log = process.argv.indexOf("--log");
 if (log > 0) {
-  for (const m of readFileSync(process.argv[log + 1], "utf8").matchAll(/^ [✓❯×] (test\/\S+\.test\.ts) \(\d+ tests?(?:[^)]*)\) (\d+)ms$/gm)) durations[m[1]] = Number(m[2]);
+  for (const m of readFileSync(process.argv[log + 1], "utf8").matchAll(/^ [✓❯×] ((?:test|backends\/[a-z0-9-]+\/test)\/\S+\.test\.ts) \(\d+ tests?(?:[^)]*)\) (\d+)ms$/gm)) durations[m[1]] = Number(m[2]);
 } else {
   const base = join(import.meta.dirname, "..", "node_modules", ".vite", "vitest");
   if (!existsSync(base)) throw new Error(`no vitest results under ${base}: run npm test first`);
