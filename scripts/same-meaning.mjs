@@ -28,7 +28,8 @@
 //
 // Part 2, live runs. For every --backend and every --nemesis choice (read from
 // the BEFORE build's `fencecheck test --help`, which lists each option's
-// choices; `none` left out; the AFTER build's lists must be the same), each
+// choices; `none` left out; the AFTER build must have each of them, and a choice
+// it adds, a new backend, is named and not compared), each
 // build runs, one run at a time, never two at once:
 //   fencecheck test --backend B --nemesis N --aim random --seed S --time-limit T --store <tmp>
 // A pair the before build refuses (exit 254, e.g. clock on etcd) is reported as
@@ -584,10 +585,15 @@ async function runsPart() {
   log(`   not compared (varies between two runs of one build): event times and indexes; where end events fall; whether the last fault fits in the time limit;`);
   log(`     what a fault picks from when a restart or resume fell the other side of it`);
   log(`   a pair that differs is run again with both builds: DIFFERENT only if each build repeats itself and they disagree`);
-  if (JSON.stringify(afterBackends) !== JSON.stringify(backends) || JSON.stringify(afterNemeses) !== JSON.stringify(nemeses)) {
-    log(`DIFFERENT: the after build's choices: backends ${afterBackends?.join(",")}; nemeses ${afterNemeses?.join(",")}`);
+  // A choice the after build adds (a new backend) is no change to what the before
+  // build's runs mean: it is named, and has nothing to be compared with. One it lacks is.
+  const lost = [...backends.filter((b) => !afterBackends?.includes(b)), ...nemeses.filter((n) => !afterNemeses?.includes(n))];
+  const added = [...(afterBackends ?? []).filter((b) => !backends.includes(b)), ...(afterNemeses ?? []).filter((n) => !nemeses.includes(n))];
+  if (lost.length) {
+    log(`DIFFERENT: the after build lacks ${lost.join(", ")} (its choices: backends ${afterBackends?.join(",")}; nemeses ${afterNemeses?.join(",")})`);
     ok = false;
   }
+  if (added.length) log(`   new in the after build, with nothing to compare them with: ${added.join(", ")}`);
   const counts = { pairs: 0, same: 0, different: 0, refused: 0, failed: 0, unrepeatable: 0, runs: 0 };
   const noise = []; // what differed between two runs of one build
   const alikePairs = []; // pairs whose faults carry nothing the seed drew
