@@ -115,7 +115,19 @@ export function runCli(command: string, args: string[], env: NodeJS.ProcessEnv =
   let out = "", err = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (err += d));
-  const exit = new Promise<number | null>((resolve) => child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 : null))));
+  // 'exit' can come before the last of stdout and stderr is read (a busy machine):
+  // the streams' 'close' says they are drained, waited for briefly, since a
+  // process the command left behind could hold them open.
+  const exit = new Promise<number | null>((resolve) =>
+    child.on("exit", (code, signal) => {
+      const result = code ?? (signal ? 128 : null);
+      const late = setTimeout(() => resolve(result), 1000);
+      child.on("close", () => {
+        clearTimeout(late);
+        resolve(result);
+      });
+    }),
+  );
   return { child, stdout: () => out, stderr: () => err, exit };
 }
 
