@@ -108,6 +108,19 @@ export function memberControls<M extends ServerNode>(
 }
 
 /**
+ * A lock service of one server (Postgres, MariaDB): its node, and the nemeses'
+ * controls through its deployment; `respawn` starts it again on its data after a
+ * kill and returns once it answers.
+ */
+export function oneServer(deployment: Deployment, node: ServerNode, respawn: () => Promise<void>, what: string): Cluster {
+  const member = (name: string): ServerNode => {
+    if (name !== node.name) throw new Error(`no ${what} server named ${name} (there is ${node.name})`);
+    return node;
+  };
+  return { nodes: [node], ...memberControls(deployment, member, respawn, async () => {}) };
+}
+
+/**
  * Member-to-member partitions on a container network (--partition-mode network):
  * every member outside the largest component leaves the run's network, and
  * joins it again at the heal. A member's network is all or nothing, so a

@@ -19,7 +19,7 @@ import { dirname, join } from "node:path";
 import { ownedBy, serverDataDir, systemUser, type ServerUser } from "../../cluster/server-user.ts";
 import type { RowDataPacket } from "mysql2";
 import { sleep } from "../../lib/index.ts";
-import type { Cluster, ServerNode } from "../../cluster/cluster.ts";
+import { oneServer, type Cluster, type ServerNode } from "../../cluster/cluster.ts";
 import { logTail, type ProcessGroup } from "../../cluster/processes.ts";
 import type { PortPlan } from "../../cluster/ports.ts";
 import { localDeployment, type Deployment } from "../../cluster/deployment.ts";
@@ -170,30 +170,6 @@ export async function startMariadbCluster(group: ProcessGroup, ports: PortPlan, 
   mkdirSync(dirname(logFile), { recursive: true });
   if (deployment.name === "local") await installDataDir(group, node.name, dir, logFile);
   await startMariadbd(deployment, node, dir, logFile, opts.durable);
-  const check = (name: string) => {
-    if (name !== node.name) throw new Error(`no MariaDB server named ${name} (there is ${node.name})`);
-  };
-  return {
-    nodes: [node],
-    pause: async (name) => {
-      check(name);
-      return deployment.pause(name);
-    },
-    resume: async (name) => {
-      check(name);
-      return deployment.resume(name);
-    },
-    running: (name) => deployment.running(name),
-    kill: async (name) => {
-      check(name);
-      await deployment.kill(name);
-    },
-    // InnoDB's crash recovery runs at the start after a kill (about 0.1 to 0.2 s with an 8 MB redo log).
-    restart: async (name) => {
-      check(name);
-      if (deployment.running(name)) return;
-      await deployment.kill(name);
-      await startMariadbd(deployment, node, dir, logFile, opts.durable);
-    },
-  };
+  // InnoDB's crash recovery runs at the start after a kill (about 0.1 to 0.2 s with an 8 MB redo log).
+  return oneServer(deployment, node, () => startMariadbd(deployment, node, dir, logFile, opts.durable), "MariaDB");
 }

@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { serverDataDir, systemUser, type ServerUser } from "../../cluster/server-user.ts";
 import pg from "pg";
 import { sleep } from "../../lib/index.ts";
-import type { Cluster } from "../../cluster/cluster.ts";
+import { oneServer, type Cluster } from "../../cluster/cluster.ts";
 import { logTail, type ProcessGroup } from "../../cluster/processes.ts";
 import type { PortPlan } from "../../cluster/ports.ts";
 import type { ServerNode } from "../../cluster/cluster.ts";
@@ -141,30 +141,6 @@ export async function startPostgresCluster(group: ProcessGroup, ports: PortPlan,
   const logFile = join(opts.runDir, "logs", `${node.name}.log`);
   if (deployment.name === "local") await initdb(group, node.name, dir, logFile);
   await startPostmaster(deployment, node, dir, logFile, opts);
-  const check = (name: string) => {
-    if (name !== node.name) throw new Error(`no Postgres server named ${name} (there is ${node.name})`);
-  };
-  return {
-    nodes: [node],
-    // The postmaster was started withChildren: its backends are frozen and thawed with it.
-    pause: async (name) => {
-      check(name);
-      return deployment.pause(name);
-    },
-    resume: async (name) => {
-      check(name);
-      return deployment.resume(name);
-    },
-    running: (name) => deployment.running(name),
-    kill: async (name) => {
-      check(name);
-      await deployment.kill(name);
-    },
-    restart: async (name) => {
-      check(name);
-      if (deployment.running(name)) return;
-      await deployment.kill(name);
-      await startPostmaster(deployment, node, dir, logFile, opts);
-    },
-  };
+  // The postmaster was started withChildren: its backends are frozen and thawed with it.
+  return oneServer(deployment, node, () => startPostmaster(deployment, node, dir, logFile, opts), "Postgres");
 }
