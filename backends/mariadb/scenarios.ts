@@ -32,7 +32,7 @@ export const N1: Scenario = {
   id: "N1",
   title: "MariaDB GET_LOCK: the holder's link is reset, and the server frees its lock at once",
   shows:
-    "client 0 holds with a 3 s TTL (wait_timeout 3 s) and writes 2 s after its grant; client 1 waits from 300 ms; at 500 ms client 0's link to mariadb-1 is reset (--partition-mode reset): the server ends the session and grants client 1 within milliseconds, while client 0's TTL runs; client 0, told nothing, writes at 2 s after client 1: mutex-violation, and its write accepted unless fenced",
+    "client 0 holds with a 3 s TTL (wait_timeout 3 s) and writes 2 s after its grant; client 1 waits from 1 s; at 1.5 s client 0's link to mariadb-1 is reset (--partition-mode reset): the server ends the session and grants client 1 within milliseconds, while client 0's TTL runs; client 0, told nothing, writes at 2 s after client 1: mutex-violation, and its write accepted unless fenced",
   options: {
     ...ONE_HOLD_EACH,
     backend: "mariadb",
@@ -46,7 +46,8 @@ export const N1: Scenario = {
     "pause-clients": ["0"],
     "pause-at": "acquire",
     work: 0,
-    stagger: 300,
+    // Client 1 asks a second after client 0, which a busy machine may take to connect and be granted first.
+    stagger: 1000,
     "acquire-timeout": 4000,
     "time-limit": 3,
     fence: false,
@@ -57,7 +58,7 @@ export const N1: Scenario = {
     client: "mariadb-lease: the lease lives in a row, not in a session, and client 1 waits for client 0's release: valid",
   },
   // Only client 0's link to the server: its write to the resource goes through.
-  script: () => [{ atMs: 500, nemesis: "partition", fault: { targets: [link(1, "mariadb-1")], durationMs: 1000 } }],
+  script: () => [{ atMs: 1500, nemesis: "partition", fault: { targets: [link(1, "mariadb-1")], durationMs: 1000 } }],
   predict: (o: ParsedOptions): Prediction => {
     if (o.client !== "mariadb-get-lock") return { anomalies: [], why: "a lease row is freed by time alone: client 1 waits for client 0's release" };
     return o.fence
@@ -67,14 +68,14 @@ export const N1: Scenario = {
 };
 
 /** N2's moments: client 0's worker is frozen from FREEZE_AT for FREEZE_MS; its write falls due meanwhile. */
-const FREEZE_AT = 500;
+const FREEZE_AT = 700;
 const FREEZE_MS = 2400;
 
 export const N2: Scenario = {
   id: "N2",
   title: "MariaDB GET_LOCK: a holder frozen past wait_timeout loses its session, then writes",
   shows:
-    "client 0 holds with a 1 s TTL (wait_timeout 1 s); its worker is SIGSTOPped from 500 ms to 2900 ms with its write due at 2000 ms; the server ends the idle session 1 s after its last statement and grants client 1, waiting since 300 ms, which writes; client 0 thaws and writes after it: accepted without fencing, refused with it",
+    "client 0 holds with a 1 s TTL (wait_timeout 1 s); its worker is SIGSTOPped from 700 ms to 3100 ms with its write due at 2000 ms; the server ends the idle session 1 s after its last statement and grants client 1, waiting since 600 ms, which writes; client 0 thaws and writes after it: accepted without fencing, refused with it",
   options: {
     ...ONE_HOLD_EACH,
     backend: "mariadb",
@@ -86,7 +87,8 @@ export const N2: Scenario = {
     "pause-clients": ["0"],
     "pause-at": "acquire",
     work: 0,
-    stagger: 300,
+    // Client 1 asks once client 0 has surely been granted, even on a busy machine.
+    stagger: 600,
     "acquire-timeout": 4000,
     "time-limit": 4,
     fence: false,
