@@ -11,12 +11,13 @@
 import type { Witness } from "../store/events.ts";
 import { fenceText, keyText, ms, quoteDecision, quoteOp, quoteWrite } from "./explain.ts";
 import { eventsOf, READ, WRITE, type Paired } from "./paired.ts";
+import { about, logThenHistory, writeSubject } from "./history-proofs.ts";
 import { judgeDecisions, resourceView } from "./resource.ts";
 import { bestBefore, column } from "./sweep.ts";
 import { FAIL, orNull, REFUSED } from "./table.ts";
 
 export function falseRejections(m: Paired): Witness[] {
-  return resourceView(m) ? judgeDecisions(m, (d, w, r) => refusedFalsely(m, d, w, r)) : fromHistory(m);
+  return logThenHistory(m, () => judgeDecisions(m, (d, w, r) => refusedFalsely(m, d, w, r)), () => fromHistory(m));
 }
 
 /** A refused write, given the accepted write (`w`) and fenced read (`r`) with the highest fences before it. */
@@ -33,12 +34,12 @@ function refusedFalsely(m: Paired, d: number, w: number, r: number): Witness | n
     w >= 0 ? `the highest fence of a write it had accepted on the key was ${ds.fence[w]}, in ${quoteDecision(m, w)}` : `it had accepted no fenced write on the key`,
     ...(r >= 0 ? [`the highest fence a read had carried was ${ds.fence[r]}, in ${quoteDecision(m, r)}, which a write may equal`] : []),
   ].join(", and ");
-  return {
+  return about({
     key: m.keys.names[ds.key[d]],
     seqs: [...tops.map((t) => ds.seq[t]), ds.seq[d]],
     events: [...tops.flatMap((t) => view.eventsOf(t)), ...view.eventsOf(d)].sort((a, b) => a - b),
     explanation: `On key ${keyText(m, ds.key[d])} the resource refused ${quoteDecision(m, d)}, yet ${before}: fence ${fence} was the newest.`,
-  };
+  }, writeSubject(view.eventsOf(d), ds.seq[d]));
 }
 
 // From the history: the resource refused a write somewhere between its invoke and
@@ -82,11 +83,11 @@ function fromHistory(m: Paired): Witness[] {
         ? `the highest fence of any write or fenced read that could have been accepted before it was ${fence(top)}, in ${quote(m, top)}` +
           (o.f[top] === READ && fence(top) === fence(r) ? `, which a write may equal` : ``)
         : `no write or fenced read on the key that was not refused was invoked before its completion at ${ms(o.endOf(r))}`;
-      out.push({
+      out.push(about({
         key,
         events: top !== undefined ? eventsOf(m, top, r) : eventsOf(m, r),
         explanation: `On key ${JSON.stringify(key)} ${quote(m, r)} was refused as stale, yet ${before}: ${fenceText(orNull(fence(r)))} was the newest.`,
-      });
+      }, writeSubject([o.invoke[r]])));
     }
   }
   return out;

@@ -6,12 +6,13 @@
 import type { Witness } from "../store/events.ts";
 import { quoted, quoteDecision, quoteWrite } from "./explain.ts";
 import { eventsOf, type Paired } from "./paired.ts";
+import { about, logThenHistory } from "./history-proofs.ts";
 import { resourceView } from "./resource.ts";
 import { sortedBy } from "./sweep.ts";
 import { ACCEPTED, OK } from "./table.ts";
 
 export function interleavedWriters(m: Paired): Witness[] {
-  return resourceView(m) ? fromResource(m) : fromHistory(m);
+  return logThenHistory(m, () => fromResource(m), () => fromHistory(m));
 }
 
 const pairId = (a: number, b: number): string => `${a}\u0000${b}`;
@@ -42,12 +43,12 @@ function fromResource(m: Paired): Witness[] {
       const before = prior >= 0 && ds.key[prior] === ds.key[d] ? prior : undefined;
       if (last >= 0 && before !== undefined && ds.owner[last] !== ds.owner[d] && !seen.has(pairId(ds.owner[d], ds.owner[last]))) {
         seen.add(pairId(ds.owner[d], ds.owner[last]));
-        out.push({
+        out.push(about({
           key,
           seqs: [ds.seq[before], ds.seq[last], ds.seq[d]],
           events: [...view.eventsOf(before), ...view.eventsOf(last), ...view.eventsOf(d)].sort((x, y) => x - y),
           explanation: explain(key, owner(d), owner(last), `the resource accepted ${quoteDecision(m, before)}`, quoteDecision(m, last), quoteDecision(m, d)),
-        });
+        }, `${key}\u0000${pairId(ds.owner[d], ds.owner[last])}`));
       }
       lastOf[ds.owner[d]] = d;
       last = d;
@@ -107,11 +108,11 @@ function fromHistory(m: Paired): Witness[] {
         if (o.endOf(w) < o.start[b] && (a1 < 0 || o.endOf(w) > o.endOf(a1))) a1 = w;
         if (o.start[w] > o.endOf(b) && (a2 < 0 || o.start[w] < o.start[a2])) a2 = w;
       }
-      out.push({
+      out.push(about({
         key,
         events: eventsOf(m, a1, b, a2),
         explanation: explain(key, m.owners.names[a.owner], m.owners.names[o.owner[b]], quoteWrite(m, a1), quoteWrite(m, b), quoteWrite(m, a2)),
-      });
+      }, `${key}\u0000${pairId(a.owner, o.owner[b])}`));
     }
   }
   return out;

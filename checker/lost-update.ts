@@ -5,6 +5,7 @@
 import type { Witness } from "../store/events.ts";
 import { quoteDecision, quoteWrite } from "./explain.ts";
 import { eventsOf, type Paired } from "./paired.ts";
+import { about, logThenHistory, writeSubject } from "./history-proofs.ts";
 import { resourceView } from "./resource.ts";
 import { bestBefore, column, sortedBy } from "./sweep.ts";
 import { INFO, OK, REFUSED, UNDECIDED } from "./table.ts";
@@ -13,7 +14,7 @@ import { INFO, OK, REFUSED, UNDECIDED } from "./table.ts";
 const QUOTED = 4;
 
 export function lostUpdates(m: Paired): Witness[] {
-  return resourceView(m) ? fromResource(m) : fromHistory(m);
+  return logThenHistory(m, () => fromResource(m), () => fromHistory(m));
 }
 
 function notNumeric(m: Paired, n: number): void {
@@ -41,12 +42,12 @@ function fromResource(m: Paired): Witness[] {
       if (typeof data !== "number") odd++;
       else if (typeof value === "number" && data !== value + 1) {
         const before = prev >= 0 ? `${value}, written by ${quoteDecision(m, prev)}` : `0 (the key had never been written)`;
-        out.push({
+        out.push(about({
           key,
           seqs: prev >= 0 ? [ds.seq[prev], ds.seq[d]] : [ds.seq[d]],
           events: [...(prev >= 0 ? view.eventsOf(prev) : []), ...view.eventsOf(d)].sort((a, b) => a - b),
           explanation: `On key ${JSON.stringify(key)} the resource accepted ${quoteDecision(m, d)}, but the value in effect before it was ${before}, so it should have written ${value + 1}.`,
-        });
+        }, writeSubject(view.eventsOf(d), ds.seq[d])));
       }
       value = data;
       prev = d;
@@ -94,13 +95,13 @@ function fromHistory(m: Paired): Witness[] {
       const values = candidates.map((c) => `${o.data[c]} (${quoteWrite(m, c)})`);
       if (latest === undefined) values.unshift("0 (the key may never have been written before)");
       const shown = values.slice(0, QUOTED).join("; ") + (values.length > QUOTED ? `; and ${values.length - QUOTED} more` : "");
-      out.push({
+      out.push(about({
         key,
         events: eventsOf(m, w, ...candidates.slice(0, QUOTED)),
         explanation:
           `On key ${JSON.stringify(key)}, ${quoteWrite(m, w)} took effect, but the value in effect before it can only have been ` +
           `${values.length === 1 ? "" : "one of "}${shown}. It wrote ${data}, so it had read ${data - 1}, and no write that can have come just before it left ${data - 1}: an update was lost.`,
-      });
+      }, writeSubject([o.invoke[w]])));
     }
   }
   notNumeric(m, odd);

@@ -407,7 +407,7 @@ export class PairingBuilder {
       if (f === WRITE) {
         if (!writesOf[key]) m.writesByKey.set(keyName[key], (writesOf[key] = new IntList(writesAt[key])));
         writesOf[key].push(i);
-      } else if (h < 0) orphans++;
+      } else if (h < 0 && f !== ACQUIRE) orphans++; // (a re-entry of no hold is a reentrancy-violation: checker/kinds)
       if (h < 0) continue;
       ops.hold[i] = h;
       if (holds.last[h] < 0) holds.first[h] = i;

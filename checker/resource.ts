@@ -214,8 +214,10 @@ function unmatchedOkWrites(m: Paired): number {
     if (keyOf[owner] < 0) keyOf[owner] = key;
     else if (keyOf[owner] !== key) onOneKey = false;
   };
-  // A decision of unknown outcome may be the one an ok write had: it is counted as accepted here.
-  for (let d = 0; d < ds.length; d++) if (ds.write[d] && ds.accepted[d]) note(ds.key[d], ds.owner[d]);
+  // Only an accepted decision matches an ok write: one of unknown outcome proves
+  // nothing, and the log may only weaken what the history proves (an ok write it
+  // alone matches is unmatched, so the run is at best UNKNOWN).
+  for (let d = 0; d < ds.length; d++) if (ds.write[d] && ds.accepted[d] === ACCEPTED) note(ds.key[d], ds.owner[d]);
   // The writes of writesByKey (a write with a key and an owner), read in row order
   // rather than key by key: a run of thousands of keys has them all over the columns.
   const isWrite = (i: number): boolean => o.f[i] === WRITE && o.key[i] >= 0 && o.owner[i] >= 0;
@@ -223,7 +225,7 @@ function unmatchedOkWrites(m: Paired): number {
   const accepted = onOneKey ? new Int32Array(m.owners.names.length) : null;
   const pairs = onOneKey ? null : new Map<number, number>();
   for (let d = 0; d < ds.length; d++) {
-    if (!ds.write[d] || !ds.accepted[d]) continue;
+    if (!ds.write[d] || ds.accepted[d] !== ACCEPTED) continue;
     if (accepted) accepted[ds.owner[d]]++;
     else {
       const id = pair(m, ds.key[d], ds.owner[d]);

@@ -1,14 +1,16 @@
 // reentrancy-violation: a reentrant lock broke what reentrancy promises. Either
 // another owner was certainly granted the lock while the first owner's count was
 // above zero, after one of its re-entries was released (the inner release freed
-// the lock: the known bug of a count kept wrongly), or a re-entry's fence broke
-// the rule its client promises (the header's fence_on_reentry: "same", as
-// Hazelcast's FencedLock returns, or "new", higher than the last, as Redisson's
-// RFencedLock INCRs on every acquire).
+// the lock: the known bug of a count kept wrongly); or a re-entry was granted to a
+// process that did not hold the lock at the depth below (another process, or no
+// outer hold at all); or a re-entry's fence broke the rule its client promises
+// (the header's fence_on_reentry: "same", as Hazelcast's FencedLock returns, or
+// "new", higher than the last, as Redisson's RFencedLock INCRs on every acquire).
 import type { Witness } from "../../store/events.ts";
 import { ms, quoteOp } from "../explain.ts";
 import { ACQUIRE, eventsOf, INNER_RELEASE, RELEASE, type Paired } from "../paired.ts";
-import { spanOf, validText } from "../mutex.ts";
+import { validText } from "../mutex.ts";
+import { spanAt } from "../spans.ts";
 import { OK } from "../table.ts";
 import { sweepHolds } from "./overlaps.ts";
 
@@ -22,25 +24,72 @@ export function reentrancyViolations(m: Paired): Reentrancy {
   const witnesses: Witness[] = [];
   const told: [number, number][] = [];
   const { ops, holds } = m;
-  sweepHolds(m, ({ hold: h, at, valid }) => {
-    for (const a of valid) {
+  sweepHolds(m, ({ hold: h, at, firstMet }) => {
+    for (const a of firstMet) {
       const inner = innerReleaseBefore(m, a, at);
       if (inner < 0) continue;
       told.push([ops.invoke[holds.acquire[a]], ops.invoke[holds.acquire[h]]]);
-      const sa = spanOf(m, a), sb = spanOf(m, h);
+      const sa = spanAt(m, a, at), sb = spanAt(m, h, at);
       const key = m.keys.names[holds.key[h]];
       witnesses.push({
         key,
-        events: eventsOf(m, holds.acquire[a], inner, sa.bound, holds.acquire[h], sb.bound),
+        events: eventsOf(m, holds.acquire[a], inner, sa.from, sa.bound, holds.acquire[h], sb.from, sb.bound),
         explanation:
           `On key ${JSON.stringify(key)} another owner was granted the lock while the first owner still held it: ${validText(m, sa)}; ` +
           `its re-entry was released by ${quoteOp(m, inner, `depth ${m.kind?.depth.get(inner) ?? "?"}`)}, which must lower the count and free nothing, ` +
-          `yet ${validText(m, sb)} was granted at ${ms(sb.start)}. The inner release freed the outer hold.`,
+          `yet ${validText(m, sb)} was granted at ${ms(at)}. The inner release freed the outer hold.`,
       });
     }
   });
-  witnesses.push(...fenceRuleBroken(m));
+  witnesses.push(...reentriesNotHeld(m), ...fenceRuleBroken(m));
   return { witnesses, told };
+}
+
+/**
+ * Re-entries granted to a process that did not hold the owner's hold at the depth
+ * below when it asked: another process, no outer hold of that owner and key at all
+ * (pairing found none, so the re-entry has no hold), or one released at depth 1
+ * before, or entered fewer times than the depth asked implies. Whether the outer
+ * lease still ran is not asked: a watchdog may keep it alive unseen.
+ */
+function reentriesNotHeld(m: Paired): Witness[] {
+  const { ops, holds } = m;
+  const depths = m.kind?.depth;
+  if (!depths) return [];
+  const out: Witness[] = [];
+  const say = (r: number, why: string, outer = -1): void => {
+    const key = ops.key[r] >= 0 ? m.keys.names[ops.key[r]] : "";
+    out.push({
+      key,
+      events: eventsOf(m, outer, r),
+      explanation: `On key ${JSON.stringify(key)} ${quoteOp(m, r, `depth ${depths.get(r)}, owner ${JSON.stringify(m.owners.names[ops.owner[r]] ?? null)}`)} was granted as a re-entry, ${why}. A reentrant lock lets only the holder enter again.`,
+    });
+  };
+  // Re-entries with no hold to enter: pairing tied none to them.
+  for (let r = 0; r < ops.length; r++) {
+    if (ops.f[r] === ACQUIRE && ops.outcome[r] === OK && ops.hold[r] < 0 && (depths.get(r) ?? 1) > 1) say(r, "yet no acquire of its owner on this key had returned ok: there was no outer hold");
+  }
+  for (let h = 0; h < holds.length; h++) {
+    const acquire = holds.acquire[h];
+    const process = ops.process[acquire];
+    let count = 1;
+    let releasedAt = -1;
+    for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
+      const f = ops.f[r];
+      const depth = depths.get(r) ?? 1;
+      if (f === RELEASE) {
+        if (ops.notReleased[r] === INNER_RELEASE) count = Math.min(count, depth - 1);
+        else if (releasedAt < 0) (releasedAt = r), (count = 0);
+        continue;
+      }
+      if (f !== ACQUIRE || ops.outcome[r] !== OK) continue;
+      if (ops.process[r] !== process) say(r, `yet the hold is process ${process}'s: another process entered it`, acquire);
+      else if (releasedAt >= 0) say(r, `after its outer hold was released by ${quoteOp(m, releasedAt)}`, releasedAt);
+      else if (count < depth - 1) say(r, `while its owner held it at depth ${count} only`, acquire);
+      if (ops.process[r] === process) count = depth;
+    }
+  }
+  return out;
 }
 
 /** The first release of a re-entry of hold `h` invoked before `t` (-1: none). */

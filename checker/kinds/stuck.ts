@@ -8,7 +8,7 @@
 import type { Witness } from "../../store/events.ts";
 import { ms, quoteOp } from "../explain.ts";
 import { ACQUIRE, eventsOf, type Paired } from "../paired.ts";
-import { spans } from "../mutex.ts";
+import { holdSpans } from "../spans.ts";
 import { FAIL } from "../table.ts";
 
 /** How many waits a witness quotes. */
@@ -17,7 +17,7 @@ const QUOTED = 3;
 export function stuckLocks(m: Paired, thresholdMs: number): Witness[] {
   const { ops, holds } = m;
   const threshold = thresholdMs * 1e6;
-  const { claimed } = spans(m);
+  const { claimed } = holdSpans(m);
   const reentry = new Set<number>();
   for (let h = 0; h < holds.length; h++) for (let r = holds.first[h]; r >= 0; r = ops.next[r]) if (ops.f[r] === ACQUIRE) reentry.add(r);
   // Per key: the waits (an acquire's invoke to its completion, or the run's end) and the holds (grant to when its holder last acted).

@@ -188,6 +188,10 @@ describe("false-rejection", () => {
 
   it("from resource.ndjson: a fenced read counts as an accepted fence", () => {
     const { h } = newerRefused(2);
+    // C's read, whose answer was lost: the log says the resource took its fence 3.
+    // (The history holds every operation the resource decided: from it alone the
+    // refusal is excused too, since that read may have come first.)
+    h.read(2, "k", [11, 16], "C", 3, undefined, "info");
     const log = [
       decision(1, 2.5, "k", 0, "A", 1, null, true, "a1"),
       decision(2, 11.5, "k", 2, "C", 3, 1, true, "a1", "read"),
