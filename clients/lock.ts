@@ -27,7 +27,17 @@ export interface Hold {
   ttlMs: number;
   /** Extra facts a client reports in the acquire's ok value (e.g. Redlock validity). */
   extra?: Record<string, unknown>;
+  /**
+   * When the lock's answer arrived (process.hrtime.bigint()), for a client that
+   * then fetches the fence in a round trip of its own: the acquire's ok is stamped
+   * then, not after the fetch (docs/history-format.md, invoke and completion),
+   * or a slow fetch would start the recorded hold late and hide an overlap.
+   */
+  answeredAt?: bigint;
 }
+
+/** The hold, marked as answered now unless its client marked it earlier (Hold.answeredAt). */
+export const answeredNow = (hold: Hold): Hold => (hold.answeredAt === undefined ? { ...hold, answeredAt: process.hrtime.bigint() } : hold);
 
 /** The lock kinds a workload may ask for (--lock), as docs/history-format.md names them. */
 export { LOCK_KINDS };

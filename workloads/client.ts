@@ -4,10 +4,12 @@
 // catch to guess an outcome.
 import type { HistoryEvent, NoticeKind, UnindexedEvent } from "../store/events.ts";
 import type { RunClock } from "../store/clock.ts";
+import { hrtime } from "node:process";
 import { UnknownOutcome } from "../clients/lock.ts";
 
 export type Completion =
-  | { type: "ok"; value?: Record<string, unknown> }
+  /** `at`: when the answer arrived (process.hrtime.bigint()), where that was before the operation's function returned. */
+  | { type: "ok"; value?: Record<string, unknown>; at?: bigint }
   | { type: "fail"; error: string; value?: Record<string, unknown> }
   | { type: "info"; error: string };
 
@@ -90,14 +92,20 @@ export class LogicalClient {
 
   private async record(f: string, key: string, value: Record<string, unknown>, run: () => Promise<Answer>): Promise<Completion> {
     const process = this._process;
-    this.emit({ time: this.clock(), process, type: "invoke", f, key, value });
+    const invoked = this.clock();
+    this.emit({ time: invoked, process, type: "invoke", f, key, value });
     let done: Completion;
     try {
       done = await run();
     } catch (err) {
       done = neverSent(err) ? { type: "fail", error: errorCode(err) } : { type: "info", error: errorCode(err) };
     }
-    const event: UnindexedEvent = { time: this.clock(), process, type: done.type, f, key };
+    const now = this.clock();
+    // An ok answered before the function returned (an acquire whose fence was
+    // fetched after the lock answered) is stamped when the answer came; never
+    // before its invoke, so the process's lines stay in order.
+    const at = done.type === "ok" && done.at !== undefined ? Math.max(invoked, now - Number(hrtime.bigint() - done.at)) : now;
+    const event: UnindexedEvent = { time: at, process, type: done.type, f, key };
     if ("value" in done && done.value !== undefined) event.value = done.value;
     if ("error" in done) event.error = done.error;
     this.emit(event);

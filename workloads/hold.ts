@@ -38,7 +38,7 @@ export async function acquire(c: LogicalClient, lock: LockClient, key: string, o
     const r = await lock.acquire(key, o.ttlMs, o.acquireTimeoutMs, asked.request);
     if (r.type === "fail") return r;
     hold = r.value;
-    return { type: "ok", value: { owner: hold.owner, fence: hold.fence, ttl_ms: hold.ttlMs, ...fields, ...hold.extra } };
+    return { type: "ok", value: { owner: hold.owner, fence: hold.fence, ttl_ms: hold.ttlMs, ...fields, ...hold.extra }, at: hold.answeredAt };
   });
   if (done.type !== "ok" || !hold) return null;
   // Assigned in the closure above, which TypeScript does not follow.

@@ -77,8 +77,10 @@ export class LockServerMajority implements LockClient {
       const granted = votes.filter(isYes);
       const validity = ttlMs - (performance.now() - Math.min(...granted.map((v) => v.at))) - clockDrift(ttlMs);
       if (validity > 0) {
+        // Held now: a single counter's round trip below does not move the acquire's ok.
+        const answeredAt = process.hrtime.bigint();
         const fence = await this.fence(key, granted);
-        return { type: "ok", value: { owner, fence, ttlMs, extra: { validity_ms: Math.floor(validity), granted: granted.map((v) => this.servers[v.server].name) } } };
+        return { type: "ok", value: { owner, fence, ttlMs, answeredAt, extra: { validity_ms: Math.floor(validity), granted: granted.map((v) => this.servers[v.server].name) } } };
       }
       // The first grant's lease ran out while the last was still queued: no majority holds it now.
       expired = true;

@@ -63,10 +63,12 @@ export class RedlockLock implements LockClient {
       const granted = calls.filter((c) => c.vote === "yes").map((c) => c.node);
       const validity = ttlMs - (performance.now() - start) - drift;
       if (granted.length >= nodes.quorum && (validity > 0 || !opts.checkValidity)) {
+        // Held now: the fence's round trip below does not move the acquire's ok.
+        const answeredAt = process.hrtime.bigint();
         const fence = await redlockFence(nodes, opts.fenceSource, key, owner, granted, wait);
         // The validity it decided on: a pause while it fetches the fence is the
         // caller's bad luck (K1), not the lock handing over a spent lease.
-        return { type: "ok", value: { owner, fence, ttlMs, extra: { validity_ms: Math.floor(validity), granted: granted.map((i) => nodes.name(i)) } } };
+        return { type: "ok", value: { owner, fence, ttlMs, answeredAt, extra: { validity_ms: Math.floor(validity), granted: granted.map((i) => nodes.name(i)) } } };
       }
       this.unlockAll(key, owner);
       if (await mayStillHold(calls, nodes.size, nodes.quorum, ["grant"]))

@@ -76,6 +76,8 @@ export class NpmRedlock<L extends LibraryLock> implements LockClient {
         await sleep(retryDelay(opts.rng, deadline));
         continue;
       }
+      // Held now: waiting for the late grants and the fence's round trip below do not move the acquire's ok.
+      const answeredAt = process.hrtime.bigint();
       // What was left of the lease when the package handed the lock over: a pause
       // while this client fetches the fence is the caller's bad luck (K1), not the
       // package returning a spent lease (K5, node-redlock #296).
@@ -92,7 +94,7 @@ export class NpmRedlock<L extends LibraryLock> implements LockClient {
       const fence = await redlockFence(nodes, opts.fenceSource, key, lock.value, granted, wait);
       const owner = `${opts.ownerPrefix}-h${++this.holds}`;
       this.locks.set(owner, lock);
-      return { type: "ok", value: { owner, fence, ttlMs, extra: { validity_ms: validityMs, granted: granted.map((i) => nodes.name(i)) } } };
+      return { type: "ok", value: { owner, fence, ttlMs, answeredAt, extra: { validity_ms: validityMs, granted: granted.map((i) => nodes.name(i)) } } };
     }
   }
 
