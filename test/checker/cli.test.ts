@@ -64,6 +64,28 @@ describe("check CLI", { timeout: 60_000 }, () => {
     expect(existsSync(join(dir, "results.json"))).toBe(true);
   });
 
+  it.concurrent("--out a path that cannot be a directory: 254 naming it, before the run is read, and nothing made", async () => {
+    const h = cleanRun();
+    const dir = writeRun(h);
+    const before = snapshot(dir);
+    const file = join(tempDir(), "a-file");
+    writeFileSync(file, "x");
+    for (const [out, why] of [
+      [file, /the output directory .*a-file is a file, not a directory/],
+      [join(file, "under"), /the output directory .*a-file\/under cannot be made: a part of its path is a file/],
+    ] as const) {
+      const { code, stderr } = await runCheck(dir, "--out", out);
+      expect(code, stderr).toBe(254);
+      expect(stderr).toMatch(why);
+    }
+    // The path is judged before the run: a run directory that does not exist is not what it names.
+    const { code, stderr } = await runCheck(join(dir, "no-such-run"), "--out", file);
+    expect(code).toBe(254);
+    expect(stderr).toMatch(/is a file, not a directory/);
+    expect(snapshot(dir)).toEqual(before);
+    expect(readFileSync(file, "utf8")).toBe("x");
+  });
+
   it.concurrent("exits 2 when the run cannot be fully checked", async () => {
     const { code, stderr } = await runCheck(writeRun(cleanRun(), []));
     expect(code).toBe(2);
