@@ -11,3 +11,5 @@ export { analyze, LIVENESS, MAX_WITNESSES, MODELS, STRICT_MUTEX_VIOLATION, STRIC
 export type { RunInput } from "./paired.ts";
 // Fairness (stats.fairness): overtakes and waits per key; the report marks each waiter with it.
 export { fairnessOf, placedAt, waitersOfHistory, type FairnessStats, type Waiter } from "./fairness.ts";
+// Nemesis events paired into the windows of time each fault lasted (the report draws them).
+export { faultKind, faultWindows, type FaultWindow } from "./fault-windows.ts";
