@@ -84,20 +84,30 @@ export function faultsInEffect(results: Results, m: Paired, nemesis: readonly Hi
 }
 
 function classify(windows: FaultWindow[], processes: ProcessMap | null): Fault[] {
-  const known = new Set(Object.values(processes ?? {}).map((p) => p.worker));
-  return windows.map((window) => {
-    const workers = new Set<string>();
-    let server = false;
-    for (const t of window.targets) {
-      const link = linkWorker(t);
-      if (link !== null) workers.add(link);
-      else if (isWorker(t, known)) workers.add(t);
-      else server = true;
-    }
-    const shared = Array.isArray(window.start?.value?.shared_proxies) && (window.start.value.shared_proxies as unknown[]).length > 0;
-    const links = window.targets.some((t) => linkWorker(t) !== null);
-    return { window, workers, on: server || shared ? "server" : links ? "link" : "worker" };
-  });
+  const known = knownWorkers(processes);
+  return windows.map((window) => ({ window, ...faultReach(window, known) }));
+}
+
+/** The workers a run's map names. */
+export const knownWorkers = (processes: ProcessMap | null): Set<string> => new Set(Object.values(processes ?? {}).map((p) => p.worker));
+
+/**
+ * What a fault was on, and the workers it hit: its targets that are workers, and
+ * the workers whose links it hit. A fault on a server, or on a proxy every worker
+ * shares, hits every client ("server").
+ */
+export function faultReach(window: FaultWindow, known: ReadonlySet<string>): { workers: Set<string>; on: FaultInEffect["on"] } {
+  const workers = new Set<string>();
+  let server = false;
+  for (const t of window.targets) {
+    const link = linkWorker(t);
+    if (link !== null) workers.add(link);
+    else if (isWorker(t, known)) workers.add(t);
+    else server = true;
+  }
+  const shared = Array.isArray(window.start?.value?.shared_proxies) && (window.start.value.shared_proxies as unknown[]).length > 0;
+  const links = window.targets.some((t) => linkWorker(t) !== null);
+  return { workers, on: server || shared ? "server" : links ? "link" : "worker" };
 }
 
 function inEffect(fault: Fault, hit: number[], processes: ProcessMap | null): FaultInEffect {

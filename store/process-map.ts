@@ -4,7 +4,9 @@
 // witness can say that the holder it names was frozen, and a report can put each
 // lane in its worker. history.ndjson's format stays as it was: the map is a fact
 // about how the run was made, recorded beside it.
-import type { HistoryEvent } from "./events.ts";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { RUN_FILES, type HistoryEvent } from "./events.ts";
 
 /** Where one history process ran: its worker, and the logical client it was a process of. */
 export interface ProcessPlace {
@@ -76,6 +78,18 @@ export function processMapOf(info: Record<string, unknown> | null, warnings: str
   }
   if (bad > 0) warnings.push(`run.json: ${bad} entries of "processes" are not a process number with {"worker", "client"}; left out`);
   return map;
+}
+
+/** The map of the run directory's run.json (null: no run.json, not an object, or no map in it). */
+export async function readProcessMap(runDir: string): Promise<ProcessMap | null> {
+  let info: unknown;
+  try {
+    info = JSON.parse(await readFile(join(runDir, RUN_FILES.run), "utf8"));
+  } catch {
+    // No run.json, or one that is not JSON: the check has said so; the page says there is no map.
+    return null;
+  }
+  return typeof info === "object" && info !== null && !Array.isArray(info) ? processMapOf(info as Record<string, unknown>) : null;
 }
 
 /** What to say where a run has no map. */
