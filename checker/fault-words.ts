@@ -58,9 +58,14 @@ function links(targets: readonly string[]): string {
   return list([...byWorker].map(([w, ss]) => `${w}'s ${ss.length === 1 ? "link" : "links"} to ${list(ss)}`));
 }
 
-/** One fault in words: `worker-1 (process 3) was paused from 2100.000 ms to 5300.000 ms`. */
-export function faultClause(f: FaultInEffect, w: FaultWindow): string {
-  const t = when(w);
+/**
+ * One fault in words, over each of its windows (the same fault on the same
+ * processes, more than once): `worker-1 (process 3) was paused from 2100.000 ms
+ * to 5300.000 ms and from 6000.000 ms to 6400.000 ms`.
+ */
+export function faultClause(f: FaultInEffect, ws: readonly FaultWindow[]): string {
+  const t = list(ws.map(when));
+  const w = ws[0];
   const many = f.targets.length > 1;
   if (f.on === "worker") {
     const who = `${list(f.workers)} (${processesText(f.processes)})`;
@@ -82,12 +87,26 @@ export function faultClause(f: FaultInEffect, w: FaultWindow): string {
   const servers = `the ${many ? "servers" : "server"} ${list(f.targets)}`;
   const verb = many ? "were" : "was";
   if (f.f === "kill") {
-    if (w.stop === null) return `${servers} ${verb} killed at ${ms(w.from)} and not restarted before the history ended`;
-    return w.start === null ? `${servers} ${verb} restarted at ${ms(w.to)}` : `${servers} ${verb} killed at ${ms(w.from)} and restarted at ${ms(w.to)}`;
+    const each = ws.map((k) => k.stop === null ? `killed at ${ms(k.from)} and not restarted before the history ended`
+      : k.start === null ? `restarted at ${ms(k.to)}` : `killed at ${ms(k.from)} and restarted at ${ms(k.to)}`);
+    return `${servers} ${verb} ${each.join(", and ")}`;
   }
   if (f.f === "pause") return `${servers} ${verb} paused ${t}`;
   if (f.f === "clock") return `the clock of ${servers} was ${moved(w)} ${t}`;
   return `${f.f} on ${servers} ${t}`;
+}
+
+/** The faults that read as one clause: the same fault, on the same targets and processes, with the same parameters. */
+function grouped(found: ReadonlyArray<readonly [FaultInEffect, FaultWindow]>): Array<[FaultInEffect, FaultWindow[]]> {
+  const groups = new Map<string, [FaultInEffect, FaultWindow[]]>();
+  for (const [f, w] of found) {
+    const v = w.start?.value ?? {};
+    const key = JSON.stringify([f.f, f.on, f.targets, f.processes, f.between ?? false, v.offset_ms, v.mode, v.latency_ms]);
+    const g = groups.get(key);
+    if (g) g[1].push(w);
+    else groups.set(key, [f, [w]]);
+  }
+  return [...groups.values()];
 }
 
 /**
@@ -100,13 +119,14 @@ export function faultSentence(found: ReadonlyArray<readonly [FaultInEffect, Faul
   const out: string[] = [];
   const say = (intro: string, faults: ReadonlyArray<readonly [FaultInEffect, FaultWindow]>, room: number): void => {
     if (faults.length === 0) return;
-    const named = faults.slice(0, Math.max(1, room)).map(([f, w]) => faultClause(f, w));
-    const more = faults.length - named.length;
+    const clauses = grouped(faults);
+    const named = clauses.slice(0, Math.max(1, room)).map(([f, ws]) => faultClause(f, ws));
+    const more = clauses.slice(named.length).reduce((n, [, ws]) => n + ws.length, 0);
     out.push(`${intro}, ${named.join("; ")}${more > 0 ? `; and ${more} more ${more === 1 ? "fault" : "faults"} (the witness's faults)` : ""}.`);
   };
   const during = found.filter(([f]) => !f.between);
   say(`While these ${what} ${held ? "lasted" : "ran"}`, during, NAMED);
-  say(`Between these ${what}`, found.filter(([f]) => f.between), NAMED - during.length);
+  say(`Between these ${what}`, found.filter(([f]) => f.between), NAMED - grouped(during).length);
   if (unmatched > 0) {
     const n = unmatched === 1 ? "1 fault on a worker or its links" : `${unmatched} faults on workers or their links`;
     out.push(`${n} ${found.length > 0 ? "also overlapped them" : `overlapped ${held ? "these holds" : "these operations"}`}, but run.json does not say which worker ran their processes, so whether ${unmatched === 1 ? "it" : "they"} hit them is not known.`);

@@ -148,3 +148,24 @@ describe("faults in effect on a witness's holds", () => {
     expect(faultsOf(after.results).find((f) => f.f === "pause")).toMatchObject({ targets: ["worker-1"], processes: [0] });
   });
 });
+
+describe("the sentence", () => {
+  it("names one fault that hit a hold twice in one clause, with both windows", () => {
+    const h = new History();
+    h.acquire(0, "k", [0, 1], "A", 1, 5);
+    h.nemesis(2, "start-pause", { targets: ["worker-1"] });
+    h.nemesis(4, "stop-pause", { targets: ["worker-1"] });
+    h.nemesis(6, "start-pause", { targets: ["worker-1"] });
+    h.acquire(1, "k", [10, 11], "B", 2, 1000);
+    h.write(1, "k", [12, 13], "B", 2, "b1");
+    h.nemesis(19, "stop-pause", { targets: ["worker-1"] });
+    h.write(0, "k", [20, 21], "A", 1, "a1");
+    const events = h.build();
+    const input = { header: h.header, events, decisions: null };
+    const { results } = analyze(input);
+    faultsInEffect(results, pairRun(input), events.filter((e) => e.process === "nemesis"), MAP);
+    const [w] = results.anomalies["stale-write-accepted"];
+    expect(w.faults).toHaveLength(2);
+    expect(w.explanation).toContain("While these holds lasted, worker-1 (process 0) was paused from 2.000 ms to 4.000 ms and from 6.000 ms to 19.000 ms.");
+  });
+});
