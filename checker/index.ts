@@ -11,3 +11,7 @@ export { analyze, LIVENESS, MAX_WITNESSES, MODELS, STRICT_MUTEX_VIOLATION, STRIC
 export type { RunInput } from "./paired.ts";
 // Fairness (stats.fairness): overtakes and waits per key; the report marks each waiter with it.
 export { fairnessOf, placedAt, waitersOfHistory, type FairnessStats, type Waiter } from "./fairness.ts";
+// Nemesis events paired into the windows of time each fault lasted (the report draws them).
+export { faultKind, faultWindows, type FaultWindow } from "./fault-windows.ts";
+// Which faults hit which holds: each witness's `faults`, and what a fault on a worker, a link or a server reaches (the report's lanes).
+export { faultReach, knownWorkers, type FaultInEffect } from "./faults-in-effect.ts";

@@ -7,7 +7,9 @@ import { BadInput } from "../lib/index.ts";
 import { RUN_FILES, type HistoryEvent, type HistoryHeader, type ResourceDecision, type Results } from "../store/events.ts";
 import { resourceLogInWorker, streamHistoryInWorkers } from "../store/reader-worker.ts";
 import { readHistory, readResourceLog, streamHistory, streamResourceLog, type Checkpoint } from "../store/reader.ts";
+import { processMapOf } from "../store/process-map.ts";
 import { LIVENESS, MODELS, verdict, verdictThread, type CheckOptions } from "./analyze.ts";
+import { faultsInEffect } from "./faults-in-effect.ts";
 import { PairingBuilder, type Paired } from "./paired.ts";
 
 export interface LoadedRun {
@@ -185,13 +187,16 @@ export async function checkRunKeeping(runDir: string, options: CheckOptions = {}
     const noted: string[] = [];
     const info = await readInfo(join(runDir, RUN_FILES.run), noted);
     const opts = { ...optionsOf(info, noted), ...defined(options) };
+    const processes = processMapOf(info, noted);
     // The second thread starts on the holds while this one reads the decisions.
     const { b, history, resource, nemesis } = await readRun(runDir, checkpointEvery, thread ? (m) => thread.begin(m, opts) : undefined);
     const warnings = [...history.warnings, ...(resource?.warnings ?? []), ...noted];
     const model = b.finish();
     const checked = thread ? await thread.verdict(model, opts) : verdict(model, opts);
+    // The witnesses kept, told which faults were in effect on their holds.
+    const faultWarnings = faultsInEffect(checked.results, model, nemesis, processes);
     const run: CheckedRun = { model, nemesis, checkpoints: history.checkpoints ?? null, resourceCheckpoints: resource?.checkpoints ?? [] };
-    return { results: checked.results, warnings: [...warnings, ...checked.warnings], run };
+    return { results: checked.results, warnings: [...warnings, ...checked.warnings, ...faultWarnings], run };
   } finally {
     thread?.stop();
   }

@@ -4,6 +4,7 @@
 // Toxiproxy's HTTP API, with its npm client, so the same code drives our own
 // fault proxy or a real Toxiproxy (--toxiproxy URL).
 import { Toxiproxy, type Proxy } from "toxiproxy-node-client";
+import { linkTarget } from "../store/process-map.ts";
 
 export interface Link {
   /** The proxy's name: "<prefix>worker-1--redis-1". */
@@ -19,7 +20,7 @@ export interface Link {
 }
 
 /** Name of a link in nemesis events and reports: worker-1->redis-1. */
-export const linkName = (l: Link): string => `${l.worker}->${l.server}`;
+export const linkName = (l: Link): string => linkTarget(l.worker, l.server);
 
 export interface Upstream {
   name: string;

@@ -5,6 +5,7 @@
 // data is in the run directory's files.
 import type { HistoryEvent, HistoryHeader, ResourceDecision, Results } from "../store/events.ts";
 import { RUN_FILES } from "../store/events.ts";
+import type { ProcessMap } from "../store/process-map.ts";
 import type { Digest } from "./digest.ts";
 import { readFairness } from "./fairness.ts";
 import type { FaultWindow } from "./faults.ts";
@@ -12,7 +13,7 @@ import { esc, millis, seconds } from "./format.ts";
 import { pageData, type PageData } from "./page-data.ts";
 import type { Op } from "./ops.ts";
 import { renderLatencyOverview, renderOpsOverview, OVERVIEW_CSS } from "./overview.ts";
-import { faultTable, figures, headerExtras, timelineLegend } from "./page.ts";
+import { faultTable, figures, headerExtras, mapNote, timelineLegend } from "./page.ts";
 import { readFigures, verdictOf, type AnomalyGroup } from "./results.ts";
 import { CSS, SCRIPT } from "./style.ts";
 import { renderTimeline, type KindMark } from "./timeline.ts";
@@ -26,12 +27,14 @@ export interface DigestInput {
   faults: FaultWindow[];
   groups: AnomalyGroup[];
   plan: WindowPlan;
+  /** run.json's `processes` (null or absent: the run did not record it). */
+  processes?: ProcessMap | null;
 }
 
 /** Each window as a model of its own, showing only the witnesses it is home to. */
 function windowModels(input: DigestInput): PageData[] {
   return input.plan.windows.map((w) => {
-    const m = pageData({ header: input.header, events: w.events, decisions: input.digest.decisions === null ? null : w.decisions, results: input.results });
+    const m = pageData({ header: input.header, events: w.events, decisions: input.digest.decisions === null ? null : w.decisions, results: input.results, processes: input.processes });
     m.groups = input.groups.map((g, gi) => ({
       type: g.type,
       witnesses: g.witnesses.map((v, wi) => (w.witnesses.has(`${gi}-${wi}`) ? v : { ...v, events: [], seqs: [] })),
@@ -53,7 +56,7 @@ function unionModel(input: DigestInput, models: readonly PageData[]): PageData {
     for (const [k, v] of m.opOfEvent) if (!opOfEvent.has(k)) opOfEvent.set(k, v);
     for (const [k, v] of m.decisionAt) if (!decisionAt.has(k)) decisionAt.set(k, v);
   }
-  const base = pageData({ header: input.header, events: [], decisions: input.digest.decisions === null ? null : [], results: input.results });
+  const base = pageData({ header: input.header, events: [], decisions: input.digest.decisions === null ? null : [], results: input.results, processes: input.processes });
   return { ...base, groups: input.groups, eventAt, opOfEvent, decisionAt };
 }
 
@@ -128,6 +131,7 @@ ${renderAnomalies(union)}
 <div class="legend">${swatch("ov-ok", "ok")}${swatch("ov-fail", "failed")}${swatch("ov-stale", "write refused: stale fence")}${swatch("ov-info", "unknown (info)")}${swatch("ov-win", "window drawn in full (click to go to it)")}</div>
 <div class="scroll">${renderOpsOverview(d, input.faults, plan.windows)}</div>
 <h3>Windows drawn in full</h3>
+${mapNote(union)}
 ${windows.length ? timelineLegend(keyLists.size === 1 ? keys : [], kinds) : `<p class="note">No witness and no fault to draw a window around.</p>`}
 ${windows.join("\n")}
 <h2 id="latency">Acquire latency</h2>

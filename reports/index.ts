@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { CheckedRun } from "../checker/index.ts";
 import { RUN_FILES, type HistoryHeader, type Results } from "../store/events.ts";
 import { readHistory, readResourceLog } from "../store/reader.ts";
+import { readProcessMap } from "../store/process-map.ts";
 import { digestOfCheck } from "./checked.ts";
 import { CHECKPOINT_EVERY, digestRun, locate } from "./digest.ts";
 import { renderDigestHtml } from "./digest-page.ts";
@@ -77,6 +78,8 @@ export async function reportRun(runDir: string, results: Results, options: Repor
   const outDir = options.outDir ?? runDir;
   const known = readFigures(results.stats).events;
   const groups = reportGroups(results);
+  // Which worker ran each process: the lanes are labelled with it.
+  const processes = await readProcessMap(runDir);
   if (known === undefined || known > fullUpTo) {
     // Without checkpoints (none asked for, or a history out of time order) the report makes its own pass.
     const digest = options.checked?.checkpoints ? digestOfCheck(options.checked) : await digestRun(runDir);
@@ -85,12 +88,12 @@ export async function reportRun(runDir: string, results: Results, options: Repor
       const faults = faultWindows(digest.nemesis, digest.t1);
       const plan = planWindows(digest, located, groups, faults, options.windowEvents);
       await readWindows(runDir, digest, plan.windows);
-      await writePage(outDir, renderDigestHtml({ header: digest.header, results, digest, faults, groups, plan }));
+      await writePage(outDir, renderDigestHtml({ header: digest.header, results, digest, faults, groups, plan, processes }));
       return { header: digest.header, downsampled: true };
     }
   }
   const history = await readHistory(join(runDir, RUN_FILES.history));
   const resource = await readResourceLog(join(runDir, RUN_FILES.resource));
-  await writeReport(outDir, { header: history.header, events: history.events, decisions: resource?.decisions ?? null, results });
+  await writeReport(outDir, { header: history.header, events: history.events, decisions: resource?.decisions ?? null, results, processes });
   return { header: history.header, downsampled: false };
 }

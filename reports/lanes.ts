@@ -8,6 +8,8 @@ import type { HistoryEvent } from "../store/events.ts";
 export interface Lanes {
   /** Lane index of each client process. */
   of: Map<number, number>;
+  /** Each client process's first and last event's time. */
+  span: Map<number, { first: number; last: number }>;
   /** Processes in each lane, in order of first event. */
   members: number[][];
   packed: boolean;
@@ -28,7 +30,7 @@ export function assignLanes(events: readonly HistoryEvent[], maxLanes: number): 
   const of = new Map<number, number>();
   if (procs.length <= maxLanes) {
     procs.forEach((p, i) => of.set(p, i));
-    return { of, members: procs.map((p) => [p]), packed: false };
+    return { of, span, members: procs.map((p) => [p]), packed: false };
   }
   const byStart = [...procs].sort((a, b) => span.get(a)!.first - span.get(b)!.first || a - b);
   const laneEnds: number[] = [];
@@ -46,5 +48,5 @@ export function assignLanes(events: readonly HistoryEvent[], maxLanes: number): 
     }
     of.set(p, lane);
   }
-  return { of, members, packed: true };
+  return { of, span, members, packed: true };
 }

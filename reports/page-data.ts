@@ -2,6 +2,7 @@
 // fault windows, anomaly groups, and the lookups from a witness's event indexes and
 // decision seqs to what they name.
 import type { HistoryEvent, HistoryHeader, ResourceDecision, Results } from "../store/events.ts";
+import type { ProcessMap } from "../store/process-map.ts";
 import { faultWindows, type FaultWindow } from "./faults.ts";
 import { lockOf, markModes, type LockView } from "./kinds.ts";
 import { decisionsOfWrites, holdsOf, ordered, pairOps, type Hold, type Op } from "./ops.ts";
@@ -12,6 +13,8 @@ export interface ReportInput {
   events: HistoryEvent[];
   decisions: ResourceDecision[] | null;
   results: Results;
+  /** run.json's `processes`: the worker each process ran in (null or absent: the run did not record it). */
+  processes?: ProcessMap | null;
 }
 
 export interface PageData {
@@ -29,6 +32,8 @@ export interface PageData {
   opOfEvent: Map<number, Op>;
   eventAt: Map<number, HistoryEvent>;
   decisionAt: Map<number, ResourceDecision>;
+  /** Which worker ran each process (null: the run did not say). */
+  processes: ProcessMap | null;
   /** First and last instant of the run that anything happened. */
   t0: number;
   t1: number;
@@ -60,6 +65,7 @@ export function pageData(input: ReportInput): PageData {
     opOfEvent,
     eventAt: new Map(events.map((e) => [e.index, e])),
     decisionAt: new Map(decisions.map((d) => [d.seq, d])),
+    processes: input.processes ?? null,
     t0, t1,
   };
 }

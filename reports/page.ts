@@ -11,6 +11,7 @@ import { pageData, type PageData, type ReportInput } from "./page-data.ts";
 import { readFigures, verdictOf } from "./results.ts";
 import { CSS, SCRIPT } from "./style.ts";
 import { renderTimeline, type KindMark } from "./timeline.ts";
+import { processMapNote } from "./lane-workers.ts";
 import { renderAnomalies } from "./witnesses.ts";
 
 export function renderReportHtml(input: ReportInput): string {
@@ -31,6 +32,7 @@ ${figures(m.input.results)}
 <h2 id="anomalies">Anomalies</h2>
 ${renderAnomalies(m)}
 <h2 id="timeline">Timeline</h2>
+${mapNote(m)}
 ${timelineLegend(timeline.keys, timeline.kinds)}
 ${timeline.notes.map((n) => `<p class="note">${esc(n)}</p>`).join("")}
 <div class="scroll">${timeline.svg}</div>
@@ -45,6 +47,12 @@ ${faultTable(m.windows)}
 ${historyNotes(m)}
 </main><script>${SCRIPT}</script></body></html>
 `;
+}
+
+/** Said once above the timeline of a run whose lanes cannot be matched to workers. */
+export function mapNote(m: PageData): string {
+  const note = processMapNote(m);
+  return note === null ? "" : `<p class="note map-note">${esc(note)}</p>`;
 }
 
 export function headerExtras(header: ReportInput["header"]): string {
@@ -101,6 +109,7 @@ const KIND_LEGEND: Record<KindMark, string> = {
   cancelled: swatch(`<path class="op-cancel" d="M9 4l6 6m0 -6l-6 6"/>`, "acquire withdrawn (cancelled)"),
   "cancel-unknown": swatch(`<path class="op-cancel-unknown" d="M9 4l6 6m0 -6l-6 6"/>`, "acquire withdrawn, removal unknown (cancel-unknown)"),
   levels: swatch(`<path class="lvl-certain" d="M1 11H8V5H16V11H23"/><line class="lvl-permits" x1="1" x2="23" y1="7" y2="7"/>`, "semaphore: holds certainly valid at once, dashed at the permits, red above them"),
+  "lane-fault": swatch(`<rect class="lane-fault fault-pause" x="1" y="2" width="22" height="10"/>`, "fault on the lane's worker or its links: it hit that process"),
 };
 
 export function timelineLegend(keys: string[], kinds: ReadonlySet<KindMark> = new Set()): string {

@@ -58,6 +58,7 @@ svg text { font-family: system-ui, sans-serif; }
 .fault-kill { fill: #555; stroke: #555; } .fault-other { fill: #888; stroke: #888; }
 rect[class^="fault-"] { stroke: none; } rect.unhealed { fill-opacity: .12; }
 text.fault-label { fill-opacity: 1; stroke: none; font-size: 11px; font-weight: 600; }
+rect.lane-fault { fill-opacity: .45; stroke-opacity: .9; stroke-width: 1; } .lane-worker { fill: #889; }
 text.fault-label.fault-pause { fill: #8a6500; } text.fault-label.fault-partition { fill: #0f6f7e; }
 .witness .band { fill: var(--stale); opacity: 0; pointer-events: none; }
 .witness .ring { fill: none; stroke: var(--stale); stroke-width: 1.5; }

@@ -12,6 +12,7 @@ import { esc, seconds } from "./format.ts";
 import { describeHold, describeOp, describeReentry } from "./describe.ts";
 import { cancelOf } from "./kinds.ts";
 import { assignLanes, type Lanes } from "./lanes.ts";
+import { labelWidth, renderLaneFaults, renderLaneLabels } from "./lane-workers.ts";
 import { levelStrips } from "./levels.ts";
 import type { PageData } from "./page-data.ts";
 import { heldUntil, type Op } from "./ops.ts";
@@ -21,7 +22,7 @@ export const MAX_LANES = 200;
 export const MAX_MARKS = 20_000;
 /** Past this many marks, tooltips shrink to one line each to keep the page loadable. */
 const FULL_TITLES = 4_000;
-const LEFT = 96, RIGHT = 24, AXIS = 18, LABEL_ROWS = 3, BOTTOM = 12;
+const RIGHT = 24, AXIS = 18, LABEL_ROWS = 3, BOTTOM = 12;
 const TOP = AXIS + LABEL_ROWS * 12 + 4;
 
 type Shape = "bar" | "ext" | "entry" | "tick" | "dot" | "cross" | "span";
@@ -50,7 +51,7 @@ export interface Timeline {
   kinds: Set<KindMark>;
 }
 
-export type KindMark = "read" | "write" | "entry" | "cancelled" | "cancel-unknown" | "levels";
+export type KindMark = "read" | "write" | "entry" | "cancelled" | "cancel-unknown" | "levels" | "lane-fault";
 
 function plotWidth(m: PageData, lanes: Lanes): number {
   const seconds = (m.t1 - m.t0) / 1e9;
@@ -79,6 +80,7 @@ export function renderTimeline(m: PageData): Timeline {
   const width = plotWidth(m, lanes);
   // A reentrant hold's bar has its re-entries nested inside: a little more room for them.
   const lh = laneHeight(laneCount) + (m.lock?.lock === "reentrant" && laneCount <= 20 ? 6 : 0);
+  const LEFT = labelWidth(m);
   const scale: TimeScale = { t0: m.t0, t1: m.t1, left: LEFT, width };
   // A window of a large run is drawn with t0/t1 narrowed to it: what starts before
   // (a carried-in hold) or ends after it is cut at its edge.
@@ -151,8 +153,10 @@ export function renderTimeline(m: PageData): Timeline {
   const out: string[] = [];
   out.push(`<svg class="timeline" width="${LEFT + width + RIGHT}" height="${height}" viewBox="0 0 ${LEFT + width + RIGHT} ${height}" role="img" aria-label="timeline">`);
   out.push(`<defs><pattern id="hatch" width="5" height="5" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="2" height="5" class="hatch"/></pattern></defs>`);
-  out.push(renderLaneLabels(lanes, laneY, lh, width));
+  out.push(renderLaneLabels(m, lanes, laneY, lh, LEFT, width));
   out.push(faultLayer(m.windows, scale, TOP, bottom, LABEL_ROWS));
+  const laneFaults = renderLaneFaults(m, lanes, x, laneY, lh);
+  out.push(laneFaults);
   out.push(`<g class="axis">${timeAxis(scale, AXIS, bottom, Math.max(4, Math.floor(width / 110)))}</g>`);
   if (levels) out.push(levels.draw(TOP));
   out.push(`<g class="marks">`);
@@ -161,6 +165,7 @@ export function renderTimeline(m: PageData): Timeline {
   out.push(renderWitnesses(m, lanes, x, laneY, lh, TOP, bottom));
   out.push(`</svg>`);
   const kinds = new Set<KindMark>();
+  if (laneFaults) kinds.add("lane-fault");
   if (m.lock !== null || drawn.some((mk) => mk.shape === "cross")) {
     for (const mk of drawn) {
       if (mk.shape === "entry") kinds.add("entry");
@@ -225,20 +230,6 @@ function thin(raw: readonly Mark[]): { marks: Mark[]; notes: string[] } {
 
 // Spans under bars under re-entries (shallow to deep) under ticks and dots, so the small marks stay visible.
 const shapeOrder = (s: Shape) => ({ span: 0, bar: 1, ext: 1, entry: 1.5, tick: 2, dot: 3, cross: 3 })[s];
-
-function renderLaneLabels(lanes: Lanes, laneY: (l: number) => number, lh: number, width: number): string {
-  const out: string[] = [];
-  const fontSize = Math.min(12, Math.max(5, lh - 2));
-  lanes.members.forEach((procs, lane) => {
-    const y = laneY(lane);
-    if (lane % 2 === 0) out.push(`<rect class="lane" x="0" y="${y}" width="${LEFT + width}" height="${lh}"/>`);
-    const name = procs.length === 1 ? `p${procs[0]}` : `p${procs[0]} +${procs.length - 1}`;
-    // Tiny lanes get a label every few lanes only; the tooltip still names each one.
-    if (lh < 9 && lane % Math.ceil(9 / lh) !== 0) return;
-    out.push(`<text class="lane-label" x="${LEFT - 6}" y="${px(y + lh / 2 + fontSize * 0.35)}" font-size="${fontSize}" text-anchor="end" data-lane="${lane}">${name}<title>lane ${lane}: ${esc(procs.map((p) => `p${p}`).join(", "))}</title></text>`);
-  });
-  return `<g class="lanes">${out.join("")}</g>`;
-}
 
 /** A letter or number inside a bar, where the bar has room for it and the page is small enough for text per mark. */
 function barLabel(mk: Mark, cy: number, h: number, brief: boolean): string {

@@ -63,7 +63,7 @@ function eventRow(m: PageData, e: HistoryEvent): string {
   let pair = "";
   if (op && op.invoke === e) pair = op.completion ? `completed by #${op.completion.index}` : "never completed";
   else if (op) pair = `invoked at #${op.invoke.index}, ${seconds(op.invoke.time)}`;
-  const proc = typeof e.process === "number" ? `p${e.process}` : String(e.process);
+  const proc = typeof e.process === "number" ? processText(m, e.process) : String(e.process);
   return `<tr class="t-${e.type === "ok" || e.type === "fail" || e.type === "info" ? e.type : "invoke"}">` +
     `<td>#${esc(e.index)}</td><td>${seconds(e.time)}</td><td>${esc(proc)}</td><td>${esc(e.type)}</td><td>${esc(e.f)}</td>` +
     `<td><code>${esc(json(e.key, 120))}</code></td><td><code>${esc(json(e.value, 300))}</code></td>` +
@@ -75,13 +75,19 @@ function decisionTable(m: PageData, seqs: number[]): string {
   const rows = [...new Set(seqs)].sort((a, b) => a - b).map((s) => {
     const d = m.decisionAt.get(s);
     if (!d) return `<tr class="missing"><td>seq ${s}</td><td colspan="9">not in the resource log${m.input.decisions ? "" : " (no resource log)"}</td></tr>`;
-    return decisionRow(d);
+    return decisionRow(m, d);
   });
   return `<table class="decisions"><thead><tr><th>decision</th><th>time</th><th>process</th><th>op</th><th>key</th><th>owner</th><th>fence</th><th>max before</th><th>outcome</th><th>data</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
-function decisionRow(d: ResourceDecision): string {
-  return `<tr class="${outcomeWord(d)}"><td>seq ${esc(d.seq)}</td><td>${seconds(d.time)}</td><td>p${esc(d.process)}</td>` +
+/** `p3`, and the worker it ran in where the run recorded it: `p3 · worker-2`. */
+function processText(m: PageData, p: number): string {
+  const worker = m.processes?.[String(p)]?.worker;
+  return worker === undefined ? `p${p}` : `p${p} · ${worker}`;
+}
+
+function decisionRow(m: PageData, d: ResourceDecision): string {
+  return `<tr class="${outcomeWord(d)}"><td>seq ${esc(d.seq)}</td><td>${seconds(d.time)}</td><td>${esc(processText(m, d.process))}</td>` +
     `<td>${esc(d.op)}</td><td><code>${esc(json(d.key, 120))}</code></td><td><code>${esc(json(d.owner, 120))}</code></td>` +
     `<td>${esc(d.fence ?? "null")}</td><td>${esc(d.max_before ?? "null")}</td>` +
     `<td>${outcomeWord(d)}${d.fencing ? "" : " (fencing off)"}</td><td><code>${esc(json(d.data, 200))}</code></td></tr>`;

@@ -12,7 +12,7 @@ import { ProcessGroup } from "../cluster/processes.ts";
 import { WELL_KNOWN_PORTS } from "../backends/index.ts";
 import { PortPlan } from "../cluster/ports.ts";
 import { describeSwept, sweepLeftovers } from "../cluster/leftovers.ts";
-import { HistoryWriter, createRunDir, writeJson, newRunStart, runClock, FORMAT, FORMAT_2, RUN_FILES, type HistoryHeader, type UnindexedEvent } from "../store/index.ts";
+import { HistoryWriter, ProcessMapRecorder, createRunDir, writeJson, newRunStart, runClock, FORMAT, FORMAT_2, RUN_FILES, type HistoryHeader, type UnindexedEvent } from "../store/index.ts";
 import { NEMESES, nemesisNamed, NemesisSchedule, ScriptSchedule, type NemesisContext, type Schedule } from "../nemesis/index.ts";
 import { rng, sleep } from "../lib/index.ts";
 import { startParts, workerOfClient, type RunParts } from "./start-parts.ts";
@@ -94,11 +94,16 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
   const history = new HistoryWriter(join(runDir, RUN_FILES.history), header);
   const status = new StatusLine(() => clock() / 1e9, test.timeLimitS, () => schedule?.active() ?? []);
   // A retired process carries on as process + concurrency, so p mod concurrency is its client.
-  const holds = new HoldTracker((p) => workerOfClient(p % test.concurrency, test.workers));
-  const record = (events: UnindexedEvent[]): void => {
+  const clientOf = (p: number): number => p % test.concurrency;
+  const holds = new HoldTracker((p) => workerOfClient(clientOf(p), test.workers));
+  // run.json's `processes`: which worker each process's events came from, so that
+  // a check can say which of them a fault on a worker froze, cut off or slowed.
+  const places = new ProcessMapRecorder(clientOf);
+  const record = (events: UnindexedEvent[], worker?: string): void => {
     history.append(events);
     status.count(events);
     holds.observe(events);
+    if (worker !== undefined) places.observe(worker, events);
   };
   let schedule: Schedule | null = null;
   let warnings = 0;
@@ -227,6 +232,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     phases.mark("torn_down");
     info.finished = new Date().toISOString();
     info.events = history.count;
+    info.processes = places.toJSON();
     await versions;
     writeJson(join(runDir, RUN_FILES.run), info);
   }

@@ -16,7 +16,7 @@ import { Links, type Link } from "../cluster/links.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import { startResource, type ResourceHandle } from "../resource/index.ts";
 import { spawnProxyServer } from "../proxy/index.ts";
-import { RUN_FILES, type UnindexedEvent } from "../store/index.ts";
+import { RUN_FILES, workerName, type UnindexedEvent } from "../store/index.ts";
 import type { Endpoint } from "../clients/index.ts";
 import { spawnWorker, workerClockFile, type WorkerHandle } from "./workers.ts";
 import { faketimePreload, writeOffset } from "../cluster/faketime.ts";
@@ -48,7 +48,8 @@ export interface PartsContext {
   ports: PortPlan;
   runDir: string;
   t0: bigint;
-  record: (events: UnindexedEvent[]) => void;
+  /** `worker`: the worker that sent them. */
+  record: (events: UnindexedEvent[], worker: string) => void;
   /** A worker's warning for the console. */
   warn: (worker: string, message: string) => void;
   /** Called as each part comes up, so run.json can say what there was if a later step fails. */
@@ -56,7 +57,7 @@ export interface PartsContext {
 }
 
 /** The worker a logical client lives in: clients are dealt out in turn. */
-export const workerOfClient = (client: number, workers: number): string => `worker-${(client % workers) + 1}`;
+export const workerOfClient = (client: number, workers: number): string => workerName((client % workers) + 1);
 
 const endpoint = (l: Link): Endpoint => ({ name: l.server, host: l.host, port: l.port });
 
@@ -68,14 +69,14 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
   // Before anything starts: a missing libfaketime or shim is one clear message.
   if (test.workerClocks) faketimePreload();
   const logs = (name: string): string => join(runDir, "logs", `${name}.log`);
-  const workerNames = Array.from({ length: test.workers }, (_, i) => `worker-${i + 1}`);
+  const workerNames = Array.from({ length: test.workers }, (_, i) => workerName(i + 1));
   // The workers first: each is a Node process whose start and loading of the lock
   // client's library (a few hundred ms) need nothing of the servers, so they
   // happen while the resource, the proxy and the servers start. They get their
   // clients' addresses once the links exist (setup, below).
   const spawning = Promise.all(
     workerNames.map(async (name) => {
-      const w = await spawnWorker(group, name, runDir, ctx.record, { onWarning: (m) => ctx.warn(name, m), skewableClock: test.workerClocks ?? false });
+      const w = await spawnWorker(group, name, runDir, (events) => ctx.record(events, name), { onWarning: (m) => ctx.warn(name, m), skewableClock: test.workerClocks ?? false });
       w.send({ type: "load", client: test.client, backend: test.backend.name });
       return w;
     }),

@@ -6,3 +6,4 @@ export * from "./clock.ts";
 export { readHistory, readResourceLog, type HistoryFile, type ResourceLog } from "./reader.ts";
 export { HistoryWriter } from "./writer.ts";
 export { createRunDir, writeJson, runStamp, type RunDir } from "./run-dir.ts";
+export * from "./process-map.ts";
