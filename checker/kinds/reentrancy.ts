@@ -10,7 +10,7 @@ import type { Witness } from "../../store/events.ts";
 import { ms, quoteOp } from "../explain.ts";
 import { ACQUIRE, eventsOf, INNER_RELEASE, RELEASE, type Paired } from "../paired.ts";
 import { validText } from "../mutex.ts";
-import { spanAt } from "../spans.ts";
+import { spanAt, spansOf } from "../spans.ts";
 import { OK } from "../table.ts";
 import { sweepHolds } from "./overlaps.ts";
 
@@ -47,10 +47,14 @@ export function reentrancyViolations(m: Paired): Reentrancy {
 
 /**
  * Re-entries granted to a process that did not hold the owner's hold at the depth
- * below when it asked: another process, no outer hold of that owner and key at all
- * (pairing found none, so the re-entry has no hold), or one released at depth 1
- * before, or entered fewer times than the depth asked implies. Whether the outer
- * lease still ran is not asked: a watchdog may keep it alive unseen.
+ * below (docs/anomalies.md, reentrancy-violation): another process; no outer hold
+ * of that owner and key at all (pairing found none, so the re-entry has no hold);
+ * one released at depth 1 before; one entered fewer times than the depth implies;
+ * or one not certainly valid at any moment between the re-entry's invoke and its
+ * ok. For that last, an earlier re-entry's span (its ok to its invoke plus its
+ * TTL) counts as the hold's too, since a re-entry may refresh the lease (the
+ * holds' spans for the other rules do not count it: a client may not refresh);
+ * a hold whose TTL is not known is not judged by time.
  */
 function reentriesNotHeld(m: Paired): Witness[] {
   const { ops, holds } = m;
@@ -74,6 +78,9 @@ function reentriesNotHeld(m: Paired): Witness[] {
     const process = ops.process[acquire];
     let count = 1;
     let releasedAt = -1;
+    // The hold's certain spans, cut at its release, and its re-entries' (below); computed when a re-entry asks.
+    let spans: { start: number; end: number }[] | null = null;
+    const timed = !Number.isNaN(holds.ttl[h]);
     for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
       const f = ops.f[r];
       const depth = depths.get(r) ?? 1;
@@ -83,14 +90,24 @@ function reentriesNotHeld(m: Paired): Witness[] {
         continue;
       }
       if (f !== ACQUIRE || ops.outcome[r] !== OK) continue;
+      spans ??= spansOf(m, h).filter((x) => x.end > x.start).map((x) => ({ start: x.start, end: x.end }));
+      const invoked = ops.start[r], answered = ops.endOf(r);
       if (ops.process[r] !== process) say(r, `yet the hold is process ${process}'s: another process entered it`, acquire);
       else if (releasedAt >= 0) say(r, `after its outer hold was released by ${quoteOp(m, releasedAt)}`, releasedAt);
       else if (count < depth - 1) say(r, `while its owner held it at depth ${count} only`, acquire);
-      if (ops.process[r] === process) count = depth;
+      else if (timed && !spans.some((x) => x.start <= answered && invoked < x.end))
+        say(r, `yet its outer hold was not certainly valid at any moment from its invoke to its ok (${spansText(spans)})`, acquire);
+      if (ops.process[r] !== process) continue;
+      count = depth;
+      const ttl = ops.ttl[r];
+      if (!Number.isNaN(ttl) && invoked + ttl * 1e6 > answered) spans.push({ start: answered, end: invoked + ttl * 1e6 });
     }
   }
   return out;
 }
+
+const spansText = (spans: { start: number; end: number }[]): string =>
+  spans.length === 0 ? "it never was" : `certainly valid ${spans.map((x) => `from ${ms(x.start)} to ${ms(x.end)}`).join(", ")}`;
 
 /** The first release of a re-entry of hold `h` invoked before `t` (-1: none). */
 function innerReleaseBefore(m: Paired, h: number, t: number): number {

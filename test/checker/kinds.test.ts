@@ -93,6 +93,32 @@ describe("reentrancy-violation", () => {
     expect(w.explanation).toMatch(/The inner release freed the outer hold/);
   });
 
+  // The amended rule: a re-entry is rightly granted only to the process holding the
+  // hold at the depth below while it is certainly valid.
+  const reentry = (o: { by: number; at: [number, number]; ttl?: number; refreshAt?: [number, number]; depth?: number; outer?: boolean }) => {
+    const h = new History({ format: 2, lock: "reentrant", fence_on_reentry: "same", client: "x" });
+    if (o.outer !== false) acquireKind(h, 1, "k", [0, 10], "a", 1, { depth: 1 }, o.ttl);
+    if (o.refreshAt) acquireKind(h, 1, "k", o.refreshAt, "a", 1, { depth: 2 }, o.ttl);
+    acquireKind(h, o.by, "k", o.at, "a", 1, { depth: o.depth ?? 2 }, o.ttl);
+    return h;
+  };
+  const types = async (h: History): Promise<string[]> => (await checkRun(writeRun(h))).results.anomaly_types;
+
+  it("a re-entry by the holder inside its lease: valid; by another process, with no outer hold, or deeper than held: reentrancy-violation", async () => {
+    expect(await types(reentry({ by: 1, at: [20, 25] }))).toEqual([]);
+    expect(await types(reentry({ by: 2, at: [20, 25] }))).toEqual(["reentrancy-violation"]);
+    expect(await types(reentry({ by: 1, at: [20, 25], outer: false }))).toEqual(["reentrancy-violation"]);
+    expect(await types(reentry({ by: 1, at: [20, 25], depth: 3 }))).toEqual(["reentrancy-violation"]);
+  });
+
+  it("a re-entry by the holder after its lease certainly ran out: reentrancy-violation; after an earlier re-entry refreshed it: valid", async () => {
+    const late = await checkRun(writeRun(reentry({ by: 1, at: [2000, 2005], ttl: 1000 })));
+    expect(late.results.anomaly_types).toEqual(["reentrancy-violation"]);
+    expect(late.results.anomalies["reentrancy-violation"][0].explanation).toMatch(/not certainly valid at any moment from its invoke to its ok/);
+    // The depth-2 re-entry at 900 ms may have refreshed the lease to 1900 ms; the depth-3 one at 1500 ms came within it.
+    expect(await types(reentry({ by: 1, refreshAt: [900, 905], at: [1500, 1505], depth: 3, ttl: 1000 }))).toEqual([]);
+  });
+
   it("a re-entry whose fence breaks the promised rule (same): reentrancy-violation", async () => {
     const { results } = await checkRun(writeRun(run(false, 7).h));
     expect(results.anomaly_types).toEqual(["reentrancy-violation"]);
