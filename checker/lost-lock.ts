@@ -16,14 +16,22 @@
 // lease alive in the background without recording it (redis-semaphore's refresh
 // timer, etcd3's keep-alive), and an etcd leader change extends every lease. A
 // later grant to someone else is proof whatever the client did in between.
+//
+// Only a grant the lock could not have made beside this hold counts: under an rw
+// lock, one of the two must be a write hold (two readers share the key rightly);
+// a semaphore's holds share it up to its permits, and a grant beside one proves
+// nothing of it, so semaphores are not judged here.
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire, quoteOp } from "./explain.ts";
 import { eventsOf, holdsByAcquireEnd, RENEW, type Paired } from "./paired.ts";
 import { OK } from "./table.ts";
+import { readsOnly } from "./kinds/rw.ts";
 
 export function lostLocksUnnoticed(m: Paired): Witness[] {
   const out: Witness[] = [];
   const { ops, holds } = m;
+  if (m.kind?.lock === "semaphore") return out;
+  const rw = m.kind?.lock === "rw";
   // Only a hold with a renew that returned ok can be a witness: the rest are
   // skipped without a walk through their operations, which lie all over the
   // columns (most runs renew seldom or never).
@@ -47,7 +55,7 @@ export function lostLocksUnnoticed(m: Paired): Witness[] {
       let grantedBy = acquire;
       for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
         if (ops.f[r] === RENEW && ops.outcome[r] === OK) {
-          const other = grantedBetween(m, order, ends, granted, ops.start[r]);
+          const other = grantedBetween(m, order, ends, granted, ops.start[r], rw && readsOnly(m, h) ? (o) => !readsOnly(m, o) : () => true);
           if (other >= 0) {
             out.push(retaken(m, key, h, grantedBy, other, r));
             break;
@@ -62,8 +70,8 @@ export function lostLocksUnnoticed(m: Paired): Witness[] {
   return out;
 }
 
-/** A hold whose acquire was invoked after `from` and returned ok before `to` (-1: none); `ends` are `order`'s acquire completions. */
-function grantedBetween(m: Paired, order: Int32Array, ends: Float64Array, from: number, to: number): number {
+/** A hold that `excludes` says could not share the key, whose acquire was invoked after `from` and returned ok before `to` (-1: none); `ends` are `order`'s acquire completions. */
+function grantedBetween(m: Paired, order: Int32Array, ends: Float64Array, from: number, to: number, excludes: (other: number) => boolean): number {
   let lo = 0;
   let hi = ends.length;
   while (lo < hi) {
@@ -71,7 +79,7 @@ function grantedBetween(m: Paired, order: Int32Array, ends: Float64Array, from: 
     if (ends[mid] <= from) lo = mid + 1;
     else hi = mid;
   }
-  for (let i = lo; i < order.length && ends[i] < to; i++) if (m.ops.start[m.holds.acquire[order[i]]] > from) return order[i];
+  for (let i = lo; i < order.length && ends[i] < to; i++) if (m.ops.start[m.holds.acquire[order[i]]] > from && excludes(order[i])) return order[i];
   return -1;
 }
 

@@ -128,8 +128,9 @@ function fenceRuleBroken(m: Paired): Witness[] {
     for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
       if (ops.f[r] !== ACQUIRE || ops.outcome[r] !== OK) continue;
       const fence = ops.fence[r];
-      const broken = rule === "same" ? !(fence === holds.fence[h]) : !(fence > last);
-      if (broken && !(Number.isNaN(fence) && Number.isNaN(last))) {
+      // "same": the outer fence, none where it had none; "new": above the last, judged only where both are known.
+      const broken = rule === "same" ? !(fence === holds.fence[h] || (Number.isNaN(fence) && Number.isNaN(holds.fence[h]))) : !Number.isNaN(fence) && !Number.isNaN(last) && !(fence > last);
+      if (broken) {
         const key = m.keys.names[holds.key[h]];
         out.push({
           key,
