@@ -39,20 +39,28 @@ export function duplicateFence(holds: Hold[]): Findings {
   return out.length ? { "duplicate-fence": out } : {};
 }
 
-/** A hold whose acquire was invoked after another hold's acquire returned ok with a higher fence; the witness names the highest. */
+/**
+ * A hold whose acquire was invoked after another hold's acquire returned ok with
+ * a higher fence; the witness names the highest. One sweep per key: holds by
+ * their acquire's ok, taken in as each hold's acquire is invoked.
+ */
 export function fenceRegression(holds: Hold[]): Findings {
   const out: Witness[] = [];
-  for (const h of holds) {
-    if (h.fence === null) continue;
-    const f = h.fence;
-    const earlier = holds.filter((g) => g !== h && g.key === h.key && g.fence !== null && g.fence > f && okTime(g.acquire) < h.acquire.invoke.time);
-    if (!earlier.length) continue;
-    const top = earlier.reduce((a, b) => ((b.fence as number) > (a.fence as number) ? b : a));
-    out.push({
-      key: h.key,
-      events: opEvents(top.acquire, h.acquire),
-      explanation: `On key ${JSON.stringify(h.key)}, ${opText(top.acquire)}; the later ${opText(h.acquire)} was invoked after that ok (at ${(h.acquire.invoke.time / 1e6).toFixed(3)} ms) yet got the lower fence ${f} < ${top.fence}.`,
-    });
+  for (const key of [...new Set(holds.map((h) => h.key))]) {
+    const fenced = holds.filter((h) => h.key === key && h.fence !== null);
+    const byOk = [...fenced].sort((a, b) => okTime(a.acquire) - okTime(b.acquire));
+    let top: Hold | null = null;
+    let next = 0;
+    for (const h of [...fenced].sort((a, b) => a.acquire.invoke.time - b.acquire.invoke.time)) {
+      for (; next < byOk.length && okTime(byOk[next].acquire) < h.acquire.invoke.time; next++)
+        if (!top || (byOk[next].fence as number) > (top.fence as number)) top = byOk[next];
+      if (!top || (top.fence as number) <= (h.fence as number)) continue;
+      out.push({
+        key,
+        events: opEvents(top.acquire, h.acquire),
+        explanation: `On key ${JSON.stringify(key)}, ${opText(top.acquire)}; the later ${opText(h.acquire)} was invoked after that ok (at ${(h.acquire.invoke.time / 1e6).toFixed(3)} ms) yet got the lower fence ${h.fence} < ${top.fence}.`,
+      });
+    }
   }
   return out.length ? { "fence-regression": out } : {};
 }

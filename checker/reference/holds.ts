@@ -165,9 +165,13 @@ export function pairViolations(run: Run, holds: Hold[], skip: Set<string>): Find
   if (kind === "semaphore") return {};
   const type = kind === "rw" ? "rw-violation" : "mutex-violation";
   const out: Witness[] = [];
-  for (let i = 0; i < holds.length; i++)
-    for (let j = i + 1; j < holds.length; j++) {
-      const [a, b] = [holds[i], holds[j]].sort(byGrant);
+  // Every pair of holds of a key whose spans meet. Holds in order of their first span's start, so that the pairs
+  // of a hold end at the first later hold whose spans start after its own have all ended.
+  const sorted = holds.filter((h) => h.spans.length).sort((a, b) => a.spans[0].start - b.spans[0].start);
+  for (let i = 0; i < sorted.length; i++) {
+    const lastEnd = sorted[i].spans[sorted[i].spans.length - 1].end;
+    for (let j = i + 1; j < sorted.length && sorted[j].spans[0].start < lastEnd; j++) {
+      const [a, b] = [sorted[i], sorted[j]].sort(byGrant);
       if (a.key !== b.key || skip.has(pairKey(a, b))) continue;
       if (kind === "rw" && a.mode === "read" && b.mode === "read") continue;
       const o = overlap(a, b);
@@ -180,6 +184,7 @@ export function pairViolations(run: Run, holds: Hold[], skip: Set<string>): Find
         explanation: `On key ${JSON.stringify(a.key)} ${what} were certainly valid at once from ${ms(o.from)} to ${ms(o.to)}: ${holdText(a)}; and ${holdText(b)}. ${why}`,
       });
     }
+  }
   return out.length ? { [type]: out } : {};
 }
 

@@ -4,10 +4,11 @@
 // live in holds.ts.)
 //
 // reentrancy-violation is found three ways, each one witness:
-//  (a) anomalies.md: another hold of the key granted (its acquire's ok) while
+//  (a) anomalies.md: another hold G of the key granted (its acquire's ok) while
 //      hold H was still certainly valid, after a release at depth >= 2 of H was
-//      invoked: the inner release freed the outer hold. One per pair (H, other),
-//      and such a pair is not told again as a mutex-violation.
+//      invoked: the inner release freed the outer hold. As for a
+//      mutex-violation, which such a pair is not told again as, G must itself
+//      be certainly valid past its grant. One per pair (H, G).
 //  (b) anomalies.md: a re-entry whose ok's fence is not its hold's
 //      (fence_on_reentry "same"), or not above the fence of the entry before it
 //      ("new"). One per re-entry. Not judged without fence_on_reentry.
@@ -37,7 +38,7 @@ export function reentrancy(run: Run, holds: Hold[], stray: Op[]): { findings: Fi
       if (g === h || g.key !== h.key || g.owner === h.owner) continue;
       const granted = g.acquire.done!.time;
       const r = inner.find((r) => r.invoke.time < granted);
-      if (!r || !validAt(h, granted)) continue;
+      if (!r || !validAt(h, granted) || !validAt(g, granted)) continue;
       toldPairs.add(pairKey(h, g));
       out.push({
         key: h.key,

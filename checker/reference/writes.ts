@@ -12,6 +12,17 @@
 // stays INVALID whatever the log says. So with a log both are judged: a type's
 // witnesses are the log's, and where the log shows none of a type, the
 // history's own (the reading the docs leave open; see docs/reference-checker.md).
+//
+// The kinds' rules, as fences that took effect before a write or a refusal
+// (history-format.md "The resource's rule per lock kind"):
+//   stale    mutex, reentrant: a write fence above it (reads do not count,
+//            anomalies.md "stale-write-accepted"); rw: a write or read fence
+//            above it; semaphore of N: N distinct fences above it.
+//   refused  mutex: fence above every write, at least every read; reentrant:
+//   falsely  at least every write and read; rw write: above every write and
+//            read; rw read: at least every write; semaphore: fewer than N
+//            distinct fences above it. Not where a decision of unknown outcome
+//            had a fence at or above it (it may have raised the fence first).
 import { decisionText, opEvents, opText } from "./describe.ts";
 import type { Decision, Findings, Kind, Op, Run, Witness } from "./types.ts";
 
@@ -20,35 +31,69 @@ const TYPES = ["stale-write-accepted", "interleaved-writers", "false-rejection",
 const fenceOf = (op: Op): number | null => (typeof op.iv.fence === "number" ? op.iv.fence : null);
 const distinctAbove = (fences: number[], f: number): number => new Set(fences.filter((x) => x > f)).size;
 
+function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const x of xs) {
+    const k = key(x);
+    const list = out.get(k);
+    if (list) list.push(x);
+    else out.set(k, [x]);
+  }
+  return out;
+}
+
+/** What took effect before a write or a refusal, as the rules above need it. -Infinity: nothing. */
+interface Before {
+  maxWrite: number;
+  maxRead: number;
+  /** The highest fence of what may have taken effect (decisions of unknown outcome). */
+  maxMaybe: number;
+  /** Semaphore: every fence that took effect (writes and reads), and those that may have. */
+  fences: number[];
+  maybeFences: number[];
+}
+
+const nothingBefore = (): Before => ({ maxWrite: -Infinity, maxRead: -Infinity, maxMaybe: -Infinity, fences: [], maybeFences: [] });
+
+function isStale(kind: Kind, permits: number, f: number, b: Before): boolean {
+  if (kind === "semaphore") return distinctAbove(b.fences, f) >= permits;
+  if (kind === "rw") return Math.max(b.maxWrite, b.maxRead) > f;
+  return b.maxWrite > f;
+}
+
+function isFalseRefusal(kind: Kind, permits: number, f: number, isRead: boolean, b: Before): boolean {
+  if (kind === "semaphore") return distinctAbove([...b.fences, ...b.maybeFences], f) < permits;
+  if (b.maxMaybe >= f) return false;
+  if (kind === "rw") return isRead ? !(b.maxWrite > f) : !(b.maxWrite >= f) && !(b.maxRead >= f);
+  if (kind === "reentrant") return !(b.maxWrite > f) && !(b.maxRead > f);
+  return !(b.maxWrite >= f) && !(b.maxRead > f);
+}
+
 /** Ties each decision to the operation that sent it, and counts the ok writes with no accepted decision. */
 function matchDecisions(run: Run, decisions: Decision[]): number {
+  const senders = groupBy(
+    run.ops.filter((op) => op.f === "write" || op.f === "read"),
+    (op) => JSON.stringify([op.f, op.key, op.process, op.iv.owner]),
+  );
   for (const d of decisions)
     d.sentBy =
-      run.ops.find(
-        (op) =>
-          op.f === d.op &&
-          op.key === d.key &&
-          op.process === d.process &&
-          op.iv.owner === d.owner &&
-          op.invoke.time <= d.time &&
-          (op.done === null || op.outcome === "info" || d.time <= op.done.time),
+      (senders.get(JSON.stringify([d.op, d.key, d.process, d.owner])) ?? []).find(
+        (op) => op.invoke.time <= d.time && (op.done === null || op.outcome === "info" || d.time <= op.done.time),
       ) ?? null;
   // An ok write is matched by an accepted decision that it sent; failing that
-  // (a harness whose clocks disagree), by any accepted decision of its key and
+  // (a harness whose clocks disagree), by an accepted decision of its key and
   // owner that no operation brackets. accepted: null never matches (HISTORY.md amended).
-  const used = new Set<Decision>();
   const accepted = decisions.filter((d) => d.op === "write" && d.accepted === true);
+  const matched = new Set(accepted.map((d) => d.sentBy));
+  const spare = groupBy(
+    accepted.filter((d) => d.sentBy === null),
+    (d) => JSON.stringify([d.key, d.owner]),
+  );
   let unmatched = 0;
-  const okWrites = run.ops.filter((op) => op.f === "write" && op.outcome === "ok");
-  const rest: Op[] = [];
-  for (const w of okWrites) {
-    const d = accepted.find((d) => d.sentBy === w && !used.has(d));
-    if (d) used.add(d);
-    else rest.push(w);
-  }
-  for (const w of rest) {
-    const d = accepted.find((d) => d.sentBy === null && !used.has(d) && d.key === w.key && d.owner === w.iv.owner);
-    if (d) used.add(d);
+  for (const w of run.ops) {
+    if (w.f !== "write" || w.outcome !== "ok" || matched.has(w)) continue;
+    const pool = spare.get(JSON.stringify([w.key, w.iv.owner]));
+    if (pool && pool.length) pool.shift();
     else unmatched++;
   }
   return unmatched;
@@ -56,10 +101,8 @@ function matchDecisions(run: Run, decisions: Decision[]): number {
 
 /** Each key's decisions in the order they took effect: by "order" where the log has it, a line without one staying after the line logged before it; else line order. */
 function byKey(decisions: Decision[]): Map<string, Decision[]> {
-  const ordered = decisions.some((d) => d.order !== undefined);
-  const keys = new Map<string, Decision[]>();
-  for (const d of decisions) keys.set(d.key, [...(keys.get(d.key) ?? []), d]);
-  if (!ordered) return keys;
+  const keys = groupBy(decisions, (d) => d.key);
+  if (!decisions.some((d) => d.order !== undefined)) return keys;
   for (const [key, ds] of keys) {
     let place = -Infinity;
     let after = 0;
@@ -79,96 +122,74 @@ function byKey(decisions: Decision[]): Map<string, Decision[]> {
   return keys;
 }
 
-/**
- * Whether a write with fence f is stale given the fences that certainly took
- * effect before it (writes; reads where the kind's rule counts them). Returns
- * the fences that make it so, or null.
- */
-function staleAgainst(kind: Kind, permits: number, f: number, before: Array<{ fence: number; read: boolean }>): number[] | null {
-  if (kind === "semaphore") {
-    const above = before.filter((b) => b.fence > f).map((b) => b.fence);
-    return new Set(above).size >= permits ? above : null;
+/** The first position in `ops` (sorted by invoke) of an op invoked at or after t. */
+function firstInvokedFrom(ops: Op[], t: number): number {
+  let lo = 0;
+  let hi = ops.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ops[mid].invoke.time < t) lo = mid + 1;
+    else hi = mid;
   }
-  // mutex and reentrant: a read with a higher fence does not count (anomalies.md); rw: reads count (history-format.md).
-  const above = before.filter((b) => b.fence > f && (kind === "rw" || !b.read)).map((b) => b.fence);
-  return above.length ? above : null;
+  return lo;
 }
 
-/**
- * Whether a refusal of fence f was false given what may have taken effect
- * before it: `sure` certainly did, `maybe` may have (decisions of unknown
- * outcome; the history's writes not certainly refused). The kinds' rules:
- * mutex, fence above every write and at least every read; reentrant, at least
- * every write and read; rw write, above every write and read; rw read, at least
- * every write; semaphore, fewer than N fences above it.
- */
-function falselyRefused(kind: Kind, permits: number, f: number, isRead: boolean, sure: Array<{ fence: number; read: boolean }>, maybe: number[]): boolean {
-  if (maybe.some((u) => u >= f) && kind !== "semaphore") return false;
-  if (kind === "semaphore") return distinctAbove([...sure.map((s) => s.fence), ...maybe], f) < permits;
-  if (kind === "rw" && isRead) return !sure.some((s) => !s.read && s.fence > f);
-  return !sure.some((s) => {
-    if (s.read) return kind === "rw" ? s.fence >= f : s.fence > f;
-    return kind === "reentrant" ? s.fence > f : s.fence >= f;
-  });
-}
+const empty = (): Findings => Object.fromEntries(TYPES.map((t) => [t, [] as Witness[]]));
 
 function fromLog(run: Run, decisions: Decision[]): Findings {
   const { lock: kind, permits } = run.header;
   const counter = run.header.workload === "counter";
-  const out: Findings = Object.fromEntries(TYPES.map((t) => [t, [] as Witness[]]));
+  const out = empty();
   const events = (...ds: Decision[]) => opEvents(...ds.map((d) => d.sentBy));
   for (const [key, ds] of byKey(decisions)) {
     const k = JSON.stringify(key);
-    // stale-write-accepted: a write accepted against the kind's rule by the fences accepted before it.
-    const accepted: Decision[] = [];
-    // false-rejection needs what may have taken effect too.
-    const unknown: Decision[] = [];
-    // interleaved-writers: accepted writes since the last decision of unknown outcome.
-    let segment: Decision[] = [];
+    const b = nothingBefore();
+    // The accepted decision with the highest fence, for witnesses.
+    let top: Decision | null = null;
+    // interleaved-writers: since the last decision of unknown outcome, the last accepted write, and each hold's last.
+    let prev: Decision | null = null;
+    let lastOf = new Map<string, Decision>();
     const pairs = new Set<string>();
-    // lost-update: the value in effect, undefined once unknown.
+    // lost-update: the value in effect (undefined once unknown) and who wrote it.
     let value: number | undefined = 0;
     let valueBy: Decision | null = null;
     for (const d of ds) {
-      const sure = accepted.filter((a) => a.fence !== null).map((a) => ({ fence: a.fence as number, read: a.op === "read" }));
+      const f = d.fence;
       if (d.accepted === null) {
-        unknown.push(d);
-        segment = [];
+        if (f !== null) {
+          b.maxMaybe = Math.max(b.maxMaybe, f);
+          b.maybeFences.push(f);
+        }
+        prev = null;
+        lastOf = new Map();
         if (d.op === "write") value = undefined;
         continue;
       }
       if (d.accepted === false) {
         const judged = d.op === "write" || (kind === "rw" && d.op === "read");
-        if (judged && d.fence !== null && falselyRefused(kind, permits, d.fence, d.op === "read", sure, unknown.filter((u) => u.fence !== null).map((u) => u.fence as number))) {
-          const top = accepted.filter((a) => a.fence !== null).sort((a, b) => (b.fence as number) - (a.fence as number))[0];
+        if (judged && f !== null && isFalseRefusal(kind, permits, f, d.op === "read", b))
           out["false-rejection"].push({
             key,
             seqs: top ? [top.seq, d.seq] : [d.seq],
             events: top ? events(top, d) : events(d),
-            explanation: `On key ${k} the resource refused ${decisionText(d)}, yet ${top ? `the highest fence it had accepted on the key was ${top.fence}, in ${decisionText(top)}` : "it had accepted no fenced request on the key"}: by the ${kind} rule fence ${d.fence} should have been accepted.`,
+            explanation: `On key ${k} the resource refused ${decisionText(d)}, yet ${top ? `the highest fence it had accepted on the key was ${top.fence}, in ${decisionText(top)}` : "it had accepted no fenced request on the key"}: by the ${kind} rule fence ${f} should have been accepted.`,
           });
-        }
         continue;
       }
-      // accepted === true
-      if (d.op === "write" && d.fence !== null) {
-        const above = staleAgainst(kind, permits, d.fence, sure);
-        if (above) {
-          const top = accepted.filter((a) => a.fence === Math.max(...above))[0];
+      // Accepted.
+      if (d.op === "write") {
+        if (f !== null && isStale(kind, permits, f, b) && top)
           out["stale-write-accepted"].push({
             key,
             seqs: [top.seq, d.seq],
             events: events(top, d),
-            explanation: `On key ${k} the resource accepted ${decisionText(d)} after it had already accepted ${decisionText(top)}: a write with fence ${d.fence} took effect after one with the higher fence ${top.fence}${kind === "semaphore" ? ` (${new Set(above).size} higher fences, the semaphore has ${permits} permits)` : ""}.`,
+            explanation: `On key ${k} the resource accepted ${decisionText(d)} after it had already accepted ${decisionText(top)}: a write with fence ${f} took effect after one with the higher fence ${top.fence}${kind === "semaphore" ? ` (${distinctAbove(b.fences, f)} higher fences; the semaphore has ${permits} permits)` : ""}.`,
           });
-        }
-      }
-      if (d.op === "write") {
-        const prev = segment[segment.length - 1];
-        if (prev && prev.owner !== d.owner) {
-          const earlier = segment.slice(0, -1).filter((s) => s.owner === d.owner).pop();
-          const pair = JSON.stringify([d.owner, prev.owner].sort());
-          if (earlier && !pairs.has(pair) && kind !== "semaphore") {
+        if (kind !== "semaphore" && prev && prev.owner !== d.owner) {
+          const earlier = lastOf.get(d.owner);
+          // (A, B) is ordered: A the hold that wrote again, B the hold it wrote around.
+          const pair = JSON.stringify([d.owner, prev.owner]);
+          if (earlier && !pairs.has(pair)) {
             pairs.add(pair);
             out["interleaved-writers"].push({
               key,
@@ -178,7 +199,8 @@ function fromLog(run: Run, decisions: Decision[]): Findings {
             });
           }
         }
-        segment.push(d);
+        prev = d;
+        lastOf.set(d.owner, d);
         if (counter) {
           if (typeof d.data !== "number") value = undefined;
           else {
@@ -194,7 +216,14 @@ function fromLog(run: Run, decisions: Decision[]): Findings {
           }
         }
       }
-      accepted.push(d);
+      if (f !== null) {
+        // A read counts for the kinds whose rule reads it (isStale, isFalseRefusal); the witness names the highest fence that counts.
+        if (d.op === "write") b.maxWrite = Math.max(b.maxWrite, f);
+        else b.maxRead = Math.max(b.maxRead, f);
+        b.fences.push(f);
+        const counts = d.op === "write" || kind === "rw" || kind === "semaphore";
+        if (counts && (!top || f > (top.fence as number))) top = d;
+      }
     }
   }
   return out;
@@ -202,86 +231,116 @@ function fromLog(run: Run, decisions: Decision[]): Findings {
 
 function fromHistory(run: Run): Findings {
   const { lock: kind, permits } = run.header;
-  const out: Findings = Object.fromEntries(TYPES.map((t) => [t, [] as Witness[]]));
-  const keys = [...new Set(run.ops.map((op) => op.key))];
+  const out = empty();
   const before = (a: Op, b: Op) => a.done !== null && a.outcome !== "info" && a.done.time < b.invoke.time;
-  for (const key of keys) {
+  const byKeyOps = groupBy(
+    run.ops.filter((op) => op.f === "write" || op.f === "read"),
+    (op) => op.key,
+  );
+  for (const [key, ops] of byKeyOps) {
     const k = JSON.stringify(key);
-    const ops = run.ops.filter((op) => op.key === key && (op.f === "write" || op.f === "read"));
     const writes = ops.filter((op) => op.f === "write");
     const okWrites = writes.filter((w) => w.outcome === "ok");
     const fenced = (op: Op) => fenceOf(op) !== null;
-    const asFence = (op: Op) => ({ fence: fenceOf(op) as number, read: op.f === "read" });
+    const counts = (op: Op) => op.f === "write" || kind === "rw" || kind === "semaphore";
 
-    // stale-write-accepted: two ok writes with fences, the higher-fenced one completed before the other was invoked.
-    for (const w of okWrites.filter(fenced)) {
-      const earlier = ops.filter((x) => x !== w && x.outcome === "ok" && fenced(x) && before(x, w));
-      const above = staleAgainst(kind, permits, fenceOf(w) as number, earlier.map(asFence));
-      if (!above) continue;
-      const top = earlier.find((x) => fenceOf(x) === Math.max(...above)) as Op;
+    // stale-write-accepted: an ok write, and ok writes with fences that completed before it was invoked (anomalies.md
+    // speaks of two writes; reads are not judged from the history alone). One sweep: writes by completion, by invoke.
+    const done = okWrites.filter(fenced).sort((a, b) => a.done!.time - b.done!.time);
+    const b = nothingBefore();
+    let top: Op | null = null;
+    let next = 0;
+    for (const w of okWrites.filter(fenced).sort((a, b) => a.invoke.time - b.invoke.time)) {
+      for (; next < done.length && done[next].done!.time < w.invoke.time; next++) {
+        const x = done[next];
+        const f = fenceOf(x) as number;
+        b.maxWrite = Math.max(b.maxWrite, f);
+        b.fences.push(f);
+        if (!top || f > (fenceOf(top) as number)) top = x;
+      }
+      if (!top || !isStale(kind, permits, fenceOf(w) as number, b)) continue;
       out["stale-write-accepted"].push({
         key,
         events: opEvents(top, w),
-        explanation: `On key ${k}, ${opText(top, { data: top.f === "write" })}; then ${opText(w, { data: true })}. The first completed before the second was invoked, so it took effect first, and both took effect (ok): a write with fence ${fenceOf(w)} took effect after one with the higher fence ${fenceOf(top)}.`,
+        explanation: `On key ${k}, ${opText(top, { data: true })}; then ${opText(w, { data: true })}. The first completed before the second was invoked, so it took effect first, and both took effect (ok): a write with fence ${fenceOf(w)} took effect after one with the higher fence ${fenceOf(top)}.`,
       });
     }
 
-    // interleaved-writers: A's ok write completed before B's ok write was invoked, another of A's ok writes invoked after B's completed.
-    if (kind !== "semaphore") {
-      // A's first ok write completed before B's write was invoked, and A's last ok write was invoked after B's completed
-      // (the two are different writes: a write cannot complete before its own invoke).
-      const owners = [...new Set(okWrites.map((w) => w.iv.owner as string))];
-      const around = (a: string, b: string): Op[] | null => {
-        const as = okWrites.filter((w) => w.iv.owner === a);
+    // interleaved-writers: A's first ok write completed before B's ok write was invoked, and A's last ok write was
+    // invoked after B's completed (they are two writes: a write cannot complete before its own invoke).
+    if (kind !== "semaphore")
+      for (const [a, as] of groupBy(okWrites, (w) => w.iv.owner as string)) {
+        if (as.length < 2) continue;
         const first = as.reduce((x, y) => (y.done!.time < x.done!.time ? y : x));
         const last = as.reduce((x, y) => (y.invoke.time > x.invoke.time ? y : x));
-        const bw = okWrites.find((w) => w.iv.owner === b && before(first, w) && before(w, last));
-        return bw ? [first, bw, last] : null;
-      };
-      for (let i = 0; i < owners.length; i++)
-        for (let j = i + 1; j < owners.length; j++) {
-          const found = around(owners[i], owners[j]) ?? around(owners[j], owners[i]);
-          if (!found) continue;
-          const [a1, bw, a2] = found;
+        const told = new Set<string>();
+        for (const bw of okWrites) {
+          const bOwner = bw.iv.owner as string;
+          if (bOwner === a || told.has(bOwner) || !before(first, bw) || !before(bw, last)) continue;
+          told.add(bOwner);
           out["interleaved-writers"].push({
             key,
-            events: opEvents(a1, bw, a2),
-            explanation: `On key ${k} writes of hold ${JSON.stringify(a1.iv.owner)} and hold ${JSON.stringify(bw.iv.owner)} took effect interleaved: ${opText(a1, { data: true })} completed before ${opText(bw, { data: true })} was invoked, which completed before ${opText(a2, { data: true })} was invoked, all ok. Hold ${JSON.stringify(a1.iv.owner)} wrote again after another hold had written.`,
+            events: opEvents(first, bw, last),
+            explanation: `On key ${k} writes of hold ${JSON.stringify(a)} and hold ${JSON.stringify(bOwner)} took effect interleaved: ${opText(first, { data: true })} completed before ${opText(bw, { data: true })} was invoked, which completed before ${opText(last, { data: true })} was invoked, all ok. Hold ${JSON.stringify(a)} wrote again after another hold had written.`,
           });
         }
-    }
+      }
 
-    // false-rejection: refused stale-fence, its fence above (by the kind's rule) every write not certainly refused and invoked before the refusal completed.
-    for (const x of ops) {
+    // false-rejection: a write refused as stale, its fence passing the kind's rule against every write and fenced read
+    // of the key that was not certainly refused and was invoked before the refusal completed. (A refused read is judged
+    // from the log only: anomalies.md's rule from the history alone names writes.)
+    for (const x of writes) {
       if (x.outcome !== "fail" || x.error !== "stale-fence" || !fenced(x)) continue;
-      if (x.f === "read" && kind !== "rw") continue;
       const rivals = ops.filter((y) => y !== x && y.outcome !== "fail" && fenced(y) && y.invoke.time < x.done!.time);
-      if (!falselyRefused(kind, permits, fenceOf(x) as number, x.f === "read", rivals.map(asFence), [])) continue;
-      const top = rivals.filter((y) => y.f === "write").sort((a, b) => (fenceOf(b) as number) - (fenceOf(a) as number))[0];
+      const rb = nothingBefore();
+      for (const y of rivals) {
+        if (y.f === "write") rb.maxWrite = Math.max(rb.maxWrite, fenceOf(y) as number);
+        else rb.maxRead = Math.max(rb.maxRead, fenceOf(y) as number);
+        if (counts(y)) rb.fences.push(fenceOf(y) as number);
+      }
+      if (!isFalseRefusal(kind, permits, fenceOf(x) as number, false, rb)) continue;
+      const topW = rivals.filter((y) => y.f === "write").sort((p, q) => (fenceOf(q) as number) - (fenceOf(p) as number))[0];
       out["false-rejection"].push({
         key,
-        events: opEvents(top, x),
-        explanation: `On key ${k}, ${opText(x, { data: x.f === "write" })} was refused as stale, yet ${top ? `the highest fence of a write that may have taken effect before it was ${fenceOf(top)}, ${opText(top, { data: true })}` : "no fenced write may have taken effect before it"}: by the ${kind} rule fence ${fenceOf(x)} was the newest.`,
+        events: opEvents(topW, x),
+        explanation: `On key ${k}, ${opText(x, { data: true })} was refused as stale, yet ${topW ? `the highest fence of a write that may have taken effect before it was ${fenceOf(topW)}, ${opText(topW, { data: true })}` : "no fenced write may have taken effect before it"}: by the ${kind} rule fence ${fenceOf(x)} was the newest.`,
       });
     }
 
-    // lost-update (counter): an ok write of v where none of the writes that can have come just before it wrote v - 1.
+    // lost-update (counter): an ok write of v where none of the writes that can have come just before it wrote v - 1:
+    // writes not certainly refused and invoked before it completed, but those certainly followed by another ok write
+    // before it was invoked. With no ok write certainly before it, the key may still have held 0, and v = 1 is fine.
     if (run.header.workload === "counter") {
-      for (const w of okWrites) {
+      // One sweep over the ok writes by invoke, taking in those completed before each (by completion): the latest
+      // invoke among them, `lastFollower` (a write completed before it was certainly followed by that write), and
+      // the last of them to complete, `prev`, for the witness.
+      const byDone = [...okWrites].sort((a, b) => a.done!.time - b.done!.time);
+      const byInvoke = [...okWrites].sort((a, b) => a.invoke.time - b.invoke.time);
+      // An ok write that completed at or after lastFollower was invoked at most `longest` before it.
+      const longest = okWrites.reduce((m, x) => Math.max(m, x.done!.time - x.invoke.time), 0);
+      const unknownWrites = writes.filter((x) => x.outcome === "info");
+      let lastFollower = -Infinity;
+      let prev: Op | null = null;
+      let next = 0;
+      for (const w of byInvoke) {
+        for (; next < byDone.length && byDone[next].done!.time < w.invoke.time; next++) {
+          lastFollower = Math.max(lastFollower, byDone[next].invoke.time);
+          prev = byDone[next];
+        }
         const v = w.iv.data;
         if (typeof v !== "number") continue;
-        const certainlyBefore = okWrites.filter((y) => y !== w && before(y, w));
-        // The latest invoke among ok writes that completed before w was invoked: a write that completed before it was certainly followed.
-        const lastFollower = Math.max(-Infinity, ...certainlyBefore.map((y) => y.invoke.time));
-        const cands = writes.filter((x) => x !== w && x.outcome !== "fail" && x.invoke.time < w.done!.time && !(x.outcome === "ok" && x.done!.time < lastFollower));
+        const cands = [
+          ...unknownWrites.filter((x) => x.invoke.time < w.done!.time),
+        ];
+        for (let i = firstInvokedFrom(byInvoke, lastFollower - longest); i < byInvoke.length && byInvoke[i].invoke.time < w.done!.time; i++)
+          if (byInvoke[i] !== w && byInvoke[i].done!.time >= lastFollower) cands.push(byInvoke[i]);
         if (cands.some((x) => typeof x.iv.data !== "number")) continue;
         if (cands.some((x) => x.iv.data === v - 1)) continue;
-        if (v === 1 && certainlyBefore.length === 0) continue;
-        const prev = cands.filter((x) => x.outcome === "ok" && before(x, w)).sort((a, b) => b.done!.time - a.done!.time)[0];
+        if (v === 1 && prev === null) continue;
         out["lost-update"].push({
           key,
           events: opEvents(prev, w),
-          explanation: `On key ${k}, ${opText(w, { data: true })} took effect, but none of the writes that can have come just before it wrote ${v - 1}${prev ? ` (the last write certainly before it was ${opText(prev, { data: true })})` : ""}, so an increment was lost${certainlyBefore.length === 0 ? ` (a value of ${v} from a key still at 0 is not one more than it)` : ""}.`,
+          explanation: `On key ${k}, ${opText(w, { data: true })} took effect, but none of the writes that can have come just before it wrote ${v - 1}${prev ? ` (the last write certainly before it was ${opText(prev, { data: true })})` : ` (the key may still have held 0, and ${v} is not 1)`}, so an increment was lost.`,
         });
       }
     }
@@ -311,4 +370,3 @@ export function judgeWrites(run: Run): { findings: Findings; unmatched: string[]
   }
   return { findings, unmatched, counterData };
 }
-
