@@ -226,19 +226,25 @@ export function lostLockUnnoticed(run: Run, holds: Hold[]): Findings {
   const kind = run.header.lock;
   if (kind === "semaphore") return {};
   const out: Witness[] = [];
+  // Each key's holds by their acquire's invoke: the holds granted wholly between two moments are a stretch of it.
+  const byInvoke = new Map<string, Hold[]>();
   for (const h of holds) {
+    if (!byInvoke.has(h.key)) byInvoke.set(h.key, []);
+    byInvoke.get(h.key)!.push(h);
+  }
+  for (const list of byInvoke.values()) list.sort((a, b) => a.acquire.invoke.time - b.acquire.invoke.time);
+  for (const h of holds) {
+    const others = byInvoke.get(h.key) as Hold[];
     let last = h.acquire.done!.time;
     let lastText = opText(h.acquire, { owner: h.owner, fence: h.fence });
     const renews = h.renews.filter((r) => r.outcome === "ok").sort((a, b) => a.invoke.time - b.invoke.time);
     for (const r of renews) {
-      const g = holds.find(
-        (g) =>
-          g !== h &&
-          g.key === h.key &&
-          (kind !== "rw" || g.mode === "write" || h.mode === "write") &&
-          g.acquire.invoke.time > last &&
-          g.acquire.done!.time < r.invoke.time,
-      );
+      let g: Hold | undefined;
+      // Invoked after `last`, and (so) before the renew's invoke, since its ok came before that.
+      for (let i = firstInvokedAfter(others, last); i < others.length && others[i].acquire.invoke.time < r.invoke.time && !g; i++) {
+        const o = others[i];
+        if (o !== h && (kind !== "rw" || o.mode === "write" || h.mode === "write") && o.acquire.done!.time < r.invoke.time) g = o;
+      }
       if (g) {
         out.push({
           key: h.key,
@@ -252,6 +258,18 @@ export function lostLockUnnoticed(run: Run, holds: Hold[]): Findings {
     }
   }
   return out.length ? { "lost-lock-unnoticed": out } : {};
+}
+
+/** The first position in `holds` (sorted by acquire invoke) of a hold whose acquire was invoked after t. */
+function firstInvokedAfter(holds: Hold[], t: number): number {
+  let lo = 0;
+  let hi = holds.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (holds[mid].acquire.invoke.time <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** anomalies.md "expired-on-arrival": an acquire ok whose value has validity_ms <= 0. One per acquire. */

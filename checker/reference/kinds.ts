@@ -110,11 +110,23 @@ export function reentrancy(run: Run, holds: Hold[], stray: Op[]): { findings: Fi
  */
 export function grantAfterCancel(run: Run): Findings {
   const out: Witness[] = [];
+  // Acquires by the entry their completion says they waited behind, and by the owner they were granted, per key.
+  const id = (key: string, owner: unknown) => JSON.stringify([key, owner]);
+  const waitedBehind = new Map<string, Op[]>();
+  const grantedTo = new Map<string, Op>();
+  for (const x of run.ops) {
+    if (x.f !== "acquire" || x.done === null) continue;
+    if (typeof x.ov.behind === "string") {
+      if (!waitedBehind.has(id(x.key, x.ov.behind))) waitedBehind.set(id(x.key, x.ov.behind), []);
+      waitedBehind.get(id(x.key, x.ov.behind))!.push(x);
+    }
+    if (x.outcome === "ok" && !grantedTo.has(id(x.key, x.ov.owner))) grantedTo.set(id(x.key, x.ov.owner), x);
+  }
   for (const c of run.ops) {
     if (c.f !== "acquire" || c.outcome !== "fail" || c.error !== "cancelled" || typeof c.ov.owner !== "string") continue;
     const owner = c.ov.owner;
-    const behind = run.ops.find((x) => x !== c && x.f === "acquire" && x.key === c.key && x.invoke.time > c.done!.time && x.done !== null && x.ov.behind === owner);
-    const granted = run.ops.find((x) => x.f === "acquire" && x.key === c.key && x.outcome === "ok" && x.ov.owner === owner);
+    const behind = (waitedBehind.get(id(c.key, owner)) ?? []).find((x) => x !== c && x.invoke.time > c.done!.time);
+    const granted = grantedTo.get(id(c.key, owner));
     const x = behind ?? granted;
     if (!x) continue;
     out.push({

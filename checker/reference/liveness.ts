@@ -45,8 +45,7 @@ export function thresholdNs(run: Run): { ns: number; why: string } {
   const ttl = o.workloadOptions?.ttlMs;
   const cmd = o.commandTimeoutMs;
   if (typeof ttl === "number" && typeof cmd === "number") return { ns: (ttl + cmd) * 1e6, why: `the ${ttl + cmd} ms a dead holder's lease and a command take` };
-  const asked = run.ops.filter((op) => op.f === "acquire" && typeof op.iv.ttl_ms === "number").map((op) => op.iv.ttl_ms as number);
-  const most = asked.length ? Math.max(...asked) : 0;
+  const most = run.ops.reduce((m, op) => (op.f === "acquire" && typeof op.iv.ttl_ms === "number" ? Math.max(m, op.iv.ttl_ms) : m), 0);
   return { ns: 4 * most * 1e6, why: `four times the largest TTL asked for, ${4 * most} ms` };
 }
 
