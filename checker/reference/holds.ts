@@ -70,7 +70,7 @@ export function buildHolds(run: Run): HoldIndex {
   const holdFor = (key: string, owner: unknown, t: number): Hold | undefined => {
     if (typeof owner !== "string") return undefined;
     const same = byOwner.get(id(key, owner)) ?? [];
-    const before = same.filter((h) => (h.acquire.done as { time: number }).time <= t);
+    const before = same.filter((h) => h.acquire.done!.time <= t);
     return before.length ? before[before.length - 1] : same[0];
   };
   const strayReentries: Op[] = [];

@@ -38,7 +38,7 @@ export function reentrancy(run: Run, holds: Hold[], stray: Op[]): { findings: Fi
       if (g === h || g.key !== h.key || g.owner === h.owner) continue;
       const granted = g.acquire.done!.time;
       const r = inner.find((r) => r.invoke.time < granted);
-      if (!r || !validAt(h, granted) || !validAt(g, granted)) continue;
+      if (!r || !validAt(h, granted) || !validAt(g, granted) || toldPairs.has(pairKey(h, g))) continue;
       toldPairs.add(pairKey(h, g));
       out.push({
         key: h.key,
