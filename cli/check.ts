@@ -16,7 +16,8 @@ const USAGE = `Usage: fencecheck check [options] <run directory>
 
 Checks a stored run (e.g. histories/latest) again and prints the verdict. Writes
 results.json and report.html into --out DIR, leaving the run untouched; without
---out, rewrites them in the run directory.
+--out, rewrites them in the run directory. --reference checks it with the
+reference checker instead and writes results.json only.
 Exit: 0 valid, 1 invalid, 2 unknown, 254 bad input, 255 internal error.`;
 
 export const CHECK_OPTIONS: readonly OptionSpec[] = [
@@ -24,6 +25,12 @@ export const CHECK_OPTIONS: readonly OptionSpec[] = [
   { name: "model", kind: "string", default: undefined, choices: MODELS, defaultText: "as the run was made (run.json), else lease", help: "strict: the model check's strict-mutex-violation makes the run invalid" },
   { name: "liveness", kind: "string", default: undefined, choices: LIVENESS, defaultText: "as the run was made (run.json), else lenient", help: "strict: a stuck-lock finding (format 2 runs) makes the run invalid" },
   { name: "model-budget", kind: "int", default: undefined, min: 1, defaultText: "10000", help: "ms the model check may take in all before it says unknown" },
+  {
+    name: "reference",
+    kind: "flag",
+    default: false,
+    help: "check with the reference checker instead (checker/reference/, written from the docs alone; docs/reference-checker.md): writes results.json only, no report.html; has no model check, so not with --model strict or --model-budget",
+  },
 ];
 
 export async function main(args: string[]): Promise<number> {
@@ -35,6 +42,13 @@ export async function main(args: string[]): Promise<number> {
   if (positional.length !== 1)
     throw new BadInput(positional.length === 0 ? "no run directory given (fencecheck check --help)" : `expected one run directory, got ${positional.map((a) => JSON.stringify(a)).join(" ")}`);
   const runDir = positional[0];
+  if (o.reference) {
+    if (o.model === "strict") throw new BadInput("--reference has no model check, so it cannot judge --model strict");
+    if (o["model-budget"] !== undefined) throw new BadInput("--model-budget has no meaning with --reference (the reference checker has no model check)");
+    const out = o.out as string | undefined;
+    const { checkWithReference } = await import("./check-reference.ts");
+    return checkWithReference(runDir, { out, liveness: o.liveness as "lenient" | "strict" | undefined, intoRun: out === undefined || resolve(out) === resolve(runDir) });
+  }
   const options: CheckOptions = { model: o.model as CheckOptions["model"], liveness: o.liveness as CheckOptions["liveness"], modelBudgetMs: o["model-budget"] as number | undefined };
   const out = o.out as string | undefined;
   const intoRun = out === undefined || resolve(out) === resolve(runDir);

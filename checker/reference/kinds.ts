@@ -1,0 +1,141 @@
+// What a lock other than a plain mutex promises, beyond the spans of holds.ts:
+// docs/anomalies.md "reentrancy-violation" and "grant-after-cancel".
+// (rw-violation and semaphore-overflow are pair/overlap rules over the spans and
+// live in holds.ts.)
+//
+// reentrancy-violation is found three ways, each one witness:
+//  (a) anomalies.md: another hold G of the key granted (its acquire's ok) while
+//      hold H was still certainly valid, after a release at depth >= 2 of H was
+//      invoked: the inner release freed the outer hold. As for a
+//      mutex-violation, which such a pair is not told again as, G must itself
+//      be certainly valid past its grant. One per pair (H, G).
+//  (b) anomalies.md: a re-entry whose ok's fence is not its hold's
+//      (fence_on_reentry "same"), or not above the fence of the entry before it
+//      ("new"). One per re-entry. Not judged without fence_on_reentry.
+//  (c) HISTORY.md (amended 2026-11-29): a re-entry (depth n > 1) is granted
+//      rightly only to the process holding the same owner's hold at depth n - 1
+//      while that hold is certainly valid; granted to another process, or with
+//      no such outer hold, it is a violation. One per re-entry. The grant
+//      happened somewhere between the re-entry's invoke and its ok, so it is
+//      rightly granted when the hold was certainly valid at some moment of that
+//      stretch.
+import { endingRelease, pairKey, validAt } from "./holds.ts";
+import { holdText, ms, opEvents, opText } from "./describe.ts";
+import type { Findings, Hold, Op, Run, Witness } from "./types.ts";
+
+const depth = (op: Op): number => (typeof op.iv.depth === "number" ? op.iv.depth : 1);
+
+export function reentrancy(run: Run, holds: Hold[], stray: Op[]): { findings: Findings; toldPairs: Set<string> } {
+  const toldPairs = new Set<string>();
+  if (run.header.lock !== "reentrant") return { findings: {}, toldPairs };
+  const out: Witness[] = [];
+
+  // (a) an inner release that freed the outer hold.
+  for (const h of holds) {
+    const inner = h.releases.filter((r) => depth(r) > 1);
+    if (!inner.length) continue;
+    for (const g of holds) {
+      if (g === h || g.key !== h.key || g.owner === h.owner) continue;
+      const granted = g.acquire.done!.time;
+      const r = inner.find((r) => r.invoke.time < granted);
+      if (!r || !validAt(h, granted) || !validAt(g, granted) || toldPairs.has(pairKey(h, g))) continue;
+      toldPairs.add(pairKey(h, g));
+      out.push({
+        key: h.key,
+        events: opEvents(h.acquire, r, g.acquire, endingRelease(run, h)),
+        explanation: `On key ${JSON.stringify(h.key)} another owner was granted the lock while the first owner still held it: ${holdText(h)}; its re-entry was released by ${opText(r)} (depth ${depth(r)}), which must lower the count and free nothing, yet ${holdText(g)} was granted at ${ms(granted)}. The inner release freed the outer hold.`,
+      });
+    }
+  }
+
+  // (b) the fence a re-entry got, against the header's promise.
+  const promise = run.header.fenceOnReentry;
+  if (promise)
+    for (const h of holds)
+      for (const e of h.reentries) {
+        const fence = e.ov.fence ?? null;
+        if (promise === "same" && fence !== h.fence) {
+          out.push({
+            key: h.key,
+            events: opEvents(h.acquire, e),
+            explanation: `On key ${JSON.stringify(h.key)} the client promises that a re-entry keeps its outer hold's fence, yet ${opText(e)} re-entered after ${opText(h.acquire)}.`,
+          });
+        }
+        if (promise === "new") {
+          const prev = [h.acquire, ...h.reentries].filter((p) => p !== e && p.done!.time < e.done!.time).sort((a, b) => b.done!.time - a.done!.time)[0];
+          const pf = prev?.ov.fence;
+          if (typeof fence === "number" && typeof pf === "number" && fence <= pf)
+            out.push({
+              key: h.key,
+              events: opEvents(prev, e),
+              explanation: `On key ${JSON.stringify(h.key)} the client promises that every re-entry gets a new, higher fence, yet ${opText(e)} got fence ${fence}, not above the ${pf} of the entry before it, ${opText(prev)}.`,
+            });
+        }
+      }
+
+  // (c) who a re-entry was granted to (HISTORY.md, amended).
+  const reentries = [...holds.flatMap((h) => h.reentries.map((e) => ({ e, h: h as Hold | undefined }))), ...stray.map((e) => ({ e, h: undefined }))];
+  for (const { e, h } of reentries) {
+    const n = depth(e);
+    const why = ((): string | null => {
+      if (!h) return `no hold of owner ${JSON.stringify(e.ov.owner)} on the key was ever granted, so there was no outer hold to re-enter`;
+      // The entry at depth n - 1, granted before the re-entry was invoked and not released (at depth n - 1) since.
+      const outer = [h.acquire, ...h.reentries]
+        .filter((p) => (p === h.acquire ? 1 : depth(p)) === n - 1 && p !== e && p.done!.time <= e.invoke.time)
+        .filter((p) => !h.releases.some((r) => depth(r) === n - 1 && r.invoke.time > p.done!.time && r.invoke.time < e.invoke.time))
+        .pop();
+      if (!outer) return `hold ${JSON.stringify(h.owner)} was not held at depth ${n - 1} when the re-entry was invoked`;
+      if (outer.process !== e.process) return `the hold at depth ${n - 1} was process ${outer.process}'s (${opText(outer)}), not process ${e.process}'s`;
+      const from = e.invoke.time;
+      const to = e.done!.time;
+      if (!h.spans.some((s) => s.start < to && s.end > from))
+        return `hold ${JSON.stringify(h.owner)} was not certainly valid at any moment between the re-entry's invoke and its ok (${h.spans.length ? h.spans.map((s) => `certainly valid from ${ms(s.start)} until ${ms(s.end)}`).join(", ") : "it was never certainly valid"})`;
+      return null;
+    })();
+    if (why === null) continue;
+    out.push({
+      key: e.key,
+      events: opEvents(h?.acquire, e),
+      explanation: `On key ${JSON.stringify(e.key)} ${opText(e)} was granted as a re-entry at depth ${n}, but ${why}: a re-entry is granted rightly only to the process holding the same owner's hold at depth ${n - 1} while that hold is certainly valid.`,
+    });
+  }
+  return { findings: out.length ? { "reentrancy-violation": out } : {}, toldPairs };
+}
+
+/**
+ * anomalies.md "grant-after-cancel": an acquire that completed fail cancelled,
+ * naming its entry's owner, and after it either an acquire of the key invoked
+ * after that completion whose completion's `behind` names the owner, or a hold
+ * of the key with that owner. One witness per withdrawn acquire.
+ */
+export function grantAfterCancel(run: Run): Findings {
+  const out: Witness[] = [];
+  // Acquires by the entry their completion says they waited behind, and by the owner they were granted, per key.
+  const id = (key: string, owner: unknown) => JSON.stringify([key, owner]);
+  const waitedBehind = new Map<string, Op[]>();
+  const grantedTo = new Map<string, Op>();
+  for (const x of run.ops) {
+    if (x.f !== "acquire" || x.done === null) continue;
+    if (typeof x.ov.behind === "string") {
+      if (!waitedBehind.has(id(x.key, x.ov.behind))) waitedBehind.set(id(x.key, x.ov.behind), []);
+      waitedBehind.get(id(x.key, x.ov.behind))!.push(x);
+    }
+    if (x.outcome === "ok" && !grantedTo.has(id(x.key, x.ov.owner))) grantedTo.set(id(x.key, x.ov.owner), x);
+  }
+  for (const c of run.ops) {
+    if (c.f !== "acquire" || c.outcome !== "fail" || c.error !== "cancelled" || typeof c.ov.owner !== "string") continue;
+    const owner = c.ov.owner;
+    const behind = (waitedBehind.get(id(c.key, owner)) ?? []).find((x) => x !== c && x.invoke.time > c.done!.time);
+    const granted = grantedTo.get(id(c.key, owner));
+    const x = behind ?? granted;
+    if (!x) continue;
+    out.push({
+      key: c.key,
+      events: opEvents(c, x),
+      explanation: `On key ${JSON.stringify(c.key)} ${opText(c, { owner })} was withdrawn, the service certainly rid of its waiter; yet ${
+        behind ? `${opText(behind)} waited behind that entry afterwards (its client says it waited behind ${JSON.stringify(owner)})` : `${opText(x)} was a hold with that entry's owner: the service granted the withdrawn entry`
+      }.`,
+    });
+  }
+  return out.length ? { "grant-after-cancel": out } : {};
+}
