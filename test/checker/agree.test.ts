@@ -1,0 +1,67 @@
+// npm test's share of the checker fuzz (test/checker/fuzz/): for about 12 seconds,
+// generated runs of a lock and a resource under faults, each checked by the fast
+// checker and by the reference checker, which must give the same valid, anomaly
+// types and counts; and every disagreement kept under test/checker/fuzz-found/,
+// checked again by both. `npm run fuzz:checker` runs the same property for as long
+// as asked, with the coverage of what it made.
+//
+// The seed is random and printed on failure, with fast-check's path to the shrunk
+// case and the folder it was kept in. Replay it with
+//   FUZZ_SEED=<seed> FUZZ_PATH=<path> npx vitest run test/checker/agree.test.ts
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { fast, reference } from "./fuzz/checkers.ts";
+import { compare, verdictLine } from "./fuzz/compare.ts";
+import { keepCase, keptCases } from "./fuzz/keep.ts";
+import { describePlan } from "./fuzz/plan.ts";
+import { agreement, outcomeLine, runCase } from "./fuzz/property.ts";
+
+/** The fuzz's share of the file's time; shrinking a failure counts in it. */
+const BUDGET_MS = 12_000;
+const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
+const PATH = process.env.FUZZ_PATH;
+
+describe("the fast checker and the reference checker", () => {
+  it("agree on generated runs: valid, anomaly types (as sets) and their counts", async () => {
+    let checked = 0;
+    const order: string[] = [];
+    const details = await fc.check(
+      agreement(reference, (r) => {
+        checked++;
+        if (r.comparison.orderDiffers && order.length < 3) order.push(`fast [${outcomeLine(r.fast)}], reference [${outcomeLine(r.other)}]`);
+      }),
+      { seed: SEED, ...(PATH ? { path: PATH } : {}), numRuns: PATH ? 1 : 1_000_000, interruptAfterTimeLimit: BUDGET_MS, markInterruptAsFailure: false },
+    );
+    // Not a disagreement: results.json lists types "in the checker's order".
+    if (order.length) console.warn(`agree.test.ts: the same anomaly types in another order (seed ${SEED}):\n  ${order.join("\n  ")}`);
+    if (details.failed && details.counterexample) {
+      const r = await runCase(details.counterexample[0], reference);
+      const path = details.counterexamplePath ?? "";
+      const replay = `FUZZ_SEED=${details.seed} FUZZ_PATH=${path} npx vitest run test/checker/agree.test.ts`;
+      const kept = r.comparison.differences.length ? keepCase(r, { by: "test/checker/agree.test.ts", seed: details.seed, path, replay }) : "(not kept: it agreed when run again)";
+      expect.fail([
+        `the checkers disagree on a generated run (seed ${details.seed}, path ${path}, after ${details.numRuns} runs and ${details.numShrinks} shrinks)`,
+        `  fast:      ${outcomeLine(r.fast)}`,
+        `  reference: ${outcomeLine(r.other)}`,
+        ...r.comparison.differences.map((d) => `  - ${d}`),
+        `  the case: ${describePlan(r.plan)}`,
+        `  kept: ${kept}`,
+        `  replay: ${replay}`,
+      ].join("\n"));
+    }
+    expect(details.failed, `fast-check failed without a counterexample: ${details.errorInstance}`).toBe(false);
+    // A budget that checked almost nothing would pass while proving nothing.
+    expect(checked).toBeGreaterThan(PATH ? 0 : 30);
+  }, 60_000);
+
+  it("agree on every disagreement kept in test/checker/fuzz-found/", async () => {
+    const still: string[] = [];
+    for (const k of keptCases()) {
+      const a = await fast(k.dir, k.check);
+      const b = await reference(k.dir, k.check);
+      const { differences } = compare(a, b);
+      if (differences.length) still.push(`${k.name}: fast ${verdictLine(a)}; reference ${verdictLine(b)} (${differences.join("; ")})`);
+    }
+    expect(still).toEqual([]);
+  });
+});
