@@ -110,7 +110,7 @@ describe("the fuzz generator", () => {
       "reentry-without-outer": at("reentry-without-outer") >= 15,
       "order-not-line-order": at("order-not-line-order") >= 15,
     }, JSON.stringify(Object.fromEntries(counts))).toEqual({ "null-ok-stale": true, "late-renew-after-grant": true, "reentry-without-outer": true, "order-not-line-order": true });
-    for (const s of ["late-renew", "early-renew", "lease-ran-out-in-hold", "reentry", "rw-read-and-write", "semaphore-shared", "cancelled", "cancel-unknown", "lost-notice", "null-fence", "accepted-null", "info", "open-at-end", "nemesis"] as const)
+    for (const s of ["reentry-of-another-process", "reentry-with-no-outer-hold", "reentry-after-lease", "late-renew", "early-renew", "lease-ran-out-in-hold", "reentry", "rw-read-and-write", "semaphore-shared", "cancelled", "cancel-unknown", "lost-notice", "null-fence", "accepted-null", "info", "open-at-end", "nemesis"] as const)
       expect([s, at(s) >= 10]).toEqual([s, true]);
     for (const k of ["1/mutex/memory/fenced-write", "1/mutex/none/counter", "2/mutex/committed/fenced-write", "2/reentrant/memory/fenced-write", "2/rw/memory/fenced-write", "2/semaphore/memory/fenced-write"])
       expect([k, kinds.has(k)]).toEqual([k, true]);

@@ -10,8 +10,11 @@
 //       certainly run out before it was sent, and another hold of the key was
 //       granted between the hold's last grant and the renew;
 //   (c) reentry-without-outer: a reentrant acquire at depth n > 1 granted to a
-//       process that does not hold that owner at depth n - 1 (another process's
-//       hold, or no hold at all);
+//       process that does not hold that owner at depth n - 1: another process's
+//       hold (reentry-of-another-process), or no hold at all
+//       (reentry-with-no-outer-hold); and reentry-after-lease, a re-entry granted
+//       to the holder once its hold was no longer certainly valid (its lease had
+//       run out: the rule asks for a hold certainly valid);
 //   (d) order-not-line-order: committed decisions whose `order` differs from the
 //       order of their lines.
 // The others say the generator reached the ground the brief asks for.
@@ -21,6 +24,9 @@ export const SITUATIONS = [
   "null-ok-stale",
   "late-renew-after-grant",
   "reentry-without-outer",
+  "reentry-of-another-process",
+  "reentry-with-no-outer-hold",
+  "reentry-after-lease",
   "order-not-line-order",
   "late-renew",
   "early-renew",
@@ -127,23 +133,42 @@ export function situationsOf(header: HistoryHeader, events: HistoryEvent[], deci
   for (const [hold, g] of lastGrant)
     if (g.end !== null && ops.some((o) => o.process === hold.process && o.key === hold.key && o.invoke.value?.owner === hold.done!.value?.owner && o.invoke.time > g.end!)) found.add("lease-ran-out-in-hold");
 
-  // (c) Re-entries against the depth each process holds each owner at.
+  // (c) Re-entries against the depth each process holds each owner at, and the spans
+  // in which the hold is certainly valid (from an acquire's or renew's ok to its
+  // invoke plus its TTL, cut at the outermost release; a re-entry's lease not credited).
   if (header.lock === "reentrant") {
     const depth = new Map<string, number>();
+    const spans = new Map<string, [number, number][]>();
     const at = (process: number, key: string, owner: unknown): string => `${process}\u0000${key}\u0000${String(owner)}`;
+    const hold = (key: string, owner: unknown): string => `${key}\u0000${String(owner)}`;
+    const span = (o: Op, owner: unknown): void => {
+      const ttl = ttlOf(o);
+      if (ttl === null) return;
+      const list = spans.get(hold(o.key, owner)) ?? [];
+      list.push([o.done!.time, o.invoke.time + ttl * 1e6]);
+      spans.set(hold(o.key, owner), list);
+    };
     for (const o of ops) {
-      if (!ok(o)) continue;
+      if (!ok(o) && !(o.f === "release" && (num(o.invoke.value?.depth) ?? 1) === 1)) continue;
       const d = num(o.invoke.value?.depth) ?? 1;
       if (o.f === "acquire") {
-        const k = at(o.process, o.key, o.done!.value?.owner);
+        const owner = o.done!.value?.owner;
+        const k = at(o.process, o.key, owner);
         if (d > 1) {
           found.add("reentry");
-          if ((depth.get(k) ?? 0) !== d - 1) found.add("reentry-without-outer");
-        }
+          if ((depth.get(k) ?? 0) !== d - 1) {
+            found.add("reentry-without-outer");
+            const elsewhere = [...depth].some(([other, n]) => other !== k && other.endsWith(`\u0000${o.key}\u0000${String(owner)}`) && n >= 1);
+            found.add(elsewhere ? "reentry-of-another-process" : "reentry-with-no-outer-hold");
+          } else if (!(spans.get(hold(o.key, owner)) ?? []).some(([from, to]) => from <= o.done!.time && o.done!.time < to)) found.add("reentry-after-lease");
+        } else span(o, owner);
         depth.set(k, d);
-      } else if (o.f === "release") {
-        const k = at(o.process, o.key, o.invoke.value?.owner);
-        depth.set(k, d - 1);
+      } else if (o.f === "renew") span(o, o.invoke.value?.owner);
+      else if (o.f === "release") {
+        const owner = o.invoke.value?.owner;
+        if (ok(o)) depth.set(at(o.process, o.key, owner), d - 1);
+        // The outermost release ends every span of the hold where it was invoked.
+        if (d === 1) spans.set(hold(o.key, owner), (spans.get(hold(o.key, owner)) ?? []).map(([from, to]): [number, number] => [from, Math.min(to, o.invoke.time)]));
       }
     }
   }
