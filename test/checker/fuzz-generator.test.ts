@@ -7,6 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { checkRun, loadRun } from "../../checker/index.ts";
 import type { HistoryEvent, ResourceDecision } from "../../store/events.ts";
+import { decisionProblem } from "../../store/reader.ts";
 import { execute, type Execution } from "./fuzz/execute.ts";
 import { planArb, type Plan } from "./fuzz/plan.ts";
 import { tempRun } from "./fuzz/run-dir.ts";
@@ -14,9 +15,22 @@ import { situationsOf, type Situation } from "./fuzz/situations.ts";
 
 const plans = (n: number, seed: number): Plan[] => fc.sample(planArb, { numRuns: n, seed });
 
+/** Where a value holds undefined, which JSON.stringify drops without a word: a field the line then lacks. */
+function undefinedIn(v: unknown, at: string): string[] {
+  if (v === undefined) return [at];
+  if (typeof v !== "object" || v === null) return [];
+  return Object.entries(v).flatMap(([k, x]) => undefinedIn(x, `${at}.${k}`));
+}
+
 /** What in an execution breaks the format's own rules (docs/history-format.md); empty when nothing does. */
 function formatProblems(plan: Plan, x: Execution): string[] {
   const problems: string[] = [];
+  for (const e of x.events) problems.push(...undefinedIn(e, `event ${e.index}`).map((w) => `${w} is undefined`));
+  for (const d of x.decisions ?? []) {
+    problems.push(...undefinedIn(d, `seq ${d.seq}`).map((w) => `${w} is undefined`));
+    const wrong = decisionProblem(d);
+    if (wrong) problems.push(`seq ${d.seq}: ${wrong}`);
+  }
   const open = new Map<number, HistoryEvent>();
   const retired = new Set<number>();
   const owners = new Map<string, number>();
@@ -74,7 +88,13 @@ function decisionProblems(plan: Plan, events: HistoryEvent[], decisions: Resourc
 }
 
 describe("the fuzz generator", () => {
-  it("writes only runs the format allows, which the reader takes (damaged files included)", async () => {
+  it("makes only histories and logs the format allows", () => {
+    const found: string[] = [];
+    for (const [i, plan] of plans(2000, 20261130).entries()) for (const p of formatProblems(plan, execute(plan))) found.push(`case ${i}: ${p}`);
+    expect(found.slice(0, 20)).toEqual([]);
+  });
+
+  it("writes run directories the reader takes, damaged files included", async () => {
     const found: string[] = [];
     for (const [i, plan] of plans(250, 20261129).entries()) {
       const run = tempRun(plan, `case-${i}`);

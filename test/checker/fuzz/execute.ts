@@ -447,7 +447,9 @@ class Recorder {
     if (holder && d.chance("whose", 60)) {
       owner = holder.owner;
       fence = holder.fences.at(-1)!;
+      // The service counts it as the holder's re-entry.
       holder.depth++;
+      holder.fences.push(fence);
     } else {
       owner = p.entry!;
       fence = this.service.fence(p.key, c.id, d);

@@ -156,7 +156,8 @@ export class LockService {
     const g = this.find(key, owner)!;
     if (depth > 1 && !(this.has("inner-release-frees") && d.chance("frees", 70))) {
       g.depth = Math.max(1, g.depth - 1);
-      g.fences.pop();
+      // The outermost entry's fence stays: a release of a re-entry the service never counted (another process's) frees nothing more.
+      if (g.fences.length > 1) g.fences.pop();
       return true;
     }
     this.grants.set(key, this.of(key).filter((x) => x !== g));
