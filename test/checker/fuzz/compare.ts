@@ -7,6 +7,12 @@ import type { Verdict } from "./checkers.ts";
 export interface Comparison {
   /** What differs in the verdicts, one line each; empty when they agree. */
   differences: string[];
+  /**
+   * The kind of disagreement, for shrinking: the anomaly types found or counted
+   * differently, else the two valids. A case is shrunk to smaller ones that
+   * disagree the same way, not to whatever other disagreement they show.
+   */
+  signature: string;
   /** The same types in another order (not a disagreement). */
   orderDiffers: boolean;
 }
@@ -26,7 +32,9 @@ export function compare(a: Verdict, b: Verdict): Comparison {
   for (const t of new Set([...Object.keys(ca), ...Object.keys(cb)]))
     if (ca[t] !== cb[t]) differences.push(`anomaly_counts["${t}"]: ${ca[t] ?? 0} against ${cb[t] ?? 0}`);
   const orderDiffers = differences.length === 0 && a.anomaly_types.join() !== b.anomaly_types.join();
-  return { differences, orderDiffers };
+  const types = [...new Set([...onlyA, ...onlyB, ...Object.keys({ ...ca, ...cb }).filter((t) => ca[t] !== cb[t])])].sort();
+  const signature = differences.length === 0 ? "" : types.length ? `types ${types.join(",")}` : `valid ${JSON.stringify(a.valid)}/${JSON.stringify(b.valid)}`;
+  return { differences, signature, orderDiffers };
 }
 
 /** A verdict in one line: VALID, UNKNOWN (reasons) or INVALID with its types and counts. */

@@ -53,9 +53,13 @@ export function caseSeed(seed: number, i: number): number {
 /** Case `i`'s Plan: the first value of fast-check's run with its seed. */
 const planOf = (seed: number, i: number) => fc.sample(planArb, { seed: caseSeed(seed, i), numRuns: 1 })[0];
 
-/** Shrinks the disagreement of case `i` (fast-check replays the case from its seed and shrinks it); null when it does not fail again. */
-async function shrink(seed: number, i: number, other: Checker): Promise<{ result: CaseResult; path: string; shrinks: number } | null> {
-  const details = await fc.check(agreement(other), { seed: caseSeed(seed, i), numRuns: 1, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: false });
+/**
+ * Shrinks the disagreement of case `i` (fast-check replays the case from its seed
+ * and shrinks it) to smaller cases that disagree the same way; null when it does
+ * not fail again.
+ */
+async function shrink(seed: number, i: number, other: Checker, signature: string): Promise<{ result: CaseResult; path: string; shrinks: number } | null> {
+  const details = await fc.check(agreement(other, undefined, signature), { seed: caseSeed(seed, i), numRuns: 1, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: false });
   if (!details.failed || !details.counterexample) return null;
   const result = await runCase(details.counterexample[0], other);
   return { result, path: details.counterexamplePath ?? "", shrinks: details.numShrinks };
@@ -97,7 +101,7 @@ async function main(argv: string[]): Promise<number> {
       log(`  ${`${against}:`.padEnd(11)} ${outcomeLine(r.other)}`);
       for (const d of r.comparison.differences) log(`  - ${d}`);
       const replay = `${COMMAND} --seed ${seed} --case ${i}${against === "reference" ? "" : ` --against ${against}`}`;
-      const shrunk = await shrink(seed, i, other);
+      const shrunk = await shrink(seed, i, other, r.comparison.signature);
       if (!shrunk) log(`  (shrinking found it agreeing when replayed: a checker that is not deterministic?)`);
       else {
         log(`  shrunk (${shrunk.shrinks} shrinks, path ${shrunk.path || "-"}): fast ${outcomeLine(shrunk.result.fast)}; ${against} ${outcomeLine(shrunk.result.other)}`);
