@@ -350,8 +350,9 @@ class Recorder {
       this.service.free(key, p.write!, at, true) && d.chance("regrant", 60);
     const free = regrant || this.service.free(key, p.write!, at);
     const grantable = free || this.service.grantsAnyway(d);
-    const behind = (): Record<string, unknown> =>
-      this.plan.reportsBehind && p.ahead && p.ahead !== p.entry && d.chance("behind", 80) ? { behind: p.ahead } : {};
+    // The entry it waited behind, where its client tells; never its own (a regranted entry may have been ahead of it).
+    const behind = (owner = p.entry): Record<string, unknown> =>
+      this.plan.reportsBehind && p.ahead && p.ahead !== p.entry && p.ahead !== owner && d.chance("behind", 80) ? { behind: p.ahead } : {};
 
     // A waiter is withdrawn in a later move, never the one that invoked it.
     const cancel = this.plan.cancels && when === "later" && s.act >= 60 && s.act < 88;
@@ -405,7 +406,7 @@ class Recorder {
       c.left = null;
     }
     const asked = { ...(p.value.mode !== undefined ? { mode: p.value.mode } : {}), ...(p.value.depth !== undefined ? { depth: p.value.depth } : {}) };
-    this.complete(c, "ok", { owner, fence, ttl_ms: ttl, ...asked, ...extra, ...behind() });
+    this.complete(c, "ok", { owner, fence, ttl_ms: ttl, ...asked, ...extra, ...behind(owner) });
     c.held = { key, owner, fences: [fence], writes: 0, doomed: false, told: false, bogus: false, ...(p.value.mode === "read" || p.value.mode === "write" ? { mode: p.value.mode } : {}) };
   }
 
