@@ -1,4 +1,4 @@
-// npm test's share of the checker fuzz (test/checker/fuzz/): for about 12 seconds,
+// npm test's share of the checker fuzz (test/checker/fuzz/): for 11 seconds,
 // generated runs of a lock and a resource under faults, each checked by the fast
 // checker and by the reference checker, which must give the same valid, anomaly
 // types and counts; and every disagreement kept under test/checker/fuzz-found/,
