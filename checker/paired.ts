@@ -380,10 +380,11 @@ export class PairingBuilder {
       const owner = ops.owner[i];
       if (f === ACQUIRE && !reentry(i)) {
         if (ops.outcome[i] !== OK || owner < 0) continue;
-        if (find(key, owner) >= 0) {
-          duplicateOwners++;
-          continue;
-        }
+        // An owner given to a hold of the key before (a client's counter that
+        // started again): the run is UNKNOWN, and the owner's later operations go
+        // to this, its latest hold, as they most likely are.
+        const again = find(key, owner) >= 0;
+        if (again) duplicateOwners++;
         const h = holds.add();
         holds.key[h] = key;
         holds.owner[h] = owner;
@@ -393,7 +394,7 @@ export class PairingBuilder {
         holds.first[h] = -1;
         holds.last[h] = -1;
         ops.hold[i] = h;
-        if (holdOf[owner] < 0) holdOf[owner] = h;
+        if (holdOf[owner] < 0 || (again && holds.key[holdOf[owner]] === key)) holdOf[owner] = h;
         else elsewhere.set(`${key}:${owner}`, h);
         latest.set(ops.process[i], h);
         if (!holdsOf[key]) m.holdsByKey.set(keyName[key], (holdsOf[key] = new IntList(holdsAt[key])));

@@ -1,7 +1,7 @@
 // Checking a stored run: the checker reads only the run directory, so a stored run
 // is checked exactly as a fresh one. Everything is read and validated before
 // anything is written, so bad input (exit 254) leaves the directory untouched.
-import { readFile, rename, stat, writeFile } from "node:fs/promises";
+import { open, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { RUN_FILES, type HistoryEvent, type HistoryHeader, type ResourceDecision, type Results } from "../store/events.ts";
@@ -89,6 +89,23 @@ const RESOURCE_BATCHES_AHEAD = 12;
 const BYTES_PER_OP = 240;
 const BYTES_PER_DECISION = 160;
 
+/** The header's workload, from the file's first line (undefined when it cannot be read: the reader then says why). */
+async function workloadOf(path: string): Promise<unknown> {
+  let fd: Awaited<ReturnType<typeof open>> | null = null;
+  try {
+    fd = await open(path, "r");
+    const buf = Buffer.alloc(64 << 10);
+    const { bytesRead } = await fd.read(buf, 0, buf.length, 0);
+    const text = buf.subarray(0, bytesRead).toString("utf8");
+    const end = text.indexOf("\n");
+    return (JSON.parse(end < 0 ? text : text.slice(0, end)) as { workload?: unknown }).workload;
+  } catch {
+    return undefined;
+  } finally {
+    await fd?.close();
+  }
+}
+
 /** Size of a file, -1 when there is none. */
 async function bytes(path: string): Promise<number> {
   try {
@@ -162,11 +179,15 @@ export async function readRun(runDir: string, checkpointEvery?: number, grouped?
   const resourceThread = resourceBytes >= READ_IN_WORKER_FROM ? resourceLogInWorker(resourcePath, { checkpointEvery, maxAhead: RESOURCE_BATCHES_AHEAD }) : null;
   try {
     const stream = (await bytes(historyPath)) >= READ_IN_WORKER_FROM ? streamHistoryInWorkers : streamHistory;
+    // Writes' data are read only where an analysis of the history needs them: a
+    // run without a resource log, or a counter run, whose lost updates the history
+    // alone may prove beside the log (checker/history-proofs.ts).
+    const data = resourceBytes < 0 || (await workloadOf(historyPath)) === "counter";
     const history = await stream(historyPath, (header) => {
       // Called again with a fresh builder when the file had to be reordered.
       nemesis = [];
-      return (builder = new PairingBuilder(header, expectedOps, resourceBytes < 0)).event;
-    }, { checkpointEvery, nemesis: (e) => nemesis.push(e), data: resourceBytes < 0 });
+      return (builder = new PairingBuilder(header, expectedOps, data)).event;
+    }, { checkpointEvery, nemesis: (e) => nemesis.push(e), data });
     const b = builder as unknown as PairingBuilder;
     grouped?.(b.group());
     if (resourceBytes >= 0) b.noteResourceLog(Math.ceil(resourceBytes / BYTES_PER_DECISION));

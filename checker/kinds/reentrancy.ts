@@ -92,15 +92,18 @@ function reentriesNotHeld(m: Paired): Witness[] {
       if (f !== ACQUIRE || ops.outcome[r] !== OK) continue;
       spans ??= spansOf(m, h).filter((x) => x.end > x.start).map((x) => ({ start: x.start, end: x.end }));
       const invoked = ops.start[r], answered = ops.endOf(r);
+      let rightly = false;
       if (ops.process[r] !== process) say(r, `yet the hold is process ${process}'s: another process entered it`, acquire);
       else if (releasedAt >= 0) say(r, `after its outer hold was released by ${quoteOp(m, releasedAt)}`, releasedAt);
       else if (count < depth - 1) say(r, `while its owner held it at depth ${count} only`, acquire);
       else if (timed && !spans.some((x) => x.start <= answered && invoked < x.end))
         say(r, `yet its outer hold was not certainly valid at any moment from its invoke to its ok (${spansText(spans)})`, acquire);
+      else rightly = true;
       if (ops.process[r] !== process) continue;
       count = depth;
+      // Only a re-entry rightly granted counts as refreshing the lease.
       const ttl = ops.ttl[r];
-      if (!Number.isNaN(ttl) && invoked + ttl * 1e6 > answered) spans.push({ start: answered, end: invoked + ttl * 1e6 });
+      if (rightly && !Number.isNaN(ttl) && invoked + ttl * 1e6 > answered) spans.push({ start: answered, end: invoked + ttl * 1e6 });
     }
   }
   return out;

@@ -1,9 +1,9 @@
 // The fences the lock service issued, from the acquires alone: docs/anomalies.md
 // "The fences" (duplicate-fence, fence-regression). Under a reentrant lock a
 // re-entry is an operation of its outermost hold, and duplicate-fence is judged
-// per outermost hold (history-format.md "Lock kinds"): a re-entry that keeps its
-// hold's fence gives no second hold that fence; one given a new fence takes part
-// like any grant of its hold.
+// per outermost hold (history-format.md "Lock kinds"): the fences compared are
+// the outermost acquires'; a re-entry's fence is judged by reentrancy-violation's
+// fence rule (fence_on_reentry), not here.
 import { opEvents, opText } from "./describe.ts";
 import type { Findings, Hold, Op, Witness } from "./types.ts";
 
@@ -13,11 +13,10 @@ const okTime = (op: Op) => op.done!.time;
 export function duplicateFence(holds: Hold[]): Findings {
   const out: Witness[] = [];
   for (const key of [...new Set(holds.map((h) => h.key))]) {
-    // Every grant of a fence on the key: outermost acquires and re-entries, in the order of their oks.
+    // Every outermost hold's fence on the key, in the order of their oks.
     const grants: Array<{ hold: Hold; op: Op; fence: number }> = [];
     for (const h of holds.filter((h) => h.key === key))
-      for (const op of [h.acquire, ...h.reentries])
-        if (typeof op.ov.fence === "number") grants.push({ hold: h, op, fence: op.ov.fence });
+      if (typeof h.acquire.ov.fence === "number") grants.push({ hold: h, op: h.acquire, fence: h.acquire.ov.fence });
     grants.sort((a, b) => okTime(a.op) - okTime(b.op) || a.op.done!.index - b.op.done!.index);
     const first = new Map<number, { hold: Hold; op: Op }>();
     const told = new Set<string>();

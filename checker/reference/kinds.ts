@@ -19,7 +19,7 @@
 //      happened somewhere between the re-entry's invoke and its ok, so it is
 //      rightly granted when the hold was certainly valid at some moment of that
 //      stretch.
-import { endingRelease, pairKey, validAt } from "./holds.ts";
+import { endingRelease, pairKey, ttlOf, validAt } from "./holds.ts";
 import { holdText, ms, opEvents, opText } from "./describe.ts";
 import type { Findings, Hold, Op, Run, Witness } from "./types.ts";
 
@@ -75,6 +75,10 @@ export function reentrancy(run: Run, holds: Hold[], stray: Op[]): { findings: Fi
 
   // (c) who a re-entry was granted to (HISTORY.md, amended).
   const reentries = [...holds.flatMap((h) => h.reentries.map((e) => ({ e, h: h as Hold | undefined }))), ...stray.map((e) => ({ e, h: undefined }))];
+  // A re-entry rightly granted may have refreshed the lease: for this rule its
+  // span (ok to invoke + TTL) counts as its hold's too (anomalies.md). A hold
+  // with no TTL is not judged by time.
+  const refreshed = new Map<Hold, { start: number; end: number }[]>();
   for (const { e, h } of reentries) {
     const n = depth(e);
     const why = ((): string | null => {
@@ -88,11 +92,16 @@ export function reentrancy(run: Run, holds: Hold[], stray: Op[]): { findings: Fi
       if (outer.process !== e.process) return `the hold at depth ${n - 1} was process ${outer.process}'s (${opText(outer)}), not process ${e.process}'s`;
       const from = e.invoke.time;
       const to = e.done!.time;
-      if (!h.spans.some((s) => s.start < to && s.end > from))
+      const spans = [...h.spans, ...(refreshed.get(h) ?? [])];
+      if (ttlOf(h.acquire) !== undefined && !spans.some((s) => s.start <= to && s.end > from))
         return `hold ${JSON.stringify(h.owner)} was not certainly valid at any moment between the re-entry's invoke and its ok (${h.spans.length ? h.spans.map((s) => `certainly valid from ${ms(s.start)} until ${ms(s.end)}`).join(", ") : "it was never certainly valid"})`;
       return null;
     })();
-    if (why === null) continue;
+    if (why === null) {
+      const ttl = ttlOf(e);
+      if (h && ttl !== undefined) refreshed.set(h, [...(refreshed.get(h) ?? []), { start: e.done!.time, end: e.invoke.time + ttl * 1e6 }]);
+      continue;
+    }
     out.push({
       key: e.key,
       events: opEvents(h?.acquire, e),
@@ -106,7 +115,7 @@ export function reentrancy(run: Run, holds: Hold[], stray: Op[]): { findings: Fi
  * anomalies.md "grant-after-cancel": an acquire that completed fail cancelled,
  * naming its entry's owner, and after it either an acquire of the key invoked
  * after that completion whose completion's `behind` names the owner, or a hold
- * of the key with that owner. One witness per withdrawn acquire.
+ * of the key with that owner. One witness per acquire that waited behind it, and one for the hold granted to it.
  */
 export function grantAfterCancel(run: Run): Findings {
   const out: Witness[] = [];
@@ -125,17 +134,20 @@ export function grantAfterCancel(run: Run): Findings {
   for (const c of run.ops) {
     if (c.f !== "acquire" || c.outcome !== "fail" || c.error !== "cancelled" || typeof c.ov.owner !== "string") continue;
     const owner = c.ov.owner;
-    const behind = (waitedBehind.get(id(c.key, owner)) ?? []).find((x) => x !== c && x.invoke.time > c.done!.time);
+    // One witness per acquire that waited behind the withdrawn entry afterwards, and one for a hold granted to it.
+    for (const behind of (waitedBehind.get(id(c.key, owner)) ?? []).filter((x) => x !== c && x.invoke.time > c.done!.time))
+      out.push({
+        key: c.key,
+        events: opEvents(c, behind),
+        explanation: `On key ${JSON.stringify(c.key)} ${opText(c, { owner })} was withdrawn, the service certainly rid of its waiter; yet ${opText(behind)} waited behind that entry afterwards (its client says it waited behind ${JSON.stringify(owner)}).`,
+      });
     const granted = grantedTo.get(id(c.key, owner));
-    const x = behind ?? granted;
-    if (!x) continue;
-    out.push({
-      key: c.key,
-      events: opEvents(c, x),
-      explanation: `On key ${JSON.stringify(c.key)} ${opText(c, { owner })} was withdrawn, the service certainly rid of its waiter; yet ${
-        behind ? `${opText(behind)} waited behind that entry afterwards (its client says it waited behind ${JSON.stringify(owner)})` : `${opText(x)} was a hold with that entry's owner: the service granted the withdrawn entry`
-      }.`,
-    });
+    if (granted)
+      out.push({
+        key: c.key,
+        events: opEvents(c, granted),
+        explanation: `On key ${JSON.stringify(c.key)} ${opText(c, { owner })} was withdrawn, the service certainly rid of its waiter; yet ${opText(granted)} was a hold with that entry's owner: the service granted the withdrawn entry.`,
+      });
   }
   return out.length ? { "grant-after-cancel": out } : {};
 }

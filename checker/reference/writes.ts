@@ -136,6 +136,14 @@ function firstInvokedFrom(ops: Op[], t: number): number {
 
 const empty = (): Findings => Object.fromEntries(TYPES.map((t) => [t, [] as Witness[]]));
 
+// What a witness judges, so that the log's and the history's witnesses of one
+// thing are told once (anomalies.md "What the resource accepted": the log can add
+// to what the history proves, never take it away): a write (its invoke's index),
+// or for interleaved-writers the ordered pair of holds.
+const subjects = new WeakMap<Witness, string>();
+const about = (w: Witness, subject: string): Witness => (subjects.set(w, subject), w);
+const writeOf = (op: Op | null | undefined, seq?: number): string => (op ? `op ${op.invoke.index}` : `seq ${seq}`);
+
 function fromLog(run: Run, decisions: Decision[]): Findings {
   const { lock: kind, permits } = run.header;
   const counter = run.header.workload === "counter";
@@ -144,6 +152,10 @@ function fromLog(run: Run, decisions: Decision[]): Findings {
   for (const [key, ds] of byKey(decisions)) {
     const k = JSON.stringify(key);
     const b = nothingBefore();
+    // A decision of unknown outcome has no place (its order is null): it may have
+    // taken effect before any decision of its key, so a refusal at or below its
+    // fence is never a false rejection (history-format.md, committed decisions).
+    for (const d of ds) if (d.accepted === null && d.fence !== null) (b.maxMaybe = Math.max(b.maxMaybe, d.fence)), b.maybeFences.push(d.fence);
     // The accepted decision with the highest fence, for witnesses.
     let top: Decision | null = null;
     // interleaved-writers: since the last decision of unknown outcome, the last accepted write, and each hold's last.
@@ -168,35 +180,35 @@ function fromLog(run: Run, decisions: Decision[]): Findings {
       if (d.accepted === false) {
         const judged = d.op === "write" || (kind === "rw" && d.op === "read");
         if (judged && f !== null && isFalseRefusal(kind, permits, f, d.op === "read", b))
-          out["false-rejection"].push({
+          out["false-rejection"].push(about({
             key,
             seqs: top ? [top.seq, d.seq] : [d.seq],
             events: top ? events(top, d) : events(d),
             explanation: `On key ${k} the resource refused ${decisionText(d)}, yet ${top ? `the highest fence it had accepted on the key was ${top.fence}, in ${decisionText(top)}` : "it had accepted no fenced request on the key"}: by the ${kind} rule fence ${f} should have been accepted.`,
-          });
+          }, writeOf(d.sentBy, d.seq)));
         continue;
       }
       // Accepted.
       if (d.op === "write") {
         if (f !== null && isStale(kind, permits, f, b) && top)
-          out["stale-write-accepted"].push({
+          out["stale-write-accepted"].push(about({
             key,
             seqs: [top.seq, d.seq],
             events: events(top, d),
             explanation: `On key ${k} the resource accepted ${decisionText(d)} after it had already accepted ${decisionText(top)}: a write with fence ${f} took effect after one with the higher fence ${top.fence}${kind === "semaphore" ? ` (${distinctAbove(b.fences, f)} higher fences; the semaphore has ${permits} permits)` : ""}.`,
-          });
+          }, writeOf(d.sentBy, d.seq)));
         if (kind !== "semaphore" && prev && prev.owner !== d.owner) {
           const earlier = lastOf.get(d.owner);
           // (A, B) is ordered: A the hold that wrote again, B the hold it wrote around.
           const pair = JSON.stringify([d.owner, prev.owner]);
           if (earlier && !pairs.has(pair)) {
             pairs.add(pair);
-            out["interleaved-writers"].push({
+            out["interleaved-writers"].push(about({
               key,
               seqs: [earlier.seq, prev.seq, d.seq],
               events: events(earlier, prev, d),
               explanation: `On key ${k} writes of hold ${JSON.stringify(d.owner)} and hold ${JSON.stringify(prev.owner)} took effect interleaved: the resource accepted ${decisionText(earlier)}; then ${decisionText(prev)}; then ${decisionText(d)}. Hold ${JSON.stringify(d.owner)} wrote again after another hold had written.`,
-            });
+            }, `pair ${key} ${pair}`));
           }
         }
         prev = d;
@@ -205,12 +217,12 @@ function fromLog(run: Run, decisions: Decision[]): Findings {
           if (typeof d.data !== "number") value = undefined;
           else {
             if (value !== undefined && d.data !== value + 1)
-              out["lost-update"].push({
+              out["lost-update"].push(about({
                 key,
                 seqs: valueBy ? [valueBy.seq, d.seq] : [d.seq],
                 events: valueBy ? events(valueBy, d) : events(d),
                 explanation: `On key ${k} the resource accepted ${decisionText(d)}, but the value in effect before it was ${value}, ${valueBy ? `written by ${decisionText(valueBy)}` : "the key never having been written"}, so it should have written ${value + 1}.`,
-              });
+              }, writeOf(d.sentBy, d.seq)));
             value = d.data;
             valueBy = d;
           }
@@ -250,7 +262,9 @@ function fromHistory(run: Run): Findings {
     const b = nothingBefore();
     let top: Op | null = null;
     let next = 0;
-    for (const w of okWrites.filter(fenced).sort((a, b) => a.invoke.time - b.invoke.time)) {
+    // Under an rw lock or a semaphore the kind's rule is judged from the log only (history-format.md, "The resource's rule per lock kind").
+    const byRule = kind === "rw" || kind === "semaphore";
+    for (const w of byRule ? [] : okWrites.filter(fenced).sort((a, b) => a.invoke.time - b.invoke.time)) {
       for (; next < done.length && done[next].done!.time < w.invoke.time; next++) {
         const x = done[next];
         const f = fenceOf(x) as number;
@@ -259,11 +273,11 @@ function fromHistory(run: Run): Findings {
         if (!top || f > (fenceOf(top) as number)) top = x;
       }
       if (!top || !isStale(kind, permits, fenceOf(w) as number, b)) continue;
-      out["stale-write-accepted"].push({
+      out["stale-write-accepted"].push(about({
         key,
         events: opEvents(top, w),
         explanation: `On key ${k}, ${opText(top, { data: true })}; then ${opText(w, { data: true })}. The first completed before the second was invoked, so it took effect first, and both took effect (ok): a write with fence ${fenceOf(w)} took effect after one with the higher fence ${fenceOf(top)}.`,
-      });
+      }, writeOf(w)));
     }
 
     // interleaved-writers: A's first ok write completed before B's ok write was invoked, and A's last ok write was
@@ -278,18 +292,18 @@ function fromHistory(run: Run): Findings {
           const bOwner = bw.iv.owner as string;
           if (bOwner === a || told.has(bOwner) || !before(first, bw) || !before(bw, last)) continue;
           told.add(bOwner);
-          out["interleaved-writers"].push({
+          out["interleaved-writers"].push(about({
             key,
             events: opEvents(first, bw, last),
             explanation: `On key ${k} writes of hold ${JSON.stringify(a)} and hold ${JSON.stringify(bOwner)} took effect interleaved: ${opText(first, { data: true })} completed before ${opText(bw, { data: true })} was invoked, which completed before ${opText(last, { data: true })} was invoked, all ok. Hold ${JSON.stringify(a)} wrote again after another hold had written.`,
-          });
+          }, `pair ${key} ${JSON.stringify([a, bOwner])}`));
         }
       }
 
     // false-rejection: a write refused as stale, its fence passing the kind's rule against every write and fenced read
     // of the key that was not certainly refused and was invoked before the refusal completed. (A refused read is judged
     // from the log only: anomalies.md's rule from the history alone names writes.)
-    for (const x of writes) {
+    for (const x of byRule ? [] : writes) {
       if (x.outcome !== "fail" || x.error !== "stale-fence" || !fenced(x)) continue;
       const rivals = ops.filter((y) => y !== x && y.outcome !== "fail" && fenced(y) && y.invoke.time < x.done!.time);
       const rb = nothingBefore();
@@ -300,11 +314,11 @@ function fromHistory(run: Run): Findings {
       }
       if (!isFalseRefusal(kind, permits, fenceOf(x) as number, false, rb)) continue;
       const topW = rivals.filter((y) => y.f === "write").sort((p, q) => (fenceOf(q) as number) - (fenceOf(p) as number))[0];
-      out["false-rejection"].push({
+      out["false-rejection"].push(about({
         key,
         events: opEvents(topW, x),
         explanation: `On key ${k}, ${opText(x, { data: true })} was refused as stale, yet ${topW ? `the highest fence of a write that may have taken effect before it was ${fenceOf(topW)}, ${opText(topW, { data: true })}` : "no fenced write may have taken effect before it"}: by the ${kind} rule fence ${fenceOf(x)} was the newest.`,
-      });
+      }, writeOf(x)));
     }
 
     // lost-update (counter): an ok write of v where none of the writes that can have come just before it wrote v - 1:
@@ -337,18 +351,22 @@ function fromHistory(run: Run): Findings {
         if (cands.some((x) => typeof x.iv.data !== "number")) continue;
         if (cands.some((x) => x.iv.data === v - 1)) continue;
         if (v === 1 && prev === null) continue;
-        out["lost-update"].push({
+        out["lost-update"].push(about({
           key,
           events: opEvents(prev, w),
           explanation: `On key ${k}, ${opText(w, { data: true })} took effect, but none of the writes that can have come just before it wrote ${v - 1}${prev ? ` (the last write certainly before it was ${opText(prev, { data: true })})` : ` (the key may still have held 0, and ${v} is not 1)`}, so an increment was lost.`,
-        });
+        }, writeOf(w)));
       }
     }
   }
   return out;
 }
 
-/** The four types, each from the log where it shows any, else from the history alone; and the reasons the run is not fully checked. */
+/**
+ * The four types: the log's witnesses, and beside them each of the history's
+ * whose subject (the write it judges, or the pair of holds) the log's do not
+ * judge; and the reasons the run is not fully checked.
+ */
 export function judgeWrites(run: Run): { findings: Findings; unmatched: string[]; counterData: string[] } {
   const unmatched: string[] = [];
   const counterData: string[] = [];
@@ -365,7 +383,8 @@ export function judgeWrites(run: Run): { findings: Findings; unmatched: string[]
   }
   const findings: Findings = {};
   for (const t of TYPES) {
-    const ws = log && log[t].length ? log[t] : hist[t];
+    const told = new Set((log?.[t] ?? []).map((w) => subjects.get(w)));
+    const ws = [...(log?.[t] ?? []), ...hist[t].filter((w) => !told.has(subjects.get(w)))];
     if (ws.length) findings[t] = ws;
   }
   return { findings, unmatched, counterData };
