@@ -25,7 +25,9 @@ function refusedFalsely(m: Paired, d: number, w: number, r: number): Witness | n
   const ds = m.decisions!;
   const fence = ds.fence[d];
   if (!ds.write[d] || ds.accepted[d] !== REFUSED || Number.isNaN(fence)) return null;
-  if ((w >= 0 && ds.fence[w] >= fence) || (r >= 0 && ds.fence[r] > fence)) return null;
+  // A reentrant lock's resource accepts an equal fence (the same outermost hold at another depth): only a higher one excuses.
+  const equalExcuses = m.kind?.lock !== "reentrant";
+  if ((w >= 0 && (ds.fence[w] > fence || (equalExcuses && ds.fence[w] === fence))) || (r >= 0 && ds.fence[r] > fence)) return null;
   const view = resourceView(m)!;
   // A write of unknown outcome at or above this fence may have taken effect first.
   if (view.undecidedTop[ds.key[d]] >= fence) return null;
@@ -50,6 +52,7 @@ function fromHistory(m: Paired): Witness[] {
   const o = m.ops;
   const out: Witness[] = [];
   const staleFence = m.errors.names.indexOf("stale-fence");
+  const reentrant = m.kind?.lock === "reentrant";
   const reads = new Map<number, number[]>();
   for (let i = 0; i < o.length; i++) {
     if (o.f[i] !== READ || o.key[i] < 0 || o.outcome[i] === FAIL || Number.isNaN(o.fence[i])) continue;
@@ -72,7 +75,8 @@ function fromHistory(m: Paired): Witness[] {
     // Fences are integers: a read's scored half a step below its fence excuses a
     // refusal (score >= the refused fence) only with a higher fence, a write's
     // with an equal one too, as the resource's rule has it.
-    const score = (op: number): number => (o.f[op] === READ ? o.fence[op] - 0.5 : o.fence[op]);
+    // (Under a reentrant lock an equal write fence is accepted too, so a write's is scored as a read's.)
+    const score = (op: number): number => (o.f[op] === READ || reentrant ? o.fence[op] - 0.5 : o.fence[op]);
     // Times are integers: "invoked no later than the refusal completed" is start < end + 0.5.
     const { order, best } = bestBefore(column(maybeAccepted, (a) => o.start[a]), column(maybeAccepted, score), column(refused, (r) => o.endOf(r) + 0.5));
     for (const i of order) {

@@ -158,9 +158,9 @@ function fromLog(run: Run, decisions: Decision[]): Findings {
     for (const d of ds) if (d.accepted === null && d.fence !== null) (b.maxMaybe = Math.max(b.maxMaybe, d.fence)), b.maybeFences.push(d.fence);
     // The accepted decision with the highest fence, for witnesses.
     let top: Decision | null = null;
-    // interleaved-writers: since the last decision of unknown outcome, the last accepted write, and each hold's last.
+    // interleaved-writers: the last accepted write, and each hold's last.
     let prev: Decision | null = null;
-    let lastOf = new Map<string, Decision>();
+    const lastOf = new Map<string, Decision>();
     const pairs = new Set<string>();
     // lost-update: the value in effect (undefined once unknown) and who wrote it.
     let value: number | undefined = 0;
@@ -172,8 +172,7 @@ function fromLog(run: Run, decisions: Decision[]): Findings {
           b.maxMaybe = Math.max(b.maxMaybe, f);
           b.maybeFences.push(f);
         }
-        prev = null;
-        lastOf = new Map();
+        // It proves no interleaving, and hides none either (history-format.md, committed decisions).
         if (d.op === "write") value = undefined;
         continue;
       }
