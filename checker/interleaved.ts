@@ -66,8 +66,11 @@ interface Span {
 
 // From the history alone, A-B-A is certain when one of A's ok writes completed
 // before B's write was invoked, and another was invoked after B's completed. For
-// each B write it is enough to know, among the holds whose first ok came before
-// it, the two with the latest write invoke (two, so one is not B's own).
+// each B write, the holds A whose first ok came before it and whose last write was
+// invoked after it completed: holds are taken in as their first ok passes (by
+// firstEnd), and let go once their last invoke is behind the B writes' starts
+// (which only grow), so the candidates at each B are about the holds active
+// around it. Every such pair (A, B) is a witness, once.
 function fromHistory(m: Paired): Witness[] {
   const o = m.ops;
   const out: Witness[] = [];
@@ -86,33 +89,29 @@ function fromHistory(m: Paired): Witness[] {
     const spans = Array.from(sortedBy(owned.map((_, i) => i), (i) => owned[i].firstEnd), (i) => owned[i]);
     const byStart = sortedBy(writes, (w) => o.start[w]);
     const seen = new Set<string>();
-    let top1: Span | null = null;
-    let top2: Span | null = null;
+    let candidates: Span[] = [];
     let i = 0;
     for (const b of byStart) {
-      for (; i < spans.length && spans[i].firstEnd < o.start[b]; i++) {
-        const s = spans[i];
-        if (!top1 || s.lastStart > top1.lastStart) {
-          top2 = top1;
-          top1 = s;
-        } else if (!top2 || s.lastStart > top2.lastStart) top2 = s;
+      for (; i < spans.length && spans[i].firstEnd < o.start[b]; i++) candidates.push(spans[i]);
+      // A hold whose last write was invoked before this B began can be A for no later B either.
+      if (candidates.length > 64) candidates = candidates.filter((c) => c.lastStart >= o.start[b]);
+      for (const a of candidates) {
+        if (a.owner === o.owner[b] || a.lastStart <= o.endOf(b) || seen.has(pairId(a.owner, o.owner[b]))) continue;
+        seen.add(pairId(a.owner, o.owner[b]));
+        // The tightest pair around b: A's last ok before it and A's first write after.
+        let a1 = -1;
+        let a2 = -1;
+        for (const w of writes) {
+          if (o.owner[w] !== a.owner) continue;
+          if (o.endOf(w) < o.start[b] && (a1 < 0 || o.endOf(w) > o.endOf(a1))) a1 = w;
+          if (o.start[w] > o.endOf(b) && (a2 < 0 || o.start[w] < o.start[a2])) a2 = w;
+        }
+        out.push(about({
+          key,
+          events: eventsOf(m, a1, b, a2),
+          explanation: explain(key, m.owners.names[a.owner], m.owners.names[o.owner[b]], quoteWrite(m, a1), quoteWrite(m, b), quoteWrite(m, a2)),
+        }, `${key}\u0000${pairId(a.owner, o.owner[b])}`));
       }
-      const a = top1?.owner !== o.owner[b] ? top1 : top2;
-      if (!a || a.lastStart <= o.endOf(b) || seen.has(pairId(a.owner, o.owner[b]))) continue;
-      seen.add(pairId(a.owner, o.owner[b]));
-      // The tightest pair around b: A's last ok before it and A's first write after.
-      let a1 = -1;
-      let a2 = -1;
-      for (const w of writes) {
-        if (o.owner[w] !== a.owner) continue;
-        if (o.endOf(w) < o.start[b] && (a1 < 0 || o.endOf(w) > o.endOf(a1))) a1 = w;
-        if (o.start[w] > o.endOf(b) && (a2 < 0 || o.start[w] < o.start[a2])) a2 = w;
-      }
-      out.push(about({
-        key,
-        events: eventsOf(m, a1, b, a2),
-        explanation: explain(key, m.owners.names[a.owner], m.owners.names[o.owner[b]], quoteWrite(m, a1), quoteWrite(m, b), quoteWrite(m, a2)),
-      }, `${key}\u0000${pairId(a.owner, o.owner[b])}`));
     }
   }
   return out;

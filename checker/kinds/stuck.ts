@@ -18,8 +18,9 @@ export function stuckLocks(m: Paired, thresholdMs: number): Witness[] {
   const { ops, holds } = m;
   const threshold = thresholdMs * 1e6;
   const { claimed } = holdSpans(m);
-  const reentry = new Set<number>();
-  for (let h = 0; h < holds.length; h++) for (let r = holds.first[h]; r >= 0; r = ops.next[r]) if (ops.f[r] === ACQUIRE) reentry.add(r);
+  // Outermost acquires only: a re-entry waits for nothing but its own hold.
+  const depth = m.kind?.depth;
+  const reentry = { has: (i: number): boolean => (depth?.get(i) ?? 1) > 1 };
   // Per key: the waits (an acquire's invoke to its completion, or the run's end) and the holds (grant to when its holder last acted).
   const waits = new Map<number, number[]>();
   for (let i = 0; i < ops.length; i++) {

@@ -193,7 +193,8 @@ export const pairKey = (a: Hold, b: Hold): string => (a.id < b.id ? `${a.id}/${b
 /**
  * anomalies.md "semaphore-overflow": a hold that became certainly valid (its
  * grant, or a late renew's new span) while N other holds of its key were
- * certainly valid. One witness per hold, naming N + 1 holds.
+ * certainly valid. One witness per such grant (a hold's late renew that makes one
+ * too many again is a second), naming N + 1 holds.
  */
 export function semaphoreOverflow(run: Run, holds: Hold[]): Findings {
   if (run.header.lock !== "semaphore") return {};
@@ -210,7 +211,6 @@ export function semaphoreOverflow(run: Run, holds: Hold[]): Findings {
         events: opEvents(...named.map((o) => o.acquire), s.from),
         explanation: `On key ${JSON.stringify(h.key)} ${others.length + 1} holds were certainly valid at once from ${ms(s.start)} to ${ms(until)}, and the semaphore has ${n} permit${n === 1 ? "" : "s"}: ${named.map(holdText).join("; ")}.`,
       });
-      break;
     }
   return out.length ? { "semaphore-overflow": out } : {};
 }

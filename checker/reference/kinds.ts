@@ -84,12 +84,18 @@ export function reentrancy(run: Run, holds: Hold[], stray: Op[]): { findings: Fi
     const why = ((): string | null => {
       if (!h) return `no hold of owner ${JSON.stringify(e.ov.owner)} on the key was ever granted, so there was no outer hold to re-enter`;
       // The entry at depth n - 1, granted before the re-entry was invoked and not released (at depth n - 1) since.
-      const outer = [h.acquire, ...h.reentries]
+      const entries = [h.acquire, ...h.reentries]
         .filter((p) => (p === h.acquire ? 1 : depth(p)) === n - 1 && p !== e && p.done!.time <= e.invoke.time)
-        .filter((p) => !h.releases.some((r) => depth(r) === n - 1 && r.invoke.time > p.done!.time && r.invoke.time < e.invoke.time))
-        .pop();
-      if (!outer) return `hold ${JSON.stringify(h.owner)} was not held at depth ${n - 1} when the re-entry was invoked`;
-      if (outer.process !== e.process) return `the hold at depth ${n - 1} was process ${outer.process}'s (${opText(outer)}), not process ${e.process}'s`;
+        .filter((p) => !h.releases.some((r) => depth(r) === n - 1 && r.invoke.time > p.done!.time && r.invoke.time < e.invoke.time));
+      // The re-entering process's own entry at depth n - 1, if it has one; else whose it was.
+      const outer = entries.filter((p) => p.process === e.process).pop();
+      if (!outer) {
+        const theirs = entries.pop();
+        if (!theirs) return `hold ${JSON.stringify(h.owner)} was not held at depth ${n - 1} when the re-entry was invoked`;
+        return `the hold at depth ${n - 1} was process ${theirs.process}'s (${opText(theirs)}), not process ${e.process}'s`;
+      }
+      // The outermost hold is its acquirer's: another process entering any depth of it is not its holder.
+      if (h.acquire.process !== e.process) return `the hold at depth 1 was process ${h.acquire.process}'s (${opText(h.acquire)}), not process ${e.process}'s`;
       const from = e.invoke.time;
       const to = e.done!.time;
       const spans = [...h.spans, ...(refreshed.get(h) ?? [])];

@@ -3,13 +3,13 @@
 // to its completion, or the run's end, the last event's time); within them, a
 // gap longer than the threshold in which no hold of the key was busy. A hold is
 // busy from its acquire's ok until it was certainly valid or its holder last
-// acted (the last invoke or completion of any of its operations), whichever is
-// later. The threshold is run.json's TTL plus its command timeout
+// acted (the last invoke of its renews, releases, writes and re-entries),
+// whichever is later. The threshold is run.json's TTL plus its command timeout
 // (options.workloadOptions.ttlMs + options.commandTimeoutMs); without them, four
-// times the largest TTL an acquire asked for. One finding per gap. The finding
+// times the largest TTL of an acquire (the smaller of asked and granted). One finding per gap. The finding
 // counts toward the verdict only under --liveness strict (the option, else
 // run.json's options.liveness).
-import { depthOf } from "./holds.ts";
+import { depthOf, ttlOf } from "./holds.ts";
 import { ms, opEvents, opText } from "./describe.ts";
 import type { Findings, Hold, Run, Witness } from "./types.ts";
 
@@ -17,7 +17,8 @@ type Stretch = [number, number];
 
 function union(xs: Stretch[]): Stretch[] {
   const out: Stretch[] = [];
-  for (const [a, b] of [...xs].filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0])) {
+  // A stretch of no length stays: a grant at one moment is the key granted then.
+  for (const [a, b] of [...xs].filter(([a, b]) => b >= a).sort((x, y) => x[0] - y[0])) {
     const last = out[out.length - 1];
     if (last && a <= last[1]) last[1] = Math.max(last[1], b);
     else out.push([a, b]);
@@ -45,7 +46,7 @@ export function thresholdNs(run: Run): { ns: number; why: string } {
   const ttl = o.workloadOptions?.ttlMs;
   const cmd = o.commandTimeoutMs;
   if (typeof ttl === "number" && typeof cmd === "number") return { ns: (ttl + cmd) * 1e6, why: `the ${ttl + cmd} ms a dead holder's lease and a command take` };
-  const most = run.ops.reduce((m, op) => (op.f === "acquire" && typeof op.iv.ttl_ms === "number" ? Math.max(m, op.iv.ttl_ms) : m), 0);
+  const most = run.ops.reduce((m, op) => (op.f === "acquire" ? Math.max(m, ttlOf(op) ?? 0) : m), 0);
   return { ns: 4 * most * 1e6, why: `four times the largest TTL asked for, ${4 * most} ms` };
 }
 
@@ -61,7 +62,8 @@ export function stuckLock(run: Run, holds: Hold[]): Findings {
       holds
         .filter((h) => h.key === key)
         .map((h) => {
-          const acts = [...h.renews, ...h.releases, ...h.writes, ...h.reads, ...h.reentries].flatMap((op) => [op.invoke.time, op.done?.time ?? op.invoke.time]);
+          // When its holder last acted as the holder: the last invoke of a renew, release, write or re-entry of it.
+          const acts = [...h.renews, ...h.releases, ...h.writes, ...h.reentries].map((op) => op.invoke.time);
           const valid = h.spans.length ? h.spans[h.spans.length - 1].end : -Infinity;
           return [h.acquire.done!.time, Math.max(valid, h.acquire.done!.time, ...acts)] as Stretch;
         }),

@@ -172,6 +172,11 @@ const EXPECTED: Record<string, { valid: boolean; types: string[]; counts: Record
   "good/recorded-redlock-k5-validity-checked": { valid: true, types: [], counts: {} },
   "good/synthetic-etcd-fenced-write-partition-fence-on": { valid: true, types: [], counts: {} },
   "good/synthetic-redis-fenced-write-pause-fence-on": { valid: true, types: [], counts: {} },
+  // The amended rules' fixtures (2026-11-29), each checked wrongly by the fast checker before them.
+  "good/synthetic-redis-renew-answered-after-its-lease": { valid: true, types: [], counts: {} },
+  "bad/synthetic-reentry-by-another-process": { valid: false, types: ["reentrancy-violation"], counts: { "reentrancy-violation": 1 } },
+  "bad/synthetic-reentry-without-outer-hold": { valid: false, types: ["reentrancy-violation"], counts: { "reentrancy-violation": 1 } },
+  "bad/synthetic-unknown-decision-hides-stale-write": { valid: false, types: ["stale-write-accepted"], counts: { "stale-write-accepted": 1 } },
 };
 
 describe("reference checker: every stored run under histories/fixtures/", () => {
