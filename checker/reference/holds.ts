@@ -77,7 +77,10 @@ export function buildHolds(run: Run): HoldIndex {
   for (const op of run.ops) {
     if (op.f === "acquire") {
       if (op.outcome !== "ok" || depthOf(run, op) === 1) continue;
-      const h = holdFor(op.key, op.ov.owner, op.invoke.time);
+      // A re-entry enters a hold whose acquire was invoked before it; one asked
+      // before any acquire of its owner has no outer hold (it is stray).
+      const same = typeof op.ov.owner === "string" ? (byOwner.get(id(op.key, op.ov.owner)) ?? []) : [];
+      const h = same.filter((x) => x.acquire.invoke.time < op.invoke.time).pop();
       if (h) h.reentries.push(op);
       else strayReentries.push(op);
       continue;
