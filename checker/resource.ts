@@ -224,8 +224,27 @@ function unmatchedOkWrites(m: Paired): number {
   for (let i = 0; i < o.length; i++) if (isWrite(i)) note(o.key[i], o.owner[i]);
   const accepted = onOneKey ? new Int32Array(m.owners.names.length) : null;
   const pairs = onOneKey ? null : new Map<number, number>();
+  // An accepted decision whose sender the history shows (the write of its process,
+  // key and owner bracketing it) matches that write; the others go to a pool per
+  // owner (and key) that ok writes left unmatched draw from. So an ok write whose
+  // own decision is of unknown outcome is not matched by another write's.
+  const sentBy = sender(m);
+  const opAt = new Map<number, number>();
+  const matched = new Uint8Array(o.length);
+  let anyUndecided = false;
+  for (let d = 0; d < ds.length && !anyUndecided; d++) if (ds.accepted[d] === UNDECIDED) anyUndecided = true;
+  if (anyUndecided) for (let i = 0; i < o.length; i++) if (o.f[i] === WRITE) opAt.set(o.invoke[i], i);
   for (let d = 0; d < ds.length; d++) {
     if (!ds.write[d] || ds.accepted[d] !== ACCEPTED) continue;
+    if (anyUndecided) {
+      const events = sentBy(d);
+      const w = events.length > 0 ? opAt.get(events[0]) : undefined;
+      // Its own write's, whatever that write's outcome in the history (an info write may have taken effect).
+      if (w !== undefined && !matched[w]) {
+        matched[w] = 1;
+        continue;
+      }
+    }
     if (accepted) accepted[ds.owner[d]]++;
     else {
       const id = pair(m, ds.key[d], ds.owner[d]);
@@ -234,7 +253,7 @@ function unmatchedOkWrites(m: Paired): number {
   }
   let missing = 0;
   for (let w = 0; w < o.length; w++) {
-    if (o.outcome[w] !== OK || !isWrite(w)) continue;
+    if (o.outcome[w] !== OK || !isWrite(w) || matched[w]) continue;
     if (accepted) {
       if (accepted[o.owner[w]] > 0) accepted[o.owner[w]]--;
       else missing++;

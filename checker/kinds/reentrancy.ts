@@ -49,7 +49,8 @@ export function reentrancyViolations(m: Paired): Reentrancy {
  * Re-entries granted to a process that did not hold the owner's hold at the depth
  * below (docs/anomalies.md, reentrancy-violation): another process; no outer hold
  * of that owner and key at all (pairing found none, so the re-entry has no hold);
- * one released at depth 1 before; one entered fewer times than the depth implies;
+ * one released at depth 1 before; no entry of its process at the depth below
+ * (granted before it was invoked and not released at that depth since);
  * or one not certainly valid at any moment between the re-entry's invoke and its
  * ok. For that last, an earlier re-entry's span (its ok to its invoke plus its
  * TTL) counts as the hold's too, since a re-entry may refresh the lease (the
@@ -76,31 +77,37 @@ function reentriesNotHeld(m: Paired): Witness[] {
   for (let h = 0; h < holds.length; h++) {
     const acquire = holds.acquire[h];
     const process = ops.process[acquire];
-    let count = 1;
-    let releasedAt = -1;
-    // The hold's certain spans, cut at its release, and its re-entries' (below); computed when a re-entry asks.
-    let spans: { start: number; end: number }[] | null = null;
-    const timed = !Number.isNaN(holds.ttl[h]);
+    // The hold's entries (its acquire at depth 1, its re-entries granted ok) and its releases, by depth.
+    const entries: number[] = [acquire];
+    const releases: number[] = [];
     for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
-      const f = ops.f[r];
-      const depth = depths.get(r) ?? 1;
-      if (f === RELEASE) {
-        if (ops.notReleased[r] === INNER_RELEASE) count = Math.min(count, depth - 1);
-        else if (releasedAt < 0) (releasedAt = r), (count = 0);
-        continue;
-      }
-      if (f !== ACQUIRE || ops.outcome[r] !== OK) continue;
-      spans ??= spansOf(m, h).filter((x) => x.end > x.start).map((x) => ({ start: x.start, end: x.end }));
+      if (ops.f[r] === RELEASE) releases.push(r);
+      else if (ops.f[r] === ACQUIRE && ops.outcome[r] === OK) entries.push(r);
+    }
+    if (entries.length === 1) continue;
+    const depthOf = (r: number): number => (r === acquire ? 1 : (depths.get(r) ?? 1));
+    // The hold's certain spans, cut at its release, and the spans of its re-entries rightly granted (below).
+    const spans = spansOf(m, h).filter((x) => x.end > x.start).map((x) => ({ start: x.start, end: x.end }));
+    const timed = !Number.isNaN(holds.ttl[h]);
+    for (const r of entries) {
+      if (r === acquire) continue;
+      const depth = depthOf(r);
       const invoked = ops.start[r], answered = ops.endOf(r);
+      const freed = releases.find((x) => ops.notReleased[x] !== INNER_RELEASE && ops.start[x] < invoked);
+      // Its process's entry at the depth below, granted before it was invoked and not released at that depth since.
+      const below = (p: number): boolean =>
+        depthOf(p) === depth - 1 && p !== r && ops.endOf(p) <= invoked &&
+        !releases.some((x) => (depths.get(x) ?? 1) === depth - 1 && ops.start[x] > ops.endOf(p) && ops.start[x] < invoked);
+      const mine = entries.filter((p) => below(p) && ops.process[p] === ops.process[r]);
+      const theirs = entries.filter((p) => below(p) && ops.process[p] !== ops.process[r]);
       let rightly = false;
       if (ops.process[r] !== process) say(r, `yet the hold is process ${process}'s: another process entered it`, acquire);
-      else if (releasedAt >= 0) say(r, `after its outer hold was released by ${quoteOp(m, releasedAt)}`, releasedAt);
-      else if (count < depth - 1) say(r, `while its owner held it at depth ${count} only`, acquire);
+      else if (freed !== undefined) say(r, `after its outer hold was released by ${quoteOp(m, freed)}`, freed);
+      else if (mine.length === 0)
+        say(r, theirs.length ? `yet its entry at depth ${depth - 1} was process ${ops.process[theirs[theirs.length - 1]]}'s` : `while its owner did not hold it at depth ${depth - 1}`, acquire);
       else if (timed && !spans.some((x) => x.start <= answered && invoked < x.end))
         say(r, `yet its outer hold was not certainly valid at any moment from its invoke to its ok (${spansText(spans)})`, acquire);
       else rightly = true;
-      if (ops.process[r] !== process) continue;
-      count = depth;
       // Only a re-entry rightly granted counts as refreshing the lease.
       const ttl = ops.ttl[r];
       if (rightly && !Number.isNaN(ttl) && invoked + ttl * 1e6 > answered) spans.push({ start: answered, end: invoked + ttl * 1e6 });

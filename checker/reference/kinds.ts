@@ -96,6 +96,8 @@ export function reentrancy(run: Run, holds: Hold[], stray: Op[]): { findings: Fi
       }
       // The outermost hold is its acquirer's: another process entering any depth of it is not its holder.
       if (h.acquire.process !== e.process) return `the hold at depth 1 was process ${h.acquire.process}'s (${opText(h.acquire)}), not process ${e.process}'s`;
+      const freed = h.releases.find((r) => depth(r) === 1 && r.invoke.time < e.invoke.time);
+      if (freed) return `its outer hold was released by ${opText(freed)} before`;
       const from = e.invoke.time;
       const to = e.done!.time;
       const spans = [...h.spans, ...(refreshed.get(h) ?? [])];
@@ -128,14 +130,15 @@ export function grantAfterCancel(run: Run): Findings {
   // Acquires by the entry their completion says they waited behind, and by the owner they were granted, per key.
   const id = (key: string, owner: unknown) => JSON.stringify([key, owner]);
   const waitedBehind = new Map<string, Op[]>();
-  const grantedTo = new Map<string, Op>();
+  const grantedTo = new Map<string, Op[]>();
   for (const x of run.ops) {
     if (x.f !== "acquire" || x.done === null) continue;
     if (typeof x.ov.behind === "string") {
       if (!waitedBehind.has(id(x.key, x.ov.behind))) waitedBehind.set(id(x.key, x.ov.behind), []);
       waitedBehind.get(id(x.key, x.ov.behind))!.push(x);
     }
-    if (x.outcome === "ok" && !grantedTo.has(id(x.key, x.ov.owner))) grantedTo.set(id(x.key, x.ov.owner), x);
+    // Outermost grants only: a re-entry is its hold's, already counted with it.
+    if (x.outcome === "ok" && depth(x) === 1) grantedTo.set(id(x.key, x.ov.owner), [...(grantedTo.get(id(x.key, x.ov.owner)) ?? []), x]);
   }
   for (const c of run.ops) {
     if (c.f !== "acquire" || c.outcome !== "fail" || c.error !== "cancelled" || typeof c.ov.owner !== "string") continue;
@@ -147,8 +150,7 @@ export function grantAfterCancel(run: Run): Findings {
         events: opEvents(c, behind),
         explanation: `On key ${JSON.stringify(c.key)} ${opText(c, { owner })} was withdrawn, the service certainly rid of its waiter; yet ${opText(behind)} waited behind that entry afterwards (its client says it waited behind ${JSON.stringify(owner)}).`,
       });
-    const granted = grantedTo.get(id(c.key, owner));
-    if (granted)
+    for (const granted of grantedTo.get(id(c.key, owner)) ?? [])
       out.push({
         key: c.key,
         events: opEvents(c, granted),
