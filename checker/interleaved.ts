@@ -24,34 +24,41 @@ function explain(key: string, a: string, b: string, first: string, middle: strin
   );
 }
 
+// In the log's order: each accepted write of A that follows an earlier one of A
+// on the key, and every other hold B with an accepted write between the two. In
+// a run whose holds exclude each other a hold's writes stand together, so the
+// stretch since A's last write is short.
 function fromResource(m: Paired): Witness[] {
   const view = resourceView(m)!;
   const ds = m.decisions!;
   const owner = (d: number): string => m.owners.names[ds.owner[d]];
   const out: Witness[] = [];
-  // Per owner, its last accepted write on the key at hand: kept across keys, and
-  // trusted only when that decision is of the key at hand.
-  const lastOf = new Int32Array(m.owners.names.length).fill(-1);
   for (const [key, decisions] of view.byKey) {
     const seen = new Set<string>();
-    let last = -1;
+    // The key's accepted writes in order, and each owner's last place among them.
+    const order: number[] = [];
+    const lastAt = new Map<number, number>();
     for (let j = 0; j < decisions.length; j++) {
       const d = decisions.items[j];
-      // A write of unknown outcome shows no interleaving (whether it took effect is the question).
+      // A write of unknown outcome shows no interleaving (whether it took effect is the question), and hides none.
       if (!ds.write[d] || ds.accepted[d] !== ACCEPTED) continue;
-      const prior = lastOf[ds.owner[d]];
-      const before = prior >= 0 && ds.key[prior] === ds.key[d] ? prior : undefined;
-      if (last >= 0 && before !== undefined && ds.owner[last] !== ds.owner[d] && !seen.has(pairId(ds.owner[d], ds.owner[last]))) {
-        seen.add(pairId(ds.owner[d], ds.owner[last]));
-        out.push(about({
-          key,
-          seqs: [ds.seq[before], ds.seq[last], ds.seq[d]],
-          events: [...view.eventsOf(before), ...view.eventsOf(last), ...view.eventsOf(d)].sort((x, y) => x - y),
-          explanation: explain(key, owner(d), owner(last), `the resource accepted ${quoteDecision(m, before)}`, quoteDecision(m, last), quoteDecision(m, d)),
-        }, `${key}\u0000${pairId(ds.owner[d], ds.owner[last])}`));
+      const p = lastAt.get(ds.owner[d]);
+      if (p !== undefined) {
+        const before = order[p];
+        for (let i = p + 1; i < order.length; i++) {
+          const between = order[i];
+          if (ds.owner[between] === ds.owner[d] || seen.has(pairId(ds.owner[d], ds.owner[between]))) continue;
+          seen.add(pairId(ds.owner[d], ds.owner[between]));
+          out.push(about({
+            key,
+            seqs: [ds.seq[before], ds.seq[between], ds.seq[d]],
+            events: [...view.eventsOf(before), ...view.eventsOf(between), ...view.eventsOf(d)].sort((x, y) => x - y),
+            explanation: explain(key, owner(d), owner(between), `the resource accepted ${quoteDecision(m, before)}`, quoteDecision(m, between), quoteDecision(m, d)),
+          }, `${key}\u0000${pairId(ds.owner[d], ds.owner[between])}`));
+        }
       }
-      lastOf[ds.owner[d]] = d;
-      last = d;
+      lastAt.set(ds.owner[d], order.length);
+      order.push(d);
     }
   }
   return out;

@@ -8,13 +8,22 @@ import { eventsOf, type Paired } from "./paired.ts";
 import { about, logThenHistory, writeSubject } from "./history-proofs.ts";
 import { resourceView } from "./resource.ts";
 import { bestBefore, column, sortedBy } from "./sweep.ts";
-import { INFO, OK, REFUSED, UNDECIDED } from "./table.ts";
+import { FAIL, INFO, OK, REFUSED, UNDECIDED } from "./table.ts";
 
 /** Candidates quoted in one explanation; a longer list says how many more. */
 const QUOTED = 4;
 
 export function lostUpdates(m: Paired): Witness[] {
+  notNumeric(m, oddWrites(m));
   return logThenHistory(m, () => fromResource(m), () => fromHistory(m));
+}
+
+/** The history's counter writes that may have taken effect (ok or unknown) and carry data that is not a number: counted once, log or not. */
+function oddWrites(m: Paired): number {
+  const o = m.ops;
+  let odd = 0;
+  for (const writes of m.writesByKey.values()) for (const w of writes.toArray()) if (o.outcome[w] !== FAIL && typeof o.data[w] !== "number") odd++;
+  return odd;
 }
 
 function notNumeric(m: Paired, n: number): void {
@@ -25,7 +34,6 @@ function fromResource(m: Paired): Witness[] {
   const view = resourceView(m)!;
   const ds = m.decisions!;
   const out: Witness[] = [];
-  let odd = 0;
   for (const [key, decisions] of view.byKey) {
     let value: unknown = 0;
     let prev = -1;
@@ -39,8 +47,9 @@ function fromResource(m: Paired): Witness[] {
         continue;
       }
       const data = ds.data[d];
-      if (typeof data !== "number") odd++;
-      else if (typeof value === "number" && data !== value + 1) {
+      if (typeof data !== "number") {
+        // (counted from the history: oddWrites)
+      } else if (typeof value === "number" && data !== value + 1) {
         const before = prev >= 0 ? `${value}, written by ${quoteDecision(m, prev)}` : `0 (the key had never been written)`;
         out.push(about({
           key,
@@ -53,7 +62,6 @@ function fromResource(m: Paired): Witness[] {
       prev = d;
     }
   }
-  notNumeric(m, odd);
   return out;
 }
 
@@ -66,7 +74,6 @@ function fromResource(m: Paired): Witness[] {
 function fromHistory(m: Paired): Witness[] {
   const o = m.ops;
   const out: Witness[] = [];
-  let odd = 0;
   for (const [key, writes] of m.writesByKey) {
     const all = writes.toArray();
     const oks = all.filter((w) => o.outcome[w] === OK);
@@ -78,10 +85,8 @@ function fromHistory(m: Paired): Witness[] {
       const w = oks[i];
       const latest = best[i] < 0 ? undefined : oks[best[i]];
       const data = o.data[w];
-      if (typeof data !== "number") {
-        odd++;
-        continue;
-      }
+      // (Counted from the history once: oddWrites.)
+      if (typeof data !== "number") continue;
       const candidates: number[] = infos.filter((c) => o.start[c] <= o.endOf(w));
       // Ok writes that ended before the latest-starting certain predecessor began
       // are ruled out; those that started after W ended cannot precede it.
@@ -104,7 +109,6 @@ function fromHistory(m: Paired): Witness[] {
       }, writeSubject([o.invoke[w]])));
     }
   }
-  notNumeric(m, odd);
   return out;
 }
 

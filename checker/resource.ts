@@ -195,9 +195,15 @@ export function auditResourceLog(m: Paired): { unknown: string[]; warnings: stri
     prev = seq;
   }
   const missing = unmatchedOkWrites(m);
+  unmatched.set(m, missing);
   if (missing > 0) unknown.push(`${missing} writes completed ok in the history but resource.ndjson has no accepted decision for them`);
   return { unknown, warnings };
 }
+
+const unmatched = new WeakMap<Paired, number>();
+
+/** How many ok writes auditResourceLog found without an accepted decision (undefined: not audited). */
+export const unmatchedWrites = (m: Paired): number | undefined => unmatched.get(m);
 
 /** One number for a (key, owner) pair; exact while keys x owners stays below 2^53. */
 const pair = (m: Paired, key: number, owner: number): number => owner * m.keys.names.length + key;

@@ -159,8 +159,9 @@ function fromLog(run: Run, decisions: Decision[]): Findings {
     // The accepted decision with the highest fence, for witnesses.
     let top: Decision | null = null;
     // interleaved-writers: the last accepted write, and each hold's last.
-    let prev: Decision | null = null;
     const lastOf = new Map<string, Decision>();
+    const accepted: Decision[] = [];
+    const placeOf = new Map<Decision, number>();
     const pairs = new Set<string>();
     // lost-update: the value in effect (undefined once unknown) and who wrote it.
     let value: number | undefined = 0;
@@ -196,21 +197,24 @@ function fromLog(run: Run, decisions: Decision[]): Findings {
             events: events(top, d),
             explanation: `On key ${k} the resource accepted ${decisionText(d)} after it had already accepted ${decisionText(top)}: a write with fence ${f} took effect after one with the higher fence ${top.fence}${kind === "semaphore" ? ` (${distinctAbove(b.fences, f)} higher fences; the semaphore has ${permits} permits)` : ""}.`,
           }, writeOf(d.sentBy, d.seq)));
-        if (kind !== "semaphore" && prev && prev.owner !== d.owner) {
-          const earlier = lastOf.get(d.owner);
-          // (A, B) is ordered: A the hold that wrote again, B the hold it wrote around.
-          const pair = JSON.stringify([d.owner, prev.owner]);
-          if (earlier && !pairs.has(pair)) {
+        // interleaved-writers: every other hold with an accepted write between A's last one and this one (A, B, A).
+        const earlier = lastOf.get(d.owner);
+        if (kind !== "semaphore" && earlier)
+          for (const between of accepted.slice(placeOf.get(earlier)! + 1)) {
+            // (A, B) is ordered: A the hold that wrote again, B the hold it wrote around.
+            const pair = JSON.stringify([d.owner, between.owner]);
+            if (between.owner === d.owner || pairs.has(pair)) continue;
             pairs.add(pair);
             out["interleaved-writers"].push(about({
               key,
-              seqs: [earlier.seq, prev.seq, d.seq],
-              events: events(earlier, prev, d),
-              explanation: `On key ${k} writes of hold ${JSON.stringify(d.owner)} and hold ${JSON.stringify(prev.owner)} took effect interleaved: the resource accepted ${decisionText(earlier)}; then ${decisionText(prev)}; then ${decisionText(d)}. Hold ${JSON.stringify(d.owner)} wrote again after another hold had written.`,
+              seqs: [earlier.seq, between.seq, d.seq],
+              events: events(earlier, between, d),
+              explanation: `On key ${k} writes of hold ${JSON.stringify(d.owner)} and hold ${JSON.stringify(between.owner)} took effect interleaved: the resource accepted ${decisionText(earlier)}; then ${decisionText(between)}; then ${decisionText(d)}. Hold ${JSON.stringify(d.owner)} wrote again after another hold had written.`,
             }, `pair ${key} ${pair}`));
           }
-        }
-        prev = d;
+        placeOf.set(d, accepted.length);
+        accepted.push(d);
+
         lastOf.set(d.owner, d);
         if (counter) {
           if (typeof d.data !== "number") value = undefined;
