@@ -133,11 +133,16 @@ function fenceRuleBroken(m: Paired): Witness[] {
   const { ops, holds } = m;
   const out: Witness[] = [];
   for (let h = 0; h < holds.length; h++) {
-    let last = holds.fence[h];
-    let lastOp = holds.acquire[h];
-    for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
-      if (ops.f[r] !== ACQUIRE || ops.outcome[r] !== OK) continue;
+    // The hold's entries in the order they were granted (their oks): "new" compares each with the entry granted before it.
+    const entries = [holds.acquire[h]];
+    for (let r = holds.first[h]; r >= 0; r = ops.next[r]) if (ops.f[r] === ACQUIRE && ops.outcome[r] === OK) entries.push(r);
+    if (entries.length === 1) continue;
+    entries.sort((a, b) => ops.endOf(a) - ops.endOf(b) || ops.done[a] - ops.done[b]);
+    for (let j = 1; j < entries.length; j++) {
+      const r = entries[j], lastOp = entries[j - 1];
+      if (r === holds.acquire[h]) continue;
       const fence = ops.fence[r];
+      const last = lastOp === holds.acquire[h] ? holds.fence[h] : ops.fence[lastOp];
       // "same": the outer fence, none where it had none; "new": above the last, judged only where both are known.
       const broken = rule === "same" ? !(fence === holds.fence[h] || (Number.isNaN(fence) && Number.isNaN(holds.fence[h]))) : !Number.isNaN(fence) && !Number.isNaN(last) && !(fence > last);
       if (broken) {
@@ -150,8 +155,6 @@ function fenceRuleBroken(m: Paired): Witness[] {
             `yet ${quoteOp(m, r, `fence ${Number.isNaN(fence) ? "none" : fence}`)} re-entered after ${quoteOp(m, lastOp, `fence ${Number.isNaN(last) ? "none" : last}`)}.`,
         });
       }
-      last = fence;
-      lastOp = r;
     }
   }
   return out;

@@ -36,9 +36,11 @@ export function reentrancy(run: Run, holds: Hold[], stray: Op[]): { findings: Fi
     if (!inner.length) continue;
     for (const g of holds) {
       if (g === h || g.key !== h.key || g.owner === h.owner) continue;
-      const granted = g.acquire.done!.time;
+      // g granted: its acquire's ok, or a late renew's that starts a span (anomalies.md, "The lock kinds").
+      const granted = [g.acquire.done!.time, ...g.spans.map((x) => x.start)].find((t) => inner.some((r) => r.invoke.time < t) && validAt(h, t) && validAt(g, t));
+      if (granted === undefined) continue;
       const r = inner.find((r) => r.invoke.time < granted);
-      if (!r || !validAt(h, granted) || !validAt(g, granted) || toldPairs.has(pairKey(h, g))) continue;
+      if (!r || toldPairs.has(pairKey(h, g))) continue;
       toldPairs.add(pairKey(h, g));
       out.push({
         key: h.key,
