@@ -2,7 +2,7 @@
 // TestOptions spelled out from the option table the build's own bundle of that
 // file exports, each option with its help as its comment, so that an editor shows
 // a user what --help says. The type the sources check against is inferred from the
-// same table (lib/args.ts OptionsOf); test/api/types.test.ts holds the two equal.
+// same table (lib/args.ts OptionsOf); test/typecheck.test.ts holds the two equal.
 
 const camel = (name) => name.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
 /** A choice as a type: "semaphore:N" is semaphore:2, semaphore:3, ... */

@@ -89,7 +89,9 @@ describe("adapter programs", () => {
   ] as const) {
     it(`a program that ${mode === "bad-line" ? "writes a line that is no message" : mode === "crash" ? "crashes" : "hangs"}: info ${error}, a message naming it, a new program, a checkable history`, async () => {
       const store = tempRunDir("fc-program-");
-      const cli = runCli("test", [...quick, "--client", fixture(mode), "--nemesis", "none", "--ttl", "400", "--command-timeout", "800", "--time-limit", "7", "--store", store]);
+      // Each program breaks on its third acquire and its client's next program is granted
+      // about 2-3 s in (a hang first waits out the command timeout, and needs the 7 s).
+      const cli = runCli("test", [...quick, "--client", fixture(mode), "--nemesis", "none", "--ttl", "400", "--command-timeout", "800", "--time-limit", mode === "hang" ? "7" : "5", "--store", store]);
       expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
       const run = stored(store);
       const infos = run.events.filter((e) => e.type === "info" && e.f === "acquire");

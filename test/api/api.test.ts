@@ -27,7 +27,7 @@ function sample(spec: OptionSpec): string | number | boolean | string[] {
 const K1: TestOptions = { nemesis: "none", concurrency: 2, workers: 2, ttl: 1000, pause: 2500, pauseClients: "0", work: 0, stagger: 300, acquireTimeout: 3000, rate: 0.01, timeLimit: 1, seed: 1 };
 
 describe("the API's options", () => {
-  // Their type is inferred from the same declarations (test/api/types.test.ts holds it to them).
+  // Their type is inferred from the same declarations (test/typecheck.test.ts holds it to them).
   it("are the command's options, every one, by its camelCase name", () => {
     for (const spec of TEST_OPTIONS) {
       const argv = testArgs({ [camel(spec.name)]: sample(spec) } as TestOptions);

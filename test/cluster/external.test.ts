@@ -22,7 +22,9 @@ let redis: ServerNode;
 let redlock: ServerNode[];
 let proxy: ProxyServer;
 let etcd: EtcdCluster;
-const short = ["--deploy", "external", "--concurrency", "4", "--workers", "2", "--nemesis-interval", "1", "--time-limit", "5", "--seed", "4"];
+// Each run asks for a fault of its kind and a hold or two, not for many: the first fault
+// comes 0.1-0.5 s in (nemesis/schedule.ts), so 3 s hold several.
+const short = ["--deploy", "external", "--concurrency", "4", "--workers", "2", "--nemesis-interval", "1", "--time-limit", "3", "--seed", "4"];
 
 beforeAll(async () => {
   dir = tempRunDir("fc-external-");
@@ -47,7 +49,7 @@ describe("--deploy external", () => {
   it("a Redlock of the user's: five servers by name, every one's keys of the run removed", async () => {
     const store = tempRunDir("fc-external-");
     const endpoints = redlock.map((n, i) => `redis-${i + 1}=${n.host}:${n.port}`).join(",");
-    const cli = runCli("test", [...short, "--backend", "redlock", "--endpoints", endpoints, "--nemesis", "pause", "--time-limit", "3", "--store", store]);
+    const cli = runCli("test", [...short, "--backend", "redlock", "--endpoints", endpoints, "--nemesis", "pause", "--store", store]);
     expect([0, 1], cli.stdout() + cli.stderr()).toContain(await cli.exit);
     const { run, events } = stored(store);
     expect(run.servers.map((s: { port: number }) => s.port)).toEqual(redlock.map((n) => n.port));
@@ -84,7 +86,7 @@ describe("--deploy external", () => {
     const project = tempRunDir("fc-external-");
     const pid = group.get("redis-1")!.pid;
     writeFileSync(join(project, "staging.json"), JSON.stringify({ servers: [{ name: "redis-1", host: redis.host, port: redis.port, control: { pause: `kill -STOP ${pid}`, resume: `kill -CONT ${pid}` } }] }));
-    const external = { deploy: "external", endpoints: "./staging.json", concurrency: 4, workers: 2, "nemesis-interval": 1, "time-limit": 4 };
+    const external = { deploy: "external", endpoints: "./staging.json", concurrency: 4, workers: 2, "nemesis-interval": 1, "time-limit": 3 };
     writeFileSync(
       join(project, "locks.json"),
       JSON.stringify({

@@ -14,11 +14,8 @@ import { ok, run, teamProject } from "./team.ts";
 let dir: string;
 let firstRun: string;
 
-/** The vitest of this checkout, for the team's own suite (examples/vitest). */
-const VITEST = `vitest@${JSON.parse(readFileSync(join(REPO, "node_modules/vitest/package.json"), "utf8")).version}`;
-
 beforeAll(async () => {
-  ({ dir } = await teamProject([VITEST]));
+  ({ dir } = await teamProject());
 }, 300_000);
 
 const npx = (args: string[]) => run("npx", ["--no-install", "fencecheck", ...args], { cwd: dir });

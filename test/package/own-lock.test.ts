@@ -2,14 +2,15 @@
 // docs/adapter-protocol.md (a Python adapter program), run as a reader types
 // them: each command of the block under a page's `worked-example` marker, in an
 // empty directory, with one change: the package is this checkout's `npm pack`
-// tarball where the page says `github:OWNER/fencecheck#v0.1.0` (nothing is
-// published to take it from). A page whose example stops working fails here.
+// tarball (packed once per suite run, test/package/team.ts) where the page says
+// `github:OWNER/fencecheck#v0.1.0` (nothing is published to take it from). A page
+// whose example stops working fails here.
 import { describe, it, expect } from "vitest";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { REPO } from "../helpers.ts";
-import { ok, run } from "./team.ts";
+import { REPO, TEMP_DIRS } from "../helpers.ts";
+import { packed, run } from "./team.ts";
 
 /** The commands of the block that follows the marker, without their `$ ` prompt. */
 function workedExample(page: string): string[] {
@@ -29,9 +30,8 @@ describe("the docs' worked examples", () => {
     const commands = workedExample("docs/own-lock.md");
     expect(commands[0]).toBe("npm init -y");
     const dir = mkdtempSync(join(tmpdir(), "fc-guide-"));
-    const packed = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir, REPO], { cwd: dir });
-    expect(packed.code, ok(packed)).toBe(0);
-    const tarball = join(dir, packed.stdout.trim().split("\n").pop()!);
+    TEMP_DIRS.push(dir);
+    const tarball = await packed();
     const results = await runAll(commands, dir, tarball);
     const find = (part: string) => results.find((r) => r.command.includes(part))!;
     for (const setup of ["npm init", "npm install", "cp "]) expect(find(setup)?.code, find(setup)?.out).toBe(0);

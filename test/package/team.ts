@@ -1,12 +1,20 @@
 // A team's project outside the checkout, as a team makes one: fencecheck's
 // tarball (`npm pack` of this checkout) installed with npm beside a lock library
-// fencecheck does not pin (ioredis 5, where fencecheck has 6), and the team's
-// adapter and locks.json written into it. Shared by the tests that work there.
+// fencecheck does not pin (ioredis 5, where fencecheck has 6) and the team's own
+// test runner (vitest), and the team's adapter and locks.json written into it.
+// Shared by the tests that work there.
+//
+// The tarball is packed once per suite run and the project installed once (about
+// 35 s of npm on two cores, most of it fencecheck's own dependencies); each test
+// file then works in a copy of its own (`cp -a`: every file and link as npm left
+// it, so the copy resolves everything in itself). The first file that asks makes
+// them; a file that asks meanwhile waits for it (madeOnce).
 import { execFile, type ExecFileOptions } from "node:child_process";
-import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { REPO } from "../helpers.ts";
+import { basename, join } from "node:path";
+import { inject } from "vitest";
+import { REPO, TEMP_DIRS } from "../helpers.ts";
 
 export interface Ran {
   code: number;
@@ -31,21 +39,71 @@ export function run(command: string, args: string[], options: ExecFileOptions & 
 
 export const ok = (r: Ran): string => `exit ${r.code}\n${r.stdout}\n${r.stderr}`;
 
+/** The vitest of this checkout, for the team's own suite (examples/vitest). */
+const VITEST = `vitest@${JSON.parse(readFileSync(join(REPO, "node_modules/vitest/package.json"), "utf8")).version}`;
+
 /**
- * Packs this checkout as `npm pack` does (its dist/, which the suite's global
- * set-up built from these sources) and makes a project that installs the tarball
- * and ioredis 5 (and `more`) from the registry or npm's cache. Resolves with the project's directory.
+ * A directory `make` fills, made once per suite run under the suite's directory
+ * (test/build-once.ts): the first caller makes it, holding a lock (a directory
+ * only one mkdir can make), and a caller in another test file meanwhile waits for
+ * the first one's mark of success or of failure.
  */
-export async function teamProject(more: string[] = []): Promise<{ dir: string; tarball: string }> {
+async function madeOnce(name: string, make: (dir: string) => Promise<void>, timeoutMs = 280_000): Promise<string> {
+  const dir = join(inject("suiteDir"), name);
+  const [done, failed] = [`${dir}.done`, `${dir}.failed`];
+  let mine = true;
+  try {
+    mkdirSync(`${dir}.lock`);
+  } catch {
+    mine = false;
+  }
+  if (mine) {
+    try {
+      mkdirSync(dir);
+      await make(dir);
+    } catch (err) {
+      writeFileSync(failed, String(err instanceof Error ? err.message : err));
+      throw err;
+    }
+    writeFileSync(done, "");
+    return dir;
+  }
+  for (const end = Date.now() + timeoutMs; !existsSync(done); await new Promise((r) => setTimeout(r, 200))) {
+    if (existsSync(failed)) throw new Error(`another test file could not make ${name}: ${readFileSync(failed, "utf8")}`);
+    if (Date.now() > end) throw new Error(`${name} was not made within ${timeoutMs / 1000} s by the test file making it`);
+  }
+  return dir;
+}
+
+/** This checkout packed as `npm pack` does (its dist/, which the suite's global set-up built from these sources): the tarball's path. */
+export async function packed(): Promise<string> {
+  const dir = await madeOnce("pack", async (into) => {
+    const r = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", into, REPO], { cwd: into });
+    if (r.code !== 0) throw new Error(`npm pack failed: ${ok(r)}`);
+  });
+  return join(dir, readdirSync(dir).find((f) => f.endsWith(".tgz"))!);
+}
+
+/**
+ * A project of the team's, in a directory of its own (removed when the test file
+ * passes, test/cleanup.ts): the tarball, ioredis 5 and vitest installed into it
+ * from the registry or npm's cache, and the team's adapter and matrix. Resolves
+ * with the project's directory and the tarball in it.
+ */
+export async function teamProject(): Promise<{ dir: string; tarball: string }> {
+  const tarball = await packed();
+  const installed = await madeOnce("team-project", async (into) => {
+    copyFileSync(tarball, join(into, basename(tarball)));
+    writeFileSync(join(into, "package.json"), JSON.stringify({ name: "team-locks", version: "1.0.0", private: true }, null, 2));
+    const r = await run("npm", ["install", "--no-audit", "--no-fund", join(into, basename(tarball)), "ioredis@5", VITEST], { cwd: into });
+    if (r.code !== 0) throw new Error(`npm install failed: ${ok(r)}`);
+  });
   const dir = mkdtempSync(join(tmpdir(), "fc-team-"));
-  const packed = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir, REPO], { cwd: dir });
-  if (packed.code !== 0) throw new Error(`npm pack failed: ${ok(packed)}`);
-  const tarball = join(dir, packed.stdout.trim().split("\n").pop()!);
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "team-locks", version: "1.0.0", private: true }, null, 2));
-  const installed = await run("npm", ["install", "--no-audit", "--no-fund", tarball, "ioredis@5", ...more], { cwd: dir });
-  if (installed.code !== 0) throw new Error(`npm install failed: ${ok(installed)}`);
+  TEMP_DIRS.push(dir);
+  const copied = await run("cp", ["-a", `${installed}/.`, dir], { cwd: dir });
+  if (copied.code !== 0) throw new Error(`copying the installed project failed: ${ok(copied)}`);
   copyFileSync(join(REPO, "examples/redis-lock-adapter.ts"), join(dir, "example-lock.ts"));
   copyFileSync(join(REPO, "test/package/fixtures/my-lock.ts"), join(dir, "my-lock.ts"));
   copyFileSync(join(REPO, "test/package/fixtures/locks.json"), join(dir, "locks.json"));
-  return { dir, tarball };
+  return { dir, tarball: join(dir, basename(tarball)) };
 }

@@ -40,7 +40,8 @@ const records = (store: string): RunRecord[] => {
 
 describe("a soak stopped part-way", () => {
   it("Ctrl-C: the current run heals and tears down, the summary covers what finished, exit 130, no process left", async () => {
-    const { store, matrix } = setUp("fc-soak-int-", 8, ["first", "second", "third"]);
+    // 5 s: the first run whole, and the second still going 2 s after its clients start.
+    const { store, matrix } = setUp("fc-soak-int-", 5, ["first", "second", "third"]);
     const soak = runCli("soak", ["--matrix", matrix, "--jobs", "1", "--store", store]);
     // The second run is under way (the first has its record) and has clients running.
     expect(await waitFor(() => records(store).length === 1 && /\[\d+s, \d+s left\]|run directory/.test(output(store, "second-0.log")), 60_000, 100), soak.stderr()).toBe(true);
