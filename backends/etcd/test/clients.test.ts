@@ -189,7 +189,11 @@ describe("etcd-queue", () => {
     for (let i = 0; i < 100 && (await keysUnder(`${QUEUE_PREFIX}/jepsen/`)).length > 1; i++) await sleep(100);
     await a.release("jepsen", ha);
     waiter.proc.kill("SIGCONT");
-    expect(await waiter.next()).toEqual({ type: "fail", error: "lease-expired", value: { behind: ha.owner } });
+    // Whom it waited behind is reported when its client learned it before the freeze;
+    // on a busy machine the freeze can come first. Failing, not taking the lock, is the point.
+    const done = await waiter.next();
+    expect(done).toMatchObject({ type: "fail", error: "lease-expired" });
+    if ("value" in (done as object)) expect(done).toMatchObject({ value: { behind: ha.owner } });
   });
 });
 
