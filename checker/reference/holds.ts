@@ -3,7 +3,7 @@
 // expired-on-arrival, lost-lock-unnoticed, orphan-lock-node) and, from "The lock
 // kinds", rw-violation and semaphore-overflow, which use the same spans.
 //
-// Certain validity follows /work/shared/HISTORY.md's mutex-violation line
+// Certain validity follows docs/anomalies.md's mutex-violation line
 // (amended 2026-11-29): a hold is certainly valid over the union, for its
 // acquire and each successful renew, of [that op's ok, its invoke + its TTL],
 // cut at the hold's release invoke. A renew whose ok comes after the previous
@@ -158,7 +158,7 @@ function pairEvents(a: Hold, b: Hold, o: { sa: Span; sb: Span }, run: Run): numb
 }
 
 /**
- * anomalies.md "mutex-violation" (with HISTORY.md's amended spans) and
+ * anomalies.md "mutex-violation" (with the amended spans) and
  * "rw-violation": one witness per pair of holds of a key that were both
  * certainly valid at one moment; for an rw lock only pairs with a write hold.
  * `skip` holds pairs already told as a reentrancy-violation.

@@ -2,9 +2,8 @@
 //
 // fencecheck's fast checker (checker/*.ts) reads a run in one streaming pass with
 // indexes and sweeps, which is quick and hard to read. This one is written again
-// from the documents alone, the contract /work/shared/HISTORY.md (its lines
-// marked "amended 2026-11-29" win over anything else), docs/history-format.md and
-// docs/anomalies.md, without looking at the fast checker's code, so that the two
+// from the documents alone, docs/history-format.md and docs/anomalies.md (with
+// the rules changed on 2026-11-29), without looking at the fast checker's code, so that the two
 // do not share their bugs: on every history their `valid`, `anomaly_types` and
 // `stats.anomaly_counts` should be equal, and where they are not, one of them is
 // wrong. It reads each file whole with JSON.parse per line, keeps plain arrays
@@ -14,16 +13,16 @@
 //   reader.ts    the run directory, history.ndjson (formats 1 and 2),
 //                resource.ndjson, run.json; bad input; cut-short last lines;
 //                (time, index) order; pairing invokes with completions
-//   holds.ts     holds and their certainly valid spans (HISTORY.md amended);
+//   holds.ts     holds and their certainly valid spans (amended 2026-11-29);
 //                mutex-violation, rw-violation, semaphore-overflow,
 //                lost-lock-unnoticed, expired-on-arrival, orphan-lock-node
 //   writes.ts    stale-write-accepted, interleaved-writers, false-rejection,
 //                lost-update, from the resource log and from the history alone;
 //                committed decisions (`order`, `accepted: null`); the log can
-//                only weaken what the history proves (HISTORY.md amended)
+//                only weaken what the history proves (amended 2026-11-29)
 //   fences.ts    duplicate-fence, fence-regression
 //   kinds.ts     reentrancy-violation (with re-entry by another process,
-//                HISTORY.md amended), grant-after-cancel
+//                amended 2026-11-29), grant-after-cancel
 //   liveness.ts  stuck-lock
 //   verdict.ts   the order of anomaly types, the witnesses kept, valid/unknown
 //   describe.ts  the words of witnesses
@@ -46,7 +45,7 @@
 //     warning. The reference therefore never gives the model's UNKNOWN reasons.
 //   - fairness (stats.fairness), lost-hold figures (stats.lost_holds), lease
 //     overlaps, fenced-read counts and the other stats: they change no verdict.
-//   - an adapter program's protocol errors (UNKNOWN by HISTORY.md's amended
+//   - an adapter program's protocol errors (UNKNOWN by history-format.md's amended
 //     "Times" paragraph): where the run directory records their number is not
 //     documented yet, so the reference cannot read it.
 //   - report.html: `fencecheck check --reference` writes results.json only.

@@ -12,7 +12,7 @@
 //  (b) anomalies.md: a re-entry whose ok's fence is not its hold's
 //      (fence_on_reentry "same"), or not above the fence of the entry before it
 //      ("new"). One per re-entry. Not judged without fence_on_reentry.
-//  (c) HISTORY.md (amended 2026-11-29): a re-entry (depth n > 1) is granted
+//  (c) history-format.md (amended 2026-11-29): a re-entry (depth n > 1) is granted
 //      rightly only to the process holding the same owner's hold at depth n - 1
 //      while that hold is certainly valid; granted to another process, or with
 //      no such outer hold, it is a violation. One per re-entry. The grant
@@ -75,7 +75,7 @@ export function reentrancy(run: Run, holds: Hold[], stray: Op[]): { findings: Fi
         }
       }
 
-  // (c) who a re-entry was granted to (HISTORY.md, amended).
+  // (c) who a re-entry was granted to (history-format.md, amended).
   const reentries = [...holds.flatMap((h) => h.reentries.map((e) => ({ e, h: h as Hold | undefined }))), ...stray.map((e) => ({ e, h: undefined }))];
   // A re-entry rightly granted may have refreshed the lease: for this rule its
   // span (ok to invoke + TTL) counts as its hold's too (anomalies.md). A hold

@@ -3,14 +3,8 @@
 //
 // `valid` is false when any anomaly type that counts was found, "unknown" when
 // none was but a reason to doubt the check was listed, true otherwise.
-// `anomaly_types` lists the types found in ORDER below: the order of the table in
-// /work/shared/HISTORY.md ("results.json", format 1: stale-write-accepted,
-// interleaved-writers, false-rejection, duplicate-fence, fence-regression,
-// lost-update, mutex-violation), then the remaining rows of docs/anomalies.md's
-// table in its order. The two tables disagree on where lost-update goes;
-// HISTORY.md's order is the one the fast checker's results.json follows (checked
-// by running `fencecheck check` on a history with both duplicate-fence and
-// lost-update: it lists duplicate-fence first). `anomalies` keeps at most 100
+// `anomaly_types` lists the types found in ORDER below: the order
+// docs/history-format.md ("results.json") gives. `anomalies` keeps at most 100
 // witnesses per type, sorted by the first event they cite; `anomaly_counts`
 // has the full number.
 import type { Findings, Witness } from "./types.ts";

@@ -6,7 +6,7 @@
 // a decision of unknown outcome ("accepted": null) does and does not prove;
 // "Decisions and the history" how a decision is tied to the write that sent it.
 //
-// /work/shared/HISTORY.md (amended 2026-11-29): the log can only weaken what the
+// docs/anomalies.md (amended 2026-11-29): the log can only weaken what the
 // history proves. An ok write whose only matching decision says accepted: null
 // is unmatched (UNKNOWN at best), and a history that alone proves an anomaly
 // stays INVALID whatever the log says. So with a log both are judged: a type's
@@ -82,7 +82,7 @@ function matchDecisions(run: Run, decisions: Decision[]): number {
       ) ?? null;
   // An ok write is matched by an accepted decision that it sent; failing that
   // (a harness whose clocks disagree), by an accepted decision of its key and
-  // owner that no operation brackets. accepted: null never matches (HISTORY.md amended).
+  // owner that no operation brackets. accepted: null never matches (amended 2026-11-29).
   const accepted = decisions.filter((d) => d.op === "write" && d.accepted === true);
   const matched = new Set(accepted.map((d) => d.sentBy));
   const spare = groupBy(

@@ -1,5 +1,5 @@
 // Hand-written histories for test/checker/reference.test.ts: one or more per
-// anomaly type and per amended rule of /work/shared/HISTORY.md, each with the
+// anomaly type and per amended rule of docs/anomalies.md, each with the
 // verdict, types and counts the documents give it. Times are in ms here and
 // written as ns; events are numbered in time order.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -150,7 +150,7 @@ export function cases(): Case[] {
     types: ["stale-write-accepted"],
     counts: { "stale-write-accepted": 1 },
     unknown: ["1 writes completed ok in the history but resource.ndjson has no accepted decision for them"],
-    amended: "HISTORY.md 2026-11-29: the history alone proves the stale write; the log's accepted: null cannot take it back",
+    amended: "history-format.md 2026-11-29: the history alone proves the stale write; the log's accepted: null cannot take it back",
   });
   fresh();
   add({
@@ -161,7 +161,7 @@ export function cases(): Case[] {
     valid: "unknown",
     types: [],
     unknown: ["1 writes completed ok in the history but resource.ndjson has no accepted decision for them"],
-    amended: "HISTORY.md 2026-11-29: an ok write whose only decision says accepted: null is unmatched",
+    amended: "history-format.md 2026-11-29: an ok write whose only decision says accepted: null is unmatched",
   });
   fresh();
   add({
@@ -277,7 +277,7 @@ export function cases(): Case[] {
     ops: [acquire(0, 0, 1, "a", 1, 100), acquire(1, 0.5, 105, "b", 2, 100), release(1, 125, 126, "b"), renew(0, 120, 130, "a", 100), release(0, 200, 201, "a")],
     valid: true,
     types: [],
-    amended: "HISTORY.md 2026-11-29: the gap between a's lapse (100 ms) and its late renew's ok (130 ms) is not certainly valid; the earlier rule ran one span through it and found a mutex-violation with b",
+    amended: "history-format.md 2026-11-29: the gap between a's lapse (100 ms) and its late renew's ok (130 ms) is not certainly valid; the earlier rule ran one span through it and found a mutex-violation with b",
   });
   add({
     name: "amended-late-renew-span-meets-another-hold",
@@ -366,7 +366,7 @@ export function cases(): Case[] {
     valid: false,
     types: ["reentrancy-violation"],
     counts: { "reentrancy-violation": 1 },
-    amended: "HISTORY.md 2026-11-29: a re-entry is granted rightly only to the process holding the outer hold",
+    amended: "history-format.md 2026-11-29: a re-entry is granted rightly only to the process holding the outer hold",
   });
   add({
     name: "amended-reentry-after-the-hold-lapsed",
@@ -376,7 +376,7 @@ export function cases(): Case[] {
     valid: false,
     types: ["reentrancy-violation"],
     counts: { "reentrancy-violation": 1 },
-    amended: "HISTORY.md 2026-11-29: a re-entry needs its outer hold certainly valid",
+    amended: "history-format.md 2026-11-29: a re-entry needs its outer hold certainly valid",
   });
   add({
     name: "amended-reentry-with-no-outer-hold",
@@ -385,7 +385,7 @@ export function cases(): Case[] {
     valid: false,
     types: ["reentrancy-violation"],
     counts: { "reentrancy-violation": 1 },
-    amended: "HISTORY.md 2026-11-29: a depth 2 grant with no outer hold",
+    amended: "history-format.md 2026-11-29: a depth 2 grant with no outer hold",
   });
   add({
     name: "reentrant-valid",
@@ -510,7 +510,7 @@ export function cases(): Case[] {
     // Two late renews of a, one witness. a's spans are [1, 10], [31, 40], [51, 60]: c (33 to 34) meets the second, b (21 to 25) falls in a gap.
     types: ["mutex-violation", "lost-lock-unnoticed"],
     counts: { "mutex-violation": 1, "lost-lock-unnoticed": 1 },
-    amended: "HISTORY.md 2026-11-29: a's late renews start new spans; the earlier rule ran one span from 1 to 60 ms and also paired a with b",
+    amended: "history-format.md 2026-11-29: a's late renews start new spans; the earlier rule ran one span from 1 to 60 ms and also paired a with b",
   });
   add({
     name: "unknown-renew-cuts-the-span",

@@ -1,5 +1,5 @@
 // The reference checker (checker/reference/): hand-written histories for every
-// anomaly type and each rule /work/shared/HISTORY.md amended on 2026-11-29
+// anomaly type and each rule docs/anomalies.md amended on 2026-11-29
 // (test/checker/reference-cases.ts), the reader's refusals and its killed-run
 // leniency, the witnesses it keeps, `fencecheck check --reference`, and every
 // stored run under histories/fixtures/ against the verdict the fast checker gave it.

@@ -1,7 +1,7 @@
 // Situations a generated run shows, read from its history and resource log (not
 // from what the generator meant to do), for the coverage table and for the test
 // that the generator makes each of them. The first four are the amended rules of
-// the history contract (/work/shared/HISTORY.md, "amended 2026-11-29"), each a bug
+// docs/anomalies.md ("Changed on 2026-11-29"), each a bug
 // the fast checker had:
 //   (a) null-ok-stale: an ok write whose only matching resource line says
 //       accepted: null, while the history's ok writes alone prove a stale write
