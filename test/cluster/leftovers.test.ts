@@ -68,14 +68,17 @@ async function startRun(timeLimitS: number): Promise<{ store: string; run: CliRu
   return { store, run };
 }
 
-/** SIGKILL a runner and its reaper together; what the run had started, as it is a moment later. */
+/** SIGKILL a runner and its reaper together; what the run had started, as it was just before. */
 async function killWithReaper(a: { store: string; run: CliRun }): Promise<Marked[]> {
   const reaper = reaperOf(`${a.store}/`);
   expect(reaper).toBeDefined();
+  // Taken before the kill: once the runner is gone, another test's run starting
+  // at that moment may sweep these first (its own run.json records it).
+  const before = markedBy(a.run.child.pid!);
   process.kill(a.run.child.pid!, "SIGKILL");
   process.kill(reaper!, "SIGKILL");
   await a.run.exit;
-  return markedBy(a.run.child.pid!);
+  return before;
 }
 
 describe("leftovers of runs killed with their reaper", () => {
