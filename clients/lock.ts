@@ -8,6 +8,7 @@
 import { sleep } from "../lib/time.ts";
 import type { Rng } from "../lib/random.ts";
 import { LOCK_KINDS, CANCELLED_ERROR, CANCEL_UNKNOWN_ERROR } from "../store/events.ts";
+import type { ProtocolErrorCode } from "../store/protocol-errors.ts";
 
 /**
  * An outcome the client says it cannot know, in its own words (an adapter
@@ -205,6 +206,12 @@ export interface ClientContext {
   log?: (line: string) => void;
   /** Something the person running the test must hear of (an adapter program that broke the protocol): the run's console. */
   warn?: (line: string) => void;
+  /**
+   * An adapter program broke the protocol (not a timeout, which is an ordinary
+   * info): the run records it (protocol-errors.ndjson) whether or not an
+   * operation was outstanding; absent where nothing records them (the set-up check).
+   */
+  protocolError?: (e: { code: ProtocolErrorCode; pid: number; message: string }) => void;
 }
 
 /**

@@ -5,6 +5,8 @@ import type { WorkloadOptions, MetricsSnapshot } from "../workloads/index.ts";
 
 export interface WorkerConfig {
   worker: string;
+  /** The run directory: the worker appends its adapter programs' protocol errors there itself (protocol-errors.ndjson), so a runner that dies loses none. */
+  runDir: string;
   /** Logical client ids this worker runs. */
   clients: number[];
   concurrency: number;

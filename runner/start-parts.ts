@@ -159,6 +159,7 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
       const toResource = mine?.find((l) => l.server === "resource") ?? { host: "127.0.0.1", port: resource.port };
       return w.setup({
         worker: w.name,
+        runDir,
         clients: assignment[i],
         concurrency: test.concurrency,
         seed: test.seed,

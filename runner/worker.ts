@@ -7,6 +7,7 @@ import { ResourceClient, loadAdapter, adapterClients, type LockClient, type Make
 import type { Backend } from "../core/index.ts";
 import { WORKLOADS, LogicalClient, Arrivals, loadOperationMetrics, keyName, type ClientEnv, type OperationMetrics } from "../workloads/index.ts";
 import { runClock } from "../store/clock.ts";
+import { appendProtocolError } from "../store/protocol-errors.ts";
 import { rng, sleep } from "../lib/index.ts";
 import type { UnindexedEvent } from "../store/events.ts";
 import type { FromWorker, ToWorker, WorkerConfig } from "./protocol.ts";
@@ -105,6 +106,9 @@ async function setup(c: WorkerConfig): Promise<void> {
       notice: (f, key, owner) => logical.get(id)?.notice(f, key, owner),
       log: (line) => process.stderr.write(line + "\n"),
       warn: (message) => send({ type: "warning", message }),
+      // Written here, not sent to the runner: a stray line while nothing was outstanding leaves no event to carry it.
+      protocolError: ({ code, pid, message }) =>
+        appendProtocolError(c.runDir, { time: clock(), worker: c.worker, client: id, process: logical.get(id)?.process ?? id, pid, code, message }),
     }),
   );
   // Adapter programs are started and have answered init before the run's clock starts. One that

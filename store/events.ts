@@ -139,6 +139,8 @@ export const RUN_FILES = {
   resource: "resource.ndjson",
   results: "results.json",
   report: "report.html",
+  /** Written only when an adapter program broke the protocol (store/protocol-errors.ts). */
+  protocolErrors: "protocol-errors.ndjson",
   logs: "logs",
 } as const;
 

@@ -7,7 +7,10 @@
 // know (error: info). When it breaks the protocol (a line that is no message, an
 // exit, no answer in time) it is killed, the operation is unknown (info, with an
 // `adapter-...` error and a message in the worker's log), and the next operation
-// starts a new program, under a new owner prefix.
+// starts a new program, under a new owner prefix. A broken protocol (not a
+// timeout) is also told to the run (ctx.protocolError), even when no operation
+// was outstanding: a program that says things it should not cannot be trusted for
+// what it did say, so such a run is never VALID.
 //
 // One request is outstanding at a time, but for a cancel: when an acquire's
 // AbortSignal fires while it waits, a cancel naming it is sent at once, and the
@@ -20,6 +23,7 @@ import { CANCELLED, UnknownOutcome, type AcquireRequest, type ClientContext, typ
 import { clip } from "../../lib/text.ts";
 import { markedEnv, markerOf } from "../../lib/owner.ts";
 import type { ProgramSpec } from "./manifest.ts";
+import type { ProtocolErrorCode } from "../../store/protocol-errors.ts";
 import { acquireOkProblem, PROTOCOL_VERSION, readLine, releaseOkProblem, renewOkProblem, sameKinds, type NoticeMessage, type Reply, type Request, type RequestBody } from "./messages.ts";
 
 /** A program's first answer may wait for a runtime to start (a JVM, a Python that imports grpc). */
@@ -32,8 +36,8 @@ const THAWED_GRACE_MS = 1000;
 /** Lines of the program's standard error quoted when it is killed. */
 const STDERR_TAIL = 8;
 
-/** Why a program was killed: the operation is recorded as info with this error. */
-export type AdapterFailureCode = "adapter-bad-line" | "adapter-exited" | "adapter-timeout";
+/** Why a program was killed: the operation is recorded as info with this error. All but the timeout broke the protocol. */
+export type AdapterFailureCode = ProtocolErrorCode | "adapter-timeout";
 
 export class AdapterFailure extends UnknownOutcome {
   constructor(readonly code: AdapterFailureCode, message: string) {
@@ -322,6 +326,7 @@ export class ProgramClient implements LockClient {
     p.child.kill("SIGKILL");
     this.ctx.log?.(`fencecheck: ${failure.message}`);
     this.ctx.warn?.(failure.message);
+    if (code !== "adapter-timeout") this.ctx.protocolError?.({ code, pid: p.pid, message: failure.message });
     const pending = [...p.pending.values()];
     p.pending.clear();
     for (const q of pending) {
