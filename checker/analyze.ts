@@ -23,6 +23,7 @@ import { runStats } from "./stats.ts";
 import { viewOf, withOwners, type PairedView } from "./shared-paired.ts";
 import { falseRejectionsUnderRule, grantsAfterCancel, reentrancyViolations, rwViolations, semaphoreOverflows, staleUnderRule, stuckLocks } from "./kinds/index.ts";
 import { startWorker } from "../lib/index.ts";
+import { protocolErrorsReason } from "../store/protocol-errors.ts";
 
 /** Witnesses kept per type; `stats.anomaly_counts` has the full numbers. */
 export const MAX_WITNESSES = 100;
@@ -223,10 +224,12 @@ function assemble(m: Paired, options: CheckOptions, own: Own, holds: HoldCheck, 
     anomalies["stuck-lock"] = stuck.slice(0, MAX_WITNESSES);
     counts["stuck-lock"] = stuck.length;
   }
+  // An adapter that broke the protocol may have done more than its history shows: never VALID, INVALID only by an anomaly.
+  if (m.protocolErrors.length > 0) m.unknown.push(protocolErrorsReason(m.protocolErrors));
   const anomaly_types = Object.keys(anomalies);
   const valid: Validity = anomaly_types.length > 0 ? false : m.unknown.length > 0 ? "unknown" : true;
   const leaseOverlaps = own.shared ? own.shared.leaseOverlaps : holds.leaseOverlaps;
-  const stats = { ...runStats(m, leaseOverlaps), ...reads.stats, anomaly_counts: counts, unknown_reasons: m.unknown, model: modelStats, fairness, ...(lostHolds ? { lost_holds: lostHolds } : {}), ...(m.kind ? { cancels: cancelCounts(m) } : {}) };
+  const stats = { ...runStats(m, leaseOverlaps), ...reads.stats, anomaly_counts: counts, unknown_reasons: m.unknown, protocol_errors: m.protocolErrors.length, model: modelStats, fairness, ...(lostHolds ? { lost_holds: lostHolds } : {}), ...(m.kind ? { cancels: cancelCounts(m) } : {}) };
   const warnings = [...m.warnings, ...m.unknown.map((r) => `cannot fully check the run: ${r}`)];
   const liveness = own.stuck ? { liveness: { strict: liveStrict, findings: (stuck.length ? { "stuck-lock": stuck.slice(0, MAX_WITNESSES) } : {}) as Record<string, Witness[]> } } : {};
   return { results: { valid, anomaly_types, anomalies, ...liveness, stats }, warnings };

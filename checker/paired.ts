@@ -5,6 +5,7 @@
 // so a stored run is checked in one streaming pass without holding its events.
 import { clientOp, CLIENT_OPS, emptyFields, fieldsOf, INVOKE_TYPE, type EventFields } from "../store/event-fields.ts";
 import { FORMAT_2, type HistoryEvent, type HistoryHeader, type ResourceDecision } from "../store/events.ts";
+import type { ProtocolError } from "../store/protocol-errors.ts";
 import { BadInput } from "../lib/exit.ts";
 import { orderOf } from "./sweep.ts";
 import { ACCEPTED, Decisions, FAIL, Holds, INFO, IntList, Interner, OK, Ops, ProcessSlots, REFUSED, UNDECIDED } from "./table.ts";
@@ -24,6 +25,8 @@ export interface RunInput {
   header: HistoryHeader;
   events: HistoryEvent[];
   decisions: ResourceDecision[] | null;
+  /** protocol-errors.ndjson's lines (absent: none recorded). */
+  protocolErrors?: ProtocolError[];
 }
 
 export interface Paired {
@@ -52,6 +55,8 @@ export interface Paired {
   notices: Notice[];
   /** Format 2's lock kinds: what the analyses of reentrant, rw and semaphore locks and of withdrawn waits read (null: a format 1 history). */
   kind: LockFacts | null;
+  /** The run's adapter protocol errors (protocol-errors.ndjson), beside the history: some left no line in it. */
+  protocolErrors: ProtocolError[];
   /** Why the history cannot be fully checked; any entry makes the verdict unknown. */
   unknown: string[];
   warnings: string[];
@@ -126,7 +131,7 @@ export class PairingBuilder {
     this.m = {
       header, keys: new Interner(), owners: new Interner(expectedOps >> 2), fs, errors: new Interner(),
       ops: new Ops(expectedOps), holds: new Holds(Math.ceil(expectedOps / 3)), holdsByKey: new Map(), writesByKey: new Map(), decisions: null, validity: new Map(),
-      events: 0, firstTime: 0, lastTime: 0, nemesis: new Map(), notices: [], unknown: [], warnings: [],
+      events: 0, firstTime: 0, lastTime: 0, nemesis: new Map(), notices: [], protocolErrors: [], unknown: [], warnings: [],
       kind: header.format === 2 ? lockFacts(header) : null,
     };
     this.facts = this.m.kind;
@@ -314,6 +319,11 @@ export class PairingBuilder {
   }
   private expectedDecisions = 1024;
 
+  /** The run's recorded protocol errors, read from beside the history. */
+  noteProtocolErrors(errors: ProtocolError[]): void {
+    this.m.protocolErrors = errors;
+  }
+
   /**
    * The paired history, done: groups the operations (unless `group` did) and lets go of the
    * builder's own lookups. Call once, after the last event and decision.
@@ -433,6 +443,7 @@ export function pairRun(input: RunInput): Paired {
     b.noteResourceLog();
     for (const d of input.decisions) b.decision(d);
   }
+  if (input.protocolErrors) b.noteProtocolErrors(input.protocolErrors);
   return b.finish();
 }
 

@@ -8,6 +8,7 @@ import { RUN_FILES, type HistoryEvent, type HistoryHeader, type ResourceDecision
 import { resourceLogInWorker, streamHistoryInWorkers } from "../store/reader-worker.ts";
 import { readHistory, readResourceLog, streamHistory, streamResourceLog, type Checkpoint } from "../store/reader.ts";
 import { processMapOf } from "../store/process-map.ts";
+import { readProtocolErrors, type ProtocolError } from "../store/protocol-errors.ts";
 import { LIVENESS, MODELS, verdict, verdictThread, type CheckOptions } from "./analyze.ts";
 import { faultsInEffect } from "./faults-in-effect.ts";
 import { PairingBuilder, type Paired } from "./paired.ts";
@@ -17,6 +18,7 @@ export interface LoadedRun {
   header: HistoryHeader;
   events: HistoryEvent[];
   decisions: ResourceDecision[] | null;
+  protocolErrors: ProtocolError[];
   /** run.json, when present and readable; the checker takes only the options of its own it was run with. */
   info: Record<string, unknown> | null;
   warnings: string[];
@@ -46,7 +48,8 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
   const resource = await readResourceLog(join(runDir, RUN_FILES.resource));
   const warnings = [...history.warnings, ...(resource?.warnings ?? [])];
   const info = await readInfo(join(runDir, RUN_FILES.run), warnings);
-  return { dir: runDir, header: history.header, events: history.events, decisions: resource?.decisions ?? null, info, warnings };
+  const protocolErrors = readProtocolErrors(runDir, warnings);
+  return { dir: runDir, header: history.header, events: history.events, decisions: resource?.decisions ?? null, protocolErrors, info, warnings };
 }
 
 /**
@@ -211,6 +214,7 @@ export async function checkRunKeeping(runDir: string, options: CheckOptions = {}
     const processes = processMapOf(info, noted);
     // The second thread starts on the holds while this one reads the decisions.
     const { b, history, resource, nemesis } = await readRun(runDir, checkpointEvery, thread ? (m) => thread.begin(m, opts) : undefined);
+    b.noteProtocolErrors(readProtocolErrors(runDir, noted));
     const warnings = [...history.warnings, ...(resource?.warnings ?? []), ...noted];
     const model = b.finish();
     const checked = thread ? await thread.verdict(model, opts) : verdict(model, opts);

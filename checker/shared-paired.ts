@@ -72,7 +72,7 @@ export function pairedOf(v: PairedView): Paired {
     holds: Object.assign(Object.create(Holds.prototype) as Holds, v.holds),
     holdsByKey: new Map(v.holdsByKey.map(([key, items]) => [key, Object.assign(Object.create(IntList.prototype) as IntList, { items, length: items.length })])),
     writesByKey: new Map(), decisions: null, validity: new Map(),
-    events: v.events, firstTime: v.firstTime, lastTime: v.lastTime, nemesis: new Map(), notices: [], unknown: [], warnings: [],
+    events: v.events, firstTime: v.firstTime, lastTime: v.lastTime, nemesis: new Map(), notices: [], protocolErrors: [], unknown: [], warnings: [],
     // The lock kinds' analyses run on the first thread; the holds' spans need only the columns (an inner release is marked in them).
     kind: null,
   };

@@ -22,6 +22,7 @@ import { readFigures, reportGroups } from "./results.ts";
 import { planWindows, readWindows, WINDOW_EVENTS } from "./windows.ts";
 
 export { renderSummary } from "./summary.ts";
+export { protocolErrorsLine } from "./results.ts";
 export { renderReportHtml };
 export type { ReportInput };
 export { pairOps, holdsOf, decisionsOfWrites, ordered, type Op, type Hold, type Pairing } from "./ops.ts";

@@ -8,7 +8,7 @@ import { esc, json, millis, seconds } from "./format.ts";
 import { renderFairness } from "./fairness.ts";
 import { renderLatency } from "./latency.ts";
 import { pageData, type PageData, type ReportInput } from "./page-data.ts";
-import { readFigures, verdictOf } from "./results.ts";
+import { protocolErrorsLine, readFigures, verdictOf } from "./results.ts";
 import { CSS, SCRIPT } from "./style.ts";
 import { renderTimeline, type KindMark } from "./timeline.ts";
 import { processMapNote } from "./lane-workers.ts";
@@ -88,7 +88,9 @@ export function figures(results: Results): string {
       .map(([name, c]) => `<tr><td>${esc(name)}</td><td>${c.ok}</td><td>${c.fail}</td><td>${c.info}</td></tr>`).join("")}</tbody></table>`
     : "";
   const missing = Object.keys(f).length === 0 ? `<p class="note">results.json has no figures this report can read.</p>` : "";
-  return `<div class="figures">${cards.join("")}</div>${ops}${missing}`;
+  const broke = protocolErrorsLine(results);
+  const protocol = broke ? `<p class="note protocol-errors">${esc(broke[0].toUpperCase() + broke.slice(1))}.</p>` : "";
+  return `<div class="figures">${cards.join("")}</div>${protocol}${ops}${missing}`;
 }
 
 /** Withdrawn waits (format 2's stats.cancels), only when the run withdrew any. */

@@ -6,7 +6,7 @@ import type { HistoryHeader, Results } from "../store/events.ts";
 import { fairnessLine } from "./fairness.ts";
 import { faultKind } from "./faults.ts";
 import { millis, plain } from "./format.ts";
-import { anomalyGroups, readFigures, verdictOf, type Verdict } from "./results.ts";
+import { anomalyGroups, protocolErrorsLine, readFigures, verdictOf, type Verdict } from "./results.ts";
 
 type Paint = (code: string, text: string) => string;
 
@@ -39,6 +39,9 @@ export function renderSummary(input: { header: HistoryHeader; results: Results; 
     const first = group.witnesses[0];
     lines.push(`  ${paint(ANSI.red, plain(group.type))} ×${n}${kept}${first ? `: ${plain(first.explanation)}` : ""}`);
   }
+  // Beside the anomalies: with none, it is why the run is not VALID.
+  const broke = protocolErrorsLine(results);
+  if (broke) lines.push(`  ${paint(ANSI.yellow, "protocol errors")}: ${broke}`);
 
   const f = readFigures(results.stats);
   const span = f.duration_s !== undefined ? ` over ${f.duration_s.toFixed(1)} s` : "";

@@ -31,7 +31,8 @@
 // formats 1 and 2 and every lock kind (mutex, reentrant, rw, semaphore);
 // withdrawn acquires (cancels); committed decisions with `order` and
 // `accepted: null`; a killed run's cut-short last line and lines out of time
-// order; every reason docs/anomalies.md gives for UNKNOWN but the model check's.
+// order; every reason docs/anomalies.md gives for UNKNOWN but the model check's,
+// an adapter program's protocol errors (protocol-errors.ndjson) among them.
 // `stuck-lock` (format 2) is in it: reported under `liveness`, and counted as an
 // anomaly under --liveness strict (the option, else run.json's
 // options.liveness).
@@ -45,9 +46,6 @@
 //     warning. The reference therefore never gives the model's UNKNOWN reasons.
 //   - fairness (stats.fairness), lost-hold figures (stats.lost_holds), lease
 //     overlaps, fenced-read counts and the other stats: they change no verdict.
-//   - an adapter program's protocol errors (UNKNOWN by history-format.md's amended
-//     "Times" paragraph): where the run directory records their number is not
-//     documented yet, so the reference cannot read it.
 //   - report.html: `fencecheck check --reference` writes results.json only.
 import { readRun } from "./reader.ts";
 import { buildHolds, expiredOnArrival, lostLockUnnoticed, orphanLockNode, pairViolations, semaphoreOverflow } from "./holds.ts";
@@ -88,6 +86,11 @@ export async function referenceCheck(runDir: string, options: ReferenceOptions =
   unknownReasons.push(...writes.unmatched);
   if (duplicateOwners > 0) unknownReasons.push(`${duplicateOwners} acquires returned an owner already given to another hold of the same key`);
   unknownReasons.push(...writes.counterData);
+  // docs/history-format.md "protocol-errors.ndjson": an adapter that broke the protocol leaves the run unproved.
+  if (run.protocolErrors.length > 0) {
+    const codes = [...new Set(run.protocolErrors)].map((c) => `${c} ×${run.protocolErrors.filter((x) => x === c).length}`).join(", ");
+    unknownReasons.push(`the adapter program broke the protocol ${run.protocolErrors.length} time${run.protocolErrors.length === 1 ? "" : "s"} (${codes}; each a line of protocol-errors.ndjson): what it did around them may be missing from the history, so it cannot show the lock was correct`);
+  }
 
   const warnings = [...run.warnings];
   if (run.options.model === "strict")
@@ -100,7 +103,7 @@ export async function referenceCheck(runDir: string, options: ReferenceOptions =
     liveness = { strict, findings: stuck };
     if (strict) Object.assign(found, stuck);
   }
-  return { results: verdict(found, unknownReasons, liveness), warnings, header: run.header };
+  return { results: verdict(found, unknownReasons, run.protocolErrors.length, liveness), warnings, header: run.header };
 }
 
 /**

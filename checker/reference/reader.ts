@@ -238,10 +238,28 @@ function readOptions(dir: string, warnings: string[]): Value {
   return {};
 }
 
+/**
+ * docs/history-format.md "protocol-errors.ndjson": one line per time an adapter
+ * program broke the protocol; every line counts, one cut short by a kill too. The
+ * codes, in the file's order ("?" where a line cannot be read); [] without the file.
+ */
+function readProtocolErrors(dir: string): string[] {
+  const path = join(dir, "protocol-errors.ndjson");
+  if (!existsSync(path)) return [];
+  return readFileSync(path, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => {
+    try {
+      const code = JSON.parse(l)?.code;
+      return typeof code === "string" ? code : "?";
+    } catch {
+      return "?";
+    }
+  });
+}
+
 export function readRun(dir: string): Run {
   const warnings: string[] = [];
   const unknownReasons: string[] = [];
   const { header, events, ops } = readHistory(dir, warnings);
   const decisions = readResource(dir, header, warnings, unknownReasons);
-  return { dir, header, events, ops, decisions, options: readOptions(dir, warnings), warnings, unknownReasons };
+  return { dir, header, events, ops, decisions, options: readOptions(dir, warnings), protocolErrors: readProtocolErrors(dir), warnings, unknownReasons };
 }

@@ -119,6 +119,8 @@ export interface Run {
   decisions: Decision[] | null;
   /** run.json's options, {} without one. */
   options: Value;
+  /** The codes of protocol-errors.ndjson's lines ([] without the file). */
+  protocolErrors: string[];
   warnings: string[];
   unknownReasons: string[];
 }

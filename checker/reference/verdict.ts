@@ -2,7 +2,8 @@
 // and docs/anomalies.md (the opening table, "Why a run is UNKNOWN").
 //
 // `valid` is false when any anomaly type that counts was found, "unknown" when
-// none was but a reason to doubt the check was listed, true otherwise.
+// none was but a reason to doubt the check was listed (an adapter's protocol
+// errors among them), true otherwise.
 // `anomaly_types` lists the types found in ORDER below: the order
 // docs/history-format.md ("results.json") gives. `anomalies` keeps at most 100
 // witnesses per type, sorted by the first event they cite; `anomaly_counts`
@@ -37,12 +38,12 @@ export interface ReferenceResults {
   anomaly_types: string[];
   anomalies: Record<string, Array<{ key?: string; events?: number[]; seqs?: number[]; explanation: string }>>;
   liveness?: { strict: boolean; findings: Record<string, Witness[]> };
-  stats: { anomaly_counts: Record<string, number>; unknown_reasons: string[]; checker: "reference" };
+  stats: { anomaly_counts: Record<string, number>; unknown_reasons: string[]; protocol_errors: number; checker: "reference" };
 }
 
 const firstEvent = (w: Witness) => (w.events && w.events.length ? Math.min(...w.events) : Infinity);
 
-export function verdict(found: Findings, unknownReasons: string[], liveness?: { strict: boolean; findings: Findings }): ReferenceResults {
+export function verdict(found: Findings, unknownReasons: string[], protocolErrors: number, liveness?: { strict: boolean; findings: Findings }): ReferenceResults {
   const types = ORDER.filter((t) => (found[t]?.length ?? 0) > 0);
   for (const t of Object.keys(found)) if (!ORDER.includes(t)) throw new Error(`reference checker: anomaly type ${t} has no place in ORDER`);
   const anomalies: ReferenceResults["anomalies"] = {};
@@ -55,7 +56,7 @@ export function verdict(found: Findings, unknownReasons: string[], liveness?: { 
     valid: types.length > 0 ? false : unknownReasons.length > 0 ? "unknown" : true,
     anomaly_types: types,
     anomalies,
-    stats: { anomaly_counts: counts, unknown_reasons: unknownReasons, checker: "reference" },
+    stats: { anomaly_counts: counts, unknown_reasons: unknownReasons, protocol_errors: protocolErrors, checker: "reference" },
   };
   if (liveness) {
     const kept: Findings = {};

@@ -29,6 +29,8 @@ export interface Case {
   extra?: Array<[number, V]>;
   resource?: V[];
   runJson?: V;
+  /** protocol-errors.ndjson's lines (absent: no file). */
+  protocolErrors?: V[];
   liveness?: "lenient" | "strict";
   valid: true | false | "unknown";
   types: string[];
@@ -63,6 +65,7 @@ export function writeCase(c: Case, dir = mkdtempSync(join(tmpdir(), "fencecheck-
   writeFileSync(join(dir, "history.ndjson"), historyLines(c).join("\n") + "\n");
   if (c.resource) writeFileSync(join(dir, "resource.ndjson"), c.resource.map((l) => JSON.stringify(l) + "\n").join(""));
   if (c.runJson) writeFileSync(join(dir, "run.json"), JSON.stringify(c.runJson));
+  if (c.protocolErrors) writeFileSync(join(dir, "protocol-errors.ndjson"), c.protocolErrors.map((l) => JSON.stringify(l) + "\n").join(""));
   return dir;
 }
 
@@ -636,6 +639,52 @@ export function cases(): Case[] {
     // Logged b (fence 2) first, a (fence 1) second, but a took effect first (order 1): nothing stale.
     ops: [acquire(0, 0, 1, "a", 1, 2), write(0, 2, 20, "a", 1, "a#1"), acquire(1, 3, 4, "b", 2, 2), write(1, 5, 21, "b", 2, "b#1")],
     resource: [decision(8, "b", 1, 2, true, "b#1", { order: 2, max_before: 1 }), decision(7, "a", 0, 1, true, "a#1", { order: 1 })],
+    valid: true,
+    types: [],
+  });
+
+  // --- An adapter program that broke the protocol (docs/history-format.md "protocol-errors.ndjson") ---
+  // Client 0's program wrote a stray line while its acquire was outstanding (the
+  // acquire's info), and its next program one while nothing was outstanding (no
+  // line in the history at all); client 1's program timed out once.
+  const stray = (time: number, process: number, what: string): V => ({
+    time: ns(time), worker: "worker-1", client: 0, process, pid: 4242, code: "adapter-bad-line",
+    message: `adapter /tmp/x.adapter.json (client 0, pid 4242) wrote a line that is not a message of the protocol (not JSON): ${what}; killed it; it wrote nothing to standard error`,
+  });
+  const adapterRun = [
+    acquire(0, 0, 1, "c0a1-h1", 1),
+    release(0, 2, 3, "c0a1-h1"),
+    { p: 0, f: "acquire", at: 4, done: 5, outcome: "info", error: "adapter-bad-line" } as OpSpec,
+    acquire(2, 10, 11, "c0a2-h1", 2),
+    release(2, 12, 13, "c0a2-h1"),
+    { p: 1, f: "acquire", at: 20, done: 30, outcome: "info", error: "adapter-timeout" } as OpSpec,
+  ];
+  const unknownBy = (n: number) =>
+    `the adapter program broke the protocol ${n} time${n === 1 ? "" : "s"} (adapter-bad-line ×${n}; each a line of protocol-errors.ndjson): what it did around them may be missing from the history, so it cannot show the lock was correct`;
+  add({
+    name: "protocol-errors-outstanding-and-idle-unknown",
+    header: FORMAT2,
+    ops: adapterRun,
+    protocolErrors: [stray(5, 0, "stray while an acquire was outstanding"), stray(14, 2, "stray while idle")],
+    valid: "unknown",
+    types: [],
+    unknown: [unknownBy(2)],
+  });
+  add({
+    name: "protocol-errors-with-an-anomaly-invalid",
+    header: FORMAT2,
+    // The second program's hold given the first's fence: a duplicate-fence, which makes the run INVALID whatever else.
+    ops: adapterRun.map((o) => (o.ov?.owner === "c0a2-h1" ? { ...o, ov: { ...o.ov, fence: 1 } } : o)),
+    protocolErrors: [stray(14, 2, "stray while idle")],
+    valid: false,
+    types: ["duplicate-fence"],
+    counts: { "duplicate-fence": 1 },
+    unknown: [unknownBy(1)],
+  });
+  add({
+    name: "adapter-timeout-alone-is-an-ordinary-info",
+    header: FORMAT2,
+    ops: adapterRun.filter((o) => o.error !== "adapter-bad-line"),
     valid: true,
     types: [],
   });

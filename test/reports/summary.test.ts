@@ -27,6 +27,13 @@ describe("renderSummary", () => {
     expect(noAnsi(unknown)).toMatch(/^UNKNOWN/);
   });
 
+  it("says in a sentence how often the adapter broke the protocol and what that did to the verdict; nothing when it never did", () => {
+    const broke = (valid: true | false | "unknown", n: number) => noAnsi(renderSummary({ header, results: { ...results, valid, stats: { ...results.stats, protocol_errors: n } } }));
+    expect(broke("unknown", 2)).toMatch(/^ {2}protocol errors: the adapter broke the protocol 2 times: .*protocol-errors\.ndjson.*; the run is UNKNOWN because what the adapter did around them may be missing from the history/m);
+    expect(broke(false, 1)).toMatch(/^ {2}protocol errors: the adapter broke the protocol 1 time: .*; the run is INVALID by the anomalies found, and would be UNKNOWN without them$/m);
+    expect(broke(true, 0)).not.toContain("protocol errors");
+  });
+
   it("prints each anomaly type's true count (stats.anomaly_counts), not the witnesses kept", () => {
     const kept = results.anomalies["mutex-violation"];
     const text = noAnsi(renderSummary({ header, results: { ...results, stats: { ...results.stats, anomaly_counts: { "mutex-violation": 250 } } } }));
