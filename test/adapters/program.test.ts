@@ -2,11 +2,12 @@
 // through the Node bridge runs like the in-process one (valid fenced, caught
 // unfenced under pauses); a program that writes a line that is no message, that
 // crashes or that hangs is killed, its operation recorded as info naming what it
-// did, a new program serves its client, and the history checks; a SIGKILLed run
-// leaves no program behind; a manifest that is wrong is refused before anything
-// starts.
+// did, a new program serves its client, and the history checks: UNKNOWN, with
+// each protocol error in protocol-errors.ndjson (a stray line while nothing was
+// outstanding too), where a hang is an ordinary info; a SIGKILLed run leaves no
+// program behind; a manifest that is wrong is refused before anything starts.
 import { describe, it, expect } from "vitest";
-import { readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempRunDir, runCli, latestRun, readNdjson, waitFor, REPO } from "../helpers.ts";
 
@@ -18,7 +19,9 @@ function stored(store: string) {
   const dir = realpathSync(latestRun(store));
   const lines = readNdjson(join(dir, "history.ndjson"));
   const logs = readdirSync(join(dir, "logs")).filter((f) => f.startsWith("worker-")).map((f) => readFileSync(join(dir, "logs", f), "utf8")).join("\n");
-  return { dir, header: lines[0], events: lines.slice(1), logs, results: JSON.parse(readFileSync(join(dir, "results.json"), "utf8")) };
+  const errorsFile = join(dir, "protocol-errors.ndjson");
+  const protocolErrors = existsSync(errorsFile) ? readNdjson(errorsFile) : [];
+  return { dir, header: lines[0], events: lines.slice(1), logs, protocolErrors, results: JSON.parse(readFileSync(join(dir, "results.json"), "utf8")) };
 }
 
 /** A process's state letter (R, S, T, ...) and process group, or null when it is gone. */
@@ -87,16 +90,21 @@ describe("adapter programs", () => {
     ["crash", "adapter-exited", /exited \(code 3\); killed it; its standard error ended with:\n\s+misbehaving: acquire #3, mode crash/],
     ["hang", "adapter-timeout", /did not answer acquire \(id \d+\) within \d+ ms; killed it/],
   ] as const) {
-    it(`a program that ${mode === "bad-line" ? "writes a line that is no message" : mode === "crash" ? "crashes" : "hangs"}: info ${error}, a message naming it, a new program, a checkable history`, async () => {
+    const broke = mode !== "hang";
+    it(`a program that ${mode === "bad-line" ? "writes a line that is no message" : mode === "crash" ? "crashes" : "hangs"}: info ${error}, a message naming it, a new program, a checkable history, ${broke ? "UNKNOWN with each error recorded" : "VALID (a timeout is an ordinary info)"}`, async () => {
       const store = tempRunDir("fc-program-");
       // Each program breaks on its third acquire and its client's next program is granted
       // about 2-3 s in (a hang first waits out the command timeout, and needs the 7 s).
       const cli = runCli("test", [...quick, "--client", fixture(mode), "--nemesis", "none", "--ttl", "400", "--command-timeout", "800", "--time-limit", mode === "hang" ? "7" : "5", "--store", store]);
-      expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
+      expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(broke ? 2 : 0);
       const run = stored(store);
       const infos = run.events.filter((e) => e.type === "info" && e.f === "acquire");
       expect(infos.length).toBeGreaterThan(0);
       expect(infos.every((e) => e.error === error)).toBe(true);
+      // Each broke the protocol while its acquire was outstanding: one recorded error per info. A hang records none.
+      expect(run.protocolErrors.map((e) => e.code)).toEqual(broke ? infos.map(() => error) : []);
+      expect(run.results.valid).toBe(broke ? "unknown" : true);
+      expect(run.results.stats.protocol_errors).toBe(run.protocolErrors.length);
       expect(run.logs).toMatch(new RegExp(`adapter ${join(REPO, fixture(mode)).replace(/[./]/g, "\\$&")} \\(client \\d, pid \\d+\\) `));
       expect(run.logs).toMatch(said);
       // The person running the test hears of it too, not only the worker's log.
@@ -106,9 +114,36 @@ describe("adapter programs", () => {
       const p = infos[0].process as number;
       expect(run.events.some((e) => e.process === p + 4 && e.f === "acquire" && e.type === "ok" && String((e.value as { owner: string }).owner).includes("a2-"))).toBe(true);
       const check = runCli("check", [run.dir]);
-      expect(await check.exit, check.stderr()).toBe(0);
+      expect(await check.exit, check.stderr()).toBe(broke ? 2 : 0);
     });
   }
+
+  it("a stray line on standard output, once with an acquire outstanding and once with nothing outstanding: both recorded, the run UNKNOWN (exit 2), and so is its stored run checked again", async () => {
+    const store = tempRunDir("fc-program-");
+    // Client 0's first program strays on its second acquire (about 1 s in), its second after its first release.
+    const cli = runCli("test", [...quick, "--client", fixture("stray"), "--nemesis", "none", "--ttl", "400", "--command-timeout", "800", "--time-limit", "4", "--store", store]);
+    const said = cli.stdout() + cli.stderr();
+    expect(await cli.exit, said).toBe(2);
+    const run = stored(store);
+    expect(run.protocolErrors).toEqual([
+      expect.objectContaining({ client: 0, worker: "worker-1", code: "adapter-bad-line", message: expect.stringContaining("(not JSON): stray while outstanding; killed it") }),
+      expect.objectContaining({ client: 0, worker: "worker-1", code: "adapter-bad-line", message: expect.stringContaining("(not JSON): stray while idle; killed it") }),
+    ]);
+    // The first ended its acquire (an info of its process); the second ended nothing: no line of the history names it.
+    const [outstanding, idle] = run.protocolErrors as Array<{ process: number; time: number }>;
+    expect(run.events.filter((e) => e.type === "info")).toEqual([expect.objectContaining({ process: outstanding.process, f: "acquire", error: "adapter-bad-line" })]);
+    expect(run.events.some((e) => e.process === idle.process && e.error === "adapter-bad-line")).toBe(false);
+    expect(run.results).toMatchObject({ valid: "unknown", anomaly_types: [], stats: { protocol_errors: 2 } });
+    expect(cli.stdout()).toMatch(/^UNKNOWN/);
+    expect(cli.stdout()).toMatch(/^ {2}protocol errors: the adapter broke the protocol 2 times: .*; the run is UNKNOWN because /m);
+    // The stored run, checked again by either checker: the same verdict and count.
+    const check = runCli("check", [run.dir, "--out", tempRunDir("fc-recheck-")]);
+    expect(await check.exit, check.stderr()).toBe(2);
+    expect(check.stdout()).toMatch(/^UNKNOWN[\s\S]*protocol errors: the adapter broke the protocol 2 times/);
+    const reference = runCli("check", ["--reference", run.dir, "--out", tempRunDir("fc-recheck-")]);
+    expect(await reference.exit, reference.stderr()).toBe(2);
+    expect(reference.stdout()).toMatch(/^UNKNOWN[\s\S]*protocol errors: the adapter broke the protocol 2 times/);
+  });
 
   it("a SIGKILLed run leaves no adapter program, not even one that ignores its input closing: the reaper kills each worker's process group", async () => {
     const store = tempRunDir("fc-program-");
