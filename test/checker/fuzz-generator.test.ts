@@ -136,6 +136,23 @@ describe("the fuzz generator", () => {
       expect([k, kinds.has(k)]).toEqual([k, true]);
   });
 
+  it("makes adapter runs whose programs broke the protocol with an operation outstanding (its info) and while idle (no line), and ones that only timed out", () => {
+    const seen = { outstanding: 0, idle: 0, timeoutOnly: 0 };
+    for (const plan of plans(1000, 29112026)) {
+      const x = execute(plan);
+      const infos = x.events.filter((e) => e.type === "info" && (e.error === "adapter-bad-line" || e.error === "adapter-exited"));
+      // Every info a protocol error ended has its line, at its time and process; the others are strays.
+      for (const e of infos) expect(x.protocolErrors.some((p) => p.time === e.time && p.process === e.process && p.code === e.error)).toBe(true);
+      if (infos.length) seen.outstanding++;
+      if (x.protocolErrors.length > infos.length) seen.idle++;
+      if (plan.adapter === "timeout" && x.events.some((e) => e.error === "adapter-timeout")) seen.timeoutOnly++;
+      if (plan.adapter === "none" || plan.adapter === "timeout") expect(x.protocolErrors).toEqual([]);
+    }
+    expect(seen.outstanding, JSON.stringify(seen)).toBeGreaterThanOrEqual(10);
+    expect(seen.idle, JSON.stringify(seen)).toBeGreaterThanOrEqual(10);
+    expect(seen.timeoutOnly, JSON.stringify(seen)).toBeGreaterThanOrEqual(10);
+  });
+
   it("makes valid runs and invalid ones, both often", async () => {
     const verdicts = { valid: 0, invalid: 0, unknown: 0 };
     const sample = plans(150, 112026);

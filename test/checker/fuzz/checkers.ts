@@ -2,7 +2,7 @@
 // (checker/run.ts, what `fencecheck check` runs) and the reference checker
 // (checker/reference/), a simple reading of the rules written apart from it. The
 // fuzz compares only what both give: the verdict, the anomaly types and their
-// counts, and why a run is unknown.
+// counts, why a run is unknown, and how many protocol errors it read.
 import { checkRun } from "../../../checker/index.ts";
 import { referenceCheck } from "../../../checker/reference/index.ts";
 
@@ -11,6 +11,8 @@ export interface Verdict {
   anomaly_types: string[];
   anomaly_counts: Record<string, number>;
   unknown_reasons: string[];
+  /** stats.protocol_errors: what both read from protocol-errors.ndjson. */
+  protocol_errors: number;
 }
 
 export interface CheckOptions {
@@ -21,15 +23,16 @@ export type Checker = (dir: string, o: CheckOptions) => Promise<Verdict>;
 
 const counts = (stats: Record<string, unknown>): Record<string, number> => (stats.anomaly_counts ?? {}) as Record<string, number>;
 const reasons = (stats: Record<string, unknown>): string[] => (stats.unknown_reasons ?? []) as string[];
+const broke = (stats: Record<string, unknown>): number => (stats.protocol_errors ?? 0) as number;
 
 export const fast: Checker = async (dir, o) => {
   const { results } = await checkRun(dir, { liveness: o.liveness });
-  return { valid: results.valid, anomaly_types: results.anomaly_types, anomaly_counts: counts(results.stats), unknown_reasons: reasons(results.stats) };
+  return { valid: results.valid, anomaly_types: results.anomaly_types, anomaly_counts: counts(results.stats), unknown_reasons: reasons(results.stats), protocol_errors: broke(results.stats) };
 };
 
 export const reference: Checker = async (dir, o) => {
   const { results } = await referenceCheck(dir, { liveness: o.liveness });
-  return { valid: results.valid, anomaly_types: results.anomaly_types, anomaly_counts: counts(results.stats), unknown_reasons: reasons(results.stats) };
+  return { valid: results.valid, anomaly_types: results.anomaly_types, anomaly_counts: counts(results.stats), unknown_reasons: reasons(results.stats), protocol_errors: broke(results.stats) };
 };
 
 /** `--against fast` (the fast checker on both sides: to measure the fuzz itself, or before the reference is merged) or `reference`. */

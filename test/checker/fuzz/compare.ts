@@ -1,5 +1,6 @@
 // What it means for two checkers to agree on a run: the same `valid`, the same
-// anomaly types as sets, and the same count per type. The order of the types is
+// anomaly types as sets, the same count per type, and the same number of
+// protocol errors read from the run directory. The order of the types is
 // compared too, but apart: results.json lists them "in the checker's order", which
 // two checkers may choose differently without either being wrong about the run.
 import type { Verdict } from "./checkers.ts";
@@ -31,6 +32,7 @@ export function compare(a: Verdict, b: Verdict): Comparison {
   const ca = nonZero(a.anomaly_counts), cb = nonZero(b.anomaly_counts);
   for (const t of new Set([...Object.keys(ca), ...Object.keys(cb)]))
     if (ca[t] !== cb[t]) differences.push(`anomaly_counts["${t}"]: ${ca[t] ?? 0} against ${cb[t] ?? 0}`);
+  if (a.protocol_errors !== b.protocol_errors) differences.push(`protocol_errors: ${a.protocol_errors} against ${b.protocol_errors}`);
   const orderDiffers = differences.length === 0 && a.anomaly_types.join() !== b.anomaly_types.join();
   const types = [...new Set([...onlyA, ...onlyB, ...Object.keys({ ...ca, ...cb }).filter((t) => ca[t] !== cb[t])])].sort();
   const signature = differences.length === 0 ? "" : types.length ? `types ${types.join(",")}` : `valid ${JSON.stringify(a.valid)}/${JSON.stringify(b.valid)}`;

@@ -1,5 +1,5 @@
 // What a fuzz session reached: how many cases per anomaly type (found by either
-// checker), per verdict, lock kind, format, workload, resource log, damage, focus,
+// checker), per verdict, lock kind, format, workload, resource log, damage, adapter, focus,
 // and per situation the history shows (situations.ts). A fuzz that never makes a
 // kind of run cannot find a disagreement about it; this table says which kinds it made.
 import { ANOMALY_TYPES, LIVENESS_TYPES } from "../../../store/events.ts";
@@ -33,6 +33,8 @@ export class Coverage {
     this.count("resource log", `${p.resource}, fencing ${p.fencing ? "on" : "off"}`);
     this.count("fences", p.fences);
     this.count("damage", p.damage);
+    const broke = "error" in r.fast ? 0 : r.fast.protocol_errors;
+    this.count("adapter", `${p.adapter ?? "none"}${broke ? ", protocol errors recorded" : ""}`);
     this.count("focus", p.focus);
     this.count("defects", p.defects.length === 0 ? "none" : `${Math.min(p.defects.length, 3)}`);
     for (const s of r.situations) this.count("situation", s);
@@ -48,7 +50,7 @@ export class Coverage {
     };
     const lines: string[] = [`coverage of ${this.cases} cases (cases per row; a case counts once per section, in several rows where it has several)`];
     const pct = (n: number): string => (this.cases ? `${((100 * n) / this.cases).toFixed(1)}%` : "-");
-    for (const section of ["verdict (fast)", "verdict (other)", "anomaly type (either)", "lock kind", "format", "workload", "resource log", "fences", "defects", "damage", "focus", "situation"]) {
+    for (const section of ["verdict (fast)", "verdict (other)", "anomaly type (either)", "lock kind", "format", "workload", "resource log", "fences", "defects", "damage", "adapter", "focus", "situation"]) {
       const s = this.rows.get(section) ?? new Map<string, number>();
       const names = order[section] ? [...order[section], ...[...s.keys()].filter((k) => !order[section].includes(k))] : [...s.keys()].sort();
       lines.push(`  ${section}`);

@@ -15,6 +15,7 @@
 // abandons its hold to the lease, as workloads/hold.ts does), owners unique per
 // acquire, a notice only in format 2. What it does not promise is a valid verdict.
 import type { HistoryEvent, HistoryHeader, ResourceDecision } from "../../../store/events.ts";
+import type { ProtocolError } from "../../../store/protocol-errors.ts";
 import { Dice } from "./dice.ts";
 import { LockService } from "./lock-service.ts";
 import type { Defect, Plan, Step } from "./plan.ts";
@@ -34,6 +35,8 @@ export interface Execution {
   events: HistoryEvent[];
   /** resource.ndjson's lines in file order; null: the run has no resource log. */
   decisions: ResourceDecision[] | null;
+  /** protocol-errors.ndjson's lines, in time order ([]: no file). */
+  protocolErrors: ProtocolError[];
   /** The time of the last event (ns): a cut-short line comes after it. */
   end: number;
 }
@@ -104,6 +107,7 @@ const FAULTS = [
 
 class Recorder {
   readonly events: HistoryEvent[] = [];
+  readonly protocolErrors: ProtocolError[] = [];
   private readonly service: LockService;
   readonly resource: ResourceModel;
   private readonly clients: Client[];
@@ -113,8 +117,11 @@ class Recorder {
   /** Server-side moments taken in the current step (effectAt). */
   private moments = 0;
   private readonly ttl: number;
+  /** Plans kept before adapters were fuzzed have none. */
+  private readonly adapter: Plan["adapter"];
 
   constructor(private readonly plan: Plan) {
+    this.adapter = plan.adapter ?? "none";
     this.service = new LockService(plan);
     this.resource = new ResourceModel(plan);
     this.clients = Array.from({ length: plan.clients }, (_, id) => ({ id, process: id, made: 0, pending: null, held: null, left: null }));
@@ -133,6 +140,7 @@ class Recorder {
       this.t += Math.max(MIN_STEP_NS, Math.round(dt * this.ttl * 1000));
       this.moments = 0;
       this.deliver(d);
+      this.stray(s.who % this.plan.clients, d);
       if (this.has("resource-restart") && d.chance("restart", 3)) this.resource.restart();
       const who = s.who % actors;
       if (who === this.plan.clients) this.nemesis(d);
@@ -330,8 +338,28 @@ class Recorder {
     if (c.held?.told && !c.pending) c.held = null;
   }
 
+  /**
+   * A broken adapter's stray line while its client has nothing outstanding: a
+   * protocol error and a new program, and no line in the history.
+   */
+  private stray(client: number, d: Dice): void {
+    const c = this.clients[client];
+    if ((this.adapter !== "bad-line" && this.adapter !== "exited") || c.pending || !d.chance("stray", 3)) return;
+    this.protocolError(c, this.adapter === "bad-line" ? "stray line while idle" : "exited while idle");
+  }
+
+  private protocolError(c: Client, what: string): void {
+    const code = this.adapter === "exited" ? "adapter-exited" : "adapter-bad-line";
+    this.protocolErrors.push({ time: this.t, worker: `worker-${(c.id % 2) + 1}`, client: c.id, process: c.process, pid: 1000 + c.id, code, message: `adapter fuzz (client ${c.id}) ${what}; killed it` });
+  }
+
   private complete(c: Client, type: "ok" | "fail" | "info", value?: Record<string, unknown>, error?: string): void {
     const p = c.pending!;
+    // An adapter's lost reply: a timeout (an ordinary info), or the protocol error that ended its program.
+    if (type === "info" && error === "timeout" && this.adapter !== "none") {
+      error = `adapter-${this.adapter}`;
+      if (this.adapter !== "timeout") this.protocolError(c, `broke the protocol with ${p.f} outstanding`);
+    }
     this.emit({ process: c.process, type, f: p.f, key: p.key, ...(value ? { value } : {}), ...(error ? { error } : {}) });
     c.pending = null;
     if (type === "info") {
@@ -556,5 +584,5 @@ export function header(plan: Plan, id: string): HistoryHeader {
 export function execute(plan: Plan, id = "case"): Execution {
   const r = new Recorder(plan);
   r.play();
-  return { header: header(plan, id), events: r.events, decisions: plan.resource === "none" ? null : r.resource.file(), end: r.end };
+  return { header: header(plan, id), events: r.events, decisions: plan.resource === "none" ? null : r.resource.file(), protocolErrors: r.protocolErrors, end: r.end };
 }

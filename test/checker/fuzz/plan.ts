@@ -110,6 +110,14 @@ export interface Plan {
   cancels: boolean;
   /** Format 2: the library tells its user of lost holds (notices). */
   notices: boolean;
+  /**
+   * Format 2: the clients are adapter programs, and how theirs fail: "none" (not
+   * an adapter run, or one that never fails), "timeout" (a lost reply is
+   * adapter-timeout, an ordinary info), "bad-line" or "exited" (a lost reply is
+   * that protocol error, recorded in protocol-errors.ndjson, and so now and then
+   * is a stray line while nothing was outstanding, with no line in the history).
+   */
+  adapter: "none" | "timeout" | "bad-line" | "exited";
   /** What clients add to an acquire's completion: behind (queueing clients), validity_ms (Redlock), queued_ms. */
   reportsBehind: boolean;
   reportsValidity: boolean;
@@ -182,6 +190,10 @@ const raw = fc.record({
   nemesis: fc.boolean(),
   cancels: fc.boolean(),
   notices: fc.boolean(),
+  adapter: fc.oneof(
+    { weight: 6, arbitrary: fc.constant("none" as const) },
+    { weight: 1, arbitrary: fc.constantFrom("timeout" as const, "bad-line" as const, "exited" as const) },
+  ),
   reportsBehind: fc.boolean(),
   reportsValidity: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
   reportsQueued: fc.boolean(),
@@ -289,6 +301,8 @@ export function normalize(r: Omit<Plan, never>): Plan {
     p.lockInHeader = false;
     p.cancels = false;
     p.notices = false;
+    // An adapter program's run writes format 2.
+    p.adapter = "none";
     // `behind` is format 2's (withdrawn waits); validity_ms and queued_ms are format 1's too.
     p.reportsBehind = false;
     if (p.resource === "committed") p.resource = "memory";
@@ -316,6 +330,7 @@ export function describePlan(p: Plan): string {
     `ttl ${p.ttlMs} ms`, `${p.clients} clients`, `${p.keys} keys`, `${p.steps.length} steps`,
   ];
   if (p.defects.length) parts.push(`defects ${p.defects.join("+")}`);
+  if (p.adapter !== "none") parts.push(`adapter ${p.adapter}`);
   if (p.damage !== "none") parts.push(`damage ${p.damage}`);
   return parts.join(", ");
 }

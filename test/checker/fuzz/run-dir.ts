@@ -28,6 +28,8 @@ export interface RunFiles {
   history: string;
   resource: string | null;
   run: string | null;
+  /** protocol-errors.ndjson; null: none (no adapter broke the protocol). */
+  protocolErrors: string | null;
 }
 
 /** The files' contents. */
@@ -56,7 +58,10 @@ export function runFiles(plan: Plan, x: Execution, id: string): RunFiles {
     const info = { test: `fuzz-${plan.workload}`, seed: id, started: "2026-11-29T00:00:00.000Z", ...(killed ? {} : { finished: "2026-11-29T00:00:10.000Z" }), options };
     run = JSON.stringify(info, null, 2) + "\n";
   }
-  return { history, resource, run };
+  // A killed run's last protocol error may be cut short too: it still counts.
+  let protocolErrors: string | null = x.protocolErrors.length ? x.protocolErrors.map((e) => JSON.stringify(e) + "\n").join("") : null;
+  if (protocolErrors && killed) protocolErrors = protocolErrors.slice(0, -1 - Math.floor((JSON.stringify(x.protocolErrors.at(-1)).length * plan.cutAt) / 2000));
+  return { history, resource, run, protocolErrors };
 }
 
 /** Writes a case into `dir` (made if missing). */
@@ -65,6 +70,7 @@ export function writeRunDir(dir: string, files: RunFiles): void {
   writeFileSync(join(dir, "history.ndjson"), files.history);
   if (files.resource !== null) writeFileSync(join(dir, "resource.ndjson"), files.resource);
   if (files.run !== null) writeFileSync(join(dir, "run.json"), files.run);
+  if (files.protocolErrors !== null) writeFileSync(join(dir, "protocol-errors.ndjson"), files.protocolErrors);
 }
 
 /** A case in a fresh temporary run directory; `remove` takes it away. */
