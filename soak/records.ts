@@ -51,6 +51,8 @@ export interface RunRecord {
   stale_writes_refused?: number;
   /** Format 2 runs: holds certainly lost, how many of them the library told its user of, and the median delay of telling (stats.lost_holds). */
   lost_holds?: { holds: number; told: number; told_after_p50_ms: number | null };
+  /** Times an adapter program broke the protocol (stats.protocol_errors), when it did: such a run is UNKNOWN unless INVALID. */
+  protocol_errors?: number;
   /** Faults injected, by nemesis start event. */
   faults: Record<string, number>;
   /** The test:jepsen arguments of the run; with npm run test:jepsen -- they repeat it. */

@@ -104,7 +104,7 @@ export function recordOf(req: RunRequest, code: number | null, signal: NodeJS.Si
 }
 
 /** What a summary needs of results.json. */
-export function figuresOf(results: Results): Pick<RunRecord, "anomaly_types" | "anomaly_counts" | "acquire_ms" | "faults" | "stale_writes_refused" | "lost_holds"> {
+export function figuresOf(results: Results): Pick<RunRecord, "anomaly_types" | "anomaly_counts" | "acquire_ms" | "faults" | "stale_writes_refused" | "lost_holds" | "protocol_errors"> {
   const stats = results.stats ?? {};
   const lat = stats.acquire_latency_ms as { p50?: unknown; p99?: unknown } | null | undefined;
   const counts: Record<string, number> = {};
@@ -119,6 +119,7 @@ export function figuresOf(results: Results): Pick<RunRecord, "anomaly_types" | "
     acquire_ms: lat && typeof lat.p50 === "number" && typeof lat.p99 === "number" ? { p50: lat.p50, p99: lat.p99 } : null,
     faults,
     ...(typeof stats.stale_writes_refused === "number" ? { stale_writes_refused: stats.stale_writes_refused } : {}),
+    ...(typeof stats.protocol_errors === "number" && stats.protocol_errors > 0 ? { protocol_errors: stats.protocol_errors } : {}),
     ...lostHoldsOf(stats.lost_holds),
   };
 }

@@ -187,7 +187,7 @@ function configSummary(c: Configuration, planned: number, runs: RunRecord[], not
   const refused = told.filter((r) => r.stale_writes_refused! > 0).length;
   const min = c.expect.kind === "valid" ? (c.expect.exercised ?? null) : null;
   const exercised = told.length ? { runs: told.length, refused, rate: refused / told.length, min } : min === null ? null : { runs: 0, refused: 0, rate: 0, min };
-  const { expectation, why } = judge(c.expect, checked, anomalies, detection, exercised);
+  const { expectation, why } = judge(c.expect, checked, anomalies, detection, exercised, unprovedOf(runs));
   const lat = runs.map((r) => r.acquire_ms).filter((l): l is { p50: number; p99: number } => l !== null);
   return {
     name: c.name,
@@ -211,7 +211,16 @@ function configSummary(c: Configuration, planned: number, runs: RunRecord[], not
   };
 }
 
-function judge(expect: Expectation, checked: number, anomalies: Record<string, number>, detection: Detection[], exercised: ConfigSummary["exercised"]): { expectation: ExpectationStatus; why: string } {
+/** The runs that were checked and found UNKNOWN, and why where a run's results say (an adapter's protocol errors). */
+function unprovedOf(runs: RunRecord[]): { runs: number; broke: number; errors: number } {
+  const unknown = runs.filter((r) => r.status === "unknown");
+  const broke = unknown.filter((r) => (r.protocol_errors ?? 0) > 0);
+  return { runs: unknown.length, broke: broke.length, errors: broke.reduce((n, r) => n + r.protocol_errors!, 0) };
+}
+
+function judge(
+  expect: Expectation, checked: number, anomalies: Record<string, number>, detection: Detection[], exercised: ConfigSummary["exercised"], unproved: ReturnType<typeof unprovedOf>,
+): { expectation: ExpectationStatus; why: string } {
   if (checked === 0) return { expectation: "not-judged", why: "no run was checked, so there is nothing to judge" };
   if (expect.kind === "observe") {
     const found = Object.entries(anomalies);
@@ -220,6 +229,12 @@ function judge(expect: Expectation, checked: number, anomalies: Record<string, n
   if (expect.kind === "valid") {
     const found = Object.entries(anomalies);
     const used = exercised && exercised.min !== null ? `, stale writes refused in ${exercised.refused} of ${exercised.runs}` : "";
+    // "valid" is a claim about every run: one the checker could not prove valid (an
+    // adapter that broke the protocol, a log that lost lines) does not support it.
+    if (found.length === 0 && unproved.runs > 0) {
+      const adapter = unproved.broke ? ` (${unproved.broke} of them because the adapter broke the protocol, ${unproved.errors} time${unproved.errors === 1 ? "" : "s"} in all: see each run's protocol-errors.ndjson)` : "";
+      return { expectation: "missed", why: `expected valid, but ${unproved.runs} of ${checked} checked run${checked === 1 ? " was" : "s were"} UNKNOWN${adapter}: no anomaly, and no proof either` };
+    }
     if (found.length === 0 && exercised && exercised.min !== null && exercised.rate < exercised.min)
       return {
         expectation: "missed",

@@ -88,6 +88,21 @@ describe("soak summary", () => {
     expect(s.configurations[1].why).toMatch(/found in 2 of 3 runs \(67%\), below the 90% expected/);
   });
 
+  it("an UNKNOWN run in a configuration expected valid misses its expectation, and says when an adapter's protocol errors made it so", () => {
+    const r = good();
+    r[0] = { ...rec("safe", 0, "unknown"), protocol_errors: 2 };
+    const s = soak(r);
+    // Unknown beats missed in the exit code; the configuration is not "met" for it.
+    expect(s.exit_code).toBe(2);
+    expect(s.configurations[0].expectation).toBe("missed");
+    expect(s.configurations[0].why).toBe("expected valid, but 1 of 3 checked runs were UNKNOWN (1 of them because the adapter broke the protocol, 2 times in all: see each run's protocol-errors.ndjson): no anomaly, and no proof either");
+    expect(s.verdict).toBe("UNKNOWN runs in safe; MISSED expectation: safe");
+    // An unsafe configuration's unknown run is a run that did not find its anomaly, as before.
+    const u = good();
+    u[1] = rec("unsafe", 0, "unknown");
+    expect(soak(u).configurations[0].expectation).toBe("met");
+  });
+
   it("Jepsen's test-all order: a crash beats an unknown, which beats a missed expectation", () => {
     const missed = good();
     missed[0] = rec("safe", 0, "invalid", [SWA]);
