@@ -204,6 +204,9 @@ function assemble(m: Paired, options: CheckOptions, own: Own, holds: HoldCheck, 
     anomalies[type] = found.slice(0, MAX_WITNESSES);
     counts[type] = found.length;
   }
+  // An adapter that broke the protocol may have done more than its history shows: never VALID, INVALID only by an anomaly.
+  // (Before the model check's reasons, in docs/anomalies.md's order.)
+  if (m.protocolErrors.length > 0) m.unknown.push(protocolErrorsReason(m.protocolErrors));
   const modelStats = { ...model.stats, counted: strict };
   if (strict) {
     const type = STRICT_OF[m.kind?.lock ?? "mutex"];
@@ -224,8 +227,6 @@ function assemble(m: Paired, options: CheckOptions, own: Own, holds: HoldCheck, 
     anomalies["stuck-lock"] = stuck.slice(0, MAX_WITNESSES);
     counts["stuck-lock"] = stuck.length;
   }
-  // An adapter that broke the protocol may have done more than its history shows: never VALID, INVALID only by an anomaly.
-  if (m.protocolErrors.length > 0) m.unknown.push(protocolErrorsReason(m.protocolErrors));
   const anomaly_types = Object.keys(anomalies);
   const valid: Validity = anomaly_types.length > 0 ? false : m.unknown.length > 0 ? "unknown" : true;
   const leaseOverlaps = own.shared ? own.shared.leaseOverlaps : holds.leaseOverlaps;
