@@ -21,7 +21,7 @@ export interface RunSummary {
 }
 
 /** The files of a run directory that may be served, besides those under logs/. */
-export const SERVED_FILES: readonly string[] = [RUN_FILES.report, RUN_FILES.history, RUN_FILES.resource, RUN_FILES.results, RUN_FILES.run];
+export const SERVED_FILES: readonly string[] = [RUN_FILES.report, RUN_FILES.history, RUN_FILES.resource, RUN_FILES.protocolErrors, RUN_FILES.results, RUN_FILES.run];
 
 // Run directories sit at <test-name>/<time>/, fixtures at fixtures/<good|bad>/<name>/;
 // a little deeper is allowed for stores arranged by hand.
