@@ -316,7 +316,9 @@ export class ProgramClient implements LockClient {
   /**
    * Ends the program for good: SIGKILL, a message naming it, the line and its
    * standard error's last lines in the worker's log, and the request outstanding
-   * failed with it. Returns the failure, for a caller that throws it.
+   * failed with it; a broken protocol (not a timeout) is told to the run, which
+   * records it even when nothing was outstanding. Returns the failure, for a
+   * caller that throws it.
    */
   private kill(p: Program, code: AdapterFailureCode, what: string): AdapterFailure {
     const tail = p.stderrTail.length ? `; its standard error ended with:\n    ${p.stderrTail.join("\n    ")}` : "; it wrote nothing to standard error";
