@@ -107,8 +107,14 @@ async function setup(c: WorkerConfig): Promise<void> {
       log: (line) => process.stderr.write(line + "\n"),
       warn: (message) => send({ type: "warning", message }),
       // Written here, not sent to the runner: a stray line while nothing was outstanding leaves no event to carry it.
-      protocolError: ({ code, pid, message }) =>
-        appendProtocolError(c.runDir, { time: clock(), worker: c.worker, client: id, process: logical.get(id)?.process ?? id, pid, code, message }),
+      protocolError: ({ code, pid, message }) => {
+        try {
+          appendProtocolError(c.runDir, { time: clock(), worker: c.worker, client: id, process: logical.get(id)?.process ?? id, pid, code, message });
+        } catch (err) {
+          // Not lost in silence: the console says the verdict cannot count it.
+          send({ type: "warning", message: `could not record a protocol error in the run directory (${String(err)}): this run's verdict does not count it` });
+        }
+      },
     }),
   );
   // Adapter programs are started and have answered init before the run's clock starts. One that

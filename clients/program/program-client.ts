@@ -328,7 +328,6 @@ export class ProgramClient implements LockClient {
     p.child.kill("SIGKILL");
     this.ctx.log?.(`fencecheck: ${failure.message}`);
     this.ctx.warn?.(failure.message);
-    if (code !== "adapter-timeout") this.ctx.protocolError?.({ code, pid: p.pid, message: failure.message });
     const pending = [...p.pending.values()];
     p.pending.clear();
     for (const q of pending) {
@@ -336,6 +335,7 @@ export class ProgramClient implements LockClient {
       q.reject(failure);
     }
     if (this.program === p) this.program = null;
+    if (code !== "adapter-timeout") this.ctx.protocolError?.({ code, pid: p.pid, message: failure.message });
     return failure;
   }
 }
