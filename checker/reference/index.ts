@@ -11,7 +11,8 @@
 // rule or family of rules and cites the section it follows:
 //
 //   reader.ts    the run directory, history.ndjson (formats 1 and 2),
-//                resource.ndjson, run.json; bad input; cut-short last lines;
+//                resource.ndjson, run.json, protocol-errors.ndjson; bad
+//                input; cut-short last lines;
 //                (time, index) order; pairing invokes with completions
 //   holds.ts     holds and their certainly valid spans (amended 2026-11-29);
 //                mutex-violation, rw-violation, semaphore-overflow,

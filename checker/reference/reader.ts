@@ -1,5 +1,5 @@
-// Reading a run directory: history.ndjson (header, events), resource.ndjson and
-// run.json, each line with JSON.parse, held to the rules of
+// Reading a run directory: history.ndjson (header, events), resource.ndjson,
+// run.json and protocol-errors.ndjson, each line with JSON.parse, held to the rules of
 // docs/history-format.md "history.ndjson", "resource.ndjson", "A killed run's
 // files" and "Bad input". Anything the docs call bad input throws BadInput with
 // the file and the 1-based line; a last line cut short (no newline, not JSON) is
