@@ -25,6 +25,7 @@
 // TooManyExtensions before sending anything, so the holder is told and stops; its
 // lease ends at the third extension's TTL and the next client is granted then.
 import { ONE_HOLD_EACH, staleUnlessFenced, type Scenario } from "../core/scenario.ts";
+import type { ScriptStep } from "../nemesis/index.ts";
 
 export const L2: Scenario = {
   id: "L2",
@@ -93,7 +94,7 @@ export const E1: Scenario = {
  * (its program's start and first acquire take up to a few hundred ms) and longer
  * than a lease, so its key lapses by about 1700 ms whenever its thread last renewed.
  */
-const FREEZE_HOLDER = { atMs: 700, nemesis: "pause", fault: { targets: ["worker-1"], durationMs: 2500 } } as const;
+const FREEZE_HOLDER: ScriptStep = { atMs: 700, nemesis: "pause", fault: { targets: ["worker-1"], durationMs: 2500 } };
 
 export const L3: Scenario = {
   id: "L3",
