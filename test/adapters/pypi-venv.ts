@@ -5,7 +5,7 @@
 // directory and reused; its bin goes first on the PATH of the runs that use it.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO, tempRunDir, runCli, latestRun, readNdjson } from "../helpers.ts";
@@ -15,11 +15,21 @@ export function pypiVenv(requirements: string): string {
   const file = join(REPO, requirements);
   const digest = createHash("sha256").update(readFileSync(file)).digest("hex").slice(0, 16);
   const dir = join(tmpdir(), `fencecheck-test-venv-${digest}`);
-  const done = join(dir, "built");
-  if (!existsSync(done)) {
-    execFileSync("python3", ["-m", "venv", "--clear", dir], { stdio: "pipe" });
-    execFileSync(join(dir, "bin", "pip"), ["install", "--quiet", "--disable-pip-version-check", "--require-hashes", "--no-deps", "-r", file], { stdio: "pipe", timeout: 120_000 });
-    writeFileSync(done, requirements + "\n");
+  if (!existsSync(join(dir, "built"))) {
+    // Built aside and renamed into place: test files running at once may each
+    // build it, and the first rename wins. A venv's python3 finds its packages
+    // from where it stands, so the move keeps it whole (only pip's shebang, not
+    // used again, names the old place).
+    const building = `${dir}.${process.pid}`;
+    rmSync(building, { recursive: true, force: true });
+    execFileSync("python3", ["-m", "venv", building], { stdio: "pipe" });
+    execFileSync(join(building, "bin", "pip"), ["install", "--quiet", "--disable-pip-version-check", "--require-hashes", "--no-deps", "-r", file], { stdio: "pipe", timeout: 120_000 });
+    writeFileSync(join(building, "built"), requirements + "\n");
+    try {
+      renameSync(building, dir);
+    } catch {
+      rmSync(building, { recursive: true, force: true });
+    }
   }
   return join(dir, "bin");
 }
