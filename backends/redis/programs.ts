@@ -24,3 +24,18 @@ export const REDIS: Requirement = { id: "redis", serves: "--backend redis and re
 
 /** redis-py, for the reference adapter programs of --client redis-py and redis-py-timeout-0. */
 export const REDIS_PY: Requirement = { id: "redis-py", serves: "--client redis-py and redis-py-timeout-0", packages: ["python3", "python3-redis"], present: () => pythonModule("redis") };
+
+/**
+ * python3, for the adapter programs whose libraries come from PyPI by a hashed
+ * requirements file (their manifests' `environment`): --client python-redis-lock
+ * here and pottery (--backend redlock). Present when python3 is on PATH; the
+ * venv itself is not checked: until fencecheck builds it from the manifest's
+ * `environment`, a run finds the library in the python3 first on PATH. This
+ * becomes that environment's build.
+ */
+export const PYPI_PYTHON: Requirement = {
+  id: "pypi-python",
+  serves: "--client python-redis-lock and pottery (their libraries from adapters/python/requirements/)",
+  packages: ["python3", "python3-venv"],
+  present: () => onPath("python3"),
+};

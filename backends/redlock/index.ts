@@ -1,11 +1,12 @@
 // --backend redlock: five independent redis-servers locked by majority, with the
-// Redlock clients people use (npm redlock 5 and 4, the maintained fork of 5) and
-// the algorithm as the Redis documentation writes it. Redlock issues no fence: a
+// Redlock clients people use (npm redlock 5 and 4, the maintained fork of 5,
+// Python's pottery by its adapter program) and the algorithm as the Redis
+// documentation writes it. Redlock issues no fence: a
 // hold's fence comes from Redis counters on the nodes (--fence-source).
-import type { ClientContext } from "../../clients/index.ts";
+import { shippedProgram, type ClientContext } from "../../clients/index.ts";
 import type { Backend, BackendOption, ClientKind } from "../../core/index.ts";
 import { REDIS_PERSISTENCE, redisFenceCounter, redisNames, redisNodeOptions, removeRedisKeys } from "../redis/index.ts";
-import { REDIS, REDIS_SERVER, REDIS_VERSION } from "../redis/programs.ts";
+import { PYPI_PYTHON, REDIS, REDIS_SERVER, REDIS_VERSION } from "../redis/programs.ts";
 import type { RedlockClientOptions } from "../redis/nodes.ts";
 import { K3, K4, K5 } from "./scenarios.ts";
 
@@ -70,6 +71,8 @@ const CLIENTS: Record<string, ClientKind> = {
       return (ctx) => new SesameRedlock({ ...redlockOptions(ctx), fenceSource: ctx.options.fenceSource ?? "none" });
     },
   },
+  // pottery 3.0.1's Redlock from PyPI by its reference adapter program (adapters/, docs/adapter-protocol.md).
+  pottery: { ...shippedProgram("adapters/python/pottery.adapter.json", redisFenceCounter), needs: PYPI_PYTHON },
 };
 
 export const backend = {

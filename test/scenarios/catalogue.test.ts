@@ -17,7 +17,7 @@ describe("the scenarios", () => {
     // The rows on any backend, then each backend's own in the registry's order.
     const own = BACKEND_SCENARIOS.map((s) => s.id);
     expect(own).toEqual(expect.arrayContaining(["K3", "K4", "K5", "Z1", "Z2", "Z3", "P1", "D1", "D2", "D3", "M1", "M2", "M3", "M4"]));
-    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "T1", "F1", "F2", "C1", "L1", "L2", "E1", "R1", "R2", "S1", "W1", "W2", "Q1", "Q2", "G1", ...own]);
+    expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "T1", "F1", "F2", "C1", "L1", "L2", "E1", "L3", "K6", "L4", "R1", "R2", "S1", "W1", "W2", "Q1", "Q2", "G1", ...own]);
     for (const s of Object.values(SCENARIOS)) {
       const run = buildScenario(s, []);
       expect(run.test.name.startsWith(`${s.id.toLowerCase()}-`)).toBe(true);
@@ -42,6 +42,11 @@ describe("the scenarios", () => {
     expect(p("L2", "--client", "redis-py")).toEqual([]);
     expect(p("E1")).toEqual(["mutex-violation"]);
     expect(p("E1", "--client", "python-etcd3")).toEqual([]);
+    expect(p("L3")).toEqual(["stale-write-accepted"]);
+    expect(p("L3", "--nemesis", "none")).toEqual([]);
+    expect(p("L3", "--fence", "on")).toEqual([]);
+    expect(p("K6")).toEqual([]);
+    expect(p("L4")).toEqual([]);
     expect(p("Z3")).toEqual(["orphan-lock-node"]);
     expect(p("Z3", "--client", "curator")).toEqual([]);
     expect(p("F1")).toEqual(expect.arrayContaining(["duplicate-fence", "fence-regression"]));

@@ -1,9 +1,29 @@
 // Reports of lock libraries' users, reproduced through the reference adapter
 // programs: L2 (redis-py #4279, reacquire() of a Lock made with timeout=0 deletes
-// its key) and E1 (python-etcd3 #599, the with-block enters without the lock).
-// Each library does it alone: no fault is injected.
-import { describe, it, expect } from "vitest";
+// its key) and E1 (python-etcd3 #599, the with-block enters without the lock),
+// each library doing it alone with no fault injected; L3 (python-redis-lock #85,
+// its renewal thread frozen with its process), and the reports that do not
+// reproduce: K6 (python-redis-lock #93) and L4 (pottery #692). The PyPI
+// libraries' runs have their venv's python3 first on PATH for their describe
+// only: the others keep Debian's redis-py. Time budget: L3 twice and K6 once
+// (5 s, 5 s and 4 s of run), L4 once (4 s), plus the venvs' first builds.
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { scenario } from "./run.ts";
+import { pypiVenv, withVenv } from "../adapters/pypi-venv.ts";
+
+/** Puts the venv of that requirements file first on PATH while the describe's tests run (the runs' children inherit it). */
+function usingVenv(requirements: string): void {
+  const saved = { PATH: process.env.PATH, VIRTUAL_ENV: process.env.VIRTUAL_ENV };
+  beforeAll(() => {
+    Object.assign(process.env, withVenv(pypiVenv(requirements)));
+  }, 120_000);
+  afterAll(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+}
 
 describe("L2: redis-py's reacquire() with timeout=0", () => {
   it("--client redis-py-timeout-0: client 0's first reacquire deletes its key, client 1 is granted it: mutex-violation between the two holds", async () => {
@@ -37,5 +57,53 @@ describe("E1: python-etcd3's with-block", () => {
     const [acquire1] = r.of(1, "acquire", "ok");
     expect(acquire1.value).toMatchObject({ library_acquired: false });
     expect(r.out).toMatch(/Scenario E1: found mutex-violation, as the catalogue predicts/);
+  });
+});
+
+describe("python-redis-lock: L3, its renewal thread frozen with its process (#85), and K6 (#93)", () => {
+  usingVenv("adapters/python/requirements/python-redis-lock.txt");
+
+  it("--client python-redis-lock: the key lapses while client 0 is frozen, client 1 writes, client 0 thaws and writes after it: stale-write-accepted; its release finds the key gone", async () => {
+    const r = await scenario("L3");
+    expect(r.code, r.out).toBe(1);
+    expect(r.results.anomaly_types).toEqual(["stale-write-accepted"]);
+    const [release0] = r.of(0, "release", "ok");
+    expect(release0.value).toMatchObject({ released: false });
+    // The thread, thawed, tried its extend and died: told as a lost notice, before the release's reply.
+    const lost = r.history.filter((e) => e.process === 0 && e.type === "notice" && e.f === "lost");
+    expect(lost.length, r.out).toBeGreaterThan(0);
+    expect(r.out).toMatch(/Scenario L3: found stale-write-accepted, as the catalogue predicts/);
+  });
+
+  it("--nemesis none: the renewal thread keeps the key through client 0's job, client 1 is granted it after the release: valid", async () => {
+    const r = await scenario("L3", "--nemesis", "none");
+    expect(r.code, r.out).toBe(0);
+    const [release0] = r.of(0, "release", "ok");
+    const [acquire1] = r.of(1, "acquire", "ok");
+    expect(release0.value).toMatchObject({ released: true });
+    expect(acquire1.time).toBeGreaterThan(release0.time);
+  });
+
+  it("K6 (#93 does not reproduce at 4.0.1): six acquire(blocking=False) at once, one granted, five busy: valid", async () => {
+    const r = await scenario("K6");
+    expect(r.code, r.out).toBe(0);
+    const acquires = r.history.filter((e) => e.f === "acquire" && e.type !== "invoke");
+    expect(acquires.filter((e) => e.type === "ok")).toHaveLength(1);
+    expect(acquires.filter((e) => e.type === "fail" && e.error === "busy")).toHaveLength(5);
+  });
+});
+
+describe("L4: pottery's num_extensions", () => {
+  usingVenv("adapters/python/requirements/pottery.txt");
+
+  it("--client pottery: the fourth renew fails too-many-extensions, client 0 stops, client 1 is granted when the third extension's lease ends: valid", async () => {
+    const r = await scenario("L4");
+    expect(r.code, r.out).toBe(0);
+    const renews = r.of(0, "renew").filter((e) => e.type !== "invoke");
+    expect(renews.slice(0, 4).map((e) => e.type)).toEqual(["ok", "ok", "ok", "fail"]);
+    expect(renews[3].error).toBe("too-many-extensions");
+    expect(r.writesOf(0)).toEqual([]);
+    const [acquire1] = r.of(1, "acquire", "ok");
+    expect(acquire1.time).toBeGreaterThan(renews[2].time);
   });
 });
