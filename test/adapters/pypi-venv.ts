@@ -3,6 +3,7 @@
 // `environment`), until fencecheck builds that environment itself: then this
 // goes. Built once per requirements file's content under the temporary
 // directory and reused; its bin goes first on the PATH of the runs that use it.
+import { expect } from "vitest";
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -52,4 +53,16 @@ export async function venvRun(env: NodeJS.ProcessEnv, args: string[], prefix: st
     results: JSON.parse(readFileSync(join(dir, "results.json"), "utf8")),
     log: readFileSync(join(dir, "logs", "worker-1.log"), "utf8"),
   };
+}
+
+/**
+ * A fenced run whose fences come from a Redis counter INCRed after the library's
+ * grant: a pause landing between the two lets a later holder's INCR come first,
+ * a fence-regression of the lock (docs/measurements.md) that the resource still
+ * survives. The lock may show that; the resource must show nothing, and the exit
+ * code must follow the verdict.
+ */
+export function expectResourceSafe(r: { exit: number | null; out: string; results: { anomaly_types: string[] } }): void {
+  expect(r.results.anomaly_types.every((t) => t === "fence-regression"), r.out).toBe(true);
+  expect(r.exit, r.out).toBe(r.results.anomaly_types.length ? 1 : 0);
 }
