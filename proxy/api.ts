@@ -179,16 +179,19 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+// Toxiproxy writes its errors with Go's http.Error: the JSON as plain text, with a newline.
 function errorAnswer(e: ApiError): Answer {
-  return { status: e.status, body: e.toJSON() };
+  return { status: e.status, text: { contentType: "text/plain; charset=utf-8", content: `${JSON.stringify(e.toJSON())}\n` } };
 }
 
+// A route that does not exist, or a method a route does not take, is answered as
+// Toxiproxy's router (gorilla/mux) answers it: plain text, and no body at all.
 function notFound(): Answer {
-  return errorAnswer(new ApiError("not found", 404));
+  return { status: 404, text: { contentType: "text/plain; charset=utf-8", content: "404 page not found\n" } };
 }
 
 function notAllowed(): Answer {
-  return errorAnswer(new ApiError("method not allowed", 405));
+  return { status: 405 };
 }
 
 function send(res: ServerResponse, answer: Answer): void {
