@@ -264,7 +264,8 @@ export function buildTest(parsed: ParsedOptions): Test {
       deploy,
       external,
       pauseMode: o["pause-mode"],
-      memberPartitions: partitionMode === "network" ? "network" : "proxy",
+      // Members meet on their network when asked; else through peer proxies, which carry our toxics only when a nemesis of the run cuts members.
+      memberPartitions: partitionMode === "network" ? "network" : nemeses.some((n) => nemesisNamed(n)?.cutsMembers) ? "proxy" : "none",
     },
   };
   // The rules between what the options made.

@@ -47,6 +47,11 @@ function checkProgramClock(test: Test): void {
     );
 }
 
+/** The toxics of the backend's own that the run will put on its members' peer proxies, each with why. */
+export function toxicsNeeded(test: Pick<Test, "backend" | "serverOptions">): Array<[string, string]> {
+  return test.serverOptions.memberPartitions === "proxy" ? Object.entries(test.backend.needsToxics ?? {}) : [];
+}
+
 /** Warnings go to stderr: the run goes ahead. */
 export async function preflight(test: Test, warn: (line: string) => void = (l) => process.stderr.write(`fencecheck: warning: ${l}\n`)): Promise<void> {
   if (test.metricsPort != null) await checkMetricsPort(test.metricsPort);
@@ -72,8 +77,11 @@ export async function preflight(test: Test, warn: (line: string) => void = (l) =
   }
   const external = test.serverOptions.external;
   if (external) for (const line of await checkUserProxies(url, external)) warn(line);
-  // An external cluster's members talk to each other directly: nothing of theirs goes through a toxic of ours.
-  const needs = external ? [] : Object.entries(test.backend.needsToxics ?? {});
+  // The toxics a backend needs are those its members are cut apart with, on their
+  // peer proxies, which carry them only when the run cuts members through the
+  // proxy (memberPartitions, the same fact the backend's start reads). An external
+  // cluster's members talk to each other directly: nothing of theirs goes through a toxic of ours.
+  const needs = external ? [] : toxicsNeeded(test);
   if (needs.length === 0) return;
   // A proxy of our own for the question, removed whatever the answer.
   const probe = await toxiproxy.createProxy({ name: `fc-${process.pid}-preflight`, listen: "127.0.0.1:0", upstream: "127.0.0.1:9" });
