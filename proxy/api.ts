@@ -8,8 +8,9 @@ import type { AddressInfo } from "node:net";
 import { ApiError, asApiError, badBody, invalidToxicType } from "./api-error.ts";
 import { ProxyCollection } from "./collection.ts";
 import { OWN_TOXIC_TYPES, parseNewToxic } from "./toxics.ts";
+import { PROXY_VERSION as VERSION } from "./version.ts";
 
-export const VERSION = "fencecheck-proxy 0.1.0 (Toxiproxy 2.x API)";
+export { VERSION };
 
 const MAX_BODY = 1 << 20;
 const BODY_TIMEOUT_MS = 10_000;
