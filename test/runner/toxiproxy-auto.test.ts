@@ -44,7 +44,7 @@ describe("--toxiproxy auto", () => {
   it.each([
     ["SIGINT", "the runner stops it in its teardown"],
     ["SIGKILL", "the runner's reaper kills it"],
-  ] as const)("%s to the runner mid-run: %s", async (signal) => {
+  ] as const)("%s to the runner mid-run: %s", async (signal, _how) => {
     const store = tempRunDir("fc-auto-kill-");
     const cli = runCli("test", [...quick, "--toxiproxy", "auto", "--nemesis", "latency", "--time-limit", "30", "--store", store]);
     const history = () => join(latestRun(store), "history.ndjson");
