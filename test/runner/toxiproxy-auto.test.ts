@@ -4,8 +4,10 @@
 // not at its end, not after a Ctrl-C, not when the runner is SIGKILLed (its
 // reaper is left to do it). Real runs, real processes, read from /proc.
 import { describe, expect, it } from "vitest";
-import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseArgs } from "../../lib/index.ts";
+import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
 import { jepsenRun, latestRun, processesMentioning, readNdjson, runCli, tempRunDir, waitFor } from "../helpers.ts";
 
 const quick = ["--backend", "redis", "--concurrency", "4", "--workers", "2", "--work", "5", "--seed", "11"];
@@ -76,5 +78,19 @@ describe("--toxiproxy auto", () => {
     expect(await cli.exit, cli.stderr()).toBe(254);
     expect(cli.stderr()).toMatch(message);
     expect(readdirSync(store).filter((n) => n !== "logs")).toEqual([]);
+  });
+
+  it('"toxiproxy": "auto" in an --endpoints file means the same; a server behind a proxy of yours then needs your URL', () => {
+    const dir = tempRunDir("fc-auto-endpoints-");
+    const file = (servers: unknown[]): string => {
+      const path = join(dir, `endpoints-${servers.length}-${Math.random().toString(36).slice(2)}.json`);
+      writeFileSync(path, JSON.stringify({ toxiproxy: "auto", servers }));
+      return path;
+    };
+    const test = buildTest(parseArgs(["--deploy", "external", "--endpoints", file([{ name: "redis-1", host: "127.0.0.1", port: 6379 }])], TEST_OPTIONS).options);
+    expect([test.toxiproxy, test.toxiproxyAuto]).toEqual([null, true]);
+    expect(() => buildTest(parseArgs(["--deploy", "external", "--endpoints", file([{ name: "redis-1", proxy: "redis-main" }])], TEST_OPTIONS).options)).toThrow(
+      /redis-1 is behind your proxy "redis-main", and the Toxiproxy auto starts for the run has none of your proxies: give your Toxiproxy's URL/,
+    );
   });
 });
