@@ -17,7 +17,7 @@ import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ToxiproxyError, type ICreateToxicBody, type Latency } from "toxiproxy-node-client";
 import { VERSION as PROXY_VERSION } from "../../proxy/api.ts";
-import { TOXIPROXY_VERSION } from "../../toxiproxy/index.ts";
+import { TOXIPROXY_TOXICS, TOXIPROXY_VERSION } from "../../toxiproxy/index.ts";
 import { portOf, sleep, startHarness, startUpstream, TARGETS, TestClient, uniqueName, type Harness, type Upstream } from "./helpers.ts";
 
 function latency(name: string, ms: number, stream: "upstream" | "downstream" = "downstream"): ICreateToxicBody<Latency> {
@@ -263,6 +263,17 @@ describe.each(TARGETS)("%s", (target) => {
       expect(badAttr.status).toBe(400);
 
       await h.call("DELETE", `/proxies/${name}/toxics/latency_downstream`);
+    });
+
+    it("every toxic type Toxiproxy v2.12.0 has (TOXIPROXY_TOXICS, what --toxiproxy auto is taken to know) is taken on both streams", async () => {
+      const n = uniqueName("types");
+      await h.call("POST", "/proxies", { name: n, listen: "127.0.0.1:0", upstream });
+      for (const type of TOXIPROXY_TOXICS)
+        for (const stream of ["upstream", "downstream"]) {
+          const res = await h.call("POST", `/proxies/${n}/toxics`, { type, stream });
+          expect([type, stream, res.status, (res.json as { name: string }).name]).toEqual([type, stream, 200, `${type}_${stream}`]);
+        }
+      await h.call("DELETE", `/proxies/${n}`);
     });
 
     it("toxic listing: upstream toxics first; update merges attributes; 204 with an empty body", async () => {
