@@ -66,16 +66,14 @@ function blocks(total: number, block: number): number[] {
 }
 
 /** Warms both paths up, then runs `cycles` measured cycles of each in alternating blocks; stops between blocks when `stopped`. */
-export async function measurePaths(a: CyclePath, b: CyclePath, o: { warmup: number; cycles: number; block: number }, stopped: () => boolean): Promise<void> {
-  await a.run(o.warmup, false);
-  await b.run(o.warmup, false);
+export async function measurePaths(paths: readonly CyclePath[], o: { warmup: number; cycles: number; block: number }, stopped: () => boolean): Promise<void> {
+  for (const p of paths) await p.run(o.warmup, false);
   let i = 0;
   for (const n of blocks(o.cycles, o.block)) {
     if (stopped()) return;
-    // The path that goes first swaps every block, so neither always follows the other.
-    const [first, second] = i++ % 2 === 0 ? [a, b] : [b, a];
-    await first.run(n, true);
-    await second.run(n, true);
+    // The path that goes first turns every block, so none always follows another.
+    const start = i++ % paths.length;
+    for (const p of [...paths.slice(start), ...paths.slice(0, start)]) await p.run(n, true);
   }
 }
 

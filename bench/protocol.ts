@@ -68,7 +68,7 @@ process.exitCode = await runCycleBench("bench:protocol", USAGE, async ({ redis, 
   };
   const inProcess = await make(ADAPTER, "in-process");
   const protocol = await make(MANIFEST, "protocol");
-  await measurePaths(inProcess, protocol, { warmup: WARMUP_CYCLES, cycles, block: BLOCK_CYCLES }, stopped);
+  await measurePaths([inProcess, protocol], { warmup: WARMUP_CYCLES, cycles, block: BLOCK_CYCLES }, stopped);
   if (stopped()) return null;
   const a = inProcess.figures();
   const b = protocol.figures();

@@ -5,10 +5,10 @@
 // test suite, which needs everything.
 import { EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
 import { BACKEND_NAMES, CLIENT_NEEDS, OPTION_NEEDS, SERVER_NEEDS } from "../backends/index.ts";
-import { CHROMIUM, CLOCK, DOCKER, GNU_TIME, ensure, satisfied, type Requirement } from "../setup/index.ts";
+import { CHROMIUM, CLOCK, DOCKER, GNU_TIME, TOXIPROXY, ensure, satisfied, type Requirement } from "../setup/index.ts";
 
-/** What some options need beyond a backend's servers: the clock nemesis, what a backend's options start beside its servers, a container engine, GNU time. */
-const EXTRAS: readonly Requirement[] = [CLOCK, ...OPTION_NEEDS, DOCKER, GNU_TIME];
+/** What some options need beyond a backend's servers: the clock nemesis, what a backend's options start beside its servers, a container engine, Toxiproxy, GNU time. */
+const EXTRAS: readonly Requirement[] = [CLOCK, ...OPTION_NEEDS, DOCKER, TOXIPROXY, GNU_TIME];
 /** The reference adapter programs' languages and libraries (each serves one or more --client names). */
 const ADAPTERS = CLIENT_NEEDS;
 /** Every part, in the order set-up takes them and --list shows them (Chromium only for the docs' pictures: never installed unasked). */
@@ -26,7 +26,8 @@ machine ahead.
 Backends: ${BACKEND_NAMES.join(", ")}
 Extras:   ${EXTRAS.map((e) => `${e.id} (${e.serves})`).join("\n          ")}
 Adapters: ${ADAPTERS.map((a) => `${a.id} (${a.packages.join(" ")})`).join("\n          ")}
-Exit: 0 everything asked for is there, 1 something could not be installed, 254 bad arguments.`;
+Exit: 0 everything asked for is there, 1 something could not be installed, 254 bad
+arguments, or a part asked for that only you can get (the message says how).`;
 
 export const SETUP_OPTIONS: readonly OptionSpec[] = [
   { name: "backends", kind: "list", default: undefined, choices: [...BACKEND_NAMES, "all", "none"], defaultText: "all when no list is named, else none", help: "the backends to run locally" },
@@ -55,7 +56,7 @@ export async function main(argv: string[]): Promise<number> {
   if (o.list) {
     for (const r of PARTS) {
       const chosen = (r.chosenBy ?? []).filter((v) => process.env[v]);
-      const state = r === DOCKER ? "set up by scripts/setup-docker.sh" : chosen.length ? `yours (${chosen.join(", ")})` : r.present() ? "present" : "missing";
+      const state = r === DOCKER ? "set up by scripts/setup-docker.sh" : chosen.length ? `yours (${chosen.join(", ")})` : r.present() ? "present" : r.getIt ? "missing, and cannot be had here" : "missing";
       process.stdout.write(`${r.id.padEnd(12)} ${state.padEnd(34)} ${r.packages.join(" ").padEnd(36)} ${r.serves}\n`);
     }
     return EXIT.valid;
@@ -74,6 +75,8 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (!(err instanceof Error) || err.name !== "BadInput") throw err;
     say(`fencecheck setup: ${err.message}`);
-    return 1;
+    // ensure asks first for what it cannot get by itself (getIt: Go for Toxiproxy,
+    // an optional npm dependency): such a refusal is the user's to fix, like bad arguments.
+    return parts.some((r) => !soft.has(r.id) && r.getIt && !satisfied(r)) ? EXIT.badInput : 1;
   }
 }

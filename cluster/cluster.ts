@@ -68,6 +68,12 @@ export interface MemberClusterOptions {
    * the fault proxy's peer proxies.
    */
   directPeers?: boolean;
+  /**
+   * Whether the run cuts members apart through their peer proxies
+   * (memberPartitions "proxy"; default true). Without, the peer proxies carry no
+   * toxic of our fault proxy's own, so a real Toxiproxy serves them.
+   */
+  peerToxics?: boolean;
 }
 
 /** A consensus cluster: members that can be killed and restarted, a leader, a network of their own. */

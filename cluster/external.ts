@@ -137,9 +137,10 @@ export function parseEndpoints(value: string, names: readonly string[], readFile
   return { servers: names.map((n) => servers.find((s) => s.name === n)!), toxiproxy };
 }
 
-/** A Toxiproxy's API address (--toxiproxy, or "toxiproxy" in --endpoints), without a trailing slash. */
+/** A Toxiproxy's API address (--toxiproxy, or "toxiproxy" in --endpoints), without a trailing slash; or "auto", one the run starts. */
 export function toxiproxyUrl(value: unknown, at: string): string {
-  if (typeof value !== "string" || !/^https?:\/\/[^/]+/.test(value)) throw new BadInput(`${at} must be an http:// URL, got ${JSON.stringify(value)}`);
+  if (value === "auto") return value;
+  if (typeof value !== "string" || !/^https?:\/\/[^/]+/.test(value)) throw new BadInput(`${at} must be an http:// URL or auto, got ${JSON.stringify(value)}`);
   return value.replace(/\/+$/, "");
 }
 

@@ -30,8 +30,12 @@ export interface ServerOptions {
   external: ExternalServer[] | null;
   /** How pause-server holds a server (the freezer: containers only). */
   pauseMode: PauseMode;
-  /** Members cut off from each other through the fault proxy, or off their container network. */
-  memberPartitions: "proxy" | "network";
+  /**
+   * Members cut off from each other through the fault proxy (its toxics on their
+   * peer proxies: block_from, zk_sid_only), off their container network, or never
+   * (no nemesis of the run cuts members: their peer proxies then carry no toxic).
+   */
+  memberPartitions: "proxy" | "network" | "none";
 }
 
 /** A backend's own options as parsed (--NAME: value), the ones it declares only. */

@@ -44,8 +44,10 @@ export interface Test {
   metricsPort?: number | null;
   graceMs: number;
   commandTimeoutMs: number;
-  /** A Toxiproxy to make the links in; null: start our own fault proxy. */
+  /** A Toxiproxy of the user's to make the links in; null: start one for the run (toxiproxyAuto) or our own fault proxy. */
   toxiproxy: string | null;
+  /** --toxiproxy auto: start Shopify's Toxiproxy, built into the cache, for the run, and use it as a user's. */
+  toxiproxyAuto?: true;
   /** --links direct: workers reach the servers and the resource with no proxy between (no link faults then). */
   directLinks?: boolean;
   /** Where that Toxiproxy was given, for messages: "--toxiproxy" (absent) or "--endpoints FILE". */

@@ -19,7 +19,7 @@ export { AIMS } from "./aim.ts";
 export const NEMESES = {
   pause: { describe: "SIGSTOP worker processes past the lease", aims: "workers", create: () => pauseNemesis("pause", "workers", (ctx) => ctx.workers, true) },
   "pause-server": { describe: "SIGSTOP lock servers", aims: "servers", create: () => pauseNemesis("pause-server", "servers", (ctx) => ctx.servers) },
-  partition: { describe: "cut worker-to-server links (Jepsen's grudges)", aims: "links", create: partitionNemesis },
+  partition: { describe: "cut worker-to-server links (Jepsen's grudges)", aims: "links", create: partitionNemesis, cutsMembers: true },
   latency: { describe: "slow a random subset of links", aims: "links", create: latencyNemesis },
   clock: {
     describe: "bump or strobe a lock server's wall clock, or with --clock-target clients a worker's (libfaketime), then reset it",

@@ -134,4 +134,6 @@ export interface NemesisKind {
   create(): Nemesis;
   /** The cluster ability it cannot work without (when it aims at servers). */
   needs?: ClusterAbility;
+  /** Its faults also cut a cluster's members apart, where they talk to each other (cluster.peers): the members then meet where a fault can reach. */
+  cutsMembers?: true;
 }

@@ -8,8 +8,9 @@ import type { AddressInfo } from "node:net";
 import { ApiError, asApiError, badBody, invalidToxicType } from "./api-error.ts";
 import { ProxyCollection } from "./collection.ts";
 import { OWN_TOXIC_TYPES, parseNewToxic } from "./toxics.ts";
+import { PROXY_VERSION as VERSION } from "./version.ts";
 
-export const VERSION = "fencecheck-proxy 0.1.0 (Toxiproxy 2.x API)";
+export { VERSION };
 
 const MAX_BODY = 1 << 20;
 const BODY_TIMEOUT_MS = 10_000;
@@ -179,16 +180,19 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+// Toxiproxy writes its errors with Go's http.Error: the JSON as plain text, with a newline.
 function errorAnswer(e: ApiError): Answer {
-  return { status: e.status, body: e.toJSON() };
+  return { status: e.status, text: { contentType: "text/plain; charset=utf-8", content: `${JSON.stringify(e.toJSON())}\n` } };
 }
 
+// A route that does not exist, or a method a route does not take, is answered as
+// Toxiproxy's router (gorilla/mux) answers it: plain text, and no body at all.
 function notFound(): Answer {
-  return errorAnswer(new ApiError("not found", 404));
+  return { status: 404, text: { contentType: "text/plain; charset=utf-8", content: "404 page not found\n" } };
 }
 
 function notAllowed(): Answer {
-  return errorAnswer(new ApiError("method not allowed", 405));
+  return { status: 405 };
 }
 
 function send(res: ServerResponse, answer: Answer): void {

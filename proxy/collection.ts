@@ -40,7 +40,7 @@ function parseProxyBody(body: unknown, where = ""): ProxyBody {
 
 export interface PopulateAnswer {
   status: number;
-  body: { proxies: ProxyJson[]; error?: string; status?: number };
+  body: { proxies: ProxyJson[] | null; error?: string; status?: number };
 }
 
 export class ProxyCollection {
@@ -76,25 +76,29 @@ export class ProxyCollection {
   }
 
   /**
-   * Create or update each proxy. One whose address and upstream are unchanged is
-   * kept, toxics and connections included; one that changed is replaced. Every
-   * item is checked before anything changes; a failure part way answers with the
-   * error and the proxies done so far, as Toxiproxy does.
+   * Create or update each proxy, in the order given (a name given twice is
+   * created, then replaced, as Toxiproxy does). One whose address and upstream
+   * are unchanged is kept, toxics and connections included; one that changed is
+   * replaced. Every item is checked before anything changes; an error answers
+   * with the proxies done so far, `null` when none was begun, as Toxiproxy does.
    */
   async populate(body: unknown): Promise<PopulateAnswer> {
-    if (!Array.isArray(body)) throw badBody("expected a JSON array of proxies");
-    const inputs = body.map((item, i) => parseProxyBody(item, ` at proxy ${i + 1}`));
-    const seen = new Set<string>();
-    for (const input of inputs) {
-      if (seen.has(input.name)) throw new ApiError(`duplicate proxy name ${JSON.stringify(input.name)}`, 400);
-      seen.add(input.name);
+    const failed = (e: unknown, proxies: ProxyJson[] | null): PopulateAnswer => {
+      const err = asApiError(e);
+      return { status: err.status, body: { error: err.message, status: err.status, proxies } };
+    };
+    let inputs: ProxyBody[];
+    try {
+      if (!Array.isArray(body)) throw badBody("expected a JSON array of proxies");
+      inputs = body.map((item, i) => parseProxyBody(item, ` at proxy ${i + 1}`));
+    } catch (e) {
+      return failed(e, null);
     }
     const done: Proxy[] = [];
     try {
       for (const input of inputs) done.push(await this.createOrUpdate(input));
     } catch (e) {
-      const err = asApiError(e);
-      return { status: err.status, body: { error: err.message, status: err.status, proxies: done.map((p) => p.json()) } };
+      return failed(e, done.map((p) => p.json()));
     }
     return { status: 201, body: { proxies: done.map((p) => p.json()) } };
   }

@@ -9,6 +9,7 @@
 // run's runner imports this file for spawnProxyServer, and would otherwise load
 // the whole proxy, and prom-client, at its start.
 export { spawnProxyServer, type SpawnedProxyServer } from "./spawn.ts";
+export { PROXY_VERSION } from "./version.ts";
 export { parseProxyArgs, proxyUsage, type ProxyArgs } from "./args.ts";
 export type { ToxicJson, ToxicType, Stream } from "./toxics.ts";
 export type { ProxyJson } from "./proxy.ts";

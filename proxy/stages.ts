@@ -6,8 +6,10 @@
 //
 // Semantics follow Toxiproxy's toxics/*.go; the code is our own. Where Toxiproxy's
 // behaviour is a side effect of goroutines and channels (a blocked stub stops
-// reading) we drop or hold data instead and say which; where its loop and its
-// documentation disagree (timeout, reset_peer) we follow the documentation.
+// reading) we drop or hold data instead and say which. Where its loop and its
+// documentation disagree (timeout, reset_peer) we follow the loop: a run must see
+// the same from our server and from a user's Toxiproxy, and the conformance suite
+// (test/proxy/conformance.test.ts) holds both to one behaviour.
 import type { Toxic, LatencyAttributes, BandwidthAttributes, SlicerAttributes, TimeoutAttributes, ResetPeerAttributes, SlowCloseAttributes, LimitDataAttributes } from "./toxics.ts";
 
 export interface Chunk {
@@ -231,11 +233,10 @@ export class SlicerStage extends PacedStage {
 }
 
 /**
- * Lets nothing through and ends the output `timeout` ms after it took effect;
- * never when 0. The clock does not restart on traffic: Toxiproxy's loop happens to
- * re-arm its timer on every chunk, so a chatty client is never closed there, but
- * its documentation says "closes the connection after timeout", and a nemesis
- * means that. Data is dropped, as Toxiproxy drops it. Deleting the toxic ends the
+ * Lets nothing through (the data is dropped, as Toxiproxy drops it) and ends the
+ * output once `timeout` ms pass without a chunk; never when 0. Toxiproxy's loop
+ * arms its timer anew with every chunk, so a chatty client is never closed: its
+ * documentation's "after a timeout" is of silence. Deleting the toxic ends the
  * output, as Toxiproxy's Cleanup does, so a healed black hole closes its
  * connections rather than resuming a stream with a hole in it.
  */
@@ -251,6 +252,7 @@ export class TimeoutStage extends Stage {
   }
   push(chunk: Chunk): void {
     this.ctx.drop(chunk.data.length);
+    this.arm();
   }
   override flush(): void {
     this.cancel(this.timer);
@@ -268,33 +270,27 @@ export class TimeoutStage extends Stage {
 }
 
 /**
- * Resets the connection (RST on both sides) `timeout` ms after it took effect;
- * data passes until then. Toxiproxy's loop only starts the wait when the first
- * chunk arrives (and swallows that chunk), but its documentation and our brief
- * say "after a timeout", which is also what a nemesis can schedule around: an idle
- * pooled connection is reset too. Deleting the toxic in time cancels the reset.
+ * Resets the connection (RST on both sides) `timeout` ms after the first chunk
+ * that reaches it, which it swallows, as Toxiproxy's loop does: an idle
+ * connection is left alone until it is used. Once started, the reset comes
+ * whatever happens to the toxic (Toxiproxy's loop waits out the timeout without
+ * listening for the toxic's removal).
  */
 export class ResetPeerStage extends Stage {
-  private timer: NodeJS.Timeout | undefined;
+  private triggered = false;
   constructor(ctx: StageContext, private attrs: ResetPeerAttributes) {
     super(ctx);
-    this.arm();
-  }
-  private arm(): void {
-    this.cancel(this.timer);
-    this.timer = this.after(this.attrs.timeout, () => this.ctx.reset());
   }
   push(chunk: Chunk): void {
-    this.ctx.emit(chunk);
-  }
-  override flush(): void {
-    this.cancel(this.timer);
-    this.timer = undefined;
+    this.ctx.drop(chunk.data.length);
+    if (this.triggered) return;
+    this.triggered = true;
+    // Not this.after: a removal or an update disposes of the stage's timers, and must not spare the connection.
+    setTimeout(() => this.ctx.reset(), this.attrs.timeout);
   }
   update(toxic: Toxic): void {
     if (toxic.type !== "reset_peer") return;
     this.attrs = toxic.attributes;
-    this.arm();
   }
 }
 

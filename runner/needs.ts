@@ -1,9 +1,9 @@
 // What a run needs installed, from the parts its test is made of: its backend's
 // servers where they run here, what its backend's options need, a resource store's
 // server, its client's language and library (a reference adapter program), the
-// clock nemesis' libfaketime and a container engine for --deploy docker. A
-// first run of the default Redis test installs Redis and nothing else.
-import { CLOCK, DOCKER, ensure, type EnsureReport, type Requirement } from "../setup/index.ts";
+// clock nemesis' libfaketime, a container engine for --deploy docker and
+// Toxiproxy for --toxiproxy auto. A first run of the default Redis test installs Redis and nothing else.
+import { CLOCK, DOCKER, TOXIPROXY, ensure, type EnsureReport, type Requirement } from "../setup/index.ts";
 import { RESOURCE_STORES, type StoreName } from "../backends/index.ts";
 import type { Test } from "../core/index.ts";
 
@@ -20,6 +20,8 @@ export function requirementsOf(test: Test): Requirement[] {
   if (deploy === "local" && test.serverOptions.skewableClocks) needs.push(CLOCK);
   // The workers run here whatever --deploy says.
   if (test.workerClocks) needs.push(CLOCK);
+  // --toxiproxy auto: Toxiproxy built from its Go module, once, into the cache.
+  if (test.toxiproxyAuto) needs.push(TOXIPROXY);
   // The language and library of a reference adapter program, wherever the servers run.
   if (test.clientKind?.needs) needs.push(test.clientKind.needs);
   return [...new Map(needs.map((r) => [r.id, r])).values()];

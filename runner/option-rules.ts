@@ -111,9 +111,10 @@ const TEST_RULES: readonly { name: string; check(m: Made): string | undefined }[
     name: "a Toxiproxy to find the user's proxies on",
     check: ({ test, toxiproxy }) => {
       const behind = test.serverOptions.external?.find((s) => s.proxy);
-      return behind && !test.toxiproxy
-        ? `--endpoints ${toxiproxy.endpoints}: ${behind.name} is behind your proxy ${JSON.stringify(behind.proxy)}, and no Toxiproxy is given to find it on ("toxiproxy" in the file, or --toxiproxy URL)`
-        : undefined;
+      if (!behind || test.toxiproxy) return undefined;
+      return test.toxiproxyAuto
+        ? `--endpoints ${toxiproxy.endpoints}: ${behind.name} is behind your proxy ${JSON.stringify(behind.proxy)}, and the Toxiproxy auto starts for the run has none of your proxies: give your Toxiproxy's URL ("toxiproxy" in the file, or --toxiproxy URL)`
+        : `--endpoints ${toxiproxy.endpoints}: ${behind.name} is behind your proxy ${JSON.stringify(behind.proxy)}, and no Toxiproxy is given to find it on ("toxiproxy" in the file, or --toxiproxy URL)`;
     },
   },
   {
@@ -160,7 +161,7 @@ const TEST_RULES: readonly { name: string; check(m: Made): string | undefined }[
   {
     name: "a Toxiproxy needs links",
     check: ({ test, toxiproxy }) =>
-      test.directLinks && test.toxiproxy
+      test.directLinks && (test.toxiproxy || test.toxiproxyAuto)
         ? `--links direct makes no links, so a Toxiproxy (${toxiproxy.given ? "--toxiproxy" : `--endpoints ${toxiproxy.endpoints}`}) has nothing to do; give one or the other`
         : undefined,
   },

@@ -93,7 +93,7 @@ const GENERAL_OPTIONS = [
   },
   { name: "key-prefix", kind: "string", default: undefined, defaultText: "fencecheck:<run>: with --deploy external, else none", help: "every lock key's name starts with this; a run's keys (and whatever it makes there for itself: a table, a schema) are deleted at the end with --deploy external (docs/clusters.md)" },
   { name: "pause-mode", kind: "string", default: "signal", choices: ["signal", "freeze"], help: "how pause-server holds a server: SIGSTOP to its process, or (--deploy docker) the cgroup freezer (docker pause)" },
-  { name: "toxiproxy", kind: "string", default: undefined, defaultText: "our own fault proxy", help: "URL of a Toxiproxy to make the links in, e.g. http://127.0.0.1:8474" },
+  { name: "toxiproxy", kind: "string", default: undefined, defaultText: "our own fault proxy", help: "URL of a Toxiproxy of yours to make the links in, e.g. http://127.0.0.1:8474; or auto: Shopify's Toxiproxy, built by fencecheck setup --extras toxiproxy (a run builds it if need be), started for the run on a port of its own and stopped with it" },
   { name: "links", kind: "string", default: "proxy", choices: ["proxy", "direct"], help: "how workers reach the servers and the resource: through the fault proxy (partitions and latency need it), or directly, for measurements without the proxy's cost" },
   {
     name: "connections",
@@ -174,7 +174,10 @@ export function buildTest(parsed: ParsedOptions): Test {
   // A service that finds its servers otherwise (DynamoDB: the AWS environment) is named only, for now: found by preflight and the run's start.
   const external: ExternalServer[] | null = parsedEndpoints?.servers ?? (deploy === "external" ? backend.serverNames.map((name) => ({ name })) : null);
   const toxiproxyGiven = { given, inEndpoints: parsedEndpoints?.toxiproxy ?? null, endpoints: endpoints ?? null };
-  const toxiproxy = given ?? parsedEndpoints?.toxiproxy ?? null;
+  const toxiproxyNamed = given ?? parsedEndpoints?.toxiproxy ?? null;
+  // auto: a Toxiproxy the run starts (runner/start-parts.ts), then used as a user's is.
+  const toxiproxyAuto = toxiproxyNamed === "auto";
+  const toxiproxy = toxiproxyAuto ? null : toxiproxyNamed;
   const behindTheirs = external?.some((s) => s.proxy) ?? false;
   const grudges = o.partition ?? [...(behindTheirs ? WHOLE_SERVER : GRUDGES)];
   const clockTarget: ClockTarget = o["clock-target"] ?? "servers";
@@ -243,8 +246,9 @@ export function buildTest(parsed: ParsedOptions): Test {
     commandTimeoutMs,
     workloadOptions,
     toxiproxy,
+    ...(toxiproxyAuto ? { toxiproxyAuto: true as const } : {}),
     directLinks: o.links === "direct",
-    ...(given === null && toxiproxy ? { toxiproxyFrom: `--endpoints ${endpoints}` } : {}),
+    ...(given === null && toxiproxyNamed ? { toxiproxyFrom: `--endpoints ${endpoints}` } : {}),
     nemesisOptions: {
       intervalS: o["nemesis-interval"],
       ...faultTimes(o, workloadOptions.ttlMs),
@@ -264,7 +268,8 @@ export function buildTest(parsed: ParsedOptions): Test {
       deploy,
       external,
       pauseMode: o["pause-mode"],
-      memberPartitions: partitionMode === "network" ? "network" : "proxy",
+      // Members meet on their network when asked; else through peer proxies, which carry our toxics only when a nemesis of the run cuts members.
+      memberPartitions: partitionMode === "network" ? "network" : nemeses.some((n) => nemesisNamed(n)?.cutsMembers) ? "proxy" : "none",
     },
   };
   // The rules between what the options made.

@@ -13,6 +13,7 @@ import { isAdapterPath, loadAdapter, checkAdapterClient } from "../clients/index
 import { isManifestPath, readManifest } from "../clients/program/index.ts";
 import { checkUserProxies } from "../cluster/external-proxies.ts";
 import { checkMetricsPort } from "./metrics.ts";
+import { TOXIPROXY_TOXICS, TOXIPROXY_VERSION } from "../toxiproxy/index.ts";
 import { lockKindsOffered } from "./option-rules.ts";
 
 /** A client adapter of the user's: its exports, its backends, its fences, one client made and closed. */
@@ -47,6 +48,19 @@ function checkProgramClock(test: Test): void {
     );
 }
 
+/** The toxics of the backend's own that the run will put on its members' peer proxies, each with why. */
+export function toxicsNeeded(test: Pick<Test, "backend" | "serverOptions">): Array<[string, string]> {
+  return test.serverOptions.memberPartitions === "proxy" ? Object.entries(test.backend.needsToxics ?? {}) : [];
+}
+
+/** The refusal of a Toxiproxy that lacks a toxic the run needs. */
+function lacksToxic(test: Test, named: string, type: string, why: string, how = ""): BadInput {
+  return new BadInput(
+    `${named} does not know the ${type} toxic${how}, and --backend ${test.backend.name} needs it for ${why}. ` +
+      `Leave out --toxiproxy to use fencecheck's own fault proxy, or point it at one (fencecheck proxy --port N)`,
+  );
+}
+
 /** Warnings go to stderr: the run goes ahead. */
 export async function preflight(test: Test, warn: (line: string) => void = (l) => process.stderr.write(`fencecheck: warning: ${l}\n`)): Promise<void> {
   if (test.metricsPort != null) await checkMetricsPort(test.metricsPort);
@@ -61,6 +75,12 @@ export async function preflight(test: Test, warn: (line: string) => void = (l) =
   }
   // A service of the user's that needs more than addresses (DynamoDB's account and permissions), asked now.
   if (test.serverOptions.external && test.backend.external) await test.backend.external.check(test, warn);
+  if (test.toxiproxyAuto) {
+    // Not started yet (the run starts it): what it lacks is known from its version.
+    const lacking = toxicsNeeded(test).find(([type]) => !TOXIPROXY_TOXICS.includes(type));
+    if (lacking) throw lacksToxic(test, `--toxiproxy auto (Toxiproxy v${TOXIPROXY_VERSION})`, ...lacking);
+    return;
+  }
   const url = test.toxiproxy;
   if (!url) return;
   const toxiproxy = new Toxiproxy(url);
@@ -72,8 +92,11 @@ export async function preflight(test: Test, warn: (line: string) => void = (l) =
   }
   const external = test.serverOptions.external;
   if (external) for (const line of await checkUserProxies(url, external)) warn(line);
-  // An external cluster's members talk to each other directly: nothing of theirs goes through a toxic of ours.
-  const needs = external ? [] : Object.entries(test.backend.needsToxics ?? {});
+  // The toxics a backend needs are those its members are cut apart with, on their
+  // peer proxies, which carry them only when the run cuts members through the
+  // proxy (memberPartitions, the same fact the backend's start reads). An external
+  // cluster's members talk to each other directly: nothing of theirs goes through a toxic of ours.
+  const needs = external ? [] : toxicsNeeded(test);
   if (needs.length === 0) return;
   // A proxy of our own for the question, removed whatever the answer.
   const probe = await toxiproxy.createProxy({ name: `fc-${process.pid}-preflight`, listen: "127.0.0.1:0", upstream: "127.0.0.1:9" });
@@ -83,10 +106,7 @@ export async function preflight(test: Test, warn: (line: string) => void = (l) =
         await probe.addToxic({ name: `probe-${type}`, type, stream: "upstream", toxicity: 1, attributes: {} } as never);
       } catch (err) {
         if (!(err instanceof ToxiproxyError) || !/status code 400/.test(err.message)) throw err;
-        throw new BadInput(
-          `--toxiproxy ${url} does not know the ${type} toxic (it answered 400, as a real Toxiproxy does), and --backend ${test.backend.name} needs it for ${why}. ` +
-            `Leave out --toxiproxy to use fencecheck's own fault proxy, or point it at one (fencecheck proxy --port N)`,
-        );
+        throw lacksToxic(test, `--toxiproxy ${url}`, type, why, " (it answered 400, as a real Toxiproxy does)");
       }
     }
   } finally {

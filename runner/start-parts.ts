@@ -15,7 +15,8 @@ import type { ServerNode } from "../cluster/cluster.ts";
 import { Links, type Link } from "../cluster/links.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import { startResource, type ResourceHandle } from "../resource/index.ts";
-import { spawnProxyServer } from "../proxy/index.ts";
+import { PROXY_VERSION, spawnProxyServer } from "../proxy/index.ts";
+import { startToxiproxy, toxiproxyBinary } from "../toxiproxy/index.ts";
 import { RUN_FILES, workerName, type UnindexedEvent } from "../store/index.ts";
 import type { Endpoint } from "../clients/index.ts";
 import { spawnWorker, workerClockFile, type WorkerHandle } from "./workers.ts";
@@ -91,7 +92,8 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
   // Their ports are taken before either starts, in the order --port-base has always
   // given them (the resource, the proxy, then the servers), so that they can start at once.
   const resourcePort = test.portBase ? await ports.take() : 0;
-  const proxyPort = !test.toxiproxy && test.portBase ? await ports.take() : 0;
+  // Toxiproxy says nothing when it listens, so it is given its port (never its 8474: PortPlan keeps off it).
+  const proxyPort = test.toxiproxyAuto ? await ports.take() : !test.toxiproxy && test.portBase ? await ports.take() : 0;
   const resourceUp = startResource({
     ...(store && db ? { store: { entry: store.decider, config: db.config } } : {}),
     logPath: join(runDir, RUN_FILES.resource),
@@ -107,14 +109,22 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
     ctx.started("resource", { url: resource.url, pid: resource.pid });
     return resource;
   });
+  // Our fault proxy; or with --toxiproxy auto, Toxiproxy started as a process of
+  // the run's group (killed at teardown, or by the reaper), then used as a user's.
   const proxyUp = test.toxiproxy
-    ? Promise.resolve(null)
-    : spawnProxyServer({ logFile: logs("proxy"), port: proxyPort }).then((proxy) => {
-        group.watch(proxy.pid);
-        group.onStop(() => proxy.stop());
-        ctx.started("proxy", { url: proxy.url, pid: proxy.pid });
-        return proxy;
-      });
+    ? faultProxyOfUser(test.toxiproxy).then((about) => (ctx.started("fault_proxy", about), null))
+    : test.toxiproxyAuto
+      ? startToxiproxy({ port: proxyPort, logFile: logs("toxiproxy"), group }).then((toxiproxy) => {
+          ctx.started("fault_proxy", { server: "toxiproxy", version: toxiproxy.version, url: toxiproxy.url, pid: toxiproxy.pid, started: "auto", binary: toxiproxyBinary() });
+          return { url: toxiproxy.url, ours: false };
+        })
+      : spawnProxyServer({ logFile: logs("proxy"), port: proxyPort }).then((proxy) => {
+          group.watch(proxy.pid);
+          group.onStop(() => proxy.stop());
+          ctx.started("proxy", { url: proxy.url, pid: proxy.pid });
+          ctx.started("fault_proxy", { server: "fencecheck-proxy", version: PROXY_VERSION, url: proxy.url, pid: proxy.pid });
+          return { url: proxy.url, ours: true };
+        });
 
   const shared = Boolean(test.serverOptions.external);
   // On a cluster the run shares, its keys are its own: named under a prefix of the
@@ -124,6 +134,8 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
   // The servers at once too; a backend whose members meet through the proxy (etcd,
   // ZooKeeper) waits for it inside its start, having loaded its code meanwhile.
   const toxiproxyUrl = test.toxiproxy ? Promise.resolve(test.toxiproxy) : proxyUp.then((proxy) => proxy!.url);
+  // A Toxiproxy, the user's or started for the run: the run's proxies are named after it and removed at the end.
+  const theirs = test.toxiproxy !== null || test.toxiproxyAuto === true;
   // A proxy that fails is reported through proxyUp below; a backend that never asks for the URL must not leave its failure unhandled.
   toxiproxyUrl.catch(() => {});
   const serversUp = (async () => {
@@ -138,11 +150,11 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
     return { service, external, cluster };
   })();
   const [resource, proxy, { service, external, cluster }, workers] = await allStarted([resourceUp, proxyUp, serversUp, spawning] as const);
-  const metricsServices = [...(proxy ? [{ name: "proxy", url: proxy.url }] : []), { name: "resource", url: resource.url }];
+  const metricsServices = [...(proxy?.ours ? [{ name: "proxy", url: proxy.url }] : []), { name: "resource", url: resource.url }];
   const nodes = cluster.nodes;
 
   // A run's proxies are named after it, so two runs can share one Toxiproxy.
-  const prefix = test.toxiproxy ? `fc-${process.pid}-` : "";
+  const prefix = theirs ? `fc-${process.pid}-` : "";
   const behind = (name: string) => external?.find((s) => s.name === name)?.proxy;
   const upstreams = nodes.map((n) => ({ ...n, proxy: behind(n.name) }));
   // --links direct: no proxy between a worker and what it talks to, so a
@@ -196,7 +208,7 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
       : {}),
     close: async () => {
       // Toxics off the user's proxies first: with no address of its own, a server's keys are deleted through its proxy.
-      if (test.toxiproxy && links) {
+      if (theirs && links) {
         const left = await links.remove();
         if (left.length) {
           ctx.started("toxics_left", left);
@@ -206,6 +218,19 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
       if (external) ctx.started("keys_removed", await (service ? service.remove() : test.backend.removeKeys(nodes, keyPrefix)));
     },
   };
+}
+
+/** run.json's fault_proxy for a Toxiproxy of the user's: where, and the version it says it is. */
+async function faultProxyOfUser(url: string): Promise<Record<string, unknown>> {
+  try {
+    const res = await fetch(`${url}/version`, { signal: AbortSignal.timeout(2000) });
+    // Toxiproxy 2.6 and later answer JSON; older ones the bare version.
+    const text = (await res.text()).trim();
+    const version = text.startsWith("{") ? ((JSON.parse(text) as { version?: string }).version ?? text) : text;
+    return { server: "toxiproxy", url, version };
+  } catch (err) {
+    return { server: "toxiproxy", url, version: null, version_error: (err as Error).message };
+  }
 }
 
 /**

@@ -1,12 +1,14 @@
 // The parts every backend may use, beyond its servers: libfaketime for the clock
 // nemesis (with the shim built from source), a container engine for --deploy
-// docker, GNU time for bench:checker and Chromium for the docs' pictures.
+// docker, Shopify's Toxiproxy built from its Go module, GNU time for
+// bench:checker and Chromium for the docs' pictures.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { findLibfaketime } from "../cluster/faketime.ts";
 import { repoFile } from "../lib/paths.ts";
 import { chromiumBinary, onPath, type Requirement } from "./requirements.ts";
 import { ensureShim } from "./shim.ts";
+import { TOXIPROXY_VERSION, buildToxiproxy, goProblem, toxiproxyBuilt } from "../toxiproxy/index.ts";
 
 // The shim that lets libfaketime run inside Debian's redis-server is built from
 // source, hence the compiler (setup/shim.ts builds it once into the cache).
@@ -43,6 +45,26 @@ export const DOCKER: Requirement = {
       child.on("exit", (c) => resolve(c ?? 1));
     });
     if (code !== 0) throw new Error(`setting up a container engine failed (scripts/setup-docker.sh exited ${code}; its messages are above); retry with: fencecheck setup --extras docker`);
+  },
+};
+
+/**
+ * Shopify's Toxiproxy, which has no Debian package: built once from its Go
+ * module into the cache (toxiproxy/build.ts), which takes Go 1.23 or newer. A
+ * machine without one is told so before anything else is installed (getIt).
+ */
+export const TOXIPROXY: Requirement = {
+  id: "toxiproxy",
+  serves: `--toxiproxy auto, the proxy conformance tests and bench:proxy (Shopify's Toxiproxy v${TOXIPROXY_VERSION}, built from its Go module into the cache)`,
+  packages: [],
+  present: () => toxiproxyBuilt(),
+  // Asked only while it is missing: a built Toxiproxy needs no Go.
+  get getIt() {
+    return toxiproxyBuilt() ? undefined : (goProblem() ?? undefined);
+  },
+  async finish(say) {
+    const done = buildToxiproxy();
+    if (done.built) say(`fencecheck: built Toxiproxy v${TOXIPROXY_VERSION} from its Go module in ${done.seconds.toFixed(1)} s: ${done.path}`);
   },
 };
 

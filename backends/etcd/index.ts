@@ -32,7 +32,8 @@ async function removeEtcdKeys(nodes: readonly ServerNode[], prefix: string): Pro
 /** How the members start: through the fault proxy's peer proxies, or (--partition-mode network) meeting on their own network. */
 async function memberOptions(ctx: BackendContext): Promise<MemberClusterOptions> {
   const directPeers = ctx.serverOptions.memberPartitions === "network";
-  return { group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: await ctx.toxiproxyUrl(), deployment: ctx.deployment, directPeers };
+  const peerToxics = ctx.serverOptions.memberPartitions === "proxy";
+  return { group: ctx.group, ports: ctx.ports, runDir: ctx.runDir, toxiproxyUrl: await ctx.toxiproxyUrl(), deployment: ctx.deployment, directPeers, peerToxics };
 }
 
 const CLIENTS: Record<string, ClientKind> = {

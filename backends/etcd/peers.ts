@@ -6,7 +6,9 @@
 // the proxy in front of member X refuses (and closes) the connections of the
 // members X is cut off from. The toxic is put on every peer proxy at start with an
 // empty list, so a partition or a heal is one update per proxy, and a server that
-// lacks block_from (a real Toxiproxy) fails the run at start, not mid-run.
+// lacks block_from (a real Toxiproxy) fails the run at start, not mid-run. A run
+// that never cuts members apart puts no gate there: its peer proxies only carry
+// bytes, which any Toxiproxy does.
 import { Toxiproxy, ToxiproxyError, type Proxy, type Toxic } from "toxiproxy-node-client";
 import { memberCuts } from "../../cluster/cluster.ts";
 
@@ -17,7 +19,8 @@ export interface PeerProxy {
   /** Where the other members connect (the member's advertised peer URL). */
   host: string;
   port: number;
-  gate: Toxic<{ from: string[] }>;
+  /** The block_from toxic; absent when the run never cuts members apart. */
+  gate?: Toxic<{ from: string[] }>;
 }
 
 const GATE = "member-partition";
@@ -26,7 +29,7 @@ const GATE = "member-partition";
 export class NoBlockFrom extends Error {}
 
 /** One proxy per member, `upstream` its real peer port; each gets an open gate. */
-export async function createPeerProxies(toxiproxyUrl: string, prefix: string, members: Array<{ name: string; peerPort: number }>, listenHost = "127.0.0.1"): Promise<PeerProxies> {
+export async function createPeerProxies(toxiproxyUrl: string, prefix: string, members: Array<{ name: string; peerPort: number }>, listenHost = "127.0.0.1", gated = true): Promise<PeerProxies> {
   const toxiproxy = new Toxiproxy(toxiproxyUrl);
   const made: PeerProxy[] = [];
   const created: Proxy[] = [];
@@ -34,16 +37,7 @@ export async function createPeerProxies(toxiproxyUrl: string, prefix: string, me
     for (const m of members) {
       const proxy = await toxiproxy.createProxy({ name: `${prefix}${m.name}-peers`, listen: `${listenHost}:0`, upstream: `127.0.0.1:${m.peerPort}` });
       created.push(proxy);
-      const gate = await proxy
-        .addToxic<{ from: string[] }>({ name: GATE, type: "block_from", stream: "upstream", toxicity: 1, attributes: { from: [] } } as never)
-        .catch((err: unknown) => {
-          if (err instanceof ToxiproxyError && /status code 400/.test(err.message))
-            throw new NoBlockFrom(
-              `the fault proxy at ${toxiproxyUrl} does not know the block_from toxic, which partitions etcd members from each other ` +
-                `(a real Toxiproxy answers 400 to it): etcd runs need fencecheck's own fault proxy; drop --toxiproxy`,
-            );
-          throw err;
-        });
+      const gate = gated ? await addGate(proxy, toxiproxyUrl) : undefined;
       made.push({ member: m.name, proxy, host: listenHost, port: Number(proxy.listen.slice(proxy.listen.lastIndexOf(":") + 1)), gate });
     }
   } catch (err) {
@@ -51,6 +45,20 @@ export async function createPeerProxies(toxiproxyUrl: string, prefix: string, me
     throw err;
   }
   return new PeerProxies(made);
+}
+
+/** The block_from toxic, with an empty list, on one member's peer proxy. */
+function addGate(proxy: Proxy, toxiproxyUrl: string): Promise<Toxic<{ from: string[] }>> {
+  return proxy
+    .addToxic<{ from: string[] }>({ name: GATE, type: "block_from", stream: "upstream", toxicity: 1, attributes: { from: [] } } as never)
+    .catch((err: unknown) => {
+      if (err instanceof ToxiproxyError && /status code 400/.test(err.message))
+        throw new NoBlockFrom(
+          `the fault proxy at ${toxiproxyUrl} does not know the block_from toxic, which partitions etcd members from each other ` +
+            `(a real Toxiproxy answers 400 to it): etcd runs need fencecheck's own fault proxy; drop --toxiproxy`,
+        );
+      throw err;
+    });
 }
 
 export class PeerProxies {
@@ -83,6 +91,7 @@ export class PeerProxies {
   }
 
   private async block(p: PeerProxy, members: string[]): Promise<void> {
+    if (!p.gate) throw new Error(`the peer proxy of ${p.member} has no block_from gate: this run was started without member partitions`);
     const from = members.map((m) => {
       const id = this.ids.get(m);
       if (!id) throw new Error(`the member id of ${m} is not known`);

@@ -53,7 +53,7 @@ export async function startEtcdCluster(opts: EtcdClusterOptions): Promise<EtcdCl
   // The peer proxies listen where the members can reach this machine; a member is
   // reached by them on its peer port here (published on loopback, for a container).
   const hostAddress = direct ? "127.0.0.1" : await deployment.hostAddress(ETCD_SERVER);
-  const peers = await createPeerProxies(opts.toxiproxyUrl, `fc-${process.pid}-`, planned, hostAddress);
+  const peers = await createPeerProxies(opts.toxiproxyUrl, `fc-${process.pid}-`, planned, hostAddress, opts.peerToxics ?? true);
   group.onStop(() => peers.remove());
   const nodes: EtcdMember[] = planned.map((m) => ({ ...m, host: "127.0.0.1", peerProxyPort: peers.of(m.name).port, id: "" }));
   const peerUrl = (m: EtcdMember): string =>

@@ -67,6 +67,7 @@ export const backend = {
       toxiproxyUrl: await ctx.toxiproxyUrl(),
       deployment: ctx.deployment,
       directPeers: ctx.deployment.name === "docker",
+      peerToxics: ctx.serverOptions.memberPartitions === "proxy",
     }),
   // An ensemble of the user's: the run's nodes under its key prefix, a marker
   // that says the run is alive, and a crashed run's leftovers swept at the start.

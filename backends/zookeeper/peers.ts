@@ -17,7 +17,9 @@
 // resolved, so a connect-back would still go to 127.0.0.1 directly. The election
 // proxies therefore carry the zk_sid_only toxic of our fault proxy, which leaves
 // the sender's id alone in the first message: the receiver then connects back as
-// its own configuration says, through the proxy from it to the sender.
+// its own configuration says, through the proxy from it to the sender. A run that
+// never cuts members apart puts no such toxic there (a real Toxiproxy has none):
+// connect-backs then go around the proxies, which cuts nothing that is not cut.
 import { Toxiproxy, type Proxy } from "toxiproxy-node-client";
 import { memberCuts } from "../../cluster/cluster.ts";
 
@@ -39,10 +41,13 @@ export function hostsFile(self: number, size: number): string {
 }
 
 export class ZkPeerProxies {
-  private constructor(private readonly links: Array<{ from: string; to: string; proxy: Proxy; enabled: boolean }>) {}
+  private constructor(
+    private readonly links: Array<{ from: string; to: string; proxy: Proxy; enabled: boolean }>,
+    private readonly sidOnly: boolean,
+  ) {}
 
   /** Two proxies for every ordered pair of members, named after the run (`prefix`). */
-  static async create(toxiproxyUrl: string, prefix: string, members: ZkPeerPorts[]): Promise<ZkPeerProxies> {
+  static async create(toxiproxyUrl: string, prefix: string, members: ZkPeerPorts[], sidOnly = true): Promise<ZkPeerProxies> {
     const toxiproxy = new Toxiproxy(toxiproxyUrl);
     const links: Array<{ from: string; to: string; proxy: Proxy; enabled: boolean }> = [];
     try {
@@ -56,18 +61,20 @@ export class ZkPeerProxies {
               upstream: `127.0.0.1:${port}`,
             });
             links.push({ from: from.name, to: to.name, proxy, enabled: true });
-            if (kind === "election") await proxy.addToxic({ name: "sid-only", type: "zk_sid_only", stream: "upstream", toxicity: 1, attributes: {} } as never);
+            if (kind === "election" && sidOnly) await proxy.addToxic({ name: "sid-only", type: "zk_sid_only", stream: "upstream", toxicity: 1, attributes: {} } as never);
           }
         }
     } catch (err) {
       await Promise.all(links.map((l) => l.proxy.remove().catch(() => {})));
       throw err;
     }
-    return new ZkPeerProxies(links);
+    return new ZkPeerProxies(links, sidOnly);
   }
 
   /** Cut every member off from those it shares no component with, both ways; heal the rest. */
   async partition(components: string[][]): Promise<void> {
+    // Without zk_sid_only, election traffic goes around the proxies: disabling them would cut only half of it.
+    if (!this.sidOnly) throw new Error("the ZooKeeper peer proxies have no zk_sid_only toxic: this run was started without member partitions");
     const cuts = memberCuts([...new Set(this.links.map((l) => l.from))], components);
     await Promise.all(this.links.map((l) => this.enable(l, !cuts.get(l.from)!.includes(l.to))));
   }

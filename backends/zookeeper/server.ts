@@ -88,7 +88,7 @@ export async function startZkCluster(opts: MemberClusterOptions): Promise<ZkClus
     nodes.push({ name: `zk-${id}`, host: "127.0.0.1", id, port: await ports.take(), quorumPort: await ports.take(), electionPort: await ports.take() });
   const peers = direct
     ? null
-    : await ZkPeerProxies.create(opts.toxiproxyUrl, `fc-${process.pid}-`, nodes.map((m) => ({ name: m.name, quorumPort: m.quorumPort, electionPort: m.electionPort })));
+    : await ZkPeerProxies.create(opts.toxiproxyUrl, `fc-${process.pid}-`, nodes.map((m) => ({ name: m.name, quorumPort: m.quorumPort, electionPort: m.electionPort })), opts.peerToxics ?? true);
   if (peers) group.onStop(() => peers.remove());
   const logFile = (m: ZkMember): string => join(runDir, "logs", `${m.name}.log`);
 

@@ -27,7 +27,7 @@ import { BACKEND_NAMES, CLIENTS } from "../../backends/index.ts";
 import { REPO } from "../helpers.ts";
 
 /** The folders of the generic machinery. */
-export const GENERIC = ["api", "checker", "cli", "clients", "cluster", "core", "docker", "lib", "nemesis", "proxy", "reports", "resource", "runner", "serve", "setup", "soak", "store", "workloads"];
+export const GENERIC = ["api", "checker", "cli", "clients", "cluster", "core", "docker", "lib", "nemesis", "proxy", "reports", "resource", "runner", "serve", "setup", "soak", "store", "toxiproxy", "workloads"];
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

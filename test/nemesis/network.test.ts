@@ -87,12 +87,30 @@ describe("network nemeses", () => {
     const server = await startProxyServer({ port: 0, toxiproxyOnly: true });
     try {
       const store = tempRunDir("fc-tp-etcd-");
-      const cli = runCli("test", ["--backend", "etcd", "--toxiproxy", server.url, "--time-limit", "3", "--store", store]);
+      const cli = runCli("test", ["--backend", "etcd", "--nemesis", "partition", "--toxiproxy", server.url, "--time-limit", "3", "--store", store]);
       expect(await cli.exit, cli.stderr()).toBe(254);
       expect(cli.stderr()).toMatch(/does not know the block_from toxic .*--backend etcd needs it for member-to-member partitions/);
       expect(readdirSync(store).filter((n) => n !== "logs")).toEqual([]);
       expect(await new Toxiproxy(server.url).getAll()).toEqual({});
       expect(processesMentioning(store)).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("--backend etcd under latency runs on a Toxiproxy that lacks block_from: members meet through peer proxies that carry no toxic", async () => {
+    const server = await startProxyServer({ port: 0, toxiproxyOnly: true });
+    try {
+      const store = tempRunDir("fc-tp-etcd-latency-");
+      const cli = runCli("test", [...short, "--backend", "etcd", "--nemesis", "latency", "--nemesis-interval", "1", "--toxiproxy", server.url, "--time-limit", "3", "--store", store]);
+      const code = await cli.exit;
+      // Valid or not is the lock's business; bad input or a crash would be ours.
+      expect([0, 1, 2], cli.stderr()).toContain(code);
+      const run = JSON.parse(readFileSync(join(latestRun(store), "run.json"), "utf8")) as { options: { serverOptions: { memberPartitions: string } } };
+      expect(run.options.serverOptions.memberPartitions).toBe("none");
+      expect(readNdjson(join(latestRun(store), "history.ndjson")).some((e) => e.f === "start-latency")).toBe(true);
+      // The run removed every proxy it made there, peer proxies included.
+      expect(await new Toxiproxy(server.url).getAll()).toEqual({});
     } finally {
       await server.close();
     }

@@ -1,9 +1,15 @@
 // Real sockets on loopback for the proxy's conformance suite: an echo server that
 // notes when bytes arrive, a client that records what it got and how it ended, and
-// a proxy server with the npm client pointed at it.
+// a server of the API (ours, or Shopify's Toxiproxy built by `fencecheck setup`)
+// with the npm client pointed at it.
 import net, { type AddressInfo } from "node:net";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Toxiproxy } from "toxiproxy-node-client";
-import { startProxyServer, type ProxyServer } from "../../proxy/index.ts";
+import { startProxyServer } from "../../proxy/index.ts";
+import { SETUP_COMMAND, startToxiproxy, toxiproxyBinary, toxiproxyBuilt } from "../../toxiproxy/index.ts";
+import { freePort } from "../../cluster/ports.ts";
 
 export interface Upstream {
   port: number;
@@ -147,16 +153,30 @@ export function portOf(listen: string): number {
   return Number(listen.slice(listen.lastIndexOf(":") + 1));
 }
 
+/** The servers of the API the conformance suite holds to one behaviour: ours, and Toxiproxy itself. */
+export const TARGETS = ["fencecheck", "toxiproxy"] as const;
+export type Target = (typeof TARGETS)[number];
+
 export interface Harness {
-  server: ProxyServer;
+  target: Target;
+  server: { url: string; close(): Promise<void> };
   toxiproxy: Toxiproxy;
-  /** Raw request; returns status, raw body text and parsed JSON (undefined if empty). */
-  call(method: string, path: string, body?: unknown): Promise<{ status: number; text: string; json: unknown }>;
+  /** Raw request; returns status, raw body text, parsed JSON (undefined unless the answer is JSON) and the content type. */
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; text: string; json: unknown; contentType: string | null }>;
 }
 
-export async function startHarness(): Promise<Harness> {
-  const server = await startProxyServer({ port: 0 });
+/** A server of `target` on a free port of loopback. Toxiproxy not built fails, saying how to build it: a suite without it must not pass. */
+async function startTarget(target: Target): Promise<Harness["server"]> {
+  if (target === "fencecheck") return startProxyServer({ port: 0 });
+  if (!toxiproxyBuilt()) throw new Error(`Toxiproxy is not built (${toxiproxyBinary()}); the suite's pretest builds it: run ${SETUP_COMMAND}`);
+  const running = await startToxiproxy({ port: await freePort(), logFile: join(mkdtempSync(join(tmpdir(), "fc-toxiproxy-")), "toxiproxy.log") });
+  return { url: running.url, close: running.stop };
+}
+
+export async function startHarness(target: Target = "fencecheck"): Promise<Harness> {
+  const server = await startTarget(target);
   return {
+    target,
     server,
     toxiproxy: new Toxiproxy(server.url),
     async call(method, path, body) {
@@ -164,7 +184,9 @@ export async function startHarness(): Promise<Harness> {
       if (body !== undefined) init.body = typeof body === "string" ? body : JSON.stringify(body);
       const res = await fetch(server.url + path, init);
       const text = await res.text();
-      return { status: res.status, text, json: text === "" ? undefined : (JSON.parse(text) as unknown) };
+      // Toxiproxy's errors are JSON in a text/plain body (Go's http.Error); its router's 404 is plain text.
+      const json = /^[[{]/.test(text) ? (JSON.parse(text) as unknown) : undefined;
+      return { status: res.status, text, json, contentType: res.headers.get("content-type") };
     },
   };
 }

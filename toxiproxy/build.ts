@@ -1,0 +1,111 @@
+// Shopify's Toxiproxy built from its Go module, at one pinned version, into the
+// user's cache (lib/user-dir.ts): it has no Debian package and no binary may be
+// downloaded here, but the Go module proxy is reachable. Go's own caches (the
+// module and build caches) live under fencecheck's cache too, writable
+// (-modcacherw), so deleting that directory removes everything the build made.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { cacheDirectory } from "../lib/user-dir.ts";
+import { findProgram } from "../cluster/programs.ts";
+
+export const TOXIPROXY_VERSION = "2.12.0";
+/** The toxics that version knows (the conformance suite holds it to this list); fencecheck's own block_from and zk_sid_only are not among them. */
+export const TOXIPROXY_TOXICS: readonly string[] = ["latency", "bandwidth", "slow_close", "timeout", "reset_peer", "slicer", "limit_data"];
+const MODULE = "github.com/Shopify/toxiproxy/v2";
+/** What Toxiproxy's go.mod asks for at that version ("go 1.23.0"). */
+const GO_NEEDED: readonly [number, number] = [1, 23];
+/** What to run to build it, in messages. */
+export const SETUP_COMMAND = "fencecheck setup --extras toxiproxy";
+
+const versionDir = (env: NodeJS.ProcessEnv = process.env): string => join(cacheDirectory(env), `toxiproxy-v${TOXIPROXY_VERSION}`);
+
+/** Where the built server is: <cache>/toxiproxy-v2.12.0/bin/toxiproxy-server. */
+export const toxiproxyBinary = (env: NodeJS.ProcessEnv = process.env): string => join(versionDir(env), "bin", "toxiproxy-server");
+
+export const toxiproxyBuilt = (env: NodeJS.ProcessEnv = process.env): boolean => existsSync(toxiproxyBinary(env));
+
+/** The go to build with: $FENCECHECK_GO, else go on PATH, else the official tarball's place. */
+function goCommand(env: NodeJS.ProcessEnv): string | null {
+  if (env.FENCECHECK_GO) return findProgram(env.FENCECHECK_GO);
+  return findProgram("go") ?? findProgram("/usr/local/go/bin/go");
+}
+
+/**
+ * Why Toxiproxy cannot be built here, with what to do; null when a Go new enough
+ * is there. Asked only while the binary is missing: a built one needs no Go.
+ */
+export function goProblem(env: NodeJS.ProcessEnv = process.env): string | null {
+  const go = goCommand(env);
+  const need = `Go ${GO_NEEDED.join(".")} or newer`;
+  const fix = `install ${need} (Debian 12's golang-go is 1.19, too old; the official build goes to /usr/local/go) and put its bin/ on PATH, or set FENCECHECK_GO to its go; then run ${SETUP_COMMAND}`;
+  if (go === null) return `building Toxiproxy v${TOXIPROXY_VERSION} from its Go module needs ${need}, and ${env.FENCECHECK_GO ? `FENCECHECK_GO=${env.FENCECHECK_GO} is not an executable` : "there is no go on PATH nor /usr/local/go/bin/go"}: ${fix}`;
+  const asked = spawnSync(go, ["env", "GOVERSION"], { encoding: "utf8", env: { ...env, GOTOOLCHAIN: "local" } });
+  const m = /^go(\d+)\.(\d+)/.exec(asked.stdout?.trim() ?? "");
+  if (!m) return `building Toxiproxy v${TOXIPROXY_VERSION} needs ${need}, and ${go} did not say its version (go env GOVERSION: ${(asked.stderr || asked.error?.message || "").trim() || "nothing"}): ${fix}`;
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  if (major < GO_NEEDED[0] || (major === GO_NEEDED[0] && minor < GO_NEEDED[1]))
+    return `building Toxiproxy v${TOXIPROXY_VERSION} needs ${need}, and ${go} is ${asked.stdout.trim()}: ${fix}`;
+  return null;
+}
+
+/** Whether a process of that pid is alive (a build directory of a dead one is litter). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+/**
+ * Builds the server unless it is there. Into a directory of this process's own,
+ * renamed into place whole: two processes building at once both succeed (the
+ * second rename finds the first's and keeps it), and one stopped half-way
+ * (Ctrl-C) leaves only its own directory, which the next build removes.
+ */
+export function buildToxiproxy(env: NodeJS.ProcessEnv = process.env): { path: string; built: boolean; seconds: number } {
+  const path = toxiproxyBinary(env);
+  if (existsSync(path)) return { path, built: false, seconds: 0 };
+  const problem = goProblem(env);
+  if (problem) throw new Error(problem);
+  const cache = cacheDirectory(env);
+  const final = versionDir(env);
+  mkdirSync(cache, { recursive: true });
+  const stem = `toxiproxy-v${TOXIPROXY_VERSION}.building-`;
+  for (const name of readdirSync(cache))
+    if (name.startsWith(stem) && !alive(Number(name.slice(stem.length)))) rmSync(join(cache, name), { recursive: true, force: true });
+  const aside = join(cache, `${stem}${process.pid}`);
+  rmSync(aside, { recursive: true, force: true });
+  const started = performance.now();
+  const go = spawnSync(goCommand(env)!, ["install", `-ldflags=-X ${MODULE}.Version=${TOXIPROXY_VERSION}`, `${MODULE}/cmd/server@v${TOXIPROXY_VERSION}`], {
+    encoding: "utf8",
+    env: {
+      ...env,
+      GOPATH: join(cache, "go", "path"),
+      GOMODCACHE: join(cache, "go", "mod"),
+      GOCACHE: join(cache, "go", "build"),
+      GOBIN: join(aside, "bin"),
+      // Writable module files, so that `rm -rf` of the cache works; a static
+      // binary, so that no C compiler is needed; and no other toolchain fetched.
+      GOFLAGS: "-modcacherw",
+      CGO_ENABLED: "0",
+      GOTOOLCHAIN: "local",
+    },
+  });
+  if (go.status !== 0) {
+    rmSync(aside, { recursive: true, force: true });
+    throw new Error(`building Toxiproxy v${TOXIPROXY_VERSION} with go install failed${go.error ? ` (${go.error.message})` : ""}:\n${(go.stderr ?? "").trim()}`);
+  }
+  renameSync(join(aside, "bin", "server"), join(aside, "bin", "toxiproxy-server"));
+  try {
+    renameSync(aside, final);
+  } catch (err) {
+    // Another process put its build there first: the same module at the same version.
+    rmSync(aside, { recursive: true, force: true });
+    if (!existsSync(path)) throw err;
+    return { path, built: false, seconds: (performance.now() - started) / 1000 };
+  }
+  return { path, built: true, seconds: (performance.now() - started) / 1000 };
+}
