@@ -4,12 +4,12 @@
 // frozen with the holder, so the key lapses and the next client takes it.
 // Without fencing the woken holder's write lands after the next holder's; with
 // fences from a Redis counter the resource refuses it. Its renewal thread's
-// death is told as a lost notice. Time budget: two runs of 6 s (about 20 s with
+// death is told as a lost notice. Time budget: two runs of 9 s (about 26 s with
 // their start and check), plus the venv's first build (about 10 s, once).
 import { describe, it, expect, beforeAll } from "vitest";
 import { expectResourceSafe, pypiVenv, venvRun, withVenv } from "../../../test/adapters/pypi-venv.ts";
 
-const run = ["--client", "python-redis-lock", "--fence-source", "single", "--nemesis", "pause", "--nemesis-interval", "1", "--pause-min", "1500", "--pause-max", "2500", "--concurrency", "4", "--workers", "2", "--time-limit", "6", "--seed", "7"];
+const run = ["--client", "python-redis-lock", "--fence-source", "single", "--nemesis", "pause", "--nemesis-interval", "1", "--pause-min", "1500", "--pause-max", "2500", "--concurrency", "4", "--workers", "2", "--time-limit", "9", "--seed", "7"];
 
 let env: NodeJS.ProcessEnv;
 beforeAll(() => {
