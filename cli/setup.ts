@@ -18,14 +18,16 @@ const ids = (rs: readonly Requirement[]): string[] => rs.map((r) => r.id);
 const USAGE = `Usage: fencecheck setup [--backends LIST] [--extras LIST] [--adapters LIST] [--list]
 
 Installs with apt-get (as root, or through sudo without a password) the Debian
-packages that the backends, extras and adapters named need and this machine lacks, and
-prints what it installed and how long it took. With no options: everything (what
+packages that the backends and extras named need and this machine lacks, builds
+the reference adapters' environments named (from their requirements files and
+pom.xml, into fencecheck's cache), and prints what it did and how long it took. With no options: everything (what
 the test suite needs). A run installs what it uses by itself; this prepares a
 machine ahead.
 
 Backends: ${BACKEND_NAMES.join(", ")}
 Extras:   ${EXTRAS.map((e) => `${e.id} (${e.serves})`).join("\n          ")}
-Adapters: ${ADAPTERS.map((a) => `${a.id} (${a.packages.join(" ")})`).join("\n          ")}
+Adapters: ${ADAPTERS.map((a) => `${a.id} (${a.builds ?? a.packages.join(" ")})`).join("\n          ")}
+          (an adapter's environment is built into fencecheck's cache, not installed)
 Exit: 0 everything asked for is there, 1 something could not be installed, 254 bad
 arguments, or a part asked for that only you can get (the message says how).`;
 
@@ -56,8 +58,9 @@ export async function main(argv: string[]): Promise<number> {
   if (o.list) {
     for (const r of PARTS) {
       const chosen = (r.chosenBy ?? []).filter((v) => process.env[v]);
-      const state = r === DOCKER ? "set up by scripts/setup-docker.sh" : chosen.length ? `yours (${chosen.join(", ")})` : r.present() ? "present" : r.getIt ? "missing, and cannot be had here" : "missing";
-      process.stdout.write(`${r.id.padEnd(12)} ${state.padEnd(34)} ${r.packages.join(" ").padEnd(36)} ${r.serves}\n`);
+      const there = r.builds ? (r.present() ? "built" : "not built") : r.present() ? "present" : r.getIt ? "missing, and cannot be had here" : "missing";
+      const state = r === DOCKER ? "set up by scripts/setup-docker.sh" : chosen.length ? `yours (${chosen.join(", ")})` : there;
+      process.stdout.write(`${r.id.padEnd(12)} ${state.padEnd(34)} ${(r.builds ?? r.packages.join(" ")).padEnd(36)} ${r.serves}\n`);
     }
     return EXIT.valid;
   }
@@ -65,7 +68,7 @@ export async function main(argv: string[]): Promise<number> {
   // Asked for everything, the optional parts may fail with a warning: Ubuntu's apt
   // has no postgresql-15, and a machine may have no way to run a container engine.
   const soft = new Set(everything ? ids(parts.filter((r) => r.optional)) : []);
-  const already = ids(parts.filter((r) => r.packages.length > 0 && satisfied(r)));
+  const already = ids(parts.filter((r) => (r.packages.length > 0 || r.builds) && satisfied(r)));
   try {
     const report = await ensure(parts, { say, soft });
     for (const w of report.warnings) say(`fencecheck setup: warning: ${w}`);

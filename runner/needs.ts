@@ -2,10 +2,13 @@
 // servers where they run here, what its backend's options need, a resource store's
 // server, its client's language and library (a reference adapter program), the
 // clock nemesis' libfaketime, a container engine for --deploy docker and
-// Toxiproxy for --toxiproxy auto. A first run of the default Redis test installs Redis and nothing else.
+// Toxiproxy for --toxiproxy auto; an adapter program's environment (a venv,
+// Maven's jars, a Go build) is built here too. A first run of the default Redis
+// test installs Redis and nothing else.
 import { CLOCK, DOCKER, TOXIPROXY, ensure, type EnsureReport, type Requirement } from "../setup/index.ts";
 import { RESOURCE_STORES, type StoreName } from "../backends/index.ts";
 import type { Test } from "../core/index.ts";
+import { environmentRequirement, isManifestPath, readManifest } from "../clients/program/index.ts";
 
 /** The parts of the machine a test uses. */
 export function requirementsOf(test: Test): Requirement[] {
@@ -24,6 +27,8 @@ export function requirementsOf(test: Test): Requirement[] {
   if (test.toxiproxyAuto) needs.push(TOXIPROXY);
   // The language and library of a reference adapter program, wherever the servers run.
   if (test.clientKind?.needs) needs.push(test.clientKind.needs);
+  // A user's adapter program's environment, built before anything starts (the preflight starts the program once).
+  if (isManifestPath(test.client) && readManifest(test.client).environment) needs.push(environmentRequirement(`environment of ${test.client}`, `--client ${test.client}`, test.client));
   return [...new Map(needs.map((r) => [r.id, r])).values()];
 }
 

@@ -34,6 +34,8 @@ export interface Requirement {
    * for by name (Ubuntu's apt has no postgresql-15; a machine may have no engine).
    */
   optional?: boolean;
+  /** For a part fencecheck builds into its cache instead of installing (an adapter's environment): the file it is built from, for `fencecheck setup --list`. */
+  builds?: string;
   /** What remains once its packages are there (a library built from source, an engine started): says what it did; throws saying what failed. */
   finish?(say: (line: string) => void): Promise<void>;
 }

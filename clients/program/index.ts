@@ -2,13 +2,18 @@
 // adapter protocol (docs/adapter-protocol.md), made into a LockAdapter like a
 // TypeScript module's, so the worker, the preflight and the checker need not know
 // the difference.
+import { relative } from "node:path";
 import type { LockAdapter } from "../lock.ts";
+import type { Requirement } from "../../setup/requirements.ts";
+import { ROOT } from "../../lib/paths.ts";
+import { buildEnvironment, builtEnvironment, ecosystemOf } from "./environment.ts";
 import { readManifest, type ProgramSpec } from "./manifest.ts";
 import { ProgramClient } from "./program-client.ts";
 
 export { isManifestPath, readManifest, type ProgramSpec } from "./manifest.ts";
 export { INIT_TIMEOUT_MS } from "./program-client.ts";
 export { PROTOCOL_VERSION } from "./messages.ts";
+export { buildEnvironment, builtEnvironment, ecosystemOf, environmentKey, environmentDirectory, environmentVariables, type Built, type Ecosystem } from "./environment.ts";
 
 /** The adapter a manifest describes: one program per logical client. */
 export function programAdapter(spec: ProgramSpec): LockAdapter {
@@ -17,3 +22,32 @@ export function programAdapter(spec: ProgramSpec): LockAdapter {
 
 /** The manifest at `path`, read and checked, as an adapter. */
 export const loadProgramAdapter = (path: string): LockAdapter => programAdapter(readManifest(path));
+
+/**
+ * The environment a manifest names, as a part of the machine a run needs: there
+ * when built (a hash lookup), built by set-up's `finish` when not. The manifest
+ * is read when first asked, not when a backend's registry is loaded.
+ */
+export function environmentRequirement(id: string, serves: string, manifest: string): Requirement {
+  const file = (): string | undefined => readManifest(manifest).environment;
+  const shown = (f: string): string => (f.startsWith(`${ROOT}/`) ? relative(ROOT, f) : f);
+  return {
+    id,
+    serves,
+    packages: [],
+    get builds() {
+      const f = file();
+      return f ? shown(f) : undefined;
+    },
+    present() {
+      const f = file();
+      return f === undefined || builtEnvironment(ecosystemOf(f)!, f) !== null;
+    },
+    async finish(say) {
+      const f = file();
+      if (f === undefined) return;
+      const built = await buildEnvironment(manifest, f, say);
+      if (!built.ok) throw new Error(built.message);
+    },
+  };
+}

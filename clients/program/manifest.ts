@@ -1,10 +1,11 @@
 // An adapter program's manifest (`--client ./my-lock.adapter.json`): the command
 // that starts it and what it says of its lock, read and checked before anything
 // starts, so a wrong one is refused naming the field (docs/adapter-protocol.md).
-import { readFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { BadInput } from "../../lib/exit.ts";
 import type { LockKinds } from "../lock.ts";
+import { ecosystemOf, ENVIRONMENT_FILES } from "./environment.ts";
 import { PROTOCOL_VERSION, readKinds, RENEW_MODES, type RenewMode } from "./messages.ts";
 
 export interface ProgramSpec {
@@ -16,6 +17,8 @@ export interface ProgramSpec {
   /** Where the program runs: the manifest's directory. */
   cwd: string;
   env: Record<string, string>;
+  /** The absolute path of the lock file its environment is built from (clients/program/environment.ts); absent: it runs with the machine's. */
+  environment?: string;
   backends: string[];
   fences: boolean;
   renew: RenewMode;
@@ -48,6 +51,10 @@ export function readManifest(path: string): ProgramSpec {
   if (typeof kinds === "string") wrong.push(kinds);
   const env = m.env ?? {};
   if (typeof env !== "object" || env === null || Array.isArray(env) || !Object.values(env).every((v) => typeof v === "string")) wrong.push(`"env" must be an object of strings`);
+  const environment = m.environment === undefined ? undefined : typeof m.environment === "string" && m.environment !== "" && !isAbsolute(m.environment) ? resolve(dirname(path), m.environment) : null;
+  if (environment === null) wrong.push(`"environment" must be the path of its lock file relative to the manifest's directory`);
+  else if (environment !== undefined && ecosystemOf(environment) === null) wrong.push(`"environment" must name ${ENVIRONMENT_FILES}, not ${JSON.stringify(m.environment)}`);
+  else if (environment !== undefined && !existsSync(environment)) wrong.push(`"environment" ${JSON.stringify(m.environment)} does not exist (${environment})`);
   if (wrong.length) throw new BadInput(`${named}: ${wrong.join("; ")}`);
   return {
     path,
@@ -56,6 +63,7 @@ export function readManifest(path: string): ProgramSpec {
     command: command as string[],
     cwd: dirname(path),
     env: env as Record<string, string>,
+    ...(environment ? { environment } : {}),
     backends: m.backends as string[],
     fences: m.fences as boolean,
     renew: m.renew as RenewMode,

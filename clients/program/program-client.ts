@@ -24,6 +24,7 @@ import { clip } from "../../lib/text.ts";
 import { markedEnv, markerOf } from "../../lib/owner.ts";
 import type { ProgramSpec } from "./manifest.ts";
 import type { ProtocolErrorCode } from "../../store/protocol-errors.ts";
+import { programEnvironment } from "./environment.ts";
 import { acquireOkProblem, PROTOCOL_VERSION, readLine, releaseOkProblem, renewOkProblem, sameKinds, type NoticeMessage, type Reply, type Request, type RequestBody } from "./messages.ts";
 
 /** A program's first answer may wait for a runtime to start (a JVM, a Python that imports grpc). */
@@ -184,7 +185,8 @@ export class ProgramClient implements LockClient {
     this.held.clear();
     // Not detached: the program stays in the worker's process group, which the pause nemesis stops and the reaper kills whole.
     // The run's marker (lib/owner.ts) as this worker was given it, whatever the manifest's env says.
-    const env = markedEnv({ ...process.env, ...this.spec.env }, markerOf(process.env) ?? undefined);
+    // Its environment's variables (a venv first on PATH ...) under the manifest's own "env", which may set them otherwise.
+    const env = markedEnv({ ...process.env, ...programEnvironment(this.spec.path, this.spec.environment), ...this.spec.env }, markerOf(process.env) ?? undefined);
     const child = spawn(command, args, { cwd: this.spec.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     const p: Program = { child, pid: child.pid ?? 0, ownerPrefix, pending: new Map(), ended: false, closing: false, stderrTail: [], initialised: Promise.resolve() };
     child.stdin!.on("error", () => {});

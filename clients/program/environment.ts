@@ -1,0 +1,302 @@
+// An adapter program's environment: the libraries it runs with, built from a
+// lock file of the kind its ecosystem's own tools read (a hashed requirements
+// file, a pom.xml, a go.mod with its go.sum), at the versions a team pins. The
+// manifest names the file ("environment"); fencecheck builds it once into its
+// cache, keyed by a hash of the lock file(s), so the second run is a lookup and a
+// changed pin is a new environment beside the old. Never into the checkout, the
+// user's project or node_modules, which may be read-only or shared.
+//
+// Built whole or not at all: into a temporary directory beside the final one,
+// then renamed. Two processes building the same key race harmlessly (the second
+// rename loses and its copy goes); a Ctrl-C leaves only a temporary directory,
+// which no lookup ever takes and a later build sweeps.
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, relative } from "node:path";
+import { findProgram } from "../../cluster/programs.ts";
+import { cacheDirectory } from "../../lib/user-dir.ts";
+import { ROOT } from "../../lib/paths.ts";
+
+export type Ecosystem = "python" | "maven" | "go";
+
+/** What an environment file's name says it is; null for a name fencecheck cannot build. */
+export function ecosystemOf(file: string): Ecosystem | null {
+  const name = basename(file);
+  if (name.endsWith(".txt")) return "python";
+  if (name === "pom.xml") return "maven";
+  if (name === "go.mod") return "go";
+  return null;
+}
+
+export const ENVIRONMENT_FILES = "a requirements file (requirements*.txt), a pom.xml or a go.mod";
+
+/** A Go module's .go sources, under its directory, leaving out what `go build` leaves out (testdata, hidden and vendored-by-name folders). */
+function goSources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    if (e.name.startsWith(".") || e.name.startsWith("_")) return [];
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return e.name === "testdata" || existsSync(join(path, "go.mod")) ? [] : goSources(path);
+    return e.name.endsWith(".go") ? [path] : [];
+  });
+}
+
+/** The files whose content decides what gets built: the requirements file; the pom; go.mod, go.sum and the module's sources (a Go build is the program itself). */
+export function lockFiles(ecosystem: Ecosystem, file: string): string[] {
+  if (ecosystem !== "go") return [file];
+  const dir = dirname(file);
+  const sum = join(dir, "go.sum");
+  return [file, ...(existsSync(sum) ? [sum] : []), ...goSources(dir).sort()];
+}
+
+/** The first 16 hex digits of a sha256 over the lock files, each by its name beside its file's and its content: the environment's key. */
+export function environmentKey(ecosystem: Ecosystem, file: string): string {
+  const h = createHash("sha256");
+  const base = dirname(file);
+  for (const f of lockFiles(ecosystem, file)) h.update(`${relative(base, f)}\0`).update(readFileSync(f)).update("\0");
+  return h.digest("hex").slice(0, 16);
+}
+
+/** Where the environments live, in fencecheck's cache. */
+export const environmentsDirectory = (cache = cacheDirectory()): string => join(cache, "adapter-envs");
+
+/** Where the environment of this file is built: <cache>/adapter-envs/<ecosystem>-<key>. */
+export const environmentDirectory = (ecosystem: Ecosystem, file: string, cache = cacheDirectory()): string =>
+  join(environmentsDirectory(cache), `${ecosystem}-${environmentKey(ecosystem, file)}`);
+
+/** Where fencecheck's own Python module for adapters is (fencecheck_adapter.py), shipped in the package. */
+export const PYTHON_ADAPTER_MODULE_DIR = join(ROOT, "adapters", "python");
+
+/** A Maven environment's jars, in a stable order. */
+const jarsOf = (dir: string): string[] =>
+  readdirSync(join(dir, "lib"))
+    .filter((n) => n.endsWith(".jar"))
+    .sort()
+    .map((n) => join(dir, "lib", n));
+
+/**
+ * What the program is run with, given its environment's directory: a Python
+ * venv first on PATH (so "python3" is the venv's) with fencecheck's
+ * fencecheck_adapter.py importable; a Maven build's jars as FENCECHECK_CLASSPATH;
+ * a Go build's programs first on PATH; FENCECHECK_ENV for all.
+ */
+export function environmentVariables(ecosystem: Ecosystem, dir: string, base: NodeJS.ProcessEnv, jars: readonly string[] = []): Record<string, string> {
+  const first = (v: string, rest: string | undefined): string => (rest ? `${v}:${rest}` : v);
+  const vars: Record<string, string> = { FENCECHECK_ENV: dir };
+  if (ecosystem === "python") {
+    vars.PATH = first(join(dir, "bin"), base.PATH);
+    vars.VIRTUAL_ENV = dir;
+    vars.PYTHONPATH = first(PYTHON_ADAPTER_MODULE_DIR, base.PYTHONPATH);
+  } else if (ecosystem === "go") vars.PATH = first(join(dir, "bin"), base.PATH);
+  else vars.FENCECHECK_CLASSPATH = jars.join(":");
+  return vars;
+}
+
+/** The environment's directory when it is built; null when not (yet). */
+export function builtEnvironment(ecosystem: Ecosystem, file: string, cache = cacheDirectory()): string | null {
+  const dir = environmentDirectory(ecosystem, file, cache);
+  return existsSync(dir) ? dir : null;
+}
+
+const known = new Map<string, Record<string, string>>();
+
+/**
+ * The variables a manifest's program runs with (none when it names no
+ * environment), looked up once per process. Throws when the environment is not
+ * built: a run builds it before anything starts (runner/needs.ts), so only a
+ * program started some other way gets here without one.
+ */
+export function programEnvironment(manifest: string, file: string | undefined, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  if (file === undefined) return {};
+  const had = known.get(file);
+  if (had) return had;
+  const ecosystem = ecosystemOf(file)!;
+  const dir = builtEnvironment(ecosystem, file);
+  if (dir === null) throw new Error(`${manifest}: its "environment" ${file} is not built: a run builds it before it starts, or \`fencecheck setup\` for the reference adapters`);
+  const vars = environmentVariables(ecosystem, dir, base, ecosystem === "maven" ? jarsOf(dir) : []);
+  known.set(file, vars);
+  return vars;
+}
+
+/** What a build says: the environment's directory, or why there is none (a missing tool, a file pip would refuse, a command that failed). */
+export type Built = { ok: true; dir: string; built: boolean; seconds: number } | { ok: false; message: string };
+
+/** A requirements line with no --hash, which pip's hash-checking mode would refuse with less to say; null when every requirement has its hashes. */
+export function unhashedRequirement(text: string): string | null {
+  const lines = text.replace(/\\\r?\n/g, " ").split(/\r?\n/);
+  const requirements = lines.map((l) => l.replace(/(^|\s)#.*$/, "").trim()).filter((l) => l !== "" && !l.startsWith("-"));
+  if (requirements.length === 0) return "it lists no requirement";
+  const bare = requirements.find((l) => !/--hash=sha(256|384|512):[0-9a-f]+/.test(l));
+  return bare === undefined ? null : `${bare.split(/\s/)[0]} has no --hash`;
+}
+
+interface Step {
+  command: string;
+  args: string[];
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  /** Tried when this one fails (Maven online, when offline lacked something). */
+  orElse?: Step;
+}
+
+const OUTPUT_TAIL = 15;
+
+/** Runs a step; its exit code and the tail of what it wrote. */
+function run(step: Step): Promise<{ code: number; tail: string }> {
+  return new Promise((done) => {
+    const out: string[] = [];
+    const child = spawn(step.command, step.args, { cwd: step.cwd, env: step.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] });
+    const keep = (b: Buffer): void => {
+      out.push(...b.toString("utf8").split("\n").filter((l) => l.trim() !== ""));
+      if (out.length > OUTPUT_TAIL) out.splice(0, out.length - OUTPUT_TAIL);
+    };
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
+    child.on("error", (err) => done({ code: 127, tail: err.message }));
+    child.on("close", (code, signal) => done({ code: code ?? (signal ? 128 : 1), tail: out.join("\n") }));
+  });
+}
+
+const shown = (s: Step): string => [s.command, ...s.args].map((w) => (/[\s"']/.test(w) ? JSON.stringify(w) : w)).join(" ");
+
+/** The Go on PATH, or where its release archive puts it. */
+const goBinary = (): string | null => findProgram("go") ?? (existsSync("/usr/local/go/bin/go") ? "/usr/local/go/bin/go" : null);
+
+/** What the ecosystem's tools lack on this machine, and the command that installs it; null when all are there. */
+async function missingTools(ecosystem: Ecosystem): Promise<string | null> {
+  if (ecosystem === "python") {
+    if (!findProgram("python3")) return "python3 is not on PATH (apt-get install -y python3 python3-venv)";
+    const venv = await run({ command: "python3", args: ["-c", "import venv, ensurepip"], cwd: ROOT });
+    return venv.code === 0 ? null : "python3 has no venv module with ensurepip (apt-get install -y python3-venv)";
+  }
+  if (ecosystem === "maven") {
+    // javac too: a Java adapter is compiled against the jars (adapters/java/curator.sh does it at its first start).
+    const lacking = ["mvn", "java", "javac"].filter((p) => !findProgram(p));
+    return lacking.length ? `${lacking.join(" and ")} ${lacking.length > 1 ? "are" : "is"} not on PATH (apt-get install -y maven default-jdk-headless)` : null;
+  }
+  return goBinary() ? null : "go is not on PATH (apt-get install -y golang-go, or Go's release from https://go.dev/dl into /usr/local/go)";
+}
+
+/** The steps that build the environment into `tmp`, which will be renamed to `final`. */
+function steps(ecosystem: Ecosystem, file: string, tmp: string, cache: string): Step[] {
+  const cwd = dirname(file);
+  if (ecosystem === "python")
+    return [
+      { command: "python3", args: ["-m", "venv", tmp], cwd },
+      // --no-deps: what is installed is exactly what the file pins, each checked against its hashes.
+      { command: join(tmp, "bin", "python3"), args: ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", "--no-deps", "-r", file], cwd },
+    ];
+  if (ecosystem === "maven") {
+    const copy = (offline: boolean): Step => ({
+      command: "mvn",
+      args: [
+        "-q",
+        "-B",
+        "-Dstyle.color=never",
+        ...(offline ? ["-o"] : []),
+        "-f",
+        file,
+        // The plugin by its full name and version: the build never asks Central what "dependency:" means today.
+        "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies",
+        "-DincludeScope=runtime",
+        `-DoutputDirectory=${join(tmp, "lib")}`,
+        `-Dmaven.repo.local=${join(cache, "m2")}`,
+      ],
+      cwd,
+    });
+    // Offline when the local repository may already hold everything: no question to Central at each new pom.
+    return [existsSync(join(cache, "m2")) ? { ...copy(true), orElse: copy(false) } : copy(false)];
+  }
+  const gocache = join(cache, "go");
+  return [
+    {
+      command: goBinary()!,
+      args: ["build", "-mod=readonly", "-trimpath", "-o", join(tmp, "bin") + "/", "./..."],
+      cwd,
+      env: { ...process.env, GOMODCACHE: join(gocache, "mod"), GOCACHE: join(gocache, "build"), GOPATH: join(gocache, "path"), GOFLAGS: "-modcacherw" },
+    },
+  ];
+}
+
+/** A venv's scripts name the directory it was made in: made in `tmp`, they must name where it will be. */
+function relocateVenv(tmp: string, final: string): void {
+  const bin = join(tmp, "bin");
+  for (const name of readdirSync(bin)) {
+    const path = join(bin, name);
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (!st?.isFile() || st.size > 1 << 20) continue;
+    const text = readFileSync(path, "latin1");
+    if (text.includes(tmp)) writeFileSync(path, text.split(tmp).join(final), { encoding: "latin1", mode: st.mode });
+  }
+  const cfg = join(tmp, "pyvenv.cfg");
+  if (existsSync(cfg)) writeFileSync(cfg, readFileSync(cfg, "utf8").split(tmp).join(final));
+}
+
+/** Temporary directories older than this are a build that was killed: swept. */
+const STALE_MS = 60 * 60 * 1000;
+
+function sweep(envs: string): void {
+  for (const name of readdirSync(envs)) {
+    if (!name.startsWith(".building-")) continue;
+    const path = join(envs, name);
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (st && Date.now() - st.mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The manifest's environment, built if it is not: the file checked (a
+ * requirements file must pin every package with its hashes), the ecosystem's
+ * tools looked for, then the build into a temporary directory renamed into
+ * place. A failure is a value naming the manifest, the file, and what to do or
+ * the command that failed with the tail of its output; nothing is left behind.
+ */
+export async function buildEnvironment(manifest: string, file: string, say: (line: string) => void = () => {}, cache = cacheDirectory()): Promise<Built> {
+  const named = `${manifest}: its "environment" ${file}`;
+  const ecosystem = ecosystemOf(file);
+  if (ecosystem === null) return { ok: false, message: `${named} is none of ${ENVIRONMENT_FILES}` };
+  if (!existsSync(file)) return { ok: false, message: `${named} does not exist` };
+  const had = builtEnvironment(ecosystem, file, cache);
+  if (had) return { ok: true, dir: had, built: false, seconds: 0 };
+  if (ecosystem === "python") {
+    const bare = unhashedRequirement(readFileSync(file, "utf8"));
+    if (bare)
+      return {
+        ok: false,
+        message: `${named} must pin every package with its hashes (pip install --require-hashes), but ${bare}; make one with \`pip-compile --generate-hashes\` or \`pip hash\` (docs/adapter-protocol.md)`,
+      };
+  }
+  // A module that requires nothing has no go.sum; one that requires something is verified against it.
+  if (ecosystem === "go" && /^\s*require\b/m.test(readFileSync(file, "utf8")) && !existsSync(join(dirname(file), "go.sum")))
+    return { ok: false, message: `${named} has no go.sum beside it: run \`go mod tidy\` in ${dirname(file)} and keep go.sum with go.mod` };
+  const lacking = await missingTools(ecosystem);
+  if (lacking) return { ok: false, message: `${named} cannot be built here: ${lacking}` };
+
+  const envs = environmentsDirectory(cache);
+  mkdirSync(envs, { recursive: true });
+  sweep(envs);
+  const final = environmentDirectory(ecosystem, file, cache);
+  const tmp = mkdtempSync(join(envs, `.building-${basename(final)}-`));
+  const started = performance.now();
+  say(`fencecheck: building ${basename(final)} for ${manifest} from ${file}`);
+  try {
+    for (const first of steps(ecosystem, file, tmp, cache)) {
+      let step = first;
+      let r = await run(step);
+      if (r.code !== 0 && step.orElse) r = await run((step = step.orElse));
+      if (r.code !== 0) return { ok: false, message: `${named}: building it failed: \`${shown(step)}\` exited with code ${r.code}${r.tail ? `:\n${r.tail}` : ""}` };
+    }
+    if (ecosystem === "python") relocateVenv(tmp, final);
+    try {
+      renameSync(tmp, final);
+    } catch (err) {
+      // Another process built the same key first: its environment is the same.
+      if (!existsSync(final)) throw err;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    say(`fencecheck: built ${final} in ${seconds.toFixed(1)} s`);
+    return { ok: true, dir: final, built: true, seconds };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
