@@ -77,7 +77,8 @@ const jarsOf = (dir: string): string[] =>
 /**
  * What the program is run with, given its environment's directory: a Python
  * venv first on PATH (so "python3" is the venv's) with fencecheck's
- * fencecheck_adapter.py importable; a Maven build's jars as FENCECHECK_CLASSPATH;
+ * fencecheck_adapter.py importable (from the package, so a user's adapter speaks
+ * the protocol of the fencecheck that runs it); a Maven build's jars as FENCECHECK_CLASSPATH;
  * a Go build's programs first on PATH; FENCECHECK_ENV for all.
  */
 export function environmentVariables(ecosystem: Ecosystem, dir: string, base: NodeJS.ProcessEnv, jars: readonly string[] = []): Record<string, string> {
@@ -87,6 +88,8 @@ export function environmentVariables(ecosystem: Ecosystem, dir: string, base: No
     vars.PATH = first(join(dir, "bin"), base.PATH);
     vars.VIRTUAL_ENV = dir;
     vars.PYTHONPATH = first(PYTHON_ADAPTER_MODULE_DIR, base.PYTHONPATH);
+    // Importing fencecheck_adapter.py from the package must not write __pycache__ into it (a checkout, a shared node_modules).
+    vars.PYTHONDONTWRITEBYTECODE = "1";
   } else if (ecosystem === "go") vars.PATH = first(join(dir, "bin"), base.PATH);
   else vars.FENCECHECK_CLASSPATH = jars.join(":");
   return vars;
