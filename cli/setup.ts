@@ -19,10 +19,10 @@ const USAGE = `Usage: fencecheck setup [--backends LIST] [--extras LIST] [--adap
 
 Installs with apt-get (as root, or through sudo without a password) the Debian
 packages that the backends and extras named need and this machine lacks, builds
-the reference adapters' environments named (from their requirements files and
-pom.xml, into fencecheck's cache), and prints what it did and how long it took. With no options: everything (what
-the test suite needs). A run installs what it uses by itself; this prepares a
-machine ahead.
+the environments of the reference adapters named (from their requirements
+files and pom.xml, into fencecheck's cache), and prints what it did and how
+long it took. With no options: everything (what the test suite needs). A run
+installs and builds what it uses by itself; this prepares a machine ahead.
 
 Backends: ${BACKEND_NAMES.join(", ")}
 Extras:   ${EXTRAS.map((e) => `${e.id} (${e.serves})`).join("\n          ")}

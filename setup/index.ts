@@ -7,7 +7,7 @@ import { BadInput } from "../lib/exit.ts";
 import { aptInstall, hasApt, installCommand, InstallFailed, rootCommand } from "./apt.ts";
 import { satisfied, type Requirement } from "./requirements.ts";
 
-export { satisfied, onPath, pythonModule, resolvable, chromiumBinary, type Requirement } from "./requirements.ts";
+export { satisfied, onPath, resolvable, chromiumBinary, type Requirement } from "./requirements.ts";
 export { CLOCK, DOCKER, TOXIPROXY, GNU_TIME, CHROMIUM } from "./extras.ts";
 
 export interface EnsureOptions {

@@ -5,9 +5,7 @@
 // a container engine, GNU time and Chromium. A run asks for the parts it uses
 // (runner/needs.ts), so a first run of the default Redis test installs Redis and
 // nothing else; `fencecheck setup` asks for the parts named.
-import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
 import { findLibfaketime } from "../cluster/faketime.ts";
 import { findProgram } from "../cluster/programs.ts";
 
@@ -42,11 +40,6 @@ export interface Requirement {
 
 /** A program by name on PATH, or a path to an executable file. */
 export const onPath = (program: string): boolean => findProgram(program) !== null;
-
-/** Where Debian's python3-* packages put their modules. */
-const DIST_PACKAGES = "/usr/lib/python3/dist-packages";
-/** Whether Debian's python3 package of this module is installed (the reference adapter programs' libraries). */
-export const pythonModule = (name: string): boolean => onPath("python3") && existsSync(join(DIST_PACKAGES, name, "__init__.py"));
 
 /** Whether a module of ours resolves (an optional npm dependency may not be installed). */
 export function resolvable(specifier: string): boolean {

@@ -1,41 +1,30 @@
 #!/bin/sh
 # fencecheck's Curator adapter: compile CuratorLock.java and Json.java once into a cache
 # keyed by the sources' hash, then exec the JVM (same pid, same process group: a pause freezes it).
-# Needs Debian's: default-jdk-headless libcurator-recipes-java (which brings
-# libcurator-framework-java, libcurator-client-java, libzookeeper-java, libguava-java,
-# libslf4j-java). Runs from the manifest's directory.
+# Its libraries are curator.adapter.json's "environment", pom.xml: fencecheck has
+# Maven fetch Curator and what it needs into its cache and passes the jars as
+# FENCECHECK_CLASSPATH (and the environment's directory as FENCECHECK_ENV).
+# Runs from the manifest's directory.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-J=/usr/share/java
 
-need() { # need <file> <debian package>
-  if [ ! -e "$1" ]; then
-    echo "curator adapter: $1 is missing: install the Debian package $2 (apt-get install -y $2)" >&2
-    exit 1
-  fi
-}
-
-need "$J/curator-recipes.jar" libcurator-recipes-java
-need "$J/curator-framework.jar" libcurator-framework-java
-need "$J/curator-client.jar" libcurator-client-java
-need "$J/zookeeper.jar" libzookeeper-java
-need "$J/zookeeper-jute.jar" libzookeeper-java
-need "$J/guava.jar" libguava-java
-need "$J/slf4j-api.jar" libslf4j-java
-need "$J/slf4j-simple.jar" libslf4j-java
+if [ -z "${FENCECHECK_CLASSPATH:-}" ] || [ -z "${FENCECHECK_ENV:-}" ]; then
+  echo "curator adapter: no FENCECHECK_CLASSPATH: run it through fencecheck (--client curator), which builds pom.xml's environment first" >&2
+  exit 1
+fi
+CP=$FENCECHECK_CLASSPATH
 command -v java >/dev/null 2>&1 || { echo "curator adapter: no java on PATH: install the Debian package default-jdk-headless" >&2; exit 1; }
 
-CP="$J/curator-recipes.jar:$J/curator-framework.jar:$J/curator-client.jar:$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/guava.jar:$J/slf4j-api.jar:$J/slf4j-simple.jar"
-
-hash=$(cat "$here/CuratorLock.java" "$here/Json.java" "$here/curator.sh" | sha256sum | cut -c1-16)
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/fencecheck/adapters/curator-$hash"
+# Compiled classes beside the environments, keyed by the sources and the jars they were compiled against.
+hash=$( (cat "$here/CuratorLock.java" "$here/Json.java" "$here/curator.sh"; echo "$CP") | sha256sum | cut -c1-16)
+cache="$(dirname "$FENCECHECK_ENV")/curator-classes-$hash"
 
 if [ ! -f "$cache/CuratorLock.class" ]; then
   command -v javac >/dev/null 2>&1 || { echo "curator adapter: no javac on PATH: install the Debian package default-jdk-headless" >&2; exit 1; }
   parent=$(dirname "$cache")
   mkdir -p "$parent"
-  tmp=$(mktemp -d "$parent/.curator-build.XXXXXX")
+  tmp=$(mktemp -d "$parent/.building-curator-classes.XXXXXX")
   if ! javac -nowarn -encoding UTF-8 -cp "$CP" -d "$tmp" "$here/CuratorLock.java" "$here/Json.java" >&2; then
     rm -rf "$tmp"
     echo "curator adapter: javac failed on $here/CuratorLock.java or Json.java" >&2

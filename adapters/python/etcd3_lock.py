@@ -51,9 +51,7 @@ import time
 # Python puts first on the path of the script it runs.
 sys.dont_write_bytecode = True
 
-from fencecheck_adapter import Adapter, find_debian_packages, run  # noqa: E402
-
-find_debian_packages("etcd3", "grpc")
+from fencecheck_adapter import Adapter, run  # noqa: E402
 
 import logging  # noqa: E402
 

@@ -55,23 +55,6 @@ def notice(msg):
         log.exception("could not write notice %r", msg)
 
 
-DEBIAN_DIST_PACKAGES = "/usr/lib/python3/dist-packages"
-
-
-def find_debian_packages(*modules):
-    """Make apt's python3-* packages importable when `python3` on PATH is another
-    interpreter (pyenv, a virtualenv) that does not see Debian's dist-packages.
-
-    The reference adapters use Debian's packages (apt-get install python3-redis
-    ...); the manifest runs `python3` from PATH. Only when a module is missing is
-    Debian's directory appended (last, so the interpreter's own packages win)."""
-    import importlib.util
-    missing = [m for m in modules if importlib.util.find_spec(m) is None]
-    if missing and os.path.isdir(DEBIAN_DIST_PACKAGES) and DEBIAN_DIST_PACKAGES not in sys.path:
-        sys.path.append(DEBIAN_DIST_PACKAGES)
-        log.info("%s not found on %s's path: using %s", ", ".join(missing), sys.executable, DEBIAN_DIST_PACKAGES)
-
-
 class Adapter:
     """Override the request handlers. Each returns the reply's fields (a dict with
     at least "type"); in_reply_to is added here. Raising means "error".

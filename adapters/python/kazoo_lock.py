@@ -59,9 +59,7 @@ import threading
 # Python puts first on the path of the script it runs.
 sys.dont_write_bytecode = True
 
-from fencecheck_adapter import Adapter, cancelled, find_debian_packages, notice, run  # noqa: E402
-
-find_debian_packages("kazoo")
+from fencecheck_adapter import Adapter, cancelled, notice, run  # noqa: E402
 
 from kazoo.client import KazooClient, KazooState  # noqa: E402
 from kazoo.exceptions import CancelledError, KazooException, LockTimeout, SessionExpiredError  # noqa: E402

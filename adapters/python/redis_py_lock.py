@@ -34,9 +34,7 @@ import sys
 # Python puts first on the path of the script it runs.
 sys.dont_write_bytecode = True
 
-from fencecheck_adapter import Adapter, find_debian_packages, run  # noqa: E402
-
-find_debian_packages("redis")
+from fencecheck_adapter import Adapter, run  # noqa: E402
 
 import redis  # noqa: E402
 from redis.exceptions import ConnectionError as RedisConnectionError  # noqa: E402

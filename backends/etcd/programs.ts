@@ -1,11 +1,13 @@
 // etcd's program, where Debian puts it and how a user names another, its
 // container, its version for run.json, and what a run installs for it; the
-// reference adapter programs' Python library too.
+// reference adapter programs' Python environment too.
 import type { ServerProgram } from "../../cluster/deployment.ts";
 import { findProgram } from "../../cluster/programs.ts";
 import type { VersionProbe } from "../../core/index.ts";
 import { firstLine } from "../../lib/index.ts";
-import { onPath, pythonModule, type Requirement } from "../../setup/requirements.ts";
+import { environmentRequirement } from "../../clients/program/index.ts";
+import { repoFile } from "../../lib/paths.ts";
+import { onPath, type Requirement } from "../../setup/requirements.ts";
 
 export const etcdBinary = (): string => process.env.FENCECHECK_ETCD ?? "etcd";
 
@@ -20,5 +22,5 @@ export const ETCD_VERSION: VersionProbe = { file: () => findProgram(etcdBinary()
 
 export const ETCD: Requirement = { id: "etcd", serves: "--backend etcd", packages: ["etcd-server"], present: () => onPath(etcdBinary()), chosenBy: ["FENCECHECK_ETCD"] };
 
-/** python-etcd3, for the reference adapter programs of --client python-etcd3 and python-etcd3-with. */
-export const PYTHON_ETCD3: Requirement = { id: "python-etcd3", serves: "--client python-etcd3 and python-etcd3-with", packages: ["python3", "python3-etcd3"], present: () => pythonModule("etcd3") };
+/** python-etcd3 from PyPI, for the reference adapter programs of --client python-etcd3 and python-etcd3-with (one requirements file, one venv). */
+export const PYTHON_ETCD3: Requirement = environmentRequirement("python-etcd3", "--client python-etcd3 and python-etcd3-with", repoFile("adapters/python/python-etcd3.adapter.json"));

@@ -1,12 +1,14 @@
 // Redis' program, where Debian puts it and how a user names another, its
 // container, its version for run.json, and what a run installs for it: kept
 // apart from the code that starts it, so that set-up and run.json need no
-// client library. The reference adapter programs' Python library is here too.
+// client library. The reference adapter programs' Python environment is here too.
 import type { ServerProgram } from "../../cluster/deployment.ts";
 import { findProgram } from "../../cluster/programs.ts";
 import type { VersionProbe } from "../../core/index.ts";
 import { firstLine } from "../../lib/index.ts";
-import { onPath, pythonModule, type Requirement } from "../../setup/requirements.ts";
+import { environmentRequirement } from "../../clients/program/index.ts";
+import { repoFile } from "../../lib/paths.ts";
+import { onPath, type Requirement } from "../../setup/requirements.ts";
 
 export const redisBinary = (): string => process.env.FENCECHECK_REDIS_SERVER ?? "redis-server";
 
@@ -22,8 +24,8 @@ export const REDIS_VERSION: VersionProbe = { file: () => findProgram(redisBinary
 
 export const REDIS: Requirement = { id: "redis", serves: "--backend redis and redlock", packages: ["redis-server"], present: () => onPath(redisBinary()), chosenBy: ["FENCECHECK_REDIS_SERVER"] };
 
-/** redis-py, for the reference adapter programs of --client redis-py and redis-py-timeout-0. */
-export const REDIS_PY: Requirement = { id: "redis-py", serves: "--client redis-py and redis-py-timeout-0", packages: ["python3", "python3-redis"], present: () => pythonModule("redis") };
+/** redis-py from PyPI, for the reference adapter programs of --client redis-py and redis-py-timeout-0 (one requirements file, one venv). */
+export const REDIS_PY: Requirement = environmentRequirement("redis-py", "--client redis-py and redis-py-timeout-0", repoFile("adapters/python/redis-py.adapter.json"));
 
 /**
  * python3, for the adapter programs whose libraries come from PyPI by a hashed

@@ -1,13 +1,15 @@
 // ZooKeeper's program (a Java program: its arguments start with the JVM's), where
 // Debian puts its jar, its container, its version for run.json, and what a run
-// installs for it; the reference adapter programs' libraries too (kazoo,
+// installs for it; the reference adapter programs' environments too (kazoo,
 // Curator).
 import { existsSync } from "node:fs";
 import type { ServerProgram } from "../../cluster/deployment.ts";
 import { findProgram } from "../../cluster/programs.ts";
 import type { VersionProbe } from "../../core/index.ts";
 import { firstLine } from "../../lib/index.ts";
-import { onPath, pythonModule, type Requirement } from "../../setup/requirements.ts";
+import { environmentRequirement } from "../../clients/program/index.ts";
+import { repoFile } from "../../lib/paths.ts";
+import { onPath, type Requirement } from "../../setup/requirements.ts";
 
 export const javaBinary = (): string => process.env.FENCECHECK_JAVA ?? "java";
 
@@ -33,12 +35,8 @@ export const ZOOKEEPER: Requirement = {
   present: () => existsSync(ZK_CLASSPATH[1]) && onPath(javaBinary()),
 };
 
-export const KAZOO: Requirement = { id: "kazoo", serves: "--client kazoo", packages: ["python3", "python3-kazoo"], present: () => pythonModule("kazoo") };
+/** kazoo from PyPI, in a venv of its own. */
+export const KAZOO: Requirement = environmentRequirement("kazoo", "--client kazoo", repoFile("adapters/python/kazoo.adapter.json"));
 
-/** The adapter is compiled once (javac) into the cache; Curator's recipes bring its framework, ZooKeeper's client, Guava and slf4j. */
-export const CURATOR: Requirement = {
-  id: "curator",
-  serves: "--client curator",
-  packages: ["default-jdk-headless", "libcurator-recipes-java"],
-  present: () => existsSync("/usr/share/java/curator-recipes.jar") && existsSync("/usr/share/java/slf4j-simple.jar") && onPath("javac"),
-};
+/** Curator from Maven Central (adapters/java/pom.xml): its recipes bring its framework, ZooKeeper's client, Guava and slf4j; curator.sh compiles the adapter against them once (javac). */
+export const CURATOR: Requirement = environmentRequirement("curator", "--client curator", repoFile("adapters/java/curator.adapter.json"));

@@ -38,8 +38,15 @@ describe("requirementsOf", () => {
     expect(needs("--client", "redis-py", "--fence-source", "single", "--deploy", "external", "--endpoints", "127.0.0.1:6379")).toEqual(["redis-py"]);
   });
 
-  it("each part names the Debian packages that provide it, or how to get it (npm's); a program the user named counts as there", () => {
-    for (const r of [...Object.values(SERVER_NEEDS), ...OPTION_NEEDS, ...CLIENT_NEEDS]) expect(r.packages.length > 0 || (r.getIt ?? "").length > 0, r.id).toBe(true);
+  it("each part names the Debian packages that provide it, how to get it (npm's), or the lock file its environment is built from; a program the user named counts as there", () => {
+    for (const r of [...Object.values(SERVER_NEEDS), ...OPTION_NEEDS, ...CLIENT_NEEDS]) expect(r.packages.length > 0 || (r.getIt ?? "").length > 0 || (r.builds ?? "").length > 0, r.id).toBe(true);
+    // The reference adapters' libraries come from PyPI and Maven Central at pinned versions, not from Debian.
+    expect(Object.fromEntries(CLIENT_NEEDS.map((r) => [r.id, [r.builds, r.packages]]))).toEqual({
+      "redis-py": ["adapters/python/requirements/redis-py.txt", []],
+      "python-etcd3": ["adapters/python/requirements/python-etcd3.txt", []],
+      kazoo: ["adapters/python/requirements/kazoo.txt", []],
+      curator: ["adapters/java/pom.xml", []],
+    });
     expect(SERVER_NEEDS.dynamodb.getIt).toMatch(/npm install/);
     expect(satisfied(SERVER_NEEDS.etcd, { FENCECHECK_ETCD: "/opt/etcd/bin/etcd" })).toBe(true);
   });
