@@ -49,9 +49,14 @@ export function lockFiles(ecosystem: Ecosystem, file: string): string[] {
   return [file, ...(existsSync(sum) ? [sum] : []), ...goSources(dir).sort()];
 }
 
-/** The first 16 hex digits of a sha256 over the lock files, each by its name beside its file's and its content: the environment's key. */
+/**
+ * The first 16 hex digits of a sha256 over the lock files: the environment's
+ * key. One file is its content alone, so the same pins under another name share
+ * an environment; a Go module's files each go with their path in the module.
+ */
 export function environmentKey(ecosystem: Ecosystem, file: string): string {
   const h = createHash("sha256");
+  if (ecosystem !== "go") return h.update(readFileSync(file)).digest("hex").slice(0, 16);
   const base = dirname(file);
   for (const f of lockFiles(ecosystem, file)) h.update(`${relative(base, f)}\0`).update(readFileSync(f)).update("\0");
   return h.digest("hex").slice(0, 16);

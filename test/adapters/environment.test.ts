@@ -33,14 +33,14 @@ describe("environment: pure parts", () => {
     expect(ecosystemOf("/p/build.gradle")).toBeNull();
   });
 
-  it("the key is 16 hex of the lock files' content: the same content, the same key wherever it lies; a Go module's go.sum and sources count", () => {
+  it("the key is 16 hex of the lock files' content: the same content, the same key wherever and under whatever name it lies; a Go module's go.sum and sources count", () => {
     const a = project();
     const b = project();
     writeFileSync(join(a, "requirements.txt"), "x==1 --hash=sha256:00\n");
-    writeFileSync(join(b, "requirements.txt"), "x==1 --hash=sha256:00\n");
+    writeFileSync(join(b, "locked.txt"), "x==1 --hash=sha256:00\n");
     const key = environmentKey("python", join(a, "requirements.txt"));
     expect(key).toMatch(/^[0-9a-f]{16}$/);
-    expect(environmentKey("python", join(b, "requirements.txt"))).toBe(key);
+    expect(environmentKey("python", join(b, "locked.txt"))).toBe(key);
     writeFileSync(join(b, "requirements.txt"), "x==2 --hash=sha256:00\n");
     expect(environmentKey("python", join(b, "requirements.txt"))).not.toBe(key);
     expect(environmentDirectory("python", join(a, "requirements.txt"), "/c")).toBe(`/c/adapter-envs/python-${key}`);
