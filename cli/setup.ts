@@ -60,7 +60,7 @@ export async function main(argv: string[]): Promise<number> {
       const chosen = (r.chosenBy ?? []).filter((v) => process.env[v]);
       const there = r.builds ? (r.present() ? "built" : "not built") : r.present() ? "present" : r.getIt ? "missing, and cannot be had here" : "missing";
       const state = r === DOCKER ? "set up by scripts/setup-docker.sh" : chosen.length ? `yours (${chosen.join(", ")})` : there;
-      process.stdout.write(`${r.id.padEnd(12)} ${state.padEnd(34)} ${(r.builds ?? r.packages.join(" ")).padEnd(36)} ${r.serves}\n`);
+      process.stdout.write(`${r.id.padEnd(17)} ${state.padEnd(34)} ${(r.builds ?? r.packages.join(" ")).padEnd(36)} ${r.serves}\n`);
     }
     return EXIT.valid;
   }

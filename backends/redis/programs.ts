@@ -27,17 +27,5 @@ export const REDIS: Requirement = { id: "redis", serves: "--backend redis and re
 /** redis-py from PyPI, for the reference adapter programs of --client redis-py and redis-py-timeout-0 (one requirements file, one venv). */
 export const REDIS_PY: Requirement = environmentRequirement("redis-py", "--client redis-py and redis-py-timeout-0", repoFile("adapters/python/redis-py.adapter.json"));
 
-/**
- * python3, for the adapter programs whose libraries come from PyPI by a hashed
- * requirements file (their manifests' `environment`): --client python-redis-lock
- * here and pottery (--backend redlock). Present when python3 is on PATH; the
- * venv itself is not checked: until fencecheck builds it from the manifest's
- * `environment`, a run finds the library in the python3 first on PATH. This
- * becomes that environment's build.
- */
-export const PYPI_PYTHON: Requirement = {
-  id: "pypi-python",
-  serves: "--client python-redis-lock and pottery (their libraries from adapters/python/requirements/)",
-  packages: ["python3", "python3-venv"],
-  present: () => onPath("python3"),
-};
+/** python-redis-lock from PyPI (with the redis-py it pins), for the reference adapter program of --client python-redis-lock. */
+export const PYTHON_REDIS_LOCK: Requirement = environmentRequirement("python-redis-lock", "--client python-redis-lock", repoFile("adapters/python/python-redis-lock.adapter.json"));

@@ -6,7 +6,9 @@
 import { shippedProgram, type ClientContext } from "../../clients/index.ts";
 import type { Backend, BackendOption, ClientKind } from "../../core/index.ts";
 import { REDIS_PERSISTENCE, redisFenceCounter, redisNames, redisNodeOptions, removeRedisKeys } from "../redis/index.ts";
-import { PYPI_PYTHON, REDIS, REDIS_SERVER, REDIS_VERSION } from "../redis/programs.ts";
+import { REDIS, REDIS_SERVER, REDIS_VERSION } from "../redis/programs.ts";
+import { environmentRequirement } from "../../clients/program/index.ts";
+import { repoFile } from "../../lib/paths.ts";
 import type { RedlockClientOptions } from "../redis/nodes.ts";
 import { K3, K4, K5 } from "./scenarios.ts";
 
@@ -72,7 +74,7 @@ const CLIENTS: Record<string, ClientKind> = {
     },
   },
   // pottery 3.0.1's Redlock from PyPI by its reference adapter program (adapters/, docs/adapter-protocol.md).
-  pottery: { ...shippedProgram("adapters/python/pottery.adapter.json", redisFenceCounter), needs: PYPI_PYTHON },
+  pottery: { ...shippedProgram("adapters/python/pottery.adapter.json", redisFenceCounter), needs: environmentRequirement("pottery", "--client pottery", repoFile("adapters/python/pottery.adapter.json")) },
 };
 
 export const backend = {

@@ -3,27 +3,12 @@
 // its key) and E1 (python-etcd3 #599, the with-block enters without the lock),
 // each library doing it alone with no fault injected; L3 (python-redis-lock #85,
 // its renewal thread frozen with its process), and the reports that do not
-// reproduce: K6 (python-redis-lock #93) and L4 (pottery #692). The PyPI
-// libraries' runs have their venv's python3 first on PATH for their describe
-// only: the others keep Debian's redis-py. Time budget: L3 twice and K6 once
-// (5 s, 5 s and 4 s of run), L4 once (4 s), plus the venvs' first builds.
-import { describe, it, expect, beforeAll, afterAll } from "vitest";
+// reproduce: K6 (python-redis-lock #93) and L4 (pottery #692). Each library
+// runs in the environment its manifest names, built by the run (or the suite's
+// set-up) from its hashed requirements file. Time budget: L3 twice and K6 once
+// (5 s, 5 s and 4 s of run), L4 once (4 s), plus the environments' first builds.
+import { describe, it, expect } from "vitest";
 import { scenario } from "./run.ts";
-import { pypiVenv, withVenv } from "../adapters/pypi-venv.ts";
-
-/** Puts the venv of that requirements file first on PATH while the describe's tests run (the runs' children inherit it). */
-function usingVenv(requirements: string): void {
-  const saved = { PATH: process.env.PATH, VIRTUAL_ENV: process.env.VIRTUAL_ENV };
-  beforeAll(() => {
-    Object.assign(process.env, withVenv(pypiVenv(requirements)));
-  }, 120_000);
-  afterAll(() => {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  });
-}
 
 describe("L2: redis-py's reacquire() with timeout=0", () => {
   it("--client redis-py-timeout-0: client 0's first reacquire deletes its key, client 1 is granted it: mutex-violation between the two holds", async () => {
@@ -61,8 +46,6 @@ describe("E1: python-etcd3's with-block", () => {
 });
 
 describe("python-redis-lock: L3, its renewal thread frozen with its process (#85), and K6 (#93)", () => {
-  usingVenv("adapters/python/requirements/python-redis-lock.txt");
-
   it("--client python-redis-lock: the key lapses while client 0 is frozen, client 1 writes, client 0 thaws and writes after it: stale-write-accepted; its release finds the key gone", async () => {
     const r = await scenario("L3");
     expect(r.code, r.out).toBe(1);
@@ -94,8 +77,6 @@ describe("python-redis-lock: L3, its renewal thread frozen with its process (#85
 });
 
 describe("L4: pottery's num_extensions", () => {
-  usingVenv("adapters/python/requirements/pottery.txt");
-
   it("--client pottery: the fourth renew fails too-many-extensions, client 0 stops, client 1 is granted when the third extension's lease ends: valid", async () => {
     const r = await scenario("L4");
     expect(r.code, r.out).toBe(0);

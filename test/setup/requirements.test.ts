@@ -43,6 +43,8 @@ describe("requirementsOf", () => {
     // The reference adapters' libraries come from PyPI and Maven Central at pinned versions, not from Debian.
     expect(Object.fromEntries(CLIENT_NEEDS.map((r) => [r.id, [r.builds, r.packages]]))).toEqual({
       "redis-py": ["adapters/python/requirements/redis-py.txt", []],
+      "python-redis-lock": ["adapters/python/requirements/python-redis-lock.txt", []],
+      pottery: ["adapters/python/requirements/pottery.txt", []],
       "python-etcd3": ["adapters/python/requirements/python-etcd3.txt", []],
       kazoo: ["adapters/python/requirements/kazoo.txt", []],
       curator: ["adapters/java/pom.xml", []],

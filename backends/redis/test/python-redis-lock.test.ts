@@ -1,22 +1,19 @@
-// python-redis-lock 4.0.1 from PyPI (its hashed requirements file, in a venv of
-// its own) by its adapter program, against a real redis-server under SIGSTOP
-// pauses aimed at holders that outlast its 1 s expire: its renewal thread is
-// frozen with the holder, so the key lapses and the next client takes it.
-// Without fencing the woken holder's write lands after the next holder's; with
-// fences from a Redis counter the resource refuses it. Its renewal thread's
-// death is told as a lost notice. Time budget: two runs of 9 s (about 26 s with
-// their start and check), plus the venv's first build (about 10 s, once).
-import { describe, it, expect, beforeAll } from "vitest";
-import { expectResourceSafe, pypiVenv, venvRun, withVenv } from "../../../test/adapters/pypi-venv.ts";
+// python-redis-lock 4.0.1 from PyPI (its hashed requirements file, the venv
+// fencecheck builds from its manifest's environment) by its adapter program,
+// against a real redis-server under SIGSTOP pauses aimed at holders that outlast
+// its 1 s expire: its renewal thread is frozen with the holder, so the key
+// lapses and the next client takes it. Without fencing the woken holder's write
+// lands after the next holder's; with fences from a Redis counter the resource
+// refuses it. Its renewal thread's death is told as a lost notice. Time budget:
+// two runs of 9 s (about 26 s with their start and check), plus the
+// environment's first build (about 10 s, once) where the suite's set-up has not
+// made it.
+import { describe, it, expect } from "vitest";
+import { clientRun, expectResourceSafe } from "../../../test/adapters/client-run.ts";
 
 const run = ["--client", "python-redis-lock", "--fence-source", "single", "--nemesis", "pause", "--nemesis-interval", "1", "--pause-min", "1500", "--pause-max", "2500", "--concurrency", "4", "--workers", "2", "--time-limit", "9", "--seed", "7"];
 
-let env: NodeJS.ProcessEnv;
-beforeAll(() => {
-  env = withVenv(pypiVenv("adapters/python/requirements/python-redis-lock.txt"));
-}, 120_000);
-
-const pythonRedisLock = (...args: string[]) => venvRun(env, [...run, ...args], "fc-prl-");
+const pythonRedisLock = (...args: string[]) => clientRun([...run, ...args], "fc-prl-");
 
 describe("--client python-redis-lock", () => {
   it("fenced by a Redis counter under pauses past its expire: valid, a stale write refused, the renewal thread's death told", async () => {
