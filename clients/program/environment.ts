@@ -180,7 +180,8 @@ async function missingTools(ecosystem: Ecosystem): Promise<string | null> {
   if (ecosystem === "maven") {
     // javac too: a Java adapter is compiled against the jars (adapters/java/curator.sh does it at its first start).
     const lacking = ["mvn", "java", "javac"].filter((p) => !findProgram(p));
-    return lacking.length ? `${lacking.join(" and ")} ${lacking.length > 1 ? "are" : "is"} not on PATH (apt-get install -y maven default-jdk-headless)` : null;
+    const named = lacking.length > 1 ? `${lacking.slice(0, -1).join(", ")} and ${lacking[lacking.length - 1]} are` : `${lacking[0]} is`;
+    return lacking.length ? `${named} not on PATH (apt-get install -y maven default-jdk-headless)` : null;
   }
   return goBinary() ? null : "go is not on PATH (apt-get install -y golang-go, or Go's release from https://go.dev/dl into /usr/local/go)";
 }
