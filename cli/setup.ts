@@ -9,7 +9,7 @@ import { CHROMIUM, CLOCK, DOCKER, GNU_TIME, TOXIPROXY, ensure, satisfied, type R
 
 /** What some options need beyond a backend's servers: the clock nemesis, what a backend's options start beside its servers, a container engine, Toxiproxy, GNU time. */
 const EXTRAS: readonly Requirement[] = [CLOCK, ...OPTION_NEEDS, DOCKER, TOXIPROXY, GNU_TIME];
-/** The reference adapter programs' languages and libraries (each serves one or more --client names). */
+/** The reference adapter programs' environments (each serves one or more --client names). */
 const ADAPTERS = CLIENT_NEEDS;
 /** Every part, in the order set-up takes them and --list shows them (Chromium only for the docs' pictures: never installed unasked). */
 const PARTS: readonly Requirement[] = [...new Map([...Object.values(SERVER_NEEDS), ...EXTRAS, ...ADAPTERS, CHROMIUM].map((r) => [r.id, r])).values()];
@@ -34,7 +34,7 @@ arguments, or a part asked for that only you can get (the message says how).`;
 export const SETUP_OPTIONS: readonly OptionSpec[] = [
   { name: "backends", kind: "list", default: undefined, choices: [...BACKEND_NAMES, "all", "none"], defaultText: "all when no list is named, else none", help: "the backends to run locally" },
   { name: "extras", kind: "list", default: undefined, choices: [...ids(EXTRAS), "all", "none"], defaultText: "all when no list is named, else none", help: "what some options need beyond a backend" },
-  { name: "adapters", kind: "list", default: undefined, choices: [...ids(ADAPTERS), "all", "none"], defaultText: "all when no list is named, else none", help: `the reference adapter programs' languages and lock libraries (${ADAPTERS.map((a) => a.serves).join("; ")})` },
+  { name: "adapters", kind: "list", default: undefined, choices: [...ids(ADAPTERS), "all", "none"], defaultText: "all when no list is named, else none", help: `the reference adapter programs' environments, built from their lock files (${ADAPTERS.map((a) => a.serves).join("; ")})` },
   { name: "list", kind: "flag", default: false, help: "say what each part needs and whether it is there; install nothing" },
 ];
 
