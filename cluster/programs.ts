@@ -23,3 +23,9 @@ export function findProgram(program: string): string | null {
   for (const dir of (process.env.PATH ?? "").split(delimiter)) if (dir !== "" && executable(join(dir, program))) return join(dir, program);
   return null;
 }
+
+/** The go that builds what fencecheck builds from Go modules (Toxiproxy, an adapter's go.mod): $FENCECHECK_GO, else go on PATH, else the official tarball's place. */
+export function goBinary(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.FENCECHECK_GO) return findProgram(env.FENCECHECK_GO);
+  return findProgram("go") ?? findProgram("/usr/local/go/bin/go");
+}

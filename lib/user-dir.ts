@@ -37,3 +37,12 @@ export function cacheDirectory(env: NodeJS.ProcessEnv = process.env): string {
   const base = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME.startsWith("/") ? env.XDG_CACHE_HOME : join(homedir(), ".cache");
   return join(base, "fencecheck");
 }
+
+/**
+ * Go's module, build and path caches under fencecheck's cache, shared by every Go
+ * build of ours; module files writable (-modcacherw) so that deleting the cache
+ * removes everything a build made.
+ */
+export function goCaches(cache: string): Record<string, string> {
+  return { GOPATH: join(cache, "go", "path"), GOMODCACHE: join(cache, "go", "mod"), GOCACHE: join(cache, "go", "build"), GOFLAGS: "-modcacherw" };
+}

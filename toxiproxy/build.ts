@@ -6,8 +6,8 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { cacheDirectory } from "../lib/user-dir.ts";
-import { findProgram } from "../cluster/programs.ts";
+import { cacheDirectory, goCaches } from "../lib/user-dir.ts";
+import { goBinary } from "../cluster/programs.ts";
 
 export const TOXIPROXY_VERSION = "2.12.0";
 /** The toxics that version knows (the conformance suite holds it to this list); fencecheck's own block_from and zk_sid_only are not among them. */
@@ -25,18 +25,12 @@ export const toxiproxyBinary = (env: NodeJS.ProcessEnv = process.env): string =>
 
 export const toxiproxyBuilt = (env: NodeJS.ProcessEnv = process.env): boolean => existsSync(toxiproxyBinary(env));
 
-/** The go to build with: $FENCECHECK_GO, else go on PATH, else the official tarball's place. */
-function goCommand(env: NodeJS.ProcessEnv): string | null {
-  if (env.FENCECHECK_GO) return findProgram(env.FENCECHECK_GO);
-  return findProgram("go") ?? findProgram("/usr/local/go/bin/go");
-}
-
 /**
  * Why Toxiproxy cannot be built here, with what to do; null when a Go new enough
  * is there. Asked only while the binary is missing: a built one needs no Go.
  */
 export function goProblem(env: NodeJS.ProcessEnv = process.env): string | null {
-  const go = goCommand(env);
+  const go = goBinary(env);
   const need = `Go ${GO_NEEDED.join(".")} or newer`;
   const fix = `install ${need} (Debian 12's golang-go is 1.19, too old; the official build goes to /usr/local/go) and put its bin/ on PATH, or set FENCECHECK_GO to its go; then run ${SETUP_COMMAND}`;
   if (go === null) return `building Toxiproxy v${TOXIPROXY_VERSION} from its Go module needs ${need}, and ${env.FENCECHECK_GO ? `FENCECHECK_GO=${env.FENCECHECK_GO} is not an executable` : "there is no go on PATH nor /usr/local/go/bin/go"}: ${fix}`;
@@ -79,17 +73,13 @@ export function buildToxiproxy(env: NodeJS.ProcessEnv = process.env): { path: st
   const aside = join(cache, `${stem}${process.pid}`);
   rmSync(aside, { recursive: true, force: true });
   const started = performance.now();
-  const go = spawnSync(goCommand(env)!, ["install", `-ldflags=-X ${MODULE}.Version=${TOXIPROXY_VERSION}`, `${MODULE}/cmd/server@v${TOXIPROXY_VERSION}`], {
+  const go = spawnSync(goBinary(env)!, ["install", `-ldflags=-X ${MODULE}.Version=${TOXIPROXY_VERSION}`, `${MODULE}/cmd/server@v${TOXIPROXY_VERSION}`], {
     encoding: "utf8",
     env: {
       ...env,
-      GOPATH: join(cache, "go", "path"),
-      GOMODCACHE: join(cache, "go", "mod"),
-      GOCACHE: join(cache, "go", "build"),
+      ...goCaches(cache),
       GOBIN: join(aside, "bin"),
-      // Writable module files, so that `rm -rf` of the cache works; a static
-      // binary, so that no C compiler is needed; and no other toolchain fetched.
-      GOFLAGS: "-modcacherw",
+      // A static binary, so that no C compiler is needed; and no other toolchain fetched.
       CGO_ENABLED: "0",
       GOTOOLCHAIN: "local",
     },

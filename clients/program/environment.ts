@@ -14,8 +14,8 @@ import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
-import { findProgram } from "../../cluster/programs.ts";
-import { cacheDirectory } from "../../lib/user-dir.ts";
+import { findProgram, goBinary } from "../../cluster/programs.ts";
+import { cacheDirectory, goCaches } from "../../lib/user-dir.ts";
 import { ROOT } from "../../lib/paths.ts";
 
 export type Ecosystem = "python" | "maven" | "go";
@@ -167,9 +167,6 @@ function run(step: Step): Promise<{ code: number; tail: string }> {
 
 const shown = (s: Step): string => [s.command, ...s.args].map((w) => (/[\s"']/.test(w) ? JSON.stringify(w) : w)).join(" ");
 
-/** The Go on PATH, or where its release archive puts it. */
-const goBinary = (): string | null => findProgram("go") ?? (existsSync("/usr/local/go/bin/go") ? "/usr/local/go/bin/go" : null);
-
 /** What the ecosystem's tools lack on this machine, and the command that installs it; null when all are there. */
 async function missingTools(ecosystem: Ecosystem): Promise<string | null> {
   if (ecosystem === "python") {
@@ -183,7 +180,7 @@ async function missingTools(ecosystem: Ecosystem): Promise<string | null> {
     const named = lacking.length > 1 ? `${lacking.slice(0, -1).join(", ")} and ${lacking[lacking.length - 1]} are` : `${lacking[0]} is`;
     return lacking.length ? `${named} not on PATH (apt-get install -y maven default-jdk-headless)` : null;
   }
-  return goBinary() ? null : "go is not on PATH (apt-get install -y golang-go, or Go's release from https://go.dev/dl into /usr/local/go)";
+  return goBinary() ? null : "go is not on PATH nor /usr/local/go/bin/go, and FENCECHECK_GO names none (Go's release from https://go.dev/dl into /usr/local/go, or apt-get install -y golang-go)";
 }
 
 /** The steps that build the environment into `tmp`, which will be renamed to `final`. */
@@ -216,15 +213,7 @@ function steps(ecosystem: Ecosystem, file: string, tmp: string, cache: string): 
     // Offline when the local repository may already hold everything: no question to Central at each new pom.
     return [existsSync(join(cache, "m2")) ? { ...copy(true), orElse: copy(false) } : copy(false)];
   }
-  const gocache = join(cache, "go");
-  return [
-    {
-      command: goBinary()!,
-      args: ["build", "-mod=readonly", "-trimpath", "-o", join(tmp, "bin") + "/", "./..."],
-      cwd,
-      env: { ...process.env, GOMODCACHE: join(gocache, "mod"), GOCACHE: join(gocache, "build"), GOPATH: join(gocache, "path"), GOFLAGS: "-modcacherw" },
-    },
-  ];
+  return [{ command: goBinary()!, args: ["build", "-mod=readonly", "-trimpath", "-o", join(tmp, "bin") + "/", "./..."], cwd, env: { ...process.env, ...goCaches(cache) } }];
 }
 
 /** A venv's scripts name the directory it was made in: made in `tmp`, they must name where it will be. */
