@@ -10,7 +10,7 @@
 // then renamed. Two processes building the same key race harmlessly (the second
 // rename loses and its copy goes); a Ctrl-C leaves only a temporary directory,
 // which no lookup ever takes and a later build sweeps.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
@@ -167,12 +167,16 @@ function run(step: Step): Promise<{ code: number; tail: string }> {
 
 const shown = (s: Step): string => [s.command, ...s.args].map((w) => (/[\s"']/.test(w) ? JSON.stringify(w) : w)).join(" ");
 
-/** What the ecosystem's tools lack on this machine, and the command that installs it; null when all are there. */
-async function missingTools(ecosystem: Ecosystem): Promise<string | null> {
+/**
+ * What the ecosystem's tools lack on this machine, and the command that installs
+ * it; null when all are there. Synchronous (one short python3 at most), so that
+ * set-up can ask it as a part's getIt before it builds anything.
+ */
+export function missingTools(ecosystem: Ecosystem): string | null {
   if (ecosystem === "python") {
     if (!findProgram("python3")) return "python3 is not on PATH (apt-get install -y python3 python3-venv)";
-    const venv = await run({ command: "python3", args: ["-c", "import venv, ensurepip"], cwd: ROOT });
-    return venv.code === 0 ? null : "python3 has no venv module with ensurepip (apt-get install -y python3-venv)";
+    const venv = spawnSync("python3", ["-c", "import venv, ensurepip"], { cwd: ROOT, stdio: "ignore" });
+    return venv.status === 0 ? null : "python3 has no venv module with ensurepip (apt-get install -y python3-venv)";
   }
   if (ecosystem === "maven") {
     // javac too: a Java adapter is compiled against the jars (adapters/java/curator.sh does it at its first start).
@@ -267,7 +271,7 @@ export async function buildEnvironment(manifest: string, file: string, say: (lin
   // A module that requires nothing has no go.sum; one that requires something is verified against it.
   if (ecosystem === "go" && /^\s*require\b/m.test(readFileSync(file, "utf8")) && !existsSync(join(dirname(file), "go.sum")))
     return { ok: false, message: `${named} has no go.sum beside it: run \`go mod tidy\` in ${dirname(file)} and keep go.sum with go.mod` };
-  const lacking = await missingTools(ecosystem);
+  const lacking = missingTools(ecosystem);
   if (lacking) return { ok: false, message: `${named} cannot be built here: ${lacking}` };
 
   const envs = environmentsDirectory(cache);

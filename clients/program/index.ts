@@ -6,7 +6,7 @@ import { relative } from "node:path";
 import type { LockAdapter } from "../lock.ts";
 import type { Requirement } from "../../setup/requirements.ts";
 import { ROOT } from "../../lib/paths.ts";
-import { buildEnvironment, builtEnvironment, ecosystemOf } from "./environment.ts";
+import { buildEnvironment, builtEnvironment, ecosystemOf, missingTools } from "./environment.ts";
 import { readManifest, type ProgramSpec } from "./manifest.ts";
 import { ProgramClient } from "./program-client.ts";
 
@@ -42,6 +42,14 @@ export function environmentRequirement(id: string, serves: string, manifest: str
     present() {
       const f = file();
       return f === undefined || builtEnvironment(ecosystemOf(f)!, f) !== null;
+    },
+    // Asked only while it is not built: a toolchain only the user can install
+    // (python3-venv, Maven, Go) is said before anything is built, and is theirs to fix (254).
+    get getIt() {
+      const f = file();
+      if (f === undefined || this.present()) return undefined;
+      const lacking = missingTools(ecosystemOf(f)!);
+      return lacking ? `its environment ${shown(f)} cannot be built here: ${lacking}` : undefined;
     },
     async finish(say) {
       const f = file();

@@ -7,12 +7,12 @@
 // builds of one key at once and a build that fails leaving nothing behind.
 import { describe, it, expect } from "vitest";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildEnvironment, ecosystemOf, environmentDirectory, environmentKey, environmentVariables, unhashedRequirement, PYTHON_ADAPTER_MODULE_DIR } from "../../clients/program/environment.ts";
 import { readManifest } from "../../clients/program/index.ts";
-import { REPO } from "../helpers.ts";
+import { REPO, runCli } from "../helpers.ts";
 
 const project = (): string => mkdtempSync(join(tmpdir(), "fc-env-"));
 
@@ -155,4 +155,19 @@ describe("environment: real builds", () => {
     const loose = await buildEnvironment("loose.adapter.json", join(dir, "loose.txt"), undefined, cache);
     expect(loose).toEqual({ ok: false, message: expect.stringMatching(/must pin every package with its hashes \(pip install --require-hashes\), but six==1\.17\.0 has no --hash; make one with `pip-compile --generate-hashes`/) });
   }, 180_000);
+});
+
+describe("environment: a toolchain only the user can install", () => {
+  it("fencecheck setup --adapters redis-py with no python3 on PATH: 254, the part, the file and the command that installs it, and nothing built", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fc-no-python-"));
+    const bin = join(dir, "bin");
+    mkdirSync(bin);
+    // Only node on PATH: the machine has no python3 at all.
+    symlinkSync(process.execPath, join(bin, "node"));
+    const cache = join(dir, "cache");
+    const r = runCli("setup", ["--adapters", "redis-py"], { PATH: bin, FENCECHECK_CACHE: cache });
+    expect(await r.exit, r.stderr()).toBe(254);
+    expect(r.stderr()).toMatch(/redis-py .*its environment adapters\/python\/requirements\/redis-py\.txt cannot be built here: python3 is not on PATH \(apt-get install -y python3 python3-venv\)/);
+    expect(existsSync(join(cache, "adapter-envs"))).toBe(false);
+  });
 });
