@@ -63,7 +63,7 @@ export const TOXIPROXY: Requirement = {
     return toxiproxyBuilt() ? undefined : (goProblem() ?? undefined);
   },
   async finish(say) {
-    const done = buildToxiproxy();
+    const done = await buildToxiproxy();
     if (done.built) say(`fencecheck: built Toxiproxy v${TOXIPROXY_VERSION} from its Go module in ${done.seconds.toFixed(1)} s: ${done.path}`);
   },
 };

@@ -3,7 +3,7 @@
 // downloaded here, but the Go module proxy is reachable. Go's own caches (the
 // module and build caches) live under fencecheck's cache too, writable
 // (-modcacherw), so deleting that directory removes everything the build made.
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { cacheDirectory, goCaches } from "../lib/user-dir.ts";
@@ -59,7 +59,7 @@ const alive = (pid: number): boolean => {
  * second rename finds the first's and keeps it), and one stopped half-way
  * (Ctrl-C) leaves only its own directory, which the next build removes.
  */
-export function buildToxiproxy(env: NodeJS.ProcessEnv = process.env): { path: string; built: boolean; seconds: number } {
+export async function buildToxiproxy(env: NodeJS.ProcessEnv = process.env): Promise<{ path: string; built: boolean; seconds: number }> {
   const path = toxiproxyBinary(env);
   if (existsSync(path)) return { path, built: false, seconds: 0 };
   const problem = goProblem(env);
@@ -73,20 +73,29 @@ export function buildToxiproxy(env: NodeJS.ProcessEnv = process.env): { path: st
   const aside = join(cache, `${stem}${process.pid}`);
   rmSync(aside, { recursive: true, force: true });
   const started = performance.now();
-  const go = spawnSync(goBinary(env)!, ["install", `-ldflags=-X ${MODULE}.Version=${TOXIPROXY_VERSION}`, `${MODULE}/cmd/server@v${TOXIPROXY_VERSION}`], {
-    encoding: "utf8",
-    env: {
-      ...env,
-      ...goCaches(cache),
-      GOBIN: join(aside, "bin"),
-      // A static binary, so that no C compiler is needed; and no other toolchain fetched.
-      CGO_ENABLED: "0",
-      GOTOOLCHAIN: "local",
-    },
-  });
-  if (go.status !== 0) {
+  // Asynchronous, so that set-up builds the adapters' environments at the same time (setup/index.ts).
+  const go = await new Promise<{ failed: string | null; stderr: string }>((resolve) =>
+    execFile(
+      goBinary(env)!,
+      ["install", `-ldflags=-X ${MODULE}.Version=${TOXIPROXY_VERSION}`, `${MODULE}/cmd/server@v${TOXIPROXY_VERSION}`],
+      {
+        encoding: "utf8",
+        maxBuffer: 16 << 20,
+        env: {
+          ...env,
+          ...goCaches(cache),
+          GOBIN: join(aside, "bin"),
+          // A static binary, so that no C compiler is needed; and no other toolchain fetched.
+          CGO_ENABLED: "0",
+          GOTOOLCHAIN: "local",
+        },
+      },
+      (err, _stdout, stderr) => resolve({ failed: err ? (typeof err.code === "number" ? `exit ${err.code}` : err.message) : null, stderr: String(stderr) }),
+    ),
+  );
+  if (go.failed !== null) {
     rmSync(aside, { recursive: true, force: true });
-    throw new Error(`building Toxiproxy v${TOXIPROXY_VERSION} with go install failed${go.error ? ` (${go.error.message})` : ""}:\n${(go.stderr ?? "").trim()}`);
+    throw new Error(`building Toxiproxy v${TOXIPROXY_VERSION} with go install failed (${go.failed}):\n${go.stderr.trim()}`);
   }
   renameSync(join(aside, "bin", "server"), join(aside, "bin", "toxiproxy-server"));
   try {
