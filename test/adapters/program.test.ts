@@ -80,7 +80,11 @@ describe("adapter programs", () => {
 
   it("unfenced under pauses: stale-write-accepted", async () => {
     const store = tempRunDir("fc-program-");
-    const cli = runCli("test", [...quick, "--client", BRIDGE, "--nemesis", "pause", "--nemesis-interval", "1", "--fence", "off", "--time-limit", "8", "--store", store]);
+    // Besides the nemesis' SIGSTOPs, which may or may not land between a holder's
+    // grant and its write in 8 s on a busy machine (a whole-suite run once had 24
+    // lease overlaps and no stale write), every holder waits 1.5 s, past its 1 s
+    // lease, before writing: a stale write the resource must accept without fencing.
+    const cli = runCli("test", [...quick, "--client", BRIDGE, "--nemesis", "pause", "--nemesis-interval", "1", "--pause", "1500", "--fence", "off", "--time-limit", "8", "--store", store]);
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(1);
     expect(stored(store).results.anomaly_types).toContain("stale-write-accepted");
   });
