@@ -85,7 +85,20 @@ import org.apache.zookeeper.data.Stat;
 
 public final class CuratorLock {
   static final String LOCK_ROOT = "/fencecheck/locks";
-  static final String LIBRARY = "Apache Curator 5.4.0 InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2 (Debian libcurator-recipes-java), ZooKeeper client 3.8";
+  /** What it runs, read from the jars on its classpath (pom.xml's environment), so a log never names a version it did not load. */
+  static final String LIBRARY =
+      "Apache Curator " + jarVersion("curator-recipes") + " InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2 (Maven Central), ZooKeeper client " + jarVersion("zookeeper");
+
+  /** The version in a jar's file name on the classpath (curator-recipes-5.9.0.jar), or "unknown". */
+  static String jarVersion(String artifact) {
+    java.util.regex.Pattern named = java.util.regex.Pattern.compile("(?:^|/)" + java.util.regex.Pattern.quote(artifact) + "-(\\d[^/]*)\\.jar$");
+    for (String entry : System.getProperty("java.class.path", "").split(java.io.File.pathSeparator)) {
+      java.util.regex.Matcher m = named.matcher(entry);
+      if (m.find()) return m.group(1);
+    }
+    return "unknown";
+  }
+
   /** The lock kinds it offers, as its manifest says them. */
   static final Map<String, Object> KINDS = Map.of("reentrant", Map.of("fence_on_reentry", "same"), "rw", true, "semaphore", true, "cancel", true);
 

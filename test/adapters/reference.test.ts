@@ -5,17 +5,17 @@
 // and, for the ZooKeeper libraries whose listeners tell, lost holds told with
 // `lost` notices.
 import { describe, it, expect } from "vitest";
-import { readFileSync, realpathSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { tempRunDir, runCli, latestRun, readNdjson } from "../helpers.ts";
 
 const run = ["--concurrency", "4", "--workers", "2", "--nemesis", "pause", "--nemesis-interval", "1", "--time-limit", "10", "--seed", "7"];
 
 const cases = [
-  { client: "redis-py", options: ["--fence-source", "single"], fenceSource: "single", tells: false },
-  { client: "kazoo", options: ["--backend", "zookeeper"], fenceSource: "czxid", tells: true },
-  { client: "curator", options: ["--backend", "zookeeper"], fenceSource: "czxid", tells: true },
-  { client: "python-etcd3", options: ["--backend", "etcd"], fenceSource: "create-revision", tells: false },
+  { client: "redis-py", options: ["--fence-source", "single"], fenceSource: "single", tells: false, library: "redis-py 8.1.0" },
+  { client: "kazoo", options: ["--backend", "zookeeper"], fenceSource: "czxid", tells: true, library: "kazoo 2.11.0" },
+  { client: "curator", options: ["--backend", "zookeeper"], fenceSource: "czxid", tells: true, library: "Apache Curator 5.9.0 " },
+  { client: "python-etcd3", options: ["--backend", "etcd"], fenceSource: "create-revision", tells: false, library: "python-etcd3 0.12.0" },
 ] as const;
 
 describe("reference adapter programs", () => {
@@ -30,6 +30,9 @@ describe("reference adapter programs", () => {
       const grants = events.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => e.value as Record<string, unknown>);
       expect(grants.length).toBeGreaterThan(10);
       expect(grants.every((g) => Number.isSafeInteger(g.fence) && g.fence_source === c.fenceSource)).toBe(true);
+      // The version its lock file pins is the one that ran (the environment, not a copy elsewhere on the machine).
+      const logs = readdirSync(join(dir, "logs")).map((f) => readFileSync(join(dir, "logs", f), "utf8")).join("");
+      expect(logs).toContain(`library: ${c.library}`);
       const results = JSON.parse(readFileSync(join(dir, "results.json"), "utf8"));
       expect(results.valid).toBe(true);
       const lost = results.stats.lost_holds;
