@@ -73,7 +73,9 @@ export async function main(argv: string[]): Promise<number> {
     const report = await ensure(parts, { say, soft });
     for (const w of report.warnings) say(`fencecheck setup: warning: ${w}`);
     if (already.length) say(`fencecheck setup: already there: ${already.join(", ")}`);
-    say(`fencecheck setup: ready for ${ids(parts).join(", ") || "nothing"}${report.seconds >= 0.1 ? ` (apt added ${report.installed.length} packages; ${report.seconds.toFixed(1)} s in all)` : ""}`);
+    // What took the time: apt's packages, or only builds (Toxiproxy, environments), which add no package.
+    const spent = report.installed.length ? `apt added ${report.installed.length} packages; ${report.seconds.toFixed(1)} s in all` : `built in ${report.seconds.toFixed(1)} s`;
+    say(`fencecheck setup: ready for ${ids(parts).join(", ") || "nothing"}${report.seconds >= 0.1 ? ` (${spent})` : ""}`);
     return EXIT.valid;
   } catch (err) {
     if (!(err instanceof Error) || err.name !== "BadInput") throw err;
