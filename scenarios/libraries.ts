@@ -31,7 +31,7 @@ export const L2: Scenario = {
   id: "L2",
   title: "redis-py: reacquire() of a lock made with timeout=0 deletes the key (redis-py #4279)",
   shows:
-    "client 0 takes redis-py's Lock made with timeout=0 (no expiry) and renews it with reacquire() every 333 ms; the first reacquire sends PEXPIRE key 0, which deletes the key, and says it succeeded; client 1 asks at 500 ms and is granted the free key while client 0 still holds: mutex-violation",
+    "client 0 takes redis-py's Lock made with timeout=0 (no expiry) and renews it with reacquire() every second; the first reacquire sends PEXPIRE key 0, which deletes the key, and says it succeeded; client 1, waiting since 500 ms, is granted the free key while client 0 still holds: mutex-violation",
   options: {
     ...ONE_HOLD_EACH,
     backend: "redis",
@@ -39,8 +39,11 @@ export const L2: Scenario = {
     renew: true,
     concurrency: 2,
     workers: 2,
-    ttl: 1000,
-    // Client 0 holds from its grant (well before 500 ms) to 2000 ms after it.
+    // A 3 s lease, renewed every second: the certain spans are long enough that
+    // client 1's grant, after a wait, still falls inside client 0's on a busy
+    // machine (with 1 s, a first acquire slowed to 600 ms left them apart).
+    ttl: 3000,
+    // Client 0 holds from its grant to 2000 ms after it, past its first reacquire.
     work: 2000,
     stagger: 500,
     "acquire-timeout": 3000,
