@@ -62,9 +62,13 @@ describe("python-redis-lock: L3, its renewal thread frozen with its process (#85
     const r = await scenario("L3", "--nemesis", "none");
     expect(r.code, r.out).toBe(0);
     const [release0] = r.of(0, "release", "ok");
+    const [releasing0] = r.of(0, "release", "invoke");
     const [acquire1] = r.of(1, "acquire", "ok");
     expect(release0.value).toMatchObject({ released: true });
-    expect(acquire1.time).toBeGreaterThan(release0.time);
+    // The release takes effect between its invoke and its ok, and client 1's grant
+    // may be answered before client 0's ok arrives (a whole-suite run had it 6 ms
+    // before): what the kept key promises is a grant after the release was sent.
+    expect(acquire1.time).toBeGreaterThan(releasing0.time);
   });
 
   it("K6 (#93 does not reproduce at 4.0.1): six acquire(blocking=False) at once, one granted, five busy: valid", async () => {
