@@ -27,6 +27,13 @@
 import { ONE_HOLD_EACH, staleUnlessFenced, type Scenario } from "../core/scenario.ts";
 import type { ScriptStep } from "../nemesis/index.ts";
 
+/**
+ * The Redis libraries here issue no fence: each hold's is taken from a Redis
+ * counter, so the checker can judge the writes, and the resource does not check
+ * it, so a stale write shows as stale-write-accepted (--fence on: refused).
+ */
+const COUNTER_FENCES_UNCHECKED = { fence: false, "fence-source": "single" } as const;
+
 export const L2: Scenario = {
   id: "L2",
   title: "redis-py: reacquire() of a lock made with timeout=0 deletes the key (redis-py #4279)",
@@ -48,9 +55,7 @@ export const L2: Scenario = {
     stagger: 500,
     "acquire-timeout": 3000,
     "time-limit": 4,
-    fence: false,
-    // redis-py issues no fence: taken from a Redis counter, so the writes are judged too.
-    "fence-source": "single",
+    ...COUNTER_FENCES_UNCHECKED,
   },
   varies: {
     client: "redis-py: the Lock has the run's TTL and renews with extend(), which compares the token first; client 1 waits for client 0's release: the run is valid",
@@ -123,9 +128,7 @@ export const L3: Scenario = {
     stagger: 2000,
     "acquire-timeout": 3000,
     "time-limit": 5,
-    fence: false,
-    // python-redis-lock issues no fence: taken from a Redis counter, so the writes are judged.
-    "fence-source": "single",
+    ...COUNTER_FENCES_UNCHECKED,
   },
   varies: {
     nemesis: "none: no freeze; the renewal thread keeps the key through the job, client 1 waits for client 0's release: the run is valid",
@@ -156,8 +159,7 @@ export const K6: Scenario = {
     // 0: acquire(blocking=False), one try.
     "acquire-timeout": 0,
     "time-limit": 4,
-    fence: false,
-    "fence-source": "single",
+    ...COUNTER_FENCES_UNCHECKED,
   },
   varies: {
     concurrency: "more or fewer clients at once: still one grant",
@@ -183,8 +185,7 @@ export const L4: Scenario = {
     stagger: 300,
     "acquire-timeout": 4000,
     "time-limit": 4,
-    fence: false,
-    "fence-source": "single",
+    ...COUNTER_FENCES_UNCHECKED,
   },
   varies: {
     fence: "on: the same; nothing stale is written to refuse",

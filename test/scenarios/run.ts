@@ -58,3 +58,21 @@ export function lateWrite(r: Awaited<ReturnType<typeof scenario>>): { late: Deci
   expect(late.seq).toBeGreaterThan(next.seq);
   return { late, next };
 }
+
+/** The run found exactly the anomalies the catalogue predicts (exit 1), and said so. */
+export function foundAsPredicted(r: Run, id: string, types: string[]): void {
+  expect(r.code, r.out).toBe(1);
+  expect(r.results.anomaly_types).toEqual(types);
+  expect(r.out).toContain(`Scenario ${id}: found ${types.join(", ")}, as the catalogue predicts`);
+}
+
+/**
+ * Client 1 was granted the lock only after client 0's release was sent. Not after
+ * its ok arrived: the release takes effect between the two, and the grant's reply
+ * may come first (a whole-suite run had it 6 ms before the release's).
+ */
+export function grantedAfterRelease(r: Run): void {
+  const [releasing0] = r.of(0, "release", "invoke");
+  const [acquire1] = r.of(1, "acquire", "ok");
+  expect(acquire1.time, r.out).toBeGreaterThan(releasing0.time);
+}
