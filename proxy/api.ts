@@ -8,9 +8,8 @@ import type { AddressInfo } from "node:net";
 import { ApiError, asApiError, badBody, invalidToxicType } from "./api-error.ts";
 import { ProxyCollection } from "./collection.ts";
 import { OWN_TOXIC_TYPES, parseNewToxic } from "./toxics.ts";
-import { PROXY_VERSION as VERSION } from "./version.ts";
+import { PROXY_VERSION } from "./version.ts";
 
-export { VERSION };
 
 const MAX_BODY = 1 << 20;
 const BODY_TIMEOUT_MS = 10_000;
@@ -97,7 +96,7 @@ async function handle(proxies: ProxyCollection, req: IncomingMessage, toxiproxyO
   // /version, /metrics, /reset, /populate, /proxies
   if (parts.length === 1) {
     const [what] = parts;
-    if (what === "version") return method === "GET" ? ok({ version: VERSION }) : notAllowed();
+    if (what === "version") return method === "GET" ? ok({ version: PROXY_VERSION }) : notAllowed();
     // Toxiproxy serves Prometheus text here too (its own metric names); ours are fencecheck_proxy_*.
     if (what === "metrics") {
       if (method !== "GET") return notAllowed();

@@ -11,7 +11,7 @@
 export { spawnProxyServer, type SpawnedProxyServer } from "./spawn.ts";
 export { PROXY_VERSION } from "./version.ts";
 export { parseProxyArgs, proxyUsage, type ProxyArgs } from "./args.ts";
-export type { ToxicJson, ToxicType, Stream } from "./toxics.ts";
+export { TOXIPROXY_TOXICS, OWN_TOXIC_TYPES, type ToxicJson, type ToxicType, type Stream } from "./toxics.ts";
 export type { ProxyJson } from "./proxy.ts";
 
 export interface ProxyServer {

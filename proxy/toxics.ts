@@ -72,6 +72,9 @@ export const TOXIC_TYPES = Object.keys(FIELDS) as ToxicType[];
 /** Ours alone: a real Toxiproxy answers 400 "invalid toxic type" to it. */
 export const OWN_TOXIC_TYPES: ReadonlySet<ToxicType> = new Set(["block_from", "zk_sid_only"]);
 
+/** What a real Toxiproxy knows (2.x): the rest. The conformance suite holds both servers to it. */
+export const TOXIPROXY_TOXICS: readonly ToxicType[] = TOXIC_TYPES.filter((t) => !OWN_TOXIC_TYPES.has(t));
+
 export function isToxicType(type: unknown): type is ToxicType {
   return typeof type === "string" && Object.hasOwn(FIELDS, type);
 }

@@ -11,6 +11,8 @@ import type { Backend, ClientKind, OptionRule, OptionsInPlay, Test } from "../co
 import type { LockKinds } from "../clients/index.ts";
 import type { WorkloadOptions } from "../workloads/index.ts";
 import { WHOLE_SERVER, nemesisNamed } from "../nemesis/index.ts";
+import { TOXIPROXY_TOXICS } from "../proxy/index.ts";
+import { TOXIPROXY_VERSION } from "../toxiproxy/index.ts";
 
 /** The shipped clients a fact is true of, for messages. */
 const clientsWith = (fact: (c: ClientKind) => boolean | undefined): string => Object.keys(CLIENTS).filter((name) => fact(CLIENTS[name])).join(", ");
@@ -100,6 +102,23 @@ interface Made {
   toxiproxy: ToxiproxyGiven;
 }
 
+/**
+ * The toxics of the backend's own that the run will put on its members' peer
+ * proxies, each with why: only when it cuts its members apart through them
+ * (memberPartitions, the same fact the backend's start reads).
+ */
+export function toxicsNeeded(test: Pick<Test, "backend" | "serverOptions">): Array<[string, string]> {
+  return test.serverOptions.memberPartitions === "proxy" ? Object.entries(test.backend.needsToxics ?? {}) : [];
+}
+
+/** Why a Toxiproxy that lacks a toxic the run needs cannot serve it. */
+export function lacksToxicMessage(test: Pick<Test, "backend">, named: string, type: string, why: string, how = ""): string {
+  return (
+    `${named} does not know the ${type} toxic${how}, and --backend ${test.backend.name} needs it for ${why}. ` +
+    `Leave out --toxiproxy to use fencecheck's own fault proxy, or point it at one (fencecheck proxy --port N)`
+  );
+}
+
 /** The rules between what the options made: the test as it would run. */
 const TEST_RULES: readonly { name: string; check(m: Made): string | undefined }[] = [
   {
@@ -156,6 +175,15 @@ const TEST_RULES: readonly { name: string; check(m: Made): string | undefined }[
       if (!test.directLinks) return;
       const needs = test.nemeses.filter((n) => nemesisNamed(n)?.aims === "links");
       if (needs.length) return `--links direct: --nemesis ${needs.join(",")} works on the proxied links, and direct links have none (drop it, or use --links proxy)`;
+    },
+  },
+  {
+    // Known from the options alone, before a run installs or builds anything for it.
+    name: "--toxiproxy auto has the toxics the run needs",
+    check: ({ test }) => {
+      if (!test.toxiproxyAuto) return;
+      const lacking = toxicsNeeded(test).find(([type]) => !(TOXIPROXY_TOXICS as readonly string[]).includes(type));
+      return lacking ? lacksToxicMessage(test, `--toxiproxy auto (Toxiproxy v${TOXIPROXY_VERSION})`, ...lacking) : undefined;
     },
   },
   {

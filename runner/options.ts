@@ -269,7 +269,8 @@ export function buildTest(parsed: ParsedOptions): Test {
       external,
       pauseMode: o["pause-mode"],
       // Members meet on their network when asked; else through peer proxies, which carry our toxics only when a nemesis of the run cuts members.
-      memberPartitions: partitionMode === "network" ? "network" : nemeses.some((n) => nemesisNamed(n)?.cutsMembers) ? "proxy" : "none",
+      // An external cluster's members are not ours: they talk to each other directly, and nothing of theirs goes through a toxic of ours.
+      memberPartitions: external ? "none" : partitionMode === "network" ? "network" : nemeses.some((n) => nemesisNamed(n)?.cutsMembers) ? "proxy" : "none",
     },
   };
   // The rules between what the options made.

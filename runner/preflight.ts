@@ -13,8 +13,7 @@ import { isAdapterPath, loadAdapter, checkAdapterClient } from "../clients/index
 import { isManifestPath, readManifest } from "../clients/program/index.ts";
 import { checkUserProxies } from "../cluster/external-proxies.ts";
 import { checkMetricsPort } from "./metrics.ts";
-import { TOXIPROXY_TOXICS, TOXIPROXY_VERSION } from "../toxiproxy/index.ts";
-import { lockKindsOffered } from "./option-rules.ts";
+import { lacksToxicMessage, lockKindsOffered, toxicsNeeded } from "./option-rules.ts";
 
 /** A client adapter of the user's: its exports, its backends, its fences, one client made and closed. */
 async function checkAdapter(test: Test): Promise<void> {
@@ -48,17 +47,9 @@ function checkProgramClock(test: Test): void {
     );
 }
 
-/** The toxics of the backend's own that the run will put on its members' peer proxies, each with why. */
-export function toxicsNeeded(test: Pick<Test, "backend" | "serverOptions">): Array<[string, string]> {
-  return test.serverOptions.memberPartitions === "proxy" ? Object.entries(test.backend.needsToxics ?? {}) : [];
-}
-
 /** The refusal of a Toxiproxy that lacks a toxic the run needs. */
 function lacksToxic(test: Test, named: string, type: string, why: string, how = ""): BadInput {
-  return new BadInput(
-    `${named} does not know the ${type} toxic${how}, and --backend ${test.backend.name} needs it for ${why}. ` +
-      `Leave out --toxiproxy to use fencecheck's own fault proxy, or point it at one (fencecheck proxy --port N)`,
-  );
+  return new BadInput(lacksToxicMessage(test, named, type, why, how));
 }
 
 /** Warnings go to stderr: the run goes ahead. */
@@ -75,12 +66,7 @@ export async function preflight(test: Test, warn: (line: string) => void = (l) =
   }
   // A service of the user's that needs more than addresses (DynamoDB's account and permissions), asked now.
   if (test.serverOptions.external && test.backend.external) await test.backend.external.check(test, warn);
-  if (test.toxiproxyAuto) {
-    // Not started yet (the run starts it): what it lacks is known from its version.
-    const lacking = toxicsNeeded(test).find(([type]) => !TOXIPROXY_TOXICS.includes(type));
-    if (lacking) throw lacksToxic(test, `--toxiproxy auto (Toxiproxy v${TOXIPROXY_VERSION})`, ...lacking);
-    return;
-  }
+  // --toxiproxy auto: what it lacks is known from its version, and was refused with the options (option-rules.ts).
   const url = test.toxiproxy;
   if (!url) return;
   const toxiproxy = new Toxiproxy(url);
@@ -92,11 +78,8 @@ export async function preflight(test: Test, warn: (line: string) => void = (l) =
   }
   const external = test.serverOptions.external;
   if (external) for (const line of await checkUserProxies(url, external)) warn(line);
-  // The toxics a backend needs are those its members are cut apart with, on their
-  // peer proxies, which carry them only when the run cuts members through the
-  // proxy (memberPartitions, the same fact the backend's start reads). An external
-  // cluster's members talk to each other directly: nothing of theirs goes through a toxic of ours.
-  const needs = external ? [] : toxicsNeeded(test);
+  // Asked of the server itself: a user's Toxiproxy may be ours, or another build.
+  const needs = toxicsNeeded(test);
   if (needs.length === 0) return;
   // A proxy of our own for the question, removed whatever the answer.
   const probe = await toxiproxy.createProxy({ name: `fc-${process.pid}-preflight`, listen: "127.0.0.1:0", upstream: "127.0.0.1:9" });

@@ -10,8 +10,6 @@ import { cacheDirectory, goCaches } from "../lib/user-dir.ts";
 import { goBinary } from "../cluster/programs.ts";
 
 export const TOXIPROXY_VERSION = "2.12.0";
-/** The toxics that version knows (the conformance suite holds it to this list); fencecheck's own block_from and zk_sid_only are not among them. */
-export const TOXIPROXY_TOXICS: readonly string[] = ["latency", "bandwidth", "slow_close", "timeout", "reset_peer", "slicer", "limit_data"];
 const MODULE = "github.com/Shopify/toxiproxy/v2";
 /** What Toxiproxy's go.mod asks for at that version ("go 1.23.0"). */
 const GO_NEEDED: readonly [number, number] = [1, 23];

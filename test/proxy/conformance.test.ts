@@ -16,8 +16,8 @@ import { randomBytes } from "node:crypto";
 import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ToxiproxyError, type ICreateToxicBody, type Latency } from "toxiproxy-node-client";
-import { VERSION as PROXY_VERSION } from "../../proxy/api.ts";
-import { TOXIPROXY_TOXICS, TOXIPROXY_VERSION } from "../../toxiproxy/index.ts";
+import { PROXY_VERSION, TOXIPROXY_TOXICS } from "../../proxy/index.ts";
+import { TOXIPROXY_VERSION } from "../../toxiproxy/index.ts";
 import { portOf, sleep, startHarness, startUpstream, TARGETS, TestClient, uniqueName, type Harness, type Upstream } from "./helpers.ts";
 
 function latency(name: string, ms: number, stream: "upstream" | "downstream" = "downstream"): ICreateToxicBody<Latency> {

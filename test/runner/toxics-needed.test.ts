@@ -4,9 +4,20 @@
 // (serverOptions.memberPartitions) decides whether the backend's start puts them
 // on its peer proxies, so what preflight asks for is what the run will add.
 import { describe, expect, it } from "vitest";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "../../lib/index.ts";
+import { NEMESES } from "../../nemesis/index.ts";
 import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
-import { toxicsNeeded } from "../../runner/preflight.ts";
+import { toxicsNeeded } from "../../runner/option-rules.ts";
+
+/** An --endpoints file of an etcd cluster of the user's. */
+const etcdOfTheirs = (): string => {
+  const file = join(mkdtempSync(join(tmpdir(), "fc-toxics-needed-")), "endpoints.json");
+  writeFileSync(file, JSON.stringify({ servers: [1, 2, 3].map((i) => ({ name: `etcd-${i}`, host: "127.0.0.1", port: 42378 + i })) }));
+  return file;
+};
 
 const needed = (argv: string[]): string[] => {
   const test = buildTest(parseArgs(argv, TEST_OPTIONS).options);
@@ -30,16 +41,21 @@ describe("the toxics a run needs of a Toxiproxy", () => {
     [["--backend", "etcd", "--nemesis", "partition", "--partition-mode", "network", "--deploy", "docker"], []],
     // A backend whose servers do not talk to each other needs none.
     [["--backend", "redis", "--nemesis", "partition"], []],
+    // A cluster of the user's: its members talk to each other directly, not through a proxy of ours.
+    [["--backend", "etcd", "--deploy", "external", "--endpoints", etcdOfTheirs(), "--nemesis", "partition"], []],
   ])("%j: %j", (argv, toxics) => {
     expect(needed(argv)).toEqual(toxics);
   });
 
-  it("follows the nemeses' own declaration (cutsMembers), not a list of names here", async () => {
-    const { NEMESES } = await import("../../nemesis/index.ts");
-    const cutting = Object.entries(NEMESES).filter(([, n]) => "cutsMembers" in n && n.cutsMembers).map(([name]) => name);
-    expect(cutting).toEqual(["partition"]);
-    // ZooKeeper takes every nemesis but the clock, which cannot move its JVM's monotonic clock.
-    for (const name of Object.keys(NEMESES).filter((n) => n !== "clock"))
-      expect([name, needed(["--backend", "zookeeper", "--nemesis", name])]).toEqual([name, cutting.includes(name) ? ["zk_sid_only"] : []]);
+  it("follows the nemeses' own declaration (cutsMembers), not a list of names", () => {
+    const latency = NEMESES.latency as { cutsMembers?: true };
+    expect(needed(["--backend", "zookeeper", "--nemesis", "latency"])).toEqual([]);
+    // A nemesis that declared it cuts members would need the toxic too, by that declaration alone.
+    latency.cutsMembers = true;
+    try {
+      expect(needed(["--backend", "zookeeper", "--nemesis", "latency"])).toEqual(["zk_sid_only"]);
+    } finally {
+      delete latency.cutsMembers;
+    }
   });
 });
