@@ -23,14 +23,11 @@ Endpoints: etcd3.client takes one host:port. The first endpoint is used; when a
 request fails for want of a connection (UNAVAILABLE, or no answer in time) the
 request is answered "error" and the next request goes to the next endpoint.
 
-Waiting: with Debian 12's python3-tenacity 8.2.1, python-etcd3 0.12.0's
-acquire(timeout>0) raises TypeError ("wait() missing 1 required positional
-argument") the first time the lock is busy: tenacity 8.2 no longer calls its
-old two-argument wait function (the error of python-etcd3 issue #2149). The
-try before it was a definite "busy", so the adapter then waits by repeating the
-library's own single try, acquire(timeout=0), every 10-50 ms (seeded) until
-wait_ms; the ok reply says "waited_by": "polling". acquire(timeout=0) never
-reaches the wait function and works.
+Waiting: the library's own acquire(timeout=wait_s), which retries through
+tenacity with a wait function of the old two-argument form; tenacity 7 and
+later no longer call it so and raise TypeError at the first busy try (python-etcd3
+issue #2149), hence the environment's tenacity 6.3.1
+(requirements/python-etcd3.txt).
 
 Env FENCECHECK_ETCD3_ACQUIRE=context-manager (python-etcd3-with.adapter.json, --client python-etcd3-with):
 acquire as `with client.lock(name, ttl=ttl_s) as lock:` does, i.e.
@@ -42,23 +39,11 @@ returned. No fence in that mode (the with-body has none).
 
 import math
 import os
-import random
-import sys
-import time
 
-# No __pycache__ beside the shared module: the adapters live in a checkout. The
-# shared module, fencecheck_adapter.py, stands beside this file, in the directory
-# Python puts first on the path of the script it runs.
-sys.dont_write_bytecode = True
+from fencecheck_adapter import Adapter, run
 
-from fencecheck_adapter import Adapter, run  # noqa: E402
-
-import logging  # noqa: E402
-
-import etcd3  # noqa: E402
-from etcd3 import exceptions as etcd_exc  # noqa: E402
-
-log = logging.getLogger("etcd3-lock-adapter")
+import etcd3
+from etcd3 import exceptions as etcd_exc
 
 LOCK_NAME_PREFIX = "fencecheck/python-etcd3/"
 
@@ -82,8 +67,6 @@ class Etcd3LockAdapter(Adapter):
         self.count = 0
         self.holds = {}  # owner -> Lock
         self.client = None  # made at the first acquire; grpc connects lazily anyway
-        self.rng = random.Random(req.get("seed"))
-        self.polling = False  # set when the library's own wait is found broken
 
     def _client(self):
         if self.client is None:
@@ -138,12 +121,10 @@ class Etcd3LockAdapter(Adapter):
             self.holds[owner] = lock
             return dict({"type": "ok", "owner": owner, "fence": None, "library_acquired": got,
                          "lease_s": lock.lease.ttl if got else None}, **extra)
-        got = self._wait_for(lock, req["wait_ms"] / 1000.0)
+        got = lock.acquire(timeout=req["wait_ms"] / 1000.0)
         if not got:
             # Every try's transaction answered "the key exists": certainly not ours.
             return {"type": "fail", "error": "timeout" if req["wait_ms"] > 0 else "busy"}
-        if self.polling:
-            extra["waited_by"] = "polling"
         self.holds[owner] = lock
         value, meta = client.get(lock.key)
         if value != lock.uuid:
@@ -156,42 +137,10 @@ class Etcd3LockAdapter(Adapter):
                      "ttl_ms": lock.lease.ttl * 1000,
                      "lease_id": lock.lease.id}, **extra)
 
-    def _wait_for(self, lock, wait_s):
-        """lock.acquire(timeout=wait_s), or its equivalent where tenacity broke it."""
-        deadline = time.monotonic() + wait_s
-        if not self.polling:
-            try:
-                return lock.acquire(timeout=wait_s)
-            except TypeError as exc:
-                # Raised after a try whose transaction said "busy": nothing of ours is held.
-                self._tenacity_broke(exc)
-        while True:
-            if lock.acquire(timeout=0):
-                return True
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            time.sleep(min(left, self.rng.uniform(0.010, 0.050)))
-
-    def _tenacity_broke(self, exc):
-        if "delay_since_first_attempt" not in str(exc):
-            raise exc
-        self.polling = True
-        log.warning("python-etcd3's acquire(timeout) cannot wait with this tenacity (%s): polling acquire(timeout=0)", exc)
-
     def _enter(self, lock):
         """What `with client.lock(...) as lock:` does: __enter__ calls acquire()
         with its default timeout of 10 s and ignores the result (issue #599)."""
-        if self.polling:
-            self._wait_for(lock, 10)
-        else:
-            try:
-                lock.__enter__()
-            except TypeError as exc:
-                # With Debian's tenacity the with-statement raises here instead of
-                # entering; emulate the upstream behaviour the issue reports.
-                self._tenacity_broke(exc)
-                self._wait_for(lock, 10)
+        lock.__enter__()
         return lock.lease is not None
 
     def _lock_for(self, owner, pop=False):

@@ -51,20 +51,14 @@ own session that is none of our holds, the fail says "orphan-node".
 """
 
 import os
-import sys
 import threading
 
-# No __pycache__ beside the shared module: the adapters live in a checkout. The
-# shared module, fencecheck_adapter.py, stands beside this file, in the directory
-# Python puts first on the path of the script it runs.
-sys.dont_write_bytecode = True
+from fencecheck_adapter import Adapter, cancelled, notice, run
 
-from fencecheck_adapter import Adapter, cancelled, notice, run  # noqa: E402
-
-from kazoo.client import KazooClient, KazooState  # noqa: E402
-from kazoo.exceptions import CancelledError, KazooException, LockTimeout, SessionExpiredError  # noqa: E402
-from kazoo.recipe.lock import Semaphore  # noqa: E402
-from kazoo.version import __version__ as KAZOO_VERSION  # noqa: E402
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import CancelledError, KazooException, LockTimeout, SessionExpiredError
+from kazoo.recipe.lock import Semaphore
+from kazoo.version import __version__ as KAZOO_VERSION
 
 LOCK_ROOT = "/fencecheck/locks"
 # kazoo's Semaphore resets its cancel flag as its acquire starts: a cancel that

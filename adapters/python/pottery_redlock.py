@@ -23,20 +23,15 @@ the masters' errors attached: "error" when there were any.
 """
 
 import logging
-import sys
 import threading
 from importlib.metadata import version
 
-# No __pycache__ beside the shared module: the adapters live in a checkout.
-sys.dont_write_bytecode = True
+from fencecheck_adapter import Adapter, run
+from fencecheck_redis import once_client
 
-from fencecheck_adapter import Adapter, run  # noqa: E402
-
-import redis  # noqa: E402
-from pottery import Redlock  # noqa: E402
-from pottery.exceptions import ExtendUnlockedLock, ReleaseUnlockedLock, TooManyExtensions  # noqa: E402
-from redis.backoff import NoBackoff  # noqa: E402
-from redis.retry import Retry  # noqa: E402
+import redis
+from pottery import Redlock
+from pottery.exceptions import ExtendUnlockedLock, ReleaseUnlockedLock, TooManyExtensions
 
 
 class _MasterErrors(logging.Handler):
@@ -70,10 +65,7 @@ class PotteryRedlock(Adapter):
         self.holds = 0
         self.locks = {}  # owner -> Redlock
         # redis.Redis connects lazily, at its first command: init stays offline.
-        self.masters = frozenset(
-            redis.Redis(host=ep["host"], port=ep["port"], socket_timeout=timeout_s,
-                        socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 0))
-            for ep in req["endpoints"])
+        self.masters = frozenset(once_client(ep, timeout_s) for ep in req["endpoints"])
         self.errors = _MasterErrors()
         logging.getLogger("pottery").addHandler(self.errors)
 

@@ -33,21 +33,14 @@ is "error".
 """
 
 import math
-import sys
 import threading
 from importlib.metadata import version
 
-# No __pycache__ beside the shared module: the adapters live in a checkout.
-sys.dont_write_bytecode = True
+from fencecheck_adapter import Adapter, notice, run
+from fencecheck_redis import connect_first, once_client
 
-from fencecheck_adapter import Adapter, notice, run  # noqa: E402
-
-import redis  # noqa: E402
-import redis_lock  # noqa: E402
-from redis.backoff import NoBackoff  # noqa: E402
-from redis.exceptions import ConnectionError as RedisConnectionError  # noqa: E402
-from redis.exceptions import TimeoutError as RedisTimeoutError  # noqa: E402
-from redis.retry import Retry  # noqa: E402
+import redis
+import redis_lock
 
 
 class PythonRedisLock(Adapter):
@@ -74,21 +67,8 @@ class PythonRedisLock(Adapter):
         commands). A later acquire with a longer wait gets a new client."""
         if self.r is None or wait_s > self.wait_s:
             self.wait_s = wait_s
-            self.r = redis.Redis(host=self.endpoint["host"], port=self.endpoint["port"],
-                                 socket_timeout=self.command_timeout_s + wait_s,
-                                 socket_connect_timeout=self.command_timeout_s,
-                                 retry=Retry(NoBackoff(), 0))
+            self.r = once_client(self.endpoint, self.command_timeout_s + wait_s, self.command_timeout_s)
         return self.r
-
-    def _connect_first(self, r):
-        """Connect a pooled connection now, so that a refusal is known to precede any command."""
-        pool = r.connection_pool
-        try:
-            conn = pool.get_connection()
-        except (RedisConnectionError, RedisTimeoutError) as exc:
-            return {"type": "fail", "error": "conn-refused", "detail": str(exc)}
-        pool.release(conn)
-        return None
 
     def _renewer_died(self, args):
         held = self.renewers.pop(args.thread, None)
@@ -122,7 +102,7 @@ class PythonRedisLock(Adapter):
         owner = "%s-h%d" % (self.prefix, self.holds)
         wait_s = math.ceil(req["wait_ms"] / 1000.0)
         r = self._client(wait_s)
-        refused = self._connect_first(r)
+        refused = connect_first(r)
         if refused:
             return refused
         lock = redis_lock.Lock(r, key, expire=expire_s, auto_renewal=True)
@@ -143,7 +123,7 @@ class PythonRedisLock(Adapter):
             return {"type": "fail", "error": "not-owner", "detail": "no such hold in this program"}
         _, lock = held
         thread = lock._lock_renewal_thread
-        refused = self._connect_first(self.r)
+        refused = connect_first(self.r)
         if refused:
             return refused
         try:

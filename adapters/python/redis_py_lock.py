@@ -27,19 +27,12 @@ returns True (redis-py issue #4279).
 """
 
 import os
-import sys
 
-# No __pycache__ beside the shared module: the adapters live in a checkout. The
-# shared module, fencecheck_adapter.py, stands beside this file, in the directory
-# Python puts first on the path of the script it runs.
-sys.dont_write_bytecode = True
+from fencecheck_adapter import Adapter, run
+from fencecheck_redis import connect_first, once_client
 
-from fencecheck_adapter import Adapter, run  # noqa: E402
-
-import redis  # noqa: E402
-from redis.exceptions import ConnectionError as RedisConnectionError  # noqa: E402
-from redis.exceptions import LockNotOwnedError  # noqa: E402
-from redis.exceptions import TimeoutError as RedisTimeoutError  # noqa: E402
+import redis
+from redis.exceptions import LockNotOwnedError
 
 
 class RedisPyLock(Adapter):
@@ -55,32 +48,15 @@ class RedisPyLock(Adapter):
         self.locks = {}  # owner -> Lock
         fixed = os.environ.get("FENCECHECK_REDIS_PY_LOCK_TIMEOUT")
         self.fixed_timeout = float(fixed) if fixed not in (None, "") else None
-        # redis.Redis connects lazily, at its first command: init stays offline.
-        # retry_on_timeout False and no retry_on_error: each command is sent once.
-        self.r = redis.Redis(host=ep["host"], port=ep["port"], socket_timeout=timeout_s,
-                             socket_connect_timeout=timeout_s, retry_on_timeout=False)
-
-    def _connect_first(self):
-        """Connect a pooled connection now, so that a refusal is known to precede any command.
-
-        Returns None when connected, or the fail reply. The pool's get_connection
-        connects (and checks the socket is clean); the library's next command then
-        takes this same idle connection."""
-        pool = self.r.connection_pool
-        try:
-            conn = pool.get_connection("_")
-        except (RedisConnectionError, RedisTimeoutError) as exc:
-            # The TCP connection (or its handshake) failed: no command was written.
-            return {"type": "fail", "error": "conn-refused", "detail": str(exc)}
-        pool.release(conn)
-        return None
+        # Connects lazily, at its first command: init stays offline. Each command is sent once.
+        self.r = once_client(ep, timeout_s)
 
     def acquire(self, req):
         self.holds += 1
         owner = "%s-h%d" % (self.prefix, self.holds)
         ttl_s = req["ttl_ms"] / 1000.0 if self.fixed_timeout is None else self.fixed_timeout
         wait_s = req["wait_ms"] / 1000.0
-        refused = self._connect_first()
+        refused = connect_first(self.r)
         if refused:
             return refused
         lock = self.r.lock(req["key"], timeout=ttl_s, blocking_timeout=wait_s)
@@ -98,7 +74,7 @@ class RedisPyLock(Adapter):
         lock = self.locks.get(req["owner"])
         if lock is None:
             return {"type": "fail", "error": "not-owner", "detail": "no such hold in this program"}
-        refused = self._connect_first()
+        refused = connect_first(self.r)
         if refused:
             return refused
         ttl_s = req["ttl_ms"] / 1000.0
@@ -115,7 +91,7 @@ class RedisPyLock(Adapter):
         lock = self.locks.pop(req["owner"], None)
         if lock is None:
             return {"type": "fail", "error": "not-owner", "detail": "no such hold in this program"}
-        refused = self._connect_first()
+        refused = connect_first(self.r)
         if refused:
             return refused
         try:
