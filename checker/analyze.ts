@@ -2,7 +2,7 @@
 // and holds (paired.ts), their witnesses gathered per anomaly type, and the run's
 // figures. Pure: no files, so tests and
 // the runner can hand in a history directly.
-import { ANOMALY_TYPES, CANCELLED_ERROR, CANCEL_UNKNOWN_ERROR, type AnomalyType, type Results, type Validity, type Witness } from "../store/events.ts";
+import { ANOMALY_TYPES, RUN_FILES, CANCELLED_ERROR, CANCEL_UNKNOWN_ERROR, type AnomalyType, type Results, type Validity, type Witness } from "../store/events.ts";
 import { duplicateFences } from "./duplicate-fence.ts";
 import { fairnessStats } from "./fairness.ts";
 import { falseRejections } from "./false-rejection.ts";
@@ -23,7 +23,6 @@ import { runStats } from "./stats.ts";
 import { viewOf, withOwners, type PairedView } from "./shared-paired.ts";
 import { falseRejectionsUnderRule, grantsAfterCancel, reentrancyViolations, rwViolations, semaphoreOverflows, staleUnderRule, stuckLocks } from "./kinds/index.ts";
 import { startWorker } from "../lib/index.ts";
-import { protocolErrorsReason } from "../store/protocol-errors.ts";
 
 /** Witnesses kept per type; `stats.anomaly_counts` has the full numbers. */
 export const MAX_WITNESSES = 100;
@@ -240,4 +239,16 @@ const first = (xs: number[] | undefined): number => (xs && xs.length > 0 ? Math.
 
 function byFirstEvent(a: Witness, b: Witness): number {
   return first(a.events) - first(b.events) || first(a.seqs) - first(b.seqs);
+}
+
+/**
+ * The unknown reason of a run whose adapter program broke the protocol: how
+ * many times, of which codes, and why that leaves the run unproved
+ * (docs/anomalies.md, "Why a run is UNKNOWN").
+ */
+function protocolErrorsReason(codes: readonly string[]): string {
+  const by = new Map<string, number>();
+  for (const c of codes) by.set(c, (by.get(c) ?? 0) + 1);
+  const counted = [...by].map(([code, n]) => `${code} ×${n}`).join(", ");
+  return `the adapter program broke the protocol ${codes.length} time${codes.length === 1 ? "" : "s"} (${counted}; each a line of ${RUN_FILES.protocolErrors}): what it did around them may be missing from the history, so it cannot show the lock was correct`;
 }

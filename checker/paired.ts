@@ -55,8 +55,8 @@ export interface Paired {
   notices: Notice[];
   /** Format 2's lock kinds: what the analyses of reentrant, rw and semaphore locks and of withdrawn waits read (null: a format 1 history). */
   kind: LockFacts | null;
-  /** The run's adapter protocol errors (protocol-errors.ndjson), beside the history: some left no line in it. */
-  protocolErrors: ProtocolError[];
+  /** The codes of the run's adapter protocol errors (protocol-errors.ndjson), beside the history: some left no line in it. */
+  protocolErrors: string[];
   /** Why the history cannot be fully checked; any entry makes the verdict unknown. */
   unknown: string[];
   warnings: string[];
@@ -320,8 +320,8 @@ export class PairingBuilder {
   private expectedDecisions = 1024;
 
   /** The run's recorded protocol errors, read from beside the history. */
-  noteProtocolErrors(errors: ProtocolError[]): void {
-    this.m.protocolErrors = errors;
+  noteProtocolErrors(errors: readonly Pick<ProtocolError, "code">[]): void {
+    this.m.protocolErrors = errors.map((e) => e.code);
   }
 
   /**

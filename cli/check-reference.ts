@@ -8,7 +8,6 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { estimateSeconds, referenceCheck, type Header, type ReferenceResults } from "../checker/reference/index.ts";
 import { exitCodeFor } from "../lib/index.ts";
-import { protocolErrorsLine } from "../reports/index.ts";
 
 /** Past this many events the command says how long the check may take. */
 export const LARGE_HISTORY = 200_000;
@@ -30,8 +29,6 @@ export function referenceSummary(header: Header, results: ReferenceResults): str
     const kept = results.anomalies[t].length;
     lines.push(`  ${t} ×${n}${kept < n ? ` (${kept} witnesses kept)` : ""}: ${results.anomalies[t][0].explanation}`);
   }
-  const broke = protocolErrorsLine(results);
-  if (broke) lines.push(`  protocol errors: ${broke}`);
   for (const r of results.stats.unknown_reasons) lines.push(`  cannot fully check the run: ${r}`);
   const live = results.liveness;
   if (live && !live.strict)

@@ -89,7 +89,7 @@ export function figures(results: Results): string {
     : "";
   const missing = Object.keys(f).length === 0 ? `<p class="note">results.json has no figures this report can read.</p>` : "";
   const broke = protocolErrorsLine(results);
-  const protocol = broke ? `<p class="note protocol-errors">${esc(broke[0].toUpperCase() + broke.slice(1))}.</p>` : "";
+  const protocol = broke ? `<p class="note protocol-errors">Adapter protocol errors: ${esc(broke)}.</p>` : "";
   return `<div class="figures">${cards.join("")}</div>${protocol}${ops}${missing}`;
 }
 

@@ -114,15 +114,15 @@ export function reportGroups(results: Pick<Results, "anomaly_types" | "anomalies
 }
 
 /**
- * An adapter program's protocol errors (stats.protocol_errors) in a sentence that
- * says what they did to the verdict; null when there were none, or the results
- * predate the count.
+ * How many times an adapter program broke the protocol (stats.protocol_errors),
+ * and where each is; null when none did, or the results predate the count. Why
+ * that makes the run UNKNOWN is its unknown reason (stats.unknown_reasons), said
+ * beside; an INVALID run has its anomalies to say, and this says what the errors
+ * would have made of it alone.
  */
 export function protocolErrorsLine(results: Pick<Results, "valid" | "stats">): string | null {
   const n = results.stats?.protocol_errors;
   if (!isNum(n) || n <= 0) return null;
-  const broke = `the adapter broke the protocol ${n} time${n === 1 ? "" : "s"}: a line that is no message, or an exit nobody asked for (each is a line of protocol-errors.ndjson, and in logs/worker-N.log)`;
-  return results.valid === false
-    ? `${broke}; the run is INVALID by the anomalies found, and would be UNKNOWN without them`
-    : `${broke}; the run is UNKNOWN because what the adapter did around them may be missing from the history, so the history cannot show the lock was correct`;
+  const broke = `${n} (each a line of protocol-errors.ndjson, and of logs/worker-N.log)`;
+  return results.valid === false ? `${broke}; without its anomalies the run would be UNKNOWN` : broke;
 }

@@ -1,12 +1,11 @@
 // Messages between the runner and its worker processes (over Node's IPC channel).
 import type { UnindexedEvent } from "../store/events.ts";
+import type { ProtocolError } from "../store/protocol-errors.ts";
 import type { Endpoint, ClientOptions, ServiceAccess } from "../clients/index.ts";
 import type { WorkloadOptions, MetricsSnapshot } from "../workloads/index.ts";
 
 export interface WorkerConfig {
   worker: string;
-  /** The run directory: the worker appends its adapter programs' protocol errors there itself (protocol-errors.ndjson), so a runner that dies loses none. */
-  runDir: string;
   /** Logical client ids this worker runs. */
   clients: number[];
   concurrency: number;
@@ -47,7 +46,9 @@ export type FromWorker =
   | { type: "done"; eventLoopDelayMs?: EventLoopDelay }
   | { type: "error"; message: string }
   /** Something the person running the test must hear of (an adapter program that broke the protocol), for the console. */
-  | { type: "warning"; message: string };
+  | { type: "warning"; message: string }
+  /** An adapter program broke the protocol: a line of protocol-errors.ndjson, whether or not an operation of the history ended with it. */
+  | { type: "protocol-error"; error: ProtocolError };
 
 export interface EventLoopDelay {
   p50: number;

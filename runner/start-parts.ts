@@ -17,7 +17,7 @@ import type { Cluster } from "../cluster/cluster.ts";
 import { startResource, type ResourceHandle } from "../resource/index.ts";
 import { PROXY_VERSION, spawnProxyServer } from "../proxy/index.ts";
 import { startToxiproxy, toxiproxyBinary } from "../toxiproxy/index.ts";
-import { RUN_FILES, workerName, type UnindexedEvent } from "../store/index.ts";
+import { RUN_FILES, appendProtocolError, workerName, type UnindexedEvent } from "../store/index.ts";
 import type { Endpoint } from "../clients/index.ts";
 import { spawnWorker, workerClockFile, type WorkerHandle } from "./workers.ts";
 import { faketimePreload, writeOffset } from "../cluster/faketime.ts";
@@ -77,7 +77,11 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
   // clients' addresses once the links exist (setup, below).
   const spawning = Promise.all(
     workerNames.map(async (name) => {
-      const w = await spawnWorker(group, name, runDir, (events) => ctx.record(events, name), { onWarning: (m) => ctx.warn(name, m), skewableClock: test.workerClocks ?? false });
+      const w = await spawnWorker(group, name, runDir, (events) => ctx.record(events, name), {
+        onWarning: (m) => ctx.warn(name, m),
+        onProtocolError: (e) => appendProtocolError(runDir, e),
+        skewableClock: test.workerClocks ?? false,
+      });
       w.send({ type: "load", client: test.client, backend: test.backend.name });
       return w;
     }),
@@ -171,7 +175,6 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
       const toResource = mine?.find((l) => l.server === "resource") ?? { host: "127.0.0.1", port: resource.port };
       return w.setup({
         worker: w.name,
-        runDir,
         clients: assignment[i],
         concurrency: test.concurrency,
         seed: test.seed,

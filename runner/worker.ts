@@ -7,7 +7,6 @@ import { ResourceClient, loadAdapter, adapterClients, type LockClient, type Make
 import type { Backend } from "../core/index.ts";
 import { WORKLOADS, LogicalClient, Arrivals, loadOperationMetrics, keyName, type ClientEnv, type OperationMetrics } from "../workloads/index.ts";
 import { runClock } from "../store/clock.ts";
-import { appendProtocolError } from "../store/protocol-errors.ts";
 import { rng, sleep } from "../lib/index.ts";
 import type { UnindexedEvent } from "../store/events.ts";
 import type { FromWorker, ToWorker, WorkerConfig } from "./protocol.ts";
@@ -106,15 +105,9 @@ async function setup(c: WorkerConfig): Promise<void> {
       notice: (f, key, owner) => logical.get(id)?.notice(f, key, owner),
       log: (line) => process.stderr.write(line + "\n"),
       warn: (message) => send({ type: "warning", message }),
-      // Written here, not sent to the runner: a stray line while nothing was outstanding leaves no event to carry it.
-      protocolError: ({ code, pid, message }) => {
-        try {
-          appendProtocolError(c.runDir, { time: clock(), worker: c.worker, client: id, process: logical.get(id)?.process ?? id, pid, code, message });
-        } catch (err) {
-          // Not lost in silence: the console says the verdict cannot count it.
-          send({ type: "warning", message: `could not record a protocol error in the run directory (${String(err)}): this run's verdict does not count it` });
-        }
-      },
+      // A message of its own: a stray line while nothing was outstanding leaves no event to carry it.
+      protocolError: ({ code, pid, message }) =>
+        send({ type: "protocol-error", error: { time: clock(), worker: c.worker, client: id, process: logical.get(id)?.process ?? id, pid, code, message } }),
     }),
   );
   // Adapter programs are started and have answered init before the run's clock starts. One that

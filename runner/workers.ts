@@ -7,6 +7,7 @@ import { INIT_TIMEOUT_MS } from "../clients/program/index.ts";
 import type { ProcessGroup, Supervised } from "../cluster/processes.ts";
 import type { EventLoopDelay, FromWorker, ToWorker, WorkerConfig } from "./protocol.ts";
 import type { UnindexedEvent } from "../store/events.ts";
+import type { ProtocolError } from "../store/protocol-errors.ts";
 import type { MetricsSnapshot } from "../workloads/index.ts";
 
 export class WorkerHandle {
@@ -18,12 +19,13 @@ export class WorkerHandle {
   private markDone!: () => void;
   private readyWaiters: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
 
-  constructor(readonly proc: Supervised, onEvents: (events: UnindexedEvent[]) => void, onWarning: (message: string) => void = () => {}) {
+  constructor(readonly proc: Supervised, onEvents: (events: UnindexedEvent[]) => void, opts: Pick<SpawnWorkerOptions, "onWarning" | "onProtocolError"> = {}) {
     this.done = new Promise((resolve) => (this.markDone = resolve));
     proc.child.on("message", (m: FromWorker) => {
       if (m.type === "events") onEvents(m.events);
       else if (m.type === "metrics") this.metrics = m.metrics;
-      else if (m.type === "warning") onWarning(m.message);
+      else if (m.type === "warning") opts.onWarning?.(m.message);
+      else if (m.type === "protocol-error") opts.onProtocolError?.(m.error);
       else if (m.type === "ready") this.readyWaiters.splice(0).forEach((w) => w.resolve());
       else if (m.type === "done") {
         this.eventLoopDelayMs = m.eventLoopDelayMs ?? null;
@@ -69,6 +71,8 @@ export const workerClockFile = (runDir: string, name: string): string => join(ru
 
 export interface SpawnWorkerOptions {
   onWarning?: (message: string) => void;
+  /** An adapter program of its broke the protocol: the runner records it in the run directory, as it does the history. */
+  onProtocolError?: (e: ProtocolError) => void;
   /**
    * Start it under libfaketime with its wall clock at true time, moved later by
    * writeOffset on workerClockFile. Only the wall clock: the run's clock, which
@@ -97,5 +101,5 @@ export async function spawnWorker(group: ProcessGroup, name: string, runDir: str
     // Its adapter programs are in its process group: paused, killed and reaped with it.
     group: true,
   });
-  return new WorkerHandle(proc, onEvents, opts.onWarning);
+  return new WorkerHandle(proc, onEvents, opts);
 }

@@ -187,7 +187,7 @@ function configSummary(c: Configuration, planned: number, runs: RunRecord[], not
   const refused = told.filter((r) => r.stale_writes_refused! > 0).length;
   const min = c.expect.kind === "valid" ? (c.expect.exercised ?? null) : null;
   const exercised = told.length ? { runs: told.length, refused, rate: refused / told.length, min } : min === null ? null : { runs: 0, refused: 0, rate: 0, min };
-  const { expectation, why } = judge(c.expect, checked, anomalies, detection, exercised, unprovedOf(runs));
+  const { expectation, why } = judge(c.expect, checked, anomalies, detection, exercised, { runs: counts.unknown, ...brokeAdapters(runs) });
   const lat = runs.map((r) => r.acquire_ms).filter((l): l is { p50: number; p99: number } => l !== null);
   return {
     name: c.name,
@@ -211,15 +211,14 @@ function configSummary(c: Configuration, planned: number, runs: RunRecord[], not
   };
 }
 
-/** The runs that were checked and found UNKNOWN, and why where a run's results say (an adapter's protocol errors). */
-function unprovedOf(runs: RunRecord[]): { runs: number; broke: number; errors: number } {
-  const unknown = runs.filter((r) => r.status === "unknown");
-  const broke = unknown.filter((r) => (r.protocol_errors ?? 0) > 0);
-  return { runs: unknown.length, broke: broke.length, errors: broke.reduce((n, r) => n + r.protocol_errors!, 0) };
+/** Of the UNKNOWN runs, those whose adapter broke the protocol, and how often in all. */
+function brokeAdapters(runs: RunRecord[]): { broke: number; errors: number } {
+  const broke = runs.filter((r) => r.status === "unknown" && (r.protocol_errors ?? 0) > 0);
+  return { broke: broke.length, errors: broke.reduce((n, r) => n + r.protocol_errors!, 0) };
 }
 
 function judge(
-  expect: Expectation, checked: number, anomalies: Record<string, number>, detection: Detection[], exercised: ConfigSummary["exercised"], unproved: ReturnType<typeof unprovedOf>,
+  expect: Expectation, checked: number, anomalies: Record<string, number>, detection: Detection[], exercised: ConfigSummary["exercised"], unproved: { runs: number; broke: number; errors: number },
 ): { expectation: ExpectationStatus; why: string } {
   if (checked === 0) return { expectation: "not-judged", why: "no run was checked, so there is nothing to judge" };
   if (expect.kind === "observe") {

@@ -7,4 +7,4 @@ export { readHistory, readResourceLog, type HistoryFile, type ResourceLog } from
 export { HistoryWriter } from "./writer.ts";
 export { createRunDir, writeJson, runStamp, type RunDir } from "./run-dir.ts";
 export * from "./process-map.ts";
-export { appendProtocolError, readProtocolErrors, protocolErrorsReason, PROTOCOL_ERROR_CODES, type ProtocolError, type ProtocolErrorCode } from "./protocol-errors.ts";
+export { appendProtocolError, readProtocolErrors, type ProtocolError, type ProtocolErrorCode } from "./protocol-errors.ts";

@@ -77,14 +77,11 @@ function reentriesNotHeld(m: Paired): Witness[] {
   for (let h = 0; h < holds.length; h++) {
     const acquire = holds.acquire[h];
     const process = ops.process[acquire];
-    // The hold's entries (its acquire at depth 1, its re-entries granted ok) and its releases, by depth.
-    const entries: number[] = [acquire];
-    const releases: number[] = [];
-    for (let r = holds.first[h]; r >= 0; r = ops.next[r]) {
-      if (ops.f[r] === RELEASE) releases.push(r);
-      else if (ops.f[r] === ACQUIRE && ops.outcome[r] === OK) entries.push(r);
-    }
+    const entries = entriesOf(m, h);
     if (entries.length === 1) continue;
+    // Its releases, by depth.
+    const releases: number[] = [];
+    for (let r = holds.first[h]; r >= 0; r = ops.next[r]) if (ops.f[r] === RELEASE) releases.push(r);
     const depthOf = (r: number): number => (r === acquire ? 1 : (depths.get(r) ?? 1));
     // The hold's certain spans, cut at its release, and the spans of its re-entries rightly granted (below).
     const spans = spansOf(m, h).filter((x) => x.end > x.start).map((x) => ({ start: x.start, end: x.end }));
@@ -126,6 +123,14 @@ function innerReleaseBefore(m: Paired, h: number, t: number): number {
   return -1;
 }
 
+/** A hold's entries: its acquire (depth 1), then its re-entries granted ok, as paired. */
+function entriesOf(m: Paired, h: number): number[] {
+  const { ops, holds } = m;
+  const entries = [holds.acquire[h]];
+  for (let r = holds.first[h]; r >= 0; r = ops.next[r]) if (ops.f[r] === ACQUIRE && ops.outcome[r] === OK) entries.push(r);
+  return entries;
+}
+
 /** Re-entries whose fence breaks the rule the header says the client promises. */
 function fenceRuleBroken(m: Paired): Witness[] {
   const rule = m.kind?.fenceOnReentry;
@@ -133,16 +138,16 @@ function fenceRuleBroken(m: Paired): Witness[] {
   const { ops, holds } = m;
   const out: Witness[] = [];
   for (let h = 0; h < holds.length; h++) {
-    // The hold's entries in the order they were granted (their oks): "new" compares each with the entry granted before it.
-    const entries = [holds.acquire[h]];
-    for (let r = holds.first[h]; r >= 0; r = ops.next[r]) if (ops.f[r] === ACQUIRE && ops.outcome[r] === OK) entries.push(r);
-    if (entries.length === 1) continue;
-    entries.sort((a, b) => ops.endOf(a) - ops.endOf(b) || ops.done[a] - ops.done[b]);
-    for (let j = 1; j < entries.length; j++) {
-      const r = entries[j], lastOp = entries[j - 1];
-      if (r === holds.acquire[h]) continue;
+    const entries = entriesOf(m, h);
+    const fenceOf = (p: number): number => (p === holds.acquire[h] ? holds.fence[h] : ops.fence[p]);
+    for (const r of entries.slice(1)) {
+      // "same" against the outer entry; "new" against the entry granted last before it (by ok, strictly earlier).
+      const granted = ops.endOf(r);
+      const before = entries.filter((p) => p !== r && ops.endOf(p) < granted);
+      if (rule === "new" && before.length === 0) continue;
+      const lastOp = rule === "same" ? holds.acquire[h] : before.reduce((a, b) => (ops.endOf(b) > ops.endOf(a) ? b : a));
       const fence = ops.fence[r];
-      const last = lastOp === holds.acquire[h] ? holds.fence[h] : ops.fence[lastOp];
+      const last = fenceOf(lastOp);
       // "same": the outer fence, none where it had none; "new": above the last, judged only where both are known.
       const broken = rule === "same" ? !(fence === holds.fence[h] || (Number.isNaN(fence) && Number.isNaN(holds.fence[h]))) : !Number.isNaN(fence) && !Number.isNaN(last) && !(fence > last);
       if (broken) {

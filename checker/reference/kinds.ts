@@ -39,8 +39,9 @@ export function reentrancy(run: Run, holds: Hold[], stray: Op[]): { findings: Fi
       // g granted: its acquire's ok, or a late renew's that starts a span (anomalies.md, "The lock kinds").
       const granted = [g.acquire.done!.time, ...g.spans.map((x) => x.start)].find((t) => inner.some((r) => r.invoke.time < t) && validAt(h, t) && validAt(g, t));
       if (granted === undefined) continue;
-      const r = inner.find((r) => r.invoke.time < granted);
-      if (!r || toldPairs.has(pairKey(h, g))) continue;
+      // One there is: the time was found among those after an inner release's invoke.
+      const r = inner.find((r) => r.invoke.time < granted)!;
+      if (toldPairs.has(pairKey(h, g))) continue;
       toldPairs.add(pairKey(h, g));
       out.push({
         key: h.key,

@@ -21,13 +21,13 @@ export const ORDER = [
   "expired-on-arrival",
   "lost-lock-unnoticed",
   "orphan-lock-node",
-  "strict-mutex-violation",
-  "strict-rw-violation",
-  "strict-semaphore-violation",
   "rw-violation",
   "semaphore-overflow",
   "reentrancy-violation",
   "grant-after-cancel",
+  "strict-mutex-violation",
+  "strict-rw-violation",
+  "strict-semaphore-violation",
   "stuck-lock",
 ];
 

@@ -139,14 +139,16 @@ describe("adapter programs", () => {
     expect(run.events.some((e) => e.process === idle.process && e.error === "adapter-bad-line")).toBe(false);
     expect(run.results).toMatchObject({ valid: "unknown", anomaly_types: [], stats: { protocol_errors: 2 } });
     expect(cli.stdout()).toMatch(/^UNKNOWN/);
-    expect(cli.stdout()).toMatch(/^ {2}protocol errors: the adapter broke the protocol 2 times: .*; the run is UNKNOWN because /m);
+    expect(cli.stdout()).toMatch(/^ {2}protocol errors: 2 \(each a line of protocol-errors\.ndjson/m);
+    // Why that makes it UNKNOWN, once, as the run's reason (on stderr, as every reason a check is incomplete).
+    expect(cli.stderr()).toMatch(/cannot fully check the run: the adapter program broke the protocol 2 times \(adapter-bad-line ×2;/);
     // The stored run, checked again by either checker: the same verdict and count.
     const check = runCli("check", [run.dir, "--out", tempRunDir("fc-recheck-")]);
     expect(await check.exit, check.stderr()).toBe(2);
-    expect(check.stdout()).toMatch(/^UNKNOWN[\s\S]*protocol errors: the adapter broke the protocol 2 times/);
+    expect(check.stdout()).toMatch(/^UNKNOWN[\s\S]*protocol errors: 2 /);
     const reference = runCli("check", ["--reference", run.dir, "--out", tempRunDir("fc-recheck-")]);
     expect(await reference.exit, reference.stderr()).toBe(2);
-    expect(reference.stdout()).toMatch(/^UNKNOWN[\s\S]*protocol errors: the adapter broke the protocol 2 times/);
+    expect(reference.stdout()).toMatch(/^UNKNOWN[\s\S]*cannot fully check the run: the adapter program broke the protocol 2 times/);
   });
 
   it("a SIGKILLed run leaves no adapter program, not even one that ignores its input closing: the reaper kills each worker's process group", async () => {

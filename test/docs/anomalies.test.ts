@@ -8,6 +8,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ANOMALY_TYPES, LIVENESS_TYPES } from "../../store/events.ts";
 import { STRICT_VIOLATIONS } from "../../checker/analyze.ts";
+import { ORDER } from "../../checker/reference/verdict.ts";
+import { readFileSync } from "node:fs";
 import { REPO } from "../helpers.ts";
 import { readPage, scanPage } from "./markdown.ts";
 
@@ -50,5 +52,15 @@ describe(PAGE, () => {
       "headings for types the checker does not report: zzz (line 7)",
       "more than one heading for: a (lines 3, 9)",
     ]);
+  });
+
+  it("history-format.md's order of anomaly_types is the order both checkers list them in", () => {
+    const text = readFileSync(join(REPO, "docs/history-format.md"), "utf8").replace(/\s+/g, " ");
+    const listed = /`anomaly_types` lists the types found in this order: ([a-z, -]+);/.exec(text);
+    expect(listed, "no order of anomaly_types in docs/history-format.md").not.toBeNull();
+    const order = listed![1].split(", ");
+    // The fast checker: its anomalies in ANOMALY_TYPES' order, then the model check's, then liveness (checker/analyze.ts).
+    expect(order).toEqual(REPORTED);
+    expect(order).toEqual(ORDER);
   });
 });

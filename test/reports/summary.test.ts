@@ -27,10 +27,10 @@ describe("renderSummary", () => {
     expect(noAnsi(unknown)).toMatch(/^UNKNOWN/);
   });
 
-  it("says in a sentence how often the adapter broke the protocol and what that did to the verdict; nothing when it never did", () => {
+  it("says how often the adapter broke the protocol and where each is, and for an INVALID run what the errors alone would have made of it; nothing when it never did", () => {
     const broke = (valid: true | false | "unknown", n: number) => noAnsi(renderSummary({ header, results: { ...results, valid, stats: { ...results.stats, protocol_errors: n } } }));
-    expect(broke("unknown", 2)).toMatch(/^ {2}protocol errors: the adapter broke the protocol 2 times: .*protocol-errors\.ndjson.*; the run is UNKNOWN because what the adapter did around them may be missing from the history/m);
-    expect(broke(false, 1)).toMatch(/^ {2}protocol errors: the adapter broke the protocol 1 time: .*; the run is INVALID by the anomalies found, and would be UNKNOWN without them$/m);
+    expect(broke("unknown", 2)).toMatch(/^ {2}protocol errors: 2 \(each a line of protocol-errors\.ndjson, and of logs\/worker-N\.log\)$/m);
+    expect(broke(false, 1)).toMatch(/^ {2}protocol errors: 1 \(.*\); without its anomalies the run would be UNKNOWN$/m);
     expect(broke(true, 0)).not.toContain("protocol errors");
   });
 

@@ -21,7 +21,7 @@ async function warningsWhenLate(lateMs: number): Promise<string[]> {
     // Nothing listens on port 9: the client connects on its first acquire, and there is none.
     const nowhere = { name: "redis-1", host: "127.0.0.1", port: 9 };
     await w.setup({
-      worker: "worker-1", runDir: dir, clients: [0], concurrency: 1, seed: 1, t0: t0.toString(), endpoints: { 0: [nowhere] }, client: "redis", clientOptions: {},
+      worker: "worker-1", clients: [0], concurrency: 1, seed: 1, t0: t0.toString(), endpoints: { 0: [nowhere] }, client: "redis", clientOptions: {},
       backend: "redis", workload: "fenced-write", opts: test.workloadOptions, resourceUrl: "http://127.0.0.1:9", commandTimeoutMs: 1000,
     });
     // The run ends where it starts: no client makes an attempt.

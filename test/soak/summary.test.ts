@@ -4,6 +4,7 @@
 import { describe, it, expect } from "vitest";
 import { compareSummaries, exitCodeOf, noiseOf, parseMatrix, summarize, type RunRecord, type SoakPlan, type SoakSummary } from "../../soak/index.ts";
 import { fencingText, libraryRows, tellsText } from "../../soak/libraries.ts";
+import { figuresOf } from "../../soak/run-one.ts";
 
 const matrix = parseMatrix(
   JSON.stringify({
@@ -90,7 +91,10 @@ describe("soak summary", () => {
 
   it("an UNKNOWN run in a configuration expected valid misses its expectation, and says when an adapter's protocol errors made it so", () => {
     const r = good();
-    r[0] = { ...rec("safe", 0, "unknown"), protocol_errors: 2 };
+    // The run's record as the soak makes it from results.json.
+    const results = { valid: "unknown" as const, anomaly_types: [], anomalies: {}, stats: { protocol_errors: 2, unknown_reasons: ["the adapter program broke the protocol 2 times"] } };
+    r[0] = { ...rec("safe", 0, "unknown"), ...figuresOf(results) };
+    expect(r[0].protocol_errors).toBe(2);
     const s = soak(r);
     // Unknown beats missed in the exit code; the configuration is not "met" for it.
     expect(s.exit_code).toBe(2);

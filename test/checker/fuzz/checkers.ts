@@ -23,7 +23,8 @@ export type Checker = (dir: string, o: CheckOptions) => Promise<Verdict>;
 
 const counts = (stats: Record<string, unknown>): Record<string, number> => (stats.anomaly_counts ?? {}) as Record<string, number>;
 const reasons = (stats: Record<string, unknown>): string[] => (stats.unknown_reasons ?? []) as string[];
-const broke = (stats: Record<string, unknown>): number => (stats.protocol_errors ?? 0) as number;
+// No default: a checker that left the count out has not read the file, and the fuzz says so.
+const broke = (stats: Record<string, unknown>): number => stats.protocol_errors as number;
 
 export const fast: Checker = async (dir, o) => {
   const { results } = await checkRun(dir, { liveness: o.liveness });

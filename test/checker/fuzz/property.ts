@@ -37,7 +37,7 @@ export async function runCase(plan: Plan, other: Checker, id = "case"): Promise<
     const b = await guarded(other, run.dir, plan);
     const situations = situationsOf(run.execution.header, run.execution.events, run.execution.decisions);
     let comparison: Comparison;
-    if (isVerdict(a) && isVerdict(b)) comparison = compare(a, b);
+    if (isVerdict(a) && isVerdict(b)) comparison = withProtocolRule(compare(a, b), run.execution.protocolErrors.length, { fast: a, other: b });
     else {
       const who = isVerdict(a) ? "the other checker" : "the fast checker";
       comparison = { differences: [`${who} threw: ${isVerdict(a) ? (b as { error: string }).error : a.error}`], signature: `threw ${who}`, orderDiffers: false };
@@ -46,6 +46,19 @@ export async function runCase(plan: Plan, other: Checker, id = "case"): Promise<
   } finally {
     run.remove();
   }
+}
+
+/**
+ * Both checkers agreeing is not enough where both could ignore a file: each must
+ * count every protocol-errors.ndjson line the run wrote, and a run with any is
+ * never VALID (docs/history-format.md, "protocol-errors.ndjson").
+ */
+function withProtocolRule(c: Comparison, written: number, verdicts: Record<string, Verdict>): Comparison {
+  const broken = Object.entries(verdicts).flatMap(([who, v]) => [
+    ...(v.protocol_errors !== written ? [`the ${who} checker counted ${v.protocol_errors} protocol errors of the ${written} written`] : []),
+    ...(written > 0 && v.valid === true ? [`the ${who} checker found VALID a run with ${written} protocol errors`] : []),
+  ]);
+  return broken.length ? { ...c, differences: [...c.differences, ...broken], signature: c.differences.length ? c.signature : "protocol-errors rule" } : c;
 }
 
 /** A verdict or the error a checker threw, in one line. */
