@@ -6,6 +6,7 @@
 // workers' clients. Everything started is known to the process group, so the
 // runner's teardown (or the reaper) stops it whatever happens here; a part that
 // fails lets the others finish starting first, so that none comes up after it.
+import { Toxiproxy } from "toxiproxy-node-client";
 import { basename, join } from "node:path";
 import { externalCluster } from "../cluster/external.ts";
 import { placeServers } from "../cluster/external-proxies.ts";
@@ -119,13 +120,12 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
     ? faultProxyOfUser(test.toxiproxy).then((about) => (ctx.started("fault_proxy", about), null))
     : test.toxiproxyAuto
       ? startToxiproxy({ port: proxyPort, logFile: logs("toxiproxy"), group }).then((toxiproxy) => {
-          ctx.started("fault_proxy", { server: "toxiproxy", version: toxiproxy.version, url: toxiproxy.url, pid: toxiproxy.pid, started: "auto", binary: toxiproxyBinary() });
+          ctx.started("fault_proxy", { server: "toxiproxy", version: toxiproxy.version, url: toxiproxy.url, pid: group.get("toxiproxy")?.pid, started: "auto", binary: toxiproxyBinary() });
           return { url: toxiproxy.url, ours: false };
         })
       : spawnProxyServer({ logFile: logs("proxy"), port: proxyPort }).then((proxy) => {
           group.watch(proxy.pid);
           group.onStop(() => proxy.stop());
-          ctx.started("proxy", { url: proxy.url, pid: proxy.pid });
           ctx.started("fault_proxy", { server: "fencecheck-proxy", version: PROXY_VERSION, url: proxy.url, pid: proxy.pid });
           return { url: proxy.url, ours: true };
         });
@@ -226,9 +226,8 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
 /** run.json's fault_proxy for a Toxiproxy of the user's: where, and the version it says it is. */
 async function faultProxyOfUser(url: string): Promise<Record<string, unknown>> {
   try {
-    const res = await fetch(`${url}/version`, { signal: AbortSignal.timeout(2000) });
     // Toxiproxy 2.6 and later answer JSON; older ones the bare version.
-    const text = (await res.text()).trim();
+    const text = (await new Toxiproxy(url).getVersion()).trim();
     const version = text.startsWith("{") ? ((JSON.parse(text) as { version?: string }).version ?? text) : text;
     return { server: "toxiproxy", url, version };
   } catch (err) {

@@ -3,4 +3,4 @@
 // a port of our own for `--toxiproxy auto`, the conformance tests that hold our
 // server to its behaviour, and the proxy benchmark.
 export { TOXIPROXY_VERSION, SETUP_COMMAND, toxiproxyBinary, toxiproxyBuilt, goProblem, buildToxiproxy } from "./build.ts";
-export { startToxiproxy, ToxiproxyMissing, type RunningToxiproxy, type ToxiproxyStart } from "./start.ts";
+export { startToxiproxy, type RunningToxiproxy, type ToxiproxyStart } from "./start.ts";

@@ -1,22 +1,14 @@
-// Running the built Toxiproxy on a port of our own on loopback: as a process of
-// a run's group (killed at teardown, or by the reaper if the runner dies), or on
-// its own for the conformance tests and the proxy benchmark.
-import { spawn } from "node:child_process";
-import { openSync, closeSync } from "node:fs";
-import type { ProcessGroup } from "../cluster/processes.ts";
-import { sleep } from "../lib/index.ts";
-import { markedEnv } from "../lib/owner.ts";
+// Running the built Toxiproxy on a port of our own on loopback, as a process of
+// a process group: a run's (killed at its teardown, or by the reaper if the
+// runner dies), the proxy benchmark's, or the conformance tests'.
+import { waitForMembers, type ProcessGroup } from "../cluster/processes.ts";
 import { SETUP_COMMAND, TOXIPROXY_VERSION, toxiproxyBinary, toxiproxyBuilt } from "./build.ts";
 
 export interface RunningToxiproxy {
   /** http://127.0.0.1:<port>, what `new Toxiproxy(url)` wants. */
   url: string;
-  port: number;
-  pid: number;
   /** What its GET /version said. */
   version: string;
-  /** SIGTERM, SIGKILL after a grace; resolves once it has exited. */
-  stop(): Promise<void>;
 }
 
 export interface ToxiproxyStart {
@@ -24,62 +16,32 @@ export interface ToxiproxyStart {
   port: number;
   /** Its log (JSON lines) goes here. */
   logFile: string;
-  /** A run's process group, which then owns the process; absent: a child of this process. */
-  group?: ProcessGroup;
-  readyTimeoutMs?: number;
+  /** The group that owns the process: `group.kill("toxiproxy")` stops it. */
+  group: ProcessGroup;
 }
 
-export class ToxiproxyMissing extends Error {}
+const NAME = "toxiproxy";
 
-export async function startToxiproxy(opts: ToxiproxyStart): Promise<RunningToxiproxy> {
-  if (!toxiproxyBuilt()) throw new ToxiproxyMissing(`Toxiproxy v${TOXIPROXY_VERSION} is not built (${toxiproxyBinary()}): run ${SETUP_COMMAND}`);
-  const args = ["-host", "127.0.0.1", "-port", String(opts.port)];
-  let pid: number;
-  let exited: () => boolean;
-  let stop: () => Promise<void>;
-  if (opts.group) {
-    const group = opts.group;
-    const p = await group.spawn({ name: "toxiproxy", command: toxiproxyBinary(), args, logFile: opts.logFile });
-    pid = p.pid;
-    exited = () => !p.alive;
-    stop = () => group.kill("toxiproxy");
-  } else {
-    const log = openSync(opts.logFile, "a");
-    // Marked as ours (lib/owner.ts), so a later run sweeps it should this process die without stopping it.
-    const child = spawn(toxiproxyBinary(), args, { stdio: ["ignore", log, log], env: markedEnv() });
-    closeSync(log);
-    pid = await new Promise<number>((resolve, reject) => {
-      child.once("spawn", () => resolve(child.pid!));
-      child.once("error", reject);
-    });
-    const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    exited = () => child.exitCode !== null || child.signalCode !== null;
-    stop = async () => {
-      if (exited()) return;
-      child.kill("SIGTERM");
-      const kill = setTimeout(() => child.kill("SIGKILL"), 2000);
-      await gone;
-      clearTimeout(kill);
-    };
-  }
-  const url = `http://127.0.0.1:${opts.port}`;
-  const deadline = Date.now() + (opts.readyTimeoutMs ?? 10_000);
+export async function startToxiproxy({ port, logFile, group }: ToxiproxyStart): Promise<RunningToxiproxy> {
+  if (!toxiproxyBuilt()) throw new Error(`Toxiproxy v${TOXIPROXY_VERSION} is not built (${toxiproxyBinary()}): run ${SETUP_COMMAND}`);
+  await group.spawn({ name: NAME, command: toxiproxyBinary(), args: ["-host", "127.0.0.1", "-port", String(port)], logFile });
+  const url = `http://127.0.0.1:${port}`;
+  let version = "unknown";
   // It says nothing on stdout when it listens: its API answering is the sign.
-  for (;;) {
-    if (exited()) throw new Error(`Toxiproxy (pid ${pid}) exited before it answered at ${url}; its log: ${opts.logFile}`);
+  const answers = async (): Promise<boolean> => {
     try {
       const res = await fetch(`${url}/version`, { signal: AbortSignal.timeout(1000) });
-      if (res.ok) {
-        const version = ((await res.json()) as { version?: string }).version ?? "unknown";
-        return { url, port: opts.port, pid, version, stop };
-      }
+      if (res.ok) version = ((await res.json()) as { version?: string }).version ?? version;
+      return res.ok;
     } catch {
-      // not listening yet
+      return false;
     }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`Toxiproxy (pid ${pid}) did not answer GET ${url}/version within ${opts.readyTimeoutMs ?? 10_000} ms; its log: ${opts.logFile}`);
-    }
-    await sleep(25);
+  };
+  try {
+    await waitForMembers([NAME], `answering GET ${url}/version`, answers, { running: (n) => group.running(n), logFile: () => logFile, timeoutMs: 10_000, stepMs: 25 });
+  } catch (err) {
+    await group.kill(NAME);
+    throw err;
   }
+  return { url, version };
 }

@@ -66,7 +66,8 @@ describe("network nemeses", () => {
       const { events, run } = load(store);
       expect(events.some((e) => e.f === "start-partition")).toBe(true);
       expect(run.links.length).toBe(4);
-      expect(run.proxy).toBeUndefined();
+      // No proxy process of the run's: the server is the user's, said in run.json.
+      expect(run.fault_proxy).toEqual({ server: "toxiproxy", url: server.url, version: expect.stringMatching(/^fencecheck-proxy /) });
       expect(await new Toxiproxy(server.url).getAll()).toEqual({});
       expect(processesMentioning(store)).toEqual([]);
     } finally {

@@ -3,13 +3,13 @@
 // a server of the API (ours, or Shopify's Toxiproxy built by `fencecheck setup`)
 // with the npm client pointed at it.
 import net, { type AddressInfo } from "node:net";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Toxiproxy } from "toxiproxy-node-client";
 import { startProxyServer } from "../../proxy/index.ts";
-import { SETUP_COMMAND, startToxiproxy, toxiproxyBinary, toxiproxyBuilt } from "../../toxiproxy/index.ts";
+import { startToxiproxy } from "../../toxiproxy/index.ts";
+import { ProcessGroup } from "../../cluster/processes.ts";
 import { freePort } from "../../cluster/ports.ts";
+import { tempRunDir } from "../helpers.ts";
 
 export interface Upstream {
   port: number;
@@ -168,9 +168,17 @@ export interface Harness {
 /** A server of `target` on a free port of loopback. Toxiproxy not built fails, saying how to build it: a suite without it must not pass. */
 async function startTarget(target: Target): Promise<Harness["server"]> {
   if (target === "fencecheck") return startProxyServer({ port: 0 });
-  if (!toxiproxyBuilt()) throw new Error(`Toxiproxy is not built (${toxiproxyBinary()}); the suite's pretest builds it: run ${SETUP_COMMAND}`);
-  const running = await startToxiproxy({ port: await freePort(), logFile: join(mkdtempSync(join(tmpdir(), "fc-toxiproxy-")), "toxiproxy.log") });
-  return { url: running.url, close: running.stop };
+  // A group of its own, as a run's: its reaper kills Toxiproxy should vitest die first.
+  const dir = tempRunDir("fc-toxiproxy-");
+  const group = new ProcessGroup(dir);
+  try {
+    const running = await startToxiproxy({ port: await freePort(), logFile: join(dir, "toxiproxy.log"), group });
+    return { url: running.url, close: () => group.stopAll() };
+  } catch (err) {
+    await group.stopAll();
+    // Not built fails too, saying how to build it (the suite's pretest does): a suite without it must not pass.
+    throw err;
+  }
 }
 
 export async function startHarness(target: Target = "fencecheck"): Promise<Harness> {
