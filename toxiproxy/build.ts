@@ -3,9 +3,10 @@
 // downloaded here, but the Go module proxy is reachable. Go's own caches (the
 // module and build caches) live under fencecheck's cache too, writable
 // (-modcacherw), so deleting that directory removes everything the build made.
-import { execFile, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, renameSync } from "node:fs";
 import { join } from "node:path";
+import { buildAside, runSteps, type BuildStep } from "../lib/build-aside.ts";
 import { cacheDirectory, goCaches } from "../lib/user-dir.ts";
 import { goBinary } from "../cluster/programs.ts";
 
@@ -41,21 +42,12 @@ export function goProblem(env: NodeJS.ProcessEnv = process.env): string | null {
   return null;
 }
 
-/** Whether a process of that pid is alive (a build directory of a dead one is litter). */
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-};
-
 /**
- * Builds the server unless it is there. Into a directory of this process's own,
- * renamed into place whole: two processes building at once both succeed (the
- * second rename finds the first's and keeps it), and one stopped half-way
- * (Ctrl-C) leaves only its own directory, which the next build removes.
+ * Builds the server unless it is there, aside and renamed into place whole
+ * (lib/build-aside.ts): two processes building at once both succeed, and one
+ * stopped half-way (Ctrl-C) leaves only its own directory, which the next build
+ * removes. Asynchronous, so that set-up builds the adapters' environments at the
+ * same time (setup/index.ts).
  */
 export async function buildToxiproxy(env: NodeJS.ProcessEnv = process.env): Promise<{ path: string; built: boolean; seconds: number }> {
   const path = toxiproxyBinary(env);
@@ -63,46 +55,25 @@ export async function buildToxiproxy(env: NodeJS.ProcessEnv = process.env): Prom
   const problem = goProblem(env);
   if (problem) throw new Error(problem);
   const cache = cacheDirectory(env);
-  const final = versionDir(env);
-  mkdirSync(cache, { recursive: true });
-  const stem = `toxiproxy-v${TOXIPROXY_VERSION}.building-`;
-  for (const name of readdirSync(cache))
-    if (name.startsWith(stem) && !alive(Number(name.slice(stem.length)))) rmSync(join(cache, name), { recursive: true, force: true });
-  const aside = join(cache, `${stem}${process.pid}`);
-  rmSync(aside, { recursive: true, force: true });
   const started = performance.now();
-  // Asynchronous, so that set-up builds the adapters' environments at the same time (setup/index.ts).
-  const go = await new Promise<{ failed: string | null; stderr: string }>((resolve) =>
-    execFile(
-      goBinary(env)!,
-      ["install", `-ldflags=-X ${MODULE}.Version=${TOXIPROXY_VERSION}`, `${MODULE}/cmd/server@v${TOXIPROXY_VERSION}`],
-      {
-        encoding: "utf8",
-        maxBuffer: 16 << 20,
-        env: {
-          ...env,
-          ...goCaches(cache),
-          GOBIN: join(aside, "bin"),
-          // A static binary, so that no C compiler is needed; and no other toolchain fetched.
-          CGO_ENABLED: "0",
-          GOTOOLCHAIN: "local",
-        },
+  const built = await buildAside(versionDir(env), async (aside) => {
+    const install: BuildStep = {
+      command: goBinary(env)!,
+      args: ["install", `-ldflags=-X ${MODULE}.Version=${TOXIPROXY_VERSION}`, `${MODULE}/cmd/server@v${TOXIPROXY_VERSION}`],
+      cwd: cache,
+      env: {
+        ...env,
+        ...goCaches(cache),
+        GOBIN: join(aside, "bin"),
+        // A static binary, so that no C compiler is needed; and no other toolchain fetched.
+        CGO_ENABLED: "0",
+        GOTOOLCHAIN: "local",
       },
-      (err, _stdout, stderr) => resolve({ failed: err ? (typeof err.code === "number" ? `exit ${err.code}` : err.message) : null, stderr: String(stderr) }),
-    ),
-  );
-  if (go.failed !== null) {
-    rmSync(aside, { recursive: true, force: true });
-    throw new Error(`building Toxiproxy v${TOXIPROXY_VERSION} with go install failed (${go.failed}):\n${go.stderr.trim()}`);
-  }
-  renameSync(join(aside, "bin", "server"), join(aside, "bin", "toxiproxy-server"));
-  try {
-    renameSync(aside, final);
-  } catch (err) {
-    // Another process put its build there first: the same module at the same version.
-    rmSync(aside, { recursive: true, force: true });
-    if (!existsSync(path)) throw err;
-    return { path, built: false, seconds: (performance.now() - started) / 1000 };
-  }
-  return { path, built: true, seconds: (performance.now() - started) / 1000 };
+    };
+    await runSteps([install]).catch((err: Error) => {
+      throw new Error(`building Toxiproxy v${TOXIPROXY_VERSION} failed: ${err.message}`);
+    });
+    renameSync(join(aside, "bin", "server"), join(aside, "bin", "toxiproxy-server"));
+  });
+  return { path, built, seconds: (performance.now() - started) / 1000 };
 }

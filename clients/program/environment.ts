@@ -6,17 +6,17 @@
 // changed pin is a new environment beside the old. Never into the checkout, the
 // user's project or node_modules, which may be read-only or shared.
 //
-// Built whole or not at all: into a temporary directory beside the final one,
-// then renamed. Two processes building the same key race harmlessly (the second
-// rename loses and its copy goes); a Ctrl-C leaves only a temporary directory,
-// which no lookup ever takes and a later build sweeps.
-import { spawn, spawnSync } from "node:child_process";
+// Built whole or not at all, aside and renamed into place (lib/build-aside.ts):
+// two processes building the same key race harmlessly, and a Ctrl-C leaves only
+// a directory no lookup takes, which a later build sweeps once its builder is gone.
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { findProgram, goBinary } from "../../cluster/programs.ts";
 import { cacheDirectory, goCaches } from "../../lib/user-dir.ts";
 import { ROOT } from "../../lib/paths.ts";
+import { buildAside, runSteps, type BuildStep } from "../../lib/build-aside.ts";
 
 export type Ecosystem = "python" | "maven" | "go";
 
@@ -138,35 +138,6 @@ export function unhashedRequirement(text: string): string | null {
   return bare === undefined ? null : `${bare.split(/\s/)[0]} has no --hash`;
 }
 
-interface Step {
-  command: string;
-  args: string[];
-  cwd: string;
-  env?: NodeJS.ProcessEnv;
-  /** Tried when this one fails (Maven online, when offline lacked something). */
-  orElse?: Step;
-}
-
-const OUTPUT_TAIL = 15;
-
-/** Runs a step; its exit code and the tail of what it wrote. */
-function run(step: Step): Promise<{ code: number; tail: string }> {
-  return new Promise((done) => {
-    const out: string[] = [];
-    const child = spawn(step.command, step.args, { cwd: step.cwd, env: step.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] });
-    const keep = (b: Buffer): void => {
-      out.push(...b.toString("utf8").split("\n").filter((l) => l.trim() !== ""));
-      if (out.length > OUTPUT_TAIL) out.splice(0, out.length - OUTPUT_TAIL);
-    };
-    child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
-    child.on("error", (err) => done({ code: 127, tail: err.message }));
-    child.on("close", (code, signal) => done({ code: code ?? (signal ? 128 : 1), tail: out.join("\n") }));
-  });
-}
-
-const shown = (s: Step): string => [s.command, ...s.args].map((w) => (/[\s"']/.test(w) ? JSON.stringify(w) : w)).join(" ");
-
 /**
  * What the ecosystem's tools lack on this machine, and the command that installs
  * it; null when all are there. Synchronous (one short python3 at most), so that
@@ -188,16 +159,17 @@ export function missingTools(ecosystem: Ecosystem): string | null {
 }
 
 /** The steps that build the environment into `tmp`, which will be renamed to `final`. */
-function steps(ecosystem: Ecosystem, file: string, tmp: string, cache: string): Step[] {
+function steps(ecosystem: Ecosystem, file: string, tmp: string, final: string, cache: string): BuildStep[] {
   const cwd = dirname(file);
   if (ecosystem === "python")
     return [
-      { command: "python3", args: ["-m", "venv", tmp], cwd },
+      // Its prompt the final name, not the aside one it is made in.
+      { command: "python3", args: ["-m", "venv", "--prompt", basename(final), tmp], cwd },
       // --no-deps: what is installed is exactly what the file pins, each checked against its hashes.
       { command: join(tmp, "bin", "python3"), args: ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", "--no-deps", "-r", file], cwd },
     ];
   if (ecosystem === "maven") {
-    const copy = (offline: boolean): Step => ({
+    const copy = (offline: boolean): BuildStep => ({
       command: "mvn",
       args: [
         "-q",
@@ -234,18 +206,6 @@ function relocateVenv(tmp: string, final: string): void {
   if (existsSync(cfg)) writeFileSync(cfg, readFileSync(cfg, "utf8").split(tmp).join(final));
 }
 
-/** Temporary directories older than this are a build that was killed: swept. */
-const STALE_MS = 60 * 60 * 1000;
-
-function sweep(envs: string): void {
-  for (const name of readdirSync(envs)) {
-    if (!name.startsWith(".building-")) continue;
-    const path = join(envs, name);
-    const st = statSync(path, { throwIfNoEntry: false });
-    if (st && Date.now() - st.mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true });
-  }
-}
-
 /**
  * The manifest's environment, built if it is not: the file checked (a
  * requirements file must pin every package with its hashes), the ecosystem's
@@ -274,31 +234,18 @@ export async function buildEnvironment(manifest: string, file: string, say: (lin
   const lacking = missingTools(ecosystem);
   if (lacking) return { ok: false, message: `${named} cannot be built here: ${lacking}` };
 
-  const envs = environmentsDirectory(cache);
-  mkdirSync(envs, { recursive: true });
-  sweep(envs);
   const final = environmentDirectory(ecosystem, file, cache);
-  const tmp = mkdtempSync(join(envs, `.building-${basename(final)}-`));
   const started = performance.now();
   say(`fencecheck: building ${basename(final)} for ${manifest} from ${file}`);
   try {
-    for (const first of steps(ecosystem, file, tmp, cache)) {
-      let step = first;
-      let r = await run(step);
-      if (r.code !== 0 && step.orElse) r = await run((step = step.orElse));
-      if (r.code !== 0) return { ok: false, message: `${named}: building it failed: \`${shown(step)}\` exited with code ${r.code}${r.tail ? `:\n${r.tail}` : ""}` };
-    }
-    if (ecosystem === "python") relocateVenv(tmp, final);
-    try {
-      renameSync(tmp, final);
-    } catch (err) {
-      // Another process built the same key first: its environment is the same.
-      if (!existsSync(final)) throw err;
-    }
+    const built = await buildAside(final, async (aside) => {
+      await runSteps(steps(ecosystem, file, aside, final, cache));
+      if (ecosystem === "python") relocateVenv(aside, final);
+    });
     const seconds = (performance.now() - started) / 1000;
     say(`fencecheck: built ${final} in ${seconds.toFixed(1)} s`);
-    return { ok: true, dir: final, built: true, seconds };
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
+    return { ok: true, dir: final, built, seconds };
+  } catch (err) {
+    return { ok: false, message: `${named}: building it failed: ${(err as Error).message}` };
   }
 }

@@ -1,10 +1,10 @@
 // Adapter programs' environments (clients/program/environment.ts): what a lock
 // file's name says, the key a lock file hashes to, the variables a program runs
 // with; then real builds: a hashed requirements file into a venv, a pom into
-// Maven's jars and a go.mod into a program, each in fencecheck's own cache
-// (whose key is the content: warmed by the suite's pretest and by the run before,
-// so a second run of this file is lookups), and, in a cache of the test's own, two
-// builds of one key at once and a build that fails leaving nothing behind.
+// Maven's jars and a go.mod into a program, each built for real in a cache of
+// the test's own (which borrows fencecheck's Maven and Go module caches, so that
+// nothing is downloaded twice) and then looked up; two builds of one key at once;
+// and a build that fails leaving nothing behind.
 import { describe, it, expect } from "vitest";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
@@ -12,9 +12,25 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildEnvironment, ecosystemOf, environmentDirectory, environmentKey, environmentVariables, unhashedRequirement, PYTHON_ADAPTER_MODULE_DIR } from "../../clients/program/environment.ts";
 import { readManifest } from "../../clients/program/index.ts";
-import { REPO, runCli } from "../helpers.ts";
+import { cacheDirectory } from "../../lib/user-dir.ts";
+import { REPO, runCli, TEMP_DIRS } from "../helpers.ts";
 
-const project = (): string => mkdtempSync(join(tmpdir(), "fc-env-"));
+const project = (): string => {
+  const dir = mkdtempSync(join(tmpdir(), "fc-env-"));
+  TEMP_DIRS.push(dir);
+  return dir;
+};
+
+/** An empty cache but for fencecheck's own Maven repository and Go caches: each environment in it is built, not found. */
+function freshCache(): string {
+  const cache = project();
+  for (const shared of ["m2", "go"]) {
+    const real = join(cacheDirectory(), shared);
+    mkdirSync(real, { recursive: true });
+    symlinkSync(real, join(cache, shared));
+  }
+  return cache;
+}
 
 /** six 1.17.0, a package of one module and no dependencies, pinned as pip-compile pins it (from adapters/python/requirements/python-etcd3.txt). */
 function sixPins(): string {
@@ -98,14 +114,16 @@ describe("environment: real builds", () => {
     const dir = project();
     writeFileSync(join(dir, "requirements.txt"), sixPins());
     const file = join(dir, "requirements.txt");
-    const first = await buildEnvironment("test.adapter.json", file);
+    const cache = freshCache();
+    const first = await buildEnvironment("test.adapter.json", file, undefined, cache);
     expect(first.ok, first.ok ? "" : first.message).toBe(true);
     if (!first.ok) return;
+    expect(first.built).toBe(true);
     const out = execFileSync(join(first.dir, "bin", "python3"), ["-c", "import six, sys; print(six.__version__, sys.prefix)"], { encoding: "utf8" });
     expect(out.trim()).toBe(`1.17.0 ${first.dir}`);
     // Renamed into place: its scripts name where it is, not where it was built.
     expect(readFileSync(join(first.dir, "bin", "pip"), "utf8").split("\n")[0]).toBe(`#!${first.dir}/bin/python3`);
-    const again = await buildEnvironment("test.adapter.json", file);
+    const again = await buildEnvironment("test.adapter.json", file, undefined, cache);
     expect(again).toMatchObject({ ok: true, dir: first.dir, built: false });
   }, 120_000);
 
@@ -117,9 +135,10 @@ describe("environment: real builds", () => {
       `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion><groupId>t</groupId><artifactId>t</artifactId><version>1</version><packaging>pom</packaging>
 <dependencies><dependency><groupId>org.slf4j</groupId><artifactId>slf4j-simple</artifactId><version>1.7.36</version></dependency></dependencies></project>\n`,
     );
-    const built = await buildEnvironment("test.adapter.json", pom);
+    const built = await buildEnvironment("test.adapter.json", pom, undefined, freshCache());
     expect(built.ok, built.ok ? "" : built.message).toBe(true);
     if (!built.ok) return;
+    expect(built.built).toBe(true);
     expect(readdirSync(join(built.dir, "lib")).sort()).toEqual(["slf4j-api-1.7.36.jar", "slf4j-simple-1.7.36.jar"]);
   }, 180_000);
 
@@ -127,9 +146,10 @@ describe("environment: real builds", () => {
     const dir = project();
     writeFileSync(join(dir, "go.mod"), "module example.com/fc-env-test\n\ngo 1.22\n");
     writeFileSync(join(dir, "main.go"), 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("fc-env-test") }\n');
-    const built = await buildEnvironment("test.adapter.json", join(dir, "go.mod"));
+    const built = await buildEnvironment("test.adapter.json", join(dir, "go.mod"), undefined, freshCache());
     expect(built.ok, built.ok ? "" : built.message).toBe(true);
     if (!built.ok) return;
+    expect(built.built).toBe(true);
     expect(execFileSync("fc-env-test", { encoding: "utf8", env: { ...process.env, ...environmentVariables("go", built.dir, process.env) } }).trim()).toBe("fc-env-test");
   }, 300_000);
 
