@@ -24,6 +24,9 @@ export function findProgram(program: string): string | null {
   return null;
 }
 
+/** What to do without a Go (or with one too old): said the same wherever fencecheck builds from a Go module. */
+export const GO_ADVICE = "install Go's release from https://go.dev/dl into /usr/local/go (Debian 12's golang-go is 1.19, too old for most modules), or set FENCECHECK_GO to a go";
+
 /** The go that builds what fencecheck builds from Go modules (Toxiproxy, an adapter's go.mod): $FENCECHECK_GO, else go on PATH, else the official tarball's place. */
 export function goBinary(env: NodeJS.ProcessEnv = process.env): string | null {
   if (env.FENCECHECK_GO) return findProgram(env.FENCECHECK_GO);

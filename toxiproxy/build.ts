@@ -8,7 +8,7 @@ import { existsSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { buildAside, runSteps, type BuildStep } from "../lib/build-aside.ts";
 import { cacheDirectory, goCaches } from "../lib/user-dir.ts";
-import { goBinary } from "../cluster/programs.ts";
+import { GO_ADVICE, goBinary } from "../cluster/programs.ts";
 
 export const TOXIPROXY_VERSION = "2.12.0";
 const MODULE = "github.com/Shopify/toxiproxy/v2";
@@ -31,7 +31,7 @@ export const toxiproxyBuilt = (env: NodeJS.ProcessEnv = process.env): boolean =>
 export function goProblem(env: NodeJS.ProcessEnv = process.env): string | null {
   const go = goBinary(env);
   const need = `Go ${GO_NEEDED.join(".")} or newer`;
-  const fix = `install ${need} (Debian 12's golang-go is 1.19, too old; the official build goes to /usr/local/go) and put its bin/ on PATH, or set FENCECHECK_GO to its go; then run ${SETUP_COMMAND}`;
+  const fix = `${GO_ADVICE}; then run ${SETUP_COMMAND}`;
   if (go === null) return `building Toxiproxy v${TOXIPROXY_VERSION} from its Go module needs ${need}, and ${env.FENCECHECK_GO ? `FENCECHECK_GO=${env.FENCECHECK_GO} is not an executable` : "there is no go on PATH nor /usr/local/go/bin/go"}: ${fix}`;
   const asked = spawnSync(go, ["env", "GOVERSION"], { encoding: "utf8", env: { ...env, GOTOOLCHAIN: "local" } });
   const m = /^go(\d+)\.(\d+)/.exec(asked.stdout?.trim() ?? "");

@@ -13,7 +13,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
-import { findProgram, goBinary } from "../../cluster/programs.ts";
+import { findProgram, GO_ADVICE, goBinary } from "../../cluster/programs.ts";
 import { cacheDirectory, goCaches } from "../../lib/user-dir.ts";
 import { ROOT } from "../../lib/paths.ts";
 import { buildAside, runSteps, type BuildStep } from "../../lib/build-aside.ts";
@@ -29,7 +29,7 @@ export function ecosystemOf(file: string): Ecosystem | null {
   return null;
 }
 
-export const ENVIRONMENT_FILES = "a requirements file (requirements*.txt), a pom.xml or a go.mod";
+export const ENVIRONMENT_FILES = "a requirements file (any .txt), a pom.xml or a go.mod";
 
 /** A Go module's .go sources, under its directory, leaving out what `go build` leaves out (testdata, hidden and vendored-by-name folders). */
 function goSources(dir: string): string[] {
@@ -42,7 +42,7 @@ function goSources(dir: string): string[] {
 }
 
 /** The files whose content decides what gets built: the requirements file; the pom; go.mod, go.sum and the module's sources (a Go build is the program itself). */
-export function lockFiles(ecosystem: Ecosystem, file: string): string[] {
+function lockFiles(ecosystem: Ecosystem, file: string): string[] {
   if (ecosystem !== "go") return [file];
   const dir = dirname(file);
   const sum = join(dir, "go.sum");
@@ -63,7 +63,7 @@ export function environmentKey(ecosystem: Ecosystem, file: string): string {
 }
 
 /** Where the environments live, in fencecheck's cache. */
-export const environmentsDirectory = (cache = cacheDirectory()): string => join(cache, "adapter-envs");
+const environmentsDirectory = (cache = cacheDirectory()): string => join(cache, "adapter-envs");
 
 /** Where the environment of this file is built: <cache>/adapter-envs/<ecosystem>-<key>. */
 export const environmentDirectory = (ecosystem: Ecosystem, file: string, cache = cacheDirectory()): string =>
@@ -155,7 +155,7 @@ export function missingTools(ecosystem: Ecosystem): string | null {
     const named = lacking.length > 1 ? `${lacking.slice(0, -1).join(", ")} and ${lacking[lacking.length - 1]} are` : `${lacking[0]} is`;
     return lacking.length ? `${named} not on PATH (apt-get install -y maven default-jdk-headless)` : null;
   }
-  return goBinary() ? null : "go is not on PATH nor /usr/local/go/bin/go, and FENCECHECK_GO names none (Go's release from https://go.dev/dl into /usr/local/go, or apt-get install -y golang-go)";
+  return goBinary() ? null : `go is not on PATH nor /usr/local/go/bin/go, and FENCECHECK_GO names none: ${GO_ADVICE}`;
 }
 
 /** The steps that build the environment into `tmp`, which will be renamed to `final`. */

@@ -13,7 +13,6 @@ import { ProgramClient } from "./program-client.ts";
 export { isManifestPath, readManifest, type ProgramSpec } from "./manifest.ts";
 export { INIT_TIMEOUT_MS } from "./program-client.ts";
 export { PROTOCOL_VERSION } from "./messages.ts";
-export { buildEnvironment, builtEnvironment, ecosystemOf, environmentKey, environmentDirectory, environmentVariables, type Built, type Ecosystem } from "./environment.ts";
 
 /** The adapter a manifest describes: one program per logical client. */
 export function programAdapter(spec: ProgramSpec): LockAdapter {

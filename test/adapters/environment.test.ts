@@ -104,7 +104,7 @@ describe("environment: pure parts", () => {
     writeFileSync(join(dir, "requirements.txt"), sixPins());
     expect(readManifest(m("requirements.txt")).environment).toBe(join(dir, "requirements.txt"));
     expect(() => readManifest(m("nope.txt"))).toThrow(/"environment" "nope.txt" does not exist/);
-    expect(() => readManifest(m("Pipfile.lock"))).toThrow(/"environment" must name a requirements file \(requirements\*\.txt\), a pom\.xml or a go\.mod/);
+    expect(() => readManifest(m("Pipfile.lock"))).toThrow(/"environment" must name a requirements file \(any \.txt\), a pom\.xml or a go\.mod/);
     expect(() => readManifest(m("/abs/requirements.txt"))).toThrow(/relative to the manifest's directory/);
   });
 });

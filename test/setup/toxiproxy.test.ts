@@ -18,7 +18,7 @@ describe("fencecheck setup --extras toxiproxy", () => {
   chmodSync(oldGo, 0o755);
 
   it.each([
-    ["too old a Go", oldGo, /needs Go 1\.23 or newer, and .*go is go1\.19\.8: install Go 1\.23 or newer .*then run fencecheck setup --extras toxiproxy/],
+    ["too old a Go", oldGo, /needs Go 1\.23 or newer, and .*go is go1\.19\.8: install Go.s release from https:\/\/go\.dev\/dl .*then run fencecheck setup --extras toxiproxy/],
     ["no Go at all", join(dir, "no-such-go"), /needs Go 1\.23 or newer, and FENCECHECK_GO=.*no-such-go is not an executable/],
   ])("with %s: 254, the message says what is wrong and what to do, and nothing is made", async (_, go, message) => {
     const r = runCli("setup", ["--extras", "toxiproxy"], { FENCECHECK_CACHE: cache, FENCECHECK_GO: go });
