@@ -5,7 +5,7 @@
 // `fencecheck scenario --list`: each scenario with what it shows and why.
 import { BadInput, EXIT, didYouMean, namesTypeScript, rerunWithTypeScript } from "../lib/index.ts";
 import type { ScriptStep } from "../nemesis/index.ts";
-import { SCENARIOS, FREE_OPTIONS, buildScenario, commandLine, listing, matches, type Scenario, type ScenarioRun } from "../scenarios/index.ts";
+import { SCENARIOS, FREE_OPTIONS, buildScenario, commandLine, listing, matches, scriptOf, type Scenario, type ScenarioRun } from "../scenarios/index.ts";
 import { runAndCheck } from "./run-and-check.ts";
 import { ensureFor } from "../runner/index.ts";
 import { preflight } from "../runner/index.ts";
@@ -44,7 +44,7 @@ const expected = (a: string[] | null): string => (a === null ? "no firm call" : 
 
 function header(run: ScenarioRun): string {
   const { scenario: s, prediction: p } = run;
-  const script = s.script(run.options);
+  const script = scriptOf(s, run.options);
   return [
     `Scenario ${s.id}: ${s.title}`,
     `  ${s.shows}`,

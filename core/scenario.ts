@@ -23,13 +23,16 @@ export interface Scenario {
   options: Record<string, OptionValue>;
   /** Options a user may set on top, each with what setting it shows; every other option is fixed. */
   varies: Record<string, string>;
-  /** The faults, at fixed offsets from the clients' start, for the final options (empty: the clients' own options make the scenario). */
-  script(o: ParsedOptions): ScriptStep[];
+  /** The faults, at fixed offsets from the clients' start, for the final options (absent or empty: the clients' own options make the scenario). */
+  script?(o: ParsedOptions): ScriptStep[];
   /** Adjusts the final options to what the user set (e.g. a longer run for a longer restart delay). */
   fit?(o: ParsedOptions): void;
   /** What the catalogue predicts for the final options. */
   predict(o: ParsedOptions): Prediction;
 }
+
+/** A scenario's faults for these options: none when it has no script. */
+export const scriptOf = (s: Scenario, o: ParsedOptions): ScriptStep[] => s.script?.(o) ?? [];
 
 /** Every scenario takes these as test:jepsen does: they move no fault and no client. */
 export const FREE_OPTIONS: Record<string, string> = {

@@ -7,7 +7,7 @@ import { BadInput, parseArgs, type ParsedOptions } from "../lib/index.ts";
 import { TEST_OPTIONS, buildTest, type Test } from "../runner/index.ts";
 import { scriptNemeses } from "../nemesis/index.ts";
 import { isAdapterPath } from "../clients/adapter.ts";
-import { FREE_OPTIONS, type Prediction, type Scenario } from "../core/scenario.ts";
+import { FREE_OPTIONS, scriptOf, type Prediction, type Scenario } from "../core/scenario.ts";
 
 export interface ScenarioRun {
   scenario: Scenario;
@@ -39,7 +39,7 @@ export function buildScenario(scenario: Scenario, argv: string[]): ScenarioRun {
   const defaults = parseArgs([], TEST_OPTIONS).options;
   const options: ParsedOptions = { ...defaults, ...scenario.options, ...given };
   scenario.fit?.(options);
-  const script = scenario.script(options);
+  const script = scriptOf(scenario, options);
   const nemeses = scriptNemeses(script);
   // buildTest checks the backend can do what the script needs, and starts clocks that can be moved if it moves one.
   options.nemesis = nemeses.length ? nemeses : ["none"];

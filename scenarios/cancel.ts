@@ -43,7 +43,6 @@ export const G1: Scenario = {
     client: "zookeeper: the cancelled waiter deletes its node and says \"cancelled\" once ZooKeeper confirms; client 2 waits behind client 0 alone and takes the lock when it releases: valid",
     fence: "off: the same (the lock, not the resource, is at fault)",
   },
-  script: () => [],
   predict: (o) =>
     otherSeed(o, 1) ??
     (o.client === "zookeeper-cancel-naive"
@@ -113,7 +112,6 @@ export const Q2: Scenario = {
     client: "zookeeper: the cancelled waiter deletes its node before its cancel is answered; client 2 takes the lock when client 0 releases: valid",
     fence: "off: the same",
   },
-  script: () => [],
   predict: (o) =>
     otherSeed(o, 1) ??
     (o.client === "zookeeper-cancel-naive"

@@ -33,7 +33,6 @@ export const C1: Scenario = {
     "fence-reads": "reads carry the fence and advance the resource's: client 1's read moves it to 2, client 0's late write is refused and the run is valid",
     client: "any Redis client",
   },
-  script: () => [],
   predict: (o) =>
     o["fence-reads"]
       ? { anomalies: [], why: "client 1's fenced read raised the resource's fence to 2, so client 0's write with fence 1 is refused: one increment, counted once" }

@@ -15,7 +15,7 @@ import type { Scenario } from "../core/scenario.ts";
 import { BACKEND_SCENARIOS } from "../backends/index.ts";
 
 export type { Scenario, Prediction } from "../core/scenario.ts";
-export { FREE_OPTIONS, matches } from "../core/scenario.ts";
+export { FREE_OPTIONS, matches, scriptOf } from "../core/scenario.ts";
 export { buildScenario, commandLine, type ScenarioRun } from "./build.ts";
 
 export const SCENARIOS: Record<string, Scenario> = Object.fromEntries([K1, K2, T1, F1, F2, C1, L1, L2, E1, L3, K6, L4, R1, R2, S1, W1, W2, Q1, Q2, G1, ...BACKEND_SCENARIOS].map((s) => [s.id, s]));

@@ -51,7 +51,6 @@ export const R1: Scenario = {
     client: "redis-reentrant: a release lowers the count and frees the lock only at 0, so client 1 is granted it after client 0's outer release: valid",
     fence: "off: the same (the lock, not the resource, is at fault)",
   },
-  script: () => [],
   predict: (o) =>
     otherSeed(o, 1) ??
     (o.client === "redis-reentrant-unsafe-release"
@@ -95,7 +94,6 @@ export const R2: Scenario = {
     client: "redis-reentrant: each re-entry refreshes the lease (to about 5.2 s at the second), client 0's hold outlives the pause, client 1 is granted the lock after client 0's release: valid",
     fence: "on: the resource refuses client 0's depth-3 write (fence 1, after client 1's fence 2): valid, the refusal in stats.rejected_writes",
   },
-  script: () => [],
   predict: (o) => {
     const other = otherSeed(o, 1);
     if (other) return other;
@@ -176,7 +174,6 @@ export const W1: Scenario = {
     backend: "zookeeper, with --client zookeeper-rw",
     fence: "off: the resource hands client 0 client 1's value, a stale read; the run is still valid, for the lock kept its promise (client 0's lease had expired) and the read is the holder's to check",
   },
-  script: () => [],
   predict: (o) =>
     otherSeed(o, 2) ??
     (o.fence
@@ -201,7 +198,6 @@ export const W2: Scenario = {
     client: "etcd-rw: the writer waits for client 0's read key to go, and is granted when client 0 releases: valid",
     fence: "off: the same (the lock, not the resource, is at fault)",
   },
-  script: () => [],
   predict: (o) =>
     otherSeed(o, 2) ??
     (o.client === "etcd-rw-writer-naive"

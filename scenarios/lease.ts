@@ -20,7 +20,6 @@ export const K1: Scenario = {
   shows: "client 0 stops for 2.5 s (a GC pause) holding a 1 s lease; client 1 takes the lock and writes; client 0 wakes and writes: accepted without fencing, refused with it",
   options: { ...TWO_CLIENTS_1S_LEASE, ...FROZEN_PAST_LEASE },
   varies: LEASE_VARIES,
-  script: () => [],
   predict: (o) => staleUnlessFenced(o, "client 0's write"),
 };
 

@@ -60,7 +60,6 @@ export const L2: Scenario = {
   varies: {
     client: "redis-py: the Lock has the run's TTL and renews with extend(), which compares the token first; client 1 waits for client 0's release: the run is valid",
   },
-  script: () => [],
   predict: (o) =>
     o.client === "redis-py-timeout-0"
       ? { anomalies: ["mutex-violation"], why: "client 0's reacquire deletes its own key and says ok, so client 1 is granted the key while client 0's hold is certainly valid" }
@@ -90,7 +89,6 @@ export const E1: Scenario = {
   varies: {
     client: "python-etcd3: acquire(timeout) as its documentation says, whose result the adapter reads; client 1 waits for client 0's release: the run is valid",
   },
-  script: () => [],
   predict: (o) =>
     o.client === "python-etcd3-with"
       ? { anomalies: ["mutex-violation"], why: "client 1's with-body runs though its acquire() failed, while client 0's hold is certainly valid" }
@@ -164,7 +162,6 @@ export const K6: Scenario = {
   varies: {
     concurrency: "more or fewer clients at once: still one grant",
   },
-  script: () => [],
   predict: () => ({ anomalies: [], why: "one SET NX of the simultaneous tries succeeds; every other acquire fails busy and writes nothing" }),
 };
 
@@ -190,6 +187,5 @@ export const L4: Scenario = {
   varies: {
     fence: "on: the same; nothing stale is written to refuse",
   },
-  script: () => [],
   predict: () => ({ anomalies: [], why: "client 0's fourth renew fails too-many-extensions and it stops using the hold before client 1 is granted" }),
 };

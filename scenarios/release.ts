@@ -38,7 +38,6 @@ export const T1: Scenario = {
   fit: (o) => {
     if (o.client !== "redis-unsafe-release") delete o["release-gap"];
   },
-  script: () => [],
   predict: (o) => {
     if (o.client !== "redis-unsafe-release") return { anomalies: [], why: "the release compares and deletes in one script: it never deletes another client's lock" };
     const del = WORK_MS + ((o["release-gap"] as number | undefined) ?? 0);

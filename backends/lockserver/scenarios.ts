@@ -41,7 +41,6 @@ export const M1: Scenario = {
     "fence-source": "max-incr: the same here (every server granted both holds, so their counters agree)",
     client: "lockserver: one server shows the same",
   },
-  script: () => [],
   predict: (o) => staleUnlessFenced(o, "client 0's write"),
 };
 

@@ -132,7 +132,6 @@ export const N3: Scenario = {
     client: "mariadb-get-lock: each client a session of its own, and a waiter waits: valid",
     fence: "off: fences do not enter into it; the lock let clients hold it together",
   },
-  script: () => [],
   predict: (o: ParsedOptions) => {
     if (o.client !== "mariadb-get-lock-pool") return { anomalies: [], why: "each client asks on a session of its own: a second GET_LOCK waits for the first to be released" };
     if (o.connections !== "per-worker") return { anomalies: [], why: "each client has a pool of its own, so no other client is handed its connection" };

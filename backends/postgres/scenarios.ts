@@ -33,7 +33,6 @@ export const P1: Scenario = {
     client: "postgres-lease: the lease lives in a row, not in a session, and pooling changes nothing: valid",
     fence: "off: fences do not enter into it; the lock service let clients hold the lock together",
   },
-  script: () => [],
   predict: (o) => {
     if (o["pg-pooler"] !== "pgbouncer") return { anomalies: [], why: "each client has a session of its own: a second pg_advisory_lock waits for the first to be released" };
     if (o.client !== "postgres-advisory") return { anomalies: [], why: "a lease row is one statement per step, so any server connection serves it as well as another" };

@@ -136,7 +136,6 @@ export const K5: Scenario = {
   varies: {
     "redlock-check-validity": "on: client 0 computes validity = TTL - elapsed - drift < 0 and refuses the lock; the run is valid",
   },
-  script: () => [],
   predict: (o) =>
     o["redlock-check-validity"]
       ? { anomalies: [], why: "client 0 finds its validity negative and refuses the lock (acquire fails, expired): only client 1 holds it" }

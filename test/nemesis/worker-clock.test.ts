@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { clockNemesis } from "../../nemesis/clock.ts";
 import { NEMESES, ScriptSchedule, type HeldLock, type NemesisContext, type NemesisOptions } from "../../nemesis/index.ts";
-import { buildScenario, type Scenario } from "../../scenarios/index.ts";
+import { buildScenario, scriptOf, type Scenario } from "../../scenarios/index.ts";
 import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
 import { preflight } from "../../runner/preflight.ts";
 import { requirementsOf as requirements } from "../../runner/needs.ts";
@@ -139,6 +139,6 @@ describe("the clock nemesis on the clients' workers", () => {
     const { test } = buildScenario(scenario, []);
     expect(test.workerClocks).toBe(true);
     expect(test.serverOptions.skewableClocks).toBe(false);
-    expect(test.script).toEqual(scenario.script({}));
+    expect(test.script).toEqual(scriptOf(scenario, {}));
   });
 });

@@ -6,7 +6,7 @@
 import { BACKEND_SCENARIOS } from "../../backends/index.ts";
 import { describe, it, expect } from "vitest";
 import { existsSync } from "node:fs";
-import { SCENARIOS, buildScenario } from "../../scenarios/index.ts";
+import { SCENARIOS, buildScenario, scriptOf } from "../../scenarios/index.ts";
 import { ScriptSchedule, type Fault, type Nemesis, type NemesisContext, type NemesisKind } from "../../nemesis/index.ts";
 import { BadInput, parseArgs } from "../../lib/index.ts";
 import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
@@ -21,7 +21,7 @@ describe("the scenarios", () => {
     for (const s of Object.values(SCENARIOS)) {
       const run = buildScenario(s, []);
       expect(run.test.name.startsWith(`${s.id.toLowerCase()}-`)).toBe(true);
-      expect(run.test.script).toEqual(s.script(run.options));
+      expect(run.test.script).toEqual(scriptOf(s, run.options));
       // The random schedule's nemeses are the script's, so the backend is checked for them.
       expect(run.test.nemeses).toEqual([...new Set(run.test.script!.map((st) => st.nemesis))]);
       expect(run.prediction.anomalies, s.id).not.toBeNull();
