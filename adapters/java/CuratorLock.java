@@ -1,7 +1,7 @@
 // fencecheck's reference adapter for Apache Curator's locks (protocol 1,
 // docs/adapter-protocol.md): JSON lines on stdin, replies and notices on stdout, logs
-// on stderr. One program per logical client; curator.sh compiles this file once and execs
-// the JVM with Debian's Curator 5.4.0, ZooKeeper 3.8 and slf4j-simple (to stderr).
+// on stderr. One program per logical client, compiled with pom.xml's environment (Curator,
+// ZooKeeper's client and slf4j-simple, to stderr, at the pom's versions); curator.sh execs the JVM.
 //
 // The lock is used as Curator's documentation says: one CuratorFramework from
 // CuratorFrameworkFactory, started at init (start() does not block: it connects in the

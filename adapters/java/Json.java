@@ -1,6 +1,6 @@
 // JSON for fencecheck's Curator adapter (CuratorLock.java): enough for the adapter
 // protocol's lines (objects, arrays, strings, numbers, true/false/null), so the adapter
-// needs no library beyond Debian's Curator packages.
+// needs no library beyond what pom.xml pins for Curator.
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -38,5 +38,5 @@ export const ZOOKEEPER: Requirement = {
 /** kazoo from PyPI, in a venv of its own. */
 export const KAZOO: Requirement = environmentRequirement("kazoo", "--client kazoo", repoFile("adapters/python/kazoo.adapter.json"));
 
-/** Curator from Maven Central (adapters/java/pom.xml): its recipes bring its framework, ZooKeeper's client, Guava and slf4j; curator.sh compiles the adapter against them once (javac). */
+/** Curator from Maven Central (adapters/java/pom.xml): its recipes bring its framework, ZooKeeper's client, Guava and slf4j; the environment's build compiles CuratorLock.java against them (javac). */
 export const CURATOR: Requirement = environmentRequirement("curator", "--client curator", repoFile("adapters/java/curator.adapter.json"));

@@ -41,24 +41,41 @@ function goSources(dir: string): string[] {
   });
 }
 
-/** The files whose content decides what gets built: the requirements file; the pom; go.mod, go.sum and the module's sources (a Go build is the program itself). */
+/** A Java adapter's sources: the .java files beside the pom and under its src/main/java (not src/test, whose dependencies are not the runtime's). */
+function javaSources(dir: string): string[] {
+  const under = (d: string): string[] =>
+    existsSync(d)
+      ? readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.name.startsWith(".") ? [] : e.isDirectory() ? under(join(d, e.name)) : e.name.endsWith(".java") ? [join(d, e.name)] : []))
+      : [];
+  const beside = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith(".java")).map((e) => join(dir, e.name));
+  return [...beside, ...under(join(dir, "src", "main", "java"))].sort();
+}
+
+/** What a build compiles of its own: a Go module's sources, a pom's Java sources; none for a requirements file. */
+function sourcesOf(ecosystem: Ecosystem, file: string): string[] {
+  if (ecosystem === "go") return goSources(dirname(file)).sort();
+  return ecosystem === "maven" ? javaSources(dirname(file)) : [];
+}
+
+/** The files whose content decides what gets built: the requirements file; the pom and its Java sources; go.mod, go.sum and the module's sources. */
 function lockFiles(ecosystem: Ecosystem, file: string): string[] {
-  if (ecosystem !== "go") return [file];
-  const dir = dirname(file);
-  const sum = join(dir, "go.sum");
-  return [file, ...(existsSync(sum) ? [sum] : []), ...goSources(dir).sort()];
+  if (ecosystem !== "go") return [file, ...sourcesOf(ecosystem, file)];
+  const sum = join(dirname(file), "go.sum");
+  return [file, ...(existsSync(sum) ? [sum] : []), ...sourcesOf(ecosystem, file)];
 }
 
 /**
  * The first 16 hex digits of a sha256 over the lock files: the environment's
  * key. One file is its content alone, so the same pins under another name share
- * an environment; a Go module's files each go with their path in the module.
+ * an environment; with sources (and always for a Go module) each file goes with
+ * its path beside the lock file.
  */
 export function environmentKey(ecosystem: Ecosystem, file: string): string {
   const h = createHash("sha256");
-  if (ecosystem !== "go") return h.update(readFileSync(file)).digest("hex").slice(0, 16);
+  const files = lockFiles(ecosystem, file);
+  if (ecosystem !== "go" && files.length === 1) return h.update(readFileSync(file)).digest("hex").slice(0, 16);
   const base = dirname(file);
-  for (const f of lockFiles(ecosystem, file)) h.update(`${relative(base, f)}\0`).update(readFileSync(f)).update("\0");
+  for (const f of files) h.update(`${relative(base, f)}\0`).update(readFileSync(f)).update("\0");
   return h.digest("hex").slice(0, 16);
 }
 
@@ -72,21 +89,21 @@ export const environmentDirectory = (ecosystem: Ecosystem, file: string, cache =
 /** Where fencecheck's own Python module for adapters is (fencecheck_adapter.py), shipped in the package. */
 export const PYTHON_ADAPTER_MODULE_DIR = join(ROOT, "adapters", "python");
 
-/** A Maven environment's jars, in a stable order. */
-const jarsOf = (dir: string): string[] =>
-  readdirSync(join(dir, "lib"))
-    .filter((n) => n.endsWith(".jar"))
-    .sort()
-    .map((n) => join(dir, "lib", n));
+/** A Maven environment's classpath: its compiled sources' classes (when it had sources), then its jars in a stable order. */
+const classpathOf = (dir: string): string[] => {
+  const lib = join(dir, "lib");
+  const jars = existsSync(lib) ? readdirSync(lib).filter((n) => n.endsWith(".jar")).sort().map((n) => join(lib, n)) : [];
+  return [...(existsSync(join(dir, "classes")) ? [join(dir, "classes")] : []), ...jars];
+};
 
 /**
  * What the program is run with, given its environment's directory: a Python
  * venv first on PATH (so "python3" is the venv's) with fencecheck's
  * fencecheck_adapter.py importable (from the package, so a user's adapter speaks
- * the protocol of the fencecheck that runs it); a Maven build's jars as FENCECHECK_CLASSPATH;
+ * the protocol of the fencecheck that runs it); a Maven build's classes and jars as FENCECHECK_CLASSPATH;
  * a Go build's programs first on PATH; FENCECHECK_ENV for all.
  */
-export function environmentVariables(ecosystem: Ecosystem, dir: string, base: NodeJS.ProcessEnv, jars: readonly string[] = []): Record<string, string> {
+export function environmentVariables(ecosystem: Ecosystem, dir: string, base: NodeJS.ProcessEnv, classpath?: readonly string[]): Record<string, string> {
   const first = (v: string, rest: string | undefined): string => (rest ? `${v}:${rest}` : v);
   const vars: Record<string, string> = { FENCECHECK_ENV: dir };
   if (ecosystem === "python") {
@@ -96,7 +113,7 @@ export function environmentVariables(ecosystem: Ecosystem, dir: string, base: No
     // Importing fencecheck_adapter.py from the package must not write __pycache__ into it (a checkout, a shared node_modules).
     vars.PYTHONDONTWRITEBYTECODE = "1";
   } else if (ecosystem === "go") vars.PATH = first(join(dir, "bin"), base.PATH);
-  else vars.FENCECHECK_CLASSPATH = jars.join(":");
+  else vars.FENCECHECK_CLASSPATH = (classpath ?? classpathOf(dir)).join(":");
   return vars;
 }
 
@@ -121,7 +138,7 @@ export function programEnvironment(manifest: string, file: string | undefined, b
   const ecosystem = ecosystemOf(file)!;
   const dir = builtEnvironment(ecosystem, file);
   if (dir === null) throw new Error(`${manifest}: its "environment" ${file} is not built: a run builds it before it starts, or \`fencecheck setup\` for the reference adapters`);
-  const vars = environmentVariables(ecosystem, dir, base, ecosystem === "maven" ? jarsOf(dir) : []);
+  const vars = environmentVariables(ecosystem, dir, base);
   known.set(file, vars);
   return vars;
 }
@@ -143,15 +160,15 @@ export function unhashedRequirement(text: string): string | null {
  * it; null when all are there. Synchronous (one short python3 at most), so that
  * set-up can ask it as a part's getIt before it builds anything.
  */
-export function missingTools(ecosystem: Ecosystem): string | null {
+export function missingTools(ecosystem: Ecosystem, file: string): string | null {
   if (ecosystem === "python") {
     if (!findProgram("python3")) return "python3 is not on PATH (apt-get install -y python3 python3-venv)";
     const venv = spawnSync("python3", ["-c", "import venv, ensurepip"], { cwd: ROOT, stdio: "ignore" });
     return venv.status === 0 ? null : "python3 has no venv module with ensurepip (apt-get install -y python3-venv)";
   }
   if (ecosystem === "maven") {
-    // javac too: a Java adapter is compiled against the jars (adapters/java/curator.sh does it at its first start).
-    const lacking = ["mvn", "java", "javac"].filter((p) => !findProgram(p));
+    // javac only when there are sources to compile against the jars.
+    const lacking = ["mvn", "java", ...(sourcesOf(ecosystem, file).length ? ["javac"] : [])].filter((p) => !findProgram(p));
     const named = lacking.length > 1 ? `${lacking.slice(0, -1).join(", ")} and ${lacking[lacking.length - 1]} are` : `${lacking[0]} is`;
     return lacking.length ? `${named} not on PATH (apt-get install -y maven default-jdk-headless)` : null;
   }
@@ -187,7 +204,11 @@ function steps(ecosystem: Ecosystem, file: string, tmp: string, final: string, c
       cwd,
     });
     // Offline when the local repository may already hold everything: no question to Central at each new pom.
-    return [existsSync(join(cache, "m2")) ? { ...copy(true), orElse: copy(false) } : copy(false)];
+    const jars: BuildStep = existsSync(join(cache, "m2")) ? { ...copy(true), orElse: copy(false) } : copy(false);
+    const sources = sourcesOf(ecosystem, file);
+    // The adapter's own sources, compiled once here against the jars, not at each start of the program.
+    const compile: BuildStep = { command: "javac", args: ["-nowarn", "-encoding", "UTF-8", "-cp", join(tmp, "lib", "*"), "-d", join(tmp, "classes"), ...sources], cwd };
+    return sources.length ? [jars, compile] : [jars];
   }
   return [{ command: goBinary()!, args: ["build", "-mod=readonly", "-trimpath", "-o", join(tmp, "bin") + "/", "./..."], cwd, env: { ...process.env, ...goCaches(cache) } }];
 }
@@ -231,7 +252,7 @@ export async function buildEnvironment(manifest: string, file: string, say: (lin
   // A module that requires nothing has no go.sum; one that requires something is verified against it.
   if (ecosystem === "go" && /^\s*require\b/m.test(readFileSync(file, "utf8")) && !existsSync(join(dirname(file), "go.sum")))
     return { ok: false, message: `${named} has no go.sum beside it: run \`go mod tidy\` in ${dirname(file)} and keep go.sum with go.mod` };
-  const lacking = missingTools(ecosystem);
+  const lacking = missingTools(ecosystem, file);
   if (lacking) return { ok: false, message: `${named} cannot be built here: ${lacking}` };
 
   const final = environmentDirectory(ecosystem, file, cache);

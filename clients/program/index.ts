@@ -47,7 +47,7 @@ export function environmentRequirement(id: string, serves: string, manifest: str
     get getIt() {
       const f = file();
       if (f === undefined || this.present()) return undefined;
-      const lacking = missingTools(ecosystemOf(f)!);
+      const lacking = missingTools(ecosystemOf(f)!, f);
       return lacking ? `its environment ${shown(f)} cannot be built here: ${lacking}` : undefined;
     },
     async finish(say) {

@@ -49,7 +49,7 @@ describe("environment: pure parts", () => {
     expect(ecosystemOf("/p/build.gradle")).toBeNull();
   });
 
-  it("the key is 16 hex of the lock files' content: the same content, the same key wherever and under whatever name it lies; a Go module's go.sum and sources count", () => {
+  it("the key is 16 hex of the lock files' content: the same content, the same key wherever and under whatever name it lies; a Go module's go.sum and sources count, and a pom's Java sources (not its tests)", () => {
     const a = project();
     const b = project();
     writeFileSync(join(a, "requirements.txt"), "x==1 --hash=sha256:00\n");
@@ -70,6 +70,20 @@ describe("environment: pure parts", () => {
     mkdirSync(join(a, "lock"));
     writeFileSync(join(a, "lock", "lock.go"), "package lock\n");
     expect(environmentKey("go", join(a, "go.mod"))).not.toBe(withSum);
+
+    const pom = join(a, "pom.xml");
+    writeFileSync(pom, "<project/>\n");
+    const bare = environmentKey("maven", pom);
+    writeFileSync(join(a, "MyLock.java"), "class MyLock {}\n");
+    const withSource = environmentKey("maven", pom);
+    expect(withSource).not.toBe(bare);
+    mkdirSync(join(a, "src", "main", "java", "lock"), { recursive: true });
+    writeFileSync(join(a, "src", "main", "java", "lock", "Lock.java"), "package lock; class Lock {}\n");
+    const withTree = environmentKey("maven", pom);
+    expect(withTree).not.toBe(withSource);
+    mkdirSync(join(a, "src", "test", "java"), { recursive: true });
+    writeFileSync(join(a, "src", "test", "java", "LockTest.java"), "class LockTest {}\n");
+    expect(environmentKey("maven", pom)).toBe(withTree);
   });
 
   it("the variables: a venv first on PATH with fencecheck_adapter.py importable; Maven's jars; a Go build's bin; FENCECHECK_ENV for each", () => {
@@ -127,7 +141,7 @@ describe("environment: real builds", () => {
     expect(again).toMatchObject({ ok: true, dir: first.dir, built: false });
   }, 120_000);
 
-  it("a pom: Maven's jars of its dependencies, transitive ones too", async () => {
+  it("a pom: Maven's jars of its dependencies, transitive ones too; the Java source beside it compiled against them, first on the classpath", async () => {
     const dir = project();
     const pom = join(dir, "pom.xml");
     writeFileSync(
@@ -135,11 +149,16 @@ describe("environment: real builds", () => {
       `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion><groupId>t</groupId><artifactId>t</artifactId><version>1</version><packaging>pom</packaging>
 <dependencies><dependency><groupId>org.slf4j</groupId><artifactId>slf4j-simple</artifactId><version>1.7.36</version></dependency></dependencies></project>\n`,
     );
+    // It compiles only against the jars: slf4j's LoggerFactory is no JDK class.
+    writeFileSync(join(dir, "Hello.java"), "public class Hello { public static void main(String[] a) { System.out.println(org.slf4j.LoggerFactory.class.getName()); } }\n");
     const built = await buildEnvironment("test.adapter.json", pom, undefined, freshCache());
     expect(built.ok, built.ok ? "" : built.message).toBe(true);
     if (!built.ok) return;
     expect(built.built).toBe(true);
     expect(readdirSync(join(built.dir, "lib")).sort()).toEqual(["slf4j-api-1.7.36.jar", "slf4j-simple-1.7.36.jar"]);
+    const vars = environmentVariables("maven", built.dir, process.env);
+    expect(vars.FENCECHECK_CLASSPATH.split(":")[0]).toBe(join(built.dir, "classes"));
+    expect(execFileSync("java", ["-cp", vars.FENCECHECK_CLASSPATH, "Hello"], { encoding: "utf8" }).trim()).toBe("org.slf4j.LoggerFactory");
   }, 180_000);
 
   it("a go.mod: its main package built into bin, on PATH", async () => {

@@ -45,7 +45,7 @@ beforeAll(async () => {
   for (const name of ADAPTERS) made[name] = await CLIENTS[name].load();
   servers = await startZkServers("fc-adapter-kinds-");
   ({ endpoints, admin } = servers);
-  // The Curator adapter compiles itself at its first start (curator.sh): here, not in a test's time.
+  // A JVM's first start is the slowest: here, not in a test's time.
   await client("curator", "warm-up").whenStarted?.();
 }, 60_000);
 
