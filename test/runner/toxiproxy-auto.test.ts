@@ -73,7 +73,7 @@ describe("--toxiproxy auto", () => {
       "not built, and no Go to build it with",
       ["--toxiproxy", "auto"],
       { FENCECHECK_CACHE: "/nonexistent/fc-cache", FENCECHECK_GO: "/nonexistent/go" },
-      /fencecheck needs toxiproxy .* is not an executable: install Go 1\.23 or newer .*then run fencecheck setup --extras toxiproxy/,
+      /fencecheck needs toxiproxy .* is not an executable: install Go.s release from https:\/\/go\.dev\/dl .*then run fencecheck setup --extras toxiproxy/,
     ],
     ["--links direct", ["--toxiproxy", "auto", "--links", "direct", "--nemesis", "none"], {}, /--links direct makes no links, so a Toxiproxy \(--toxiproxy\) has nothing to do/],
   ])("bad input, 254, nothing started or stored: %s", async (_, args, env, message) => {

@@ -12,8 +12,10 @@ describe.concurrent("MariaDB's named-lock scenarios", () => {
     const a = completion(r, 0, "acquire");
     const b = completion(r, 1, "acquire");
     const [cut] = r.nemesis("start-partition");
-    // Granted within milliseconds of the reset, long before client 0's TTL ran out.
-    expect(b.time).toBeGreaterThan(cut.time);
+    // Granted within milliseconds of the reset, long before client 0's TTL ran out. The
+    // start is recorded once every link is reset, and the server may free the lock and
+    // grant it as soon as the first one is (a whole-suite run had the grant 1.2 ms before).
+    expect(b.time).toBeGreaterThan(cut.time - 50e6);
     expect(b.time - cut.time).toBeLessThan(500e6);
     expect(b.time).toBeLessThan(r.of(0, "release")[0].time);
     const [w] = r.results.anomalies["mutex-violation"];
