@@ -10,7 +10,7 @@ import { adapterClients, shippedProgram, type ClientContext, type FenceCounter }
 import type { Backend, BackendContext, BackendOption, ClientKind } from "../../core/index.ts";
 import type { RedisNodeOptions, RedisPersistence } from "./server.ts";
 import type { RedisReentrantOptions } from "./reentrant.ts";
-import { PYTHON_REDIS_LOCK, REDIS, REDIS_PY, REDIS_SERVER, REDIS_VERSION } from "./programs.ts";
+import { BSM_REDISLOCK, PYTHON_REDIS_LOCK, REDIS, REDIS_PY, REDIS_SERVER, REDIS_VERSION } from "./programs.ts";
 
 /** Redis' own option: what a killed node remembers. Redlock's nodes are Redis servers and take it too. */
 export const REDIS_PERSISTENCE = {
@@ -112,6 +112,8 @@ const CLIENTS: Record<string, ClientKind> = {
   "redis-py-timeout-0": { ...shippedProgram("adapters/python/redis-py-timeout-0.adapter.json", redisFenceCounter), needs: REDIS_PY },
   // python-redis-lock 4.0.1 from PyPI, its renewal thread keeping the lease (renew "automatic").
   "python-redis-lock": { ...shippedProgram("adapters/python/python-redis-lock.adapter.json", redisFenceCounter), needs: PYTHON_REDIS_LOCK },
+  // bsm/redislock v0.9.4 (Go, go-redis v9.23.0) by its reference adapter program, built from adapters/go/go.mod; v0.9.4 issues no fence.
+  "bsm-redislock": { ...shippedProgram("adapters/go/redislock/bsm-redislock.adapter.json", redisFenceCounter), needs: BSM_REDISLOCK },
   "redis-reentrant": reentrantClient(
     "a reentrant lock in Redisson's RLock layout: a hash of owner -> count with a PEXPIRE lease; fence = INCR on free-to-held, a re-entry keeps it (Hazelcast FencedLock's promise) and refreshes the lease",
     { fenceOnReentry: "same" },

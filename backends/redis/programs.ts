@@ -29,3 +29,6 @@ export const REDIS_PY: Requirement = environmentRequirement("redis-py", "--clien
 
 /** python-redis-lock from PyPI (with the redis-py it pins), for the reference adapter program of --client python-redis-lock. */
 export const PYTHON_REDIS_LOCK: Requirement = environmentRequirement("python-redis-lock", "--client python-redis-lock", repoFile("adapters/python/python-redis-lock.adapter.json"));
+
+/** bsm/redislock from the Go module proxy: adapters/go/go.mod, the one module of the Go adapters (redsync's too). */
+export const BSM_REDISLOCK: Requirement = environmentRequirement("bsm-redislock", "--client bsm-redislock", repoFile("adapters/go/redislock/bsm-redislock.adapter.json"));

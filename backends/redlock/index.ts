@@ -75,6 +75,8 @@ const CLIENTS: Record<string, ClientKind> = {
   },
   // pottery 3.0.1's Redlock from PyPI by its reference adapter program (adapters/, docs/adapter-protocol.md).
   pottery: { ...shippedProgram("adapters/python/pottery.adapter.json", redisFenceCounter), needs: environmentRequirement("pottery", "--client pottery", repoFile("adapters/python/pottery.adapter.json")) },
+  // go-redsync/redsync v4.18.1's Mutex (go-redis v9.23.0) by its reference adapter program, built from adapters/go/go.mod.
+  redsync: { ...shippedProgram("adapters/go/redsync/redsync.adapter.json", redisFenceCounter), needs: environmentRequirement("redsync", "--client redsync", repoFile("adapters/go/redsync/redsync.adapter.json")) },
 };
 
 export const backend = {

@@ -256,6 +256,22 @@ export async function buildEnvironment(manifest: string, file: string, say: (lin
   if (lacking) return { ok: false, message: `${named} cannot be built here: ${lacking}` };
 
   const final = environmentDirectory(ecosystem, file, cache);
+  // Two parts of one set-up may name one lock file (the Go adapters share a module): one build serves both.
+  const already = building.get(final);
+  if (already) return already;
+  const build = buildInto(final, named, ecosystem, file, manifest, say, cache);
+  building.set(final, build);
+  try {
+    return await build;
+  } finally {
+    building.delete(final);
+  }
+}
+
+/** The builds under way in this process, by the environment's directory. */
+const building = new Map<string, Promise<Built>>();
+
+async function buildInto(final: string, named: string, ecosystem: Ecosystem, file: string, manifest: string, say: (line: string) => void, cache: string): Promise<Built> {
   const started = performance.now();
   say(`fencecheck: building ${basename(final)} for ${manifest} from ${file}`);
   try {

@@ -44,7 +44,9 @@ describe("requirementsOf", () => {
     expect(Object.fromEntries(CLIENT_NEEDS.map((r) => [r.id, [r.builds, r.packages]]))).toEqual({
       "redis-py": ["adapters/python/requirements/redis-py.txt", []],
       "python-redis-lock": ["adapters/python/requirements/python-redis-lock.txt", []],
+      "bsm-redislock": ["adapters/go/go.mod", []],
       pottery: ["adapters/python/requirements/pottery.txt", []],
+      redsync: ["adapters/go/go.mod", []],
       "python-etcd3": ["adapters/python/requirements/python-etcd3.txt", []],
       kazoo: ["adapters/python/requirements/kazoo.txt", []],
       curator: ["adapters/java/pom.xml", []],

@@ -1,0 +1,218 @@
+// Package fcadapter is fencecheck's adapter protocol (docs/adapter-protocol.md),
+// version 1, for Go: the loop that reads one request a line from standard input,
+// calls the adapter, and writes exactly one reply line to standard output.
+//
+// It keeps, as adapters/python/fencecheck_adapter.py does, the rules an adapter
+// should not have to think about:
+//   - standard output carries protocol lines only: os.Stdout is pointed at
+//     standard error when Run starts, so a stray fmt.Println or a library's
+//     chatter cannot corrupt the stream; the protocol writes to a duplicate of
+//     the original descriptor;
+//   - one writer at a time: a Notice from another goroutine and a reply never
+//     interleave within a line;
+//   - a handler that returns a Go error, or panics, is answered "error" (an
+//     unknown outcome): never guess "fail";
+//   - close and end of input both end the process, after at most half a second
+//     of the adapter's Close.
+//
+// It offers the mutex only, with no cancel: requests are handled one at a time
+// on the reading goroutine, which the protocol allows when "cancel" is not
+// declared (no request comes while another is outstanding).
+package fcadapter
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Protocol is the version of docs/adapter-protocol.md this package speaks.
+const Protocol = 1
+
+// Reply is a reply's fields; "in_reply_to" is added by the loop. It must have "type".
+type Reply map[string]any
+
+// Fail is a definite failure: the lock service certainly did not do it.
+func Fail(reason string) Reply { return Reply{"type": "fail", "error": reason} }
+
+// Error is an unknown outcome: the request may or may not have been done.
+func Error(reason string) Reply { return Reply{"type": "error", "error": Short(reason)} }
+
+// Request is one request as read: the fields the protocol defines, and Raw for the rest.
+type Request struct {
+	ID               int64          `json:"id"`
+	Type             string         `json:"type"`
+	Protocol         int            `json:"protocol"`
+	Backend          string         `json:"backend"`
+	Endpoints        []Endpoint     `json:"endpoints"`
+	OwnerPrefix      string         `json:"owner_prefix"`
+	TTLMs            int64          `json:"ttl_ms"`
+	CommandTimeoutMs int64          `json:"command_timeout_ms"`
+	Seed             int64          `json:"seed"`
+	Client           int            `json:"client"`
+	Key              string         `json:"key"`
+	WaitMs           int64          `json:"wait_ms"`
+	Owner            string         `json:"owner"`
+	Fence            *int64         `json:"fence"`
+	Raw              map[string]any `json:"-"`
+}
+
+// Endpoint is one node of the lock service, as this client reaches it.
+type Endpoint struct {
+	Name string `json:"name"`
+	Host string `json:"host"`
+	Port int    `json:"port"`
+}
+
+// Addr is host:port.
+func (e Endpoint) Addr() string { return fmt.Sprintf("%s:%d", e.Host, e.Port) }
+
+// Adapter is a lock behind the protocol. Init must not connect (the set-up
+// check sends endpoints where nothing listens). A returned error means "error".
+type Adapter interface {
+	Init(req *Request) error
+	Acquire(req *Request) (Reply, error)
+	Renew(req *Request) (Reply, error)
+	Release(req *Request) (Reply, error)
+	Close()
+}
+
+// Info is what init_ok says of the adapter; it must agree with the manifest.
+type Info struct {
+	Fences  bool
+	Renew   string // "explicit", "automatic" or "none"
+	Library string
+}
+
+var (
+	outMu sync.Mutex
+	out   *os.File
+)
+
+func write(msg map[string]any) error {
+	line, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	outMu.Lock()
+	defer outMu.Unlock()
+	_, err = out.Write(append(line, '\n'))
+	return err
+}
+
+// Notice sends a notice (lost, suspended, reconnected); safe from any goroutine.
+func Notice(msg map[string]any) {
+	if err := write(msg); err != nil {
+		log.Printf("could not write notice %v: %v", msg, err)
+	}
+}
+
+// Short makes an error a short phrase on one line (it becomes the info's `error`).
+func Short(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+func closeBriefly(a Adapter) {
+	done := make(chan struct{})
+	go func() { defer close(done); a.Close() }()
+	select {
+	case <-done:
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+func handle(a Adapter, info Info, req *Request) (reply Reply) {
+	defer func() {
+		if p := recover(); p != nil {
+			log.Printf("%s request %d panicked: %v", req.Type, req.ID, p)
+			reply = Error(fmt.Sprintf("panic: %v", p))
+		}
+	}()
+	var err error
+	switch req.Type {
+	case "init":
+		if req.Protocol != Protocol {
+			log.Printf("fencecheck speaks protocol %d, this adapter %d", req.Protocol, Protocol)
+		}
+		if err = a.Init(req); err == nil {
+			reply = Reply{"type": "init_ok", "fences": info.Fences, "renew": info.Renew}
+			if info.Library != "" {
+				reply["library"] = info.Library
+			}
+		}
+	case "acquire":
+		reply, err = a.Acquire(req)
+	case "renew":
+		reply, err = a.Renew(req)
+	case "release":
+		reply, err = a.Release(req)
+	default:
+		reply = Error(fmt.Sprintf("unknown request type %q", req.Type))
+	}
+	if err != nil {
+		log.Printf("%s request %d: %v", req.Type, req.ID, err)
+		return Error(err.Error())
+	}
+	return reply
+}
+
+// Run speaks the protocol on standard input and output until close or end of input, then exits.
+func Run(a Adapter, info Info) {
+	log.SetOutput(os.Stderr)
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
+	fd, err := syscall.Dup(int(os.Stdout.Fd()))
+	if err != nil {
+		log.Fatalf("dup stdout: %v", err)
+	}
+	out = os.NewFile(uintptr(fd), "protocol-out")
+	os.Stdout = os.Stderr
+
+	in := bufio.NewReaderSize(os.Stdin, 1<<16)
+	for {
+		raw, err := in.ReadBytes('\n')
+		if len(bytes.TrimSpace(raw)) == 0 {
+			if err != nil { // end of input means close
+				if err != io.EOF {
+					log.Printf("reading requests: %v", err)
+				}
+				closeBriefly(a)
+				os.Exit(0)
+			}
+			continue
+		}
+		var req Request
+		var fields map[string]any
+		if json.Unmarshal(raw, &req) != nil || json.Unmarshal(raw, &fields) != nil || fields["id"] == nil {
+			// No id to answer to: a reply would itself be a bad line. Log it.
+			log.Printf("ignoring a request that is not a JSON object with an id: %.200q", raw)
+			continue
+		}
+		req.Raw = fields
+		if req.Type == "close" {
+			closeBriefly(a)
+			_ = write(map[string]any{"in_reply_to": req.ID, "type": "ok"})
+			os.Exit(0)
+		}
+		reply := handle(a, info, &req)
+		msg := map[string]any{"in_reply_to": req.ID}
+		for k, v := range reply {
+			msg[k] = v
+		}
+		if err := write(msg); err != nil {
+			log.Printf("writing the reply to %d: %v", req.ID, err)
+			os.Exit(1)
+		}
+	}
+}
