@@ -5,7 +5,7 @@
 // test suite, which needs everything.
 import { EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
 import { BACKEND_NAMES, CLIENT_NEEDS, OPTION_NEEDS, SERVER_NEEDS } from "../backends/index.ts";
-import { CHROMIUM, CLOCK, DOCKER, GNU_TIME, TOXIPROXY, ensure, satisfied, type Requirement } from "../setup/index.ts";
+import { CHROMIUM, CLOCK, DOCKER, GNU_TIME, TOXIPROXY, ensure, satisfied, type OnlyTheUserCanInstall, type Requirement } from "../setup/index.ts";
 
 /** What some options need beyond a backend's servers: the clock nemesis, what a backend's options start beside its servers, a container engine, Toxiproxy, GNU time. */
 const EXTRAS: readonly Requirement[] = [CLOCK, ...OPTION_NEEDS, DOCKER, TOXIPROXY, GNU_TIME];
@@ -80,8 +80,8 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (!(err instanceof Error) || err.name !== "BadInput") throw err;
     say(`fencecheck setup: ${err.message}`);
-    // ensure asks first for what it cannot get by itself (getIt: Go for Toxiproxy,
-    // an optional npm dependency): such a refusal is the user's to fix, like bad arguments.
-    return parts.some((r) => !soft.has(r.id) && r.getIt && !satisfied(r)) ? EXIT.badInput : 1;
+    // What ensure cannot get by itself (getIt: Go for Toxiproxy, an optional npm
+    // dependency) is the user's to fix, like bad arguments; apt failing is not.
+    return (err as Partial<OnlyTheUserCanInstall>).onlyTheUser ? EXIT.badInput : 1;
   }
 }

@@ -26,6 +26,11 @@ export interface EnsureReport {
 
 const defaultSay = (line: string): void => void process.stderr.write(`${line}\n`);
 
+/** A part only the user can install here (a Go, a python3 with venv, an optional npm dependency): set-up says so with 254, as for bad arguments. */
+export class OnlyTheUserCanInstall extends BadInput {
+  readonly onlyTheUser = true;
+}
+
 /**
  * Makes every part present, installing what is missing, then finishing it. Throws BadInput
  * (nothing started, nothing changed) when a part cannot be had here: no root and
@@ -37,11 +42,14 @@ export async function ensure(wanted: readonly Requirement[], opts: EnsureOptions
   const parts = [...new Map(wanted.map((r) => [r.id, r])).values()];
   const say = opts.say ?? defaultSay;
   const report: EnsureReport = { installed: [], seconds: 0, warnings: [] };
-  const fail = (id: string, message: string): void => {
+  const fail = (id: string, message: string, error: BadInput = new BadInput(message)): void => {
     if (opts.soft?.has(id)) report.warnings.push(message);
-    else throw new BadInput(message);
+    else throw error;
   };
-  for (const r of parts) if (r.getIt && !satisfied(r)) fail(r.id, `fencecheck needs ${r.id} (${r.serves}), which is missing: ${r.getIt}`);
+  for (const r of parts) {
+    const message = `fencecheck needs ${r.id} (${r.serves}), which is missing: ${r.getIt}`;
+    if (r.getIt && !satisfied(r)) fail(r.id, message, new OnlyTheUserCanInstall(message));
+  }
   const missing = parts.filter((r) => r.packages.length > 0 && !satisfied(r));
   // What must be had goes in one apt-get call; a part allowed to fail goes in one
   // of its own, so that apt refusing it (no postgresql-15 on Ubuntu) takes nothing else with it.
