@@ -48,11 +48,13 @@ describe.concurrent("MariaDB's named-lock scenarios", () => {
     const r = await scenario("N3");
     expect(r.code, r.out).toBe(1);
     expect(r.results.anomaly_types).toEqual(["mutex-violation"]);
-    const a = completion(r, 0, "acquire");
-    const b = completion(r, 1, "acquire");
-    expect(b.time).toBeLessThan(r.of(0, "release")[0].time);
+    // Two of the three holds met: the later one granted before the earlier one's release
+    // was sent. Which two is the machine's: under load client 1 may ask after client 0
+    // let go, and then it is client 2 that is handed client 1's connection.
     const [w] = r.results.anomalies["mutex-violation"];
-    expect(w.events).toEqual(expect.arrayContaining([a.index, b.index]));
+    const [first, second] = [0, 1, 2].map((p) => completion(r, p, "acquire")).filter((g) => (w.events ?? []).includes(g.index)).sort((x, y) => x.time - y.time);
+    expect(second, r.out).toBeDefined();
+    expect(second.time).toBeLessThan(r.of(first.process as number, "release", "invoke")[0].time);
   });
 
   it("N3 with a pool per client (--connections per-client): client 1 waits for client 0's release: valid", async () => {
