@@ -53,6 +53,7 @@
 // - A hold still unreleased when its key is acquired again was abandoned by the workload
 //   (after an unknown outcome its new process never releases the old hold): it is
 //   released first, or its node would keep the key locked for the session's whole life.
+import fencecheck.Json;
 import java.io.BufferedReader;
 import java.io.FileOutputStream;
 import java.io.FileDescriptor;

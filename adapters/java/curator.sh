@@ -2,7 +2,7 @@
 # fencecheck's Curator adapter: exec the JVM (same pid, same process group: a pause
 # freezes it) on curator.adapter.json's "environment", pom.xml, which fencecheck
 # builds into its cache: Maven fetches Curator and what it needs, javac compiles
-# CuratorLock.java and Json.java against them, and the classes and jars come as
+# CuratorLock.java (with fencecheck.Json) against them, and the classes and jars come as
 # FENCECHECK_CLASSPATH. Runs from the manifest's directory.
 set -eu
 

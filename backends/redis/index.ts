@@ -10,7 +10,7 @@ import { adapterClients, shippedProgram, type ClientContext, type FenceCounter }
 import type { Backend, BackendContext, BackendOption, ClientKind } from "../../core/index.ts";
 import type { RedisNodeOptions, RedisPersistence } from "./server.ts";
 import type { RedisReentrantOptions } from "./reentrant.ts";
-import { BSM_REDISLOCK, PYTHON_REDIS_LOCK, REDIS, REDIS_PY, REDIS_SERVER, REDIS_VERSION } from "./programs.ts";
+import { BSM_REDISLOCK, PYTHON_REDIS_LOCK, REDIS, REDIS_PY, REDIS_SERVER, REDIS_VERSION, REDISSON } from "./programs.ts";
 
 /** Redis' own option: what a killed node remembers. Redlock's nodes are Redis servers and take it too. */
 export const REDIS_PERSISTENCE = {
@@ -114,6 +114,10 @@ const CLIENTS: Record<string, ClientKind> = {
   "python-redis-lock": { ...shippedProgram("adapters/python/python-redis-lock.adapter.json", redisFenceCounter), needs: PYTHON_REDIS_LOCK },
   // bsm/redislock v0.9.4 (Go, go-redis v9.23.0) by its reference adapter program, built from adapters/go/go.mod; v0.9.4 issues no fence.
   "bsm-redislock": { ...shippedProgram("adapters/go/redislock/bsm-redislock.adapter.json", redisFenceCounter), needs: BSM_REDISLOCK },
+  // Redisson 4.7.0 from Maven Central (Java): RLock renewed by its watchdog (renew "automatic"), no fence.
+  redisson: { ...shippedProgram("adapters/java/redisson/redisson.adapter.json", redisFenceCounter), needs: REDISSON },
+  // The same, RFencedLock: the token tryLockAndGetToken returns is the fence.
+  "redisson-fenced": { ...shippedProgram("adapters/java/redisson/redisson-fenced.adapter.json"), needs: REDISSON },
   "redis-reentrant": reentrantClient(
     "a reentrant lock in Redisson's RLock layout: a hash of owner -> count with a PEXPIRE lease; fence = INCR on free-to-held, a re-entry keeps it (Hazelcast FencedLock's promise) and refreshes the lease",
     { fenceOnReentry: "same" },

@@ -51,6 +51,19 @@ function javaSources(dir: string): string[] {
   return [...beside, ...under(join(dir, "src", "main", "java"))].sort();
 }
 
+/**
+ * fencecheck's own Java for adapters (package fencecheck: Json), compiled into
+ * every pom environment that has sources of its own, as fencecheck_adapter.py is
+ * put on a Python program's path: from the package, so it is the fencecheck that
+ * runs the adapter's.
+ */
+export const JAVA_ADAPTER_SOURCES_DIR = join(ROOT, "adapters", "java", "fencecheck");
+const javaSupport = (): string[] =>
+  readdirSync(JAVA_ADAPTER_SOURCES_DIR)
+    .filter((n) => n.endsWith(".java"))
+    .sort()
+    .map((n) => join(JAVA_ADAPTER_SOURCES_DIR, n));
+
 /** What a build compiles of its own: a Go module's sources, a pom's Java sources; none for a requirements file. */
 function sourcesOf(ecosystem: Ecosystem, file: string): string[] {
   if (ecosystem === "go") return goSources(dirname(file)).sort();
@@ -76,6 +89,8 @@ export function environmentKey(ecosystem: Ecosystem, file: string): string {
   if (ecosystem !== "go" && files.length === 1) return h.update(readFileSync(file)).digest("hex").slice(0, 16);
   const base = dirname(file);
   for (const f of files) h.update(`${relative(base, f)}\0`).update(readFileSync(f)).update("\0");
+  // fencecheck's own Java is compiled in too: by its name, wherever the package lies.
+  if (ecosystem === "maven") for (const f of javaSupport()) h.update(`fencecheck/${basename(f)}\0`).update(readFileSync(f)).update("\0");
   return h.digest("hex").slice(0, 16);
 }
 
@@ -207,7 +222,7 @@ function steps(ecosystem: Ecosystem, file: string, tmp: string, final: string, c
     const jars: BuildStep = existsSync(join(cache, "m2")) ? { ...copy(true), orElse: copy(false) } : copy(false);
     const sources = sourcesOf(ecosystem, file);
     // The adapter's own sources, compiled once here against the jars, not at each start of the program.
-    const compile: BuildStep = { command: "javac", args: ["-nowarn", "-encoding", "UTF-8", "-cp", join(tmp, "lib", "*"), "-d", join(tmp, "classes"), ...sources], cwd };
+    const compile: BuildStep = { command: "javac", args: ["-nowarn", "-encoding", "UTF-8", "-cp", join(tmp, "lib", "*"), "-d", join(tmp, "classes"), ...sources, ...javaSupport()], cwd };
     return sources.length ? [jars, compile] : [jars];
   }
   return [{ command: goBinary()!, args: ["build", "-mod=readonly", "-trimpath", "-o", join(tmp, "bin") + "/", "./..."], cwd, env: { ...process.env, ...goCaches(cache) } }];

@@ -141,7 +141,7 @@ describe("environment: real builds", () => {
     expect(again).toMatchObject({ ok: true, dir: first.dir, built: false });
   }, 120_000);
 
-  it("a pom: Maven's jars of its dependencies, transitive ones too; the Java source beside it compiled against them, first on the classpath", async () => {
+  it("a pom: Maven's jars of its dependencies, transitive ones too; the Java source beside it compiled against them with fencecheck.Json, first on the classpath", async () => {
     const dir = project();
     const pom = join(dir, "pom.xml");
     writeFileSync(
@@ -149,8 +149,8 @@ describe("environment: real builds", () => {
       `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion><groupId>t</groupId><artifactId>t</artifactId><version>1</version><packaging>pom</packaging>
 <dependencies><dependency><groupId>org.slf4j</groupId><artifactId>slf4j-simple</artifactId><version>1.7.36</version></dependency></dependencies></project>\n`,
     );
-    // It compiles only against the jars: slf4j's LoggerFactory is no JDK class.
-    writeFileSync(join(dir, "Hello.java"), "public class Hello { public static void main(String[] a) { System.out.println(org.slf4j.LoggerFactory.class.getName()); } }\n");
+    // It compiles only against the jars (slf4j's LoggerFactory is no JDK class) and with fencecheck's own Java (fencecheck.Json).
+    writeFileSync(join(dir, "Hello.java"), "public class Hello { public static void main(String[] a) { System.out.println(org.slf4j.LoggerFactory.class.getName() + \" \" + fencecheck.Json.write(java.util.List.of(1))); } }\n");
     const built = await buildEnvironment("test.adapter.json", pom, undefined, freshCache());
     expect(built.ok, built.ok ? "" : built.message).toBe(true);
     if (!built.ok) return;
@@ -158,7 +158,7 @@ describe("environment: real builds", () => {
     expect(readdirSync(join(built.dir, "lib")).sort()).toEqual(["slf4j-api-1.7.36.jar", "slf4j-simple-1.7.36.jar"]);
     const vars = environmentVariables("maven", built.dir, process.env);
     expect(vars.FENCECHECK_CLASSPATH.split(":")[0]).toBe(join(built.dir, "classes"));
-    expect(execFileSync("java", ["-cp", vars.FENCECHECK_CLASSPATH, "Hello"], { encoding: "utf8" }).trim()).toBe("org.slf4j.LoggerFactory");
+    expect(execFileSync("java", ["-cp", vars.FENCECHECK_CLASSPATH, "Hello"], { encoding: "utf8" }).trim()).toBe("org.slf4j.LoggerFactory [1]");
   }, 180_000);
 
   it("a go.mod: its main package built into bin, on PATH", async () => {

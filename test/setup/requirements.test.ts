@@ -50,6 +50,7 @@ describe("requirementsOf", () => {
       "python-etcd3": ["adapters/python/requirements/python-etcd3.txt", []],
       kazoo: ["adapters/python/requirements/kazoo.txt", []],
       curator: ["adapters/java/pom.xml", []],
+      redisson: ["adapters/java/redisson/pom.xml", []],
     });
     expect(SERVER_NEEDS.dynamodb.getIt).toMatch(/npm install/);
     expect(satisfied(SERVER_NEEDS.etcd, { FENCECHECK_ETCD: "/opt/etcd/bin/etcd" })).toBe(true);

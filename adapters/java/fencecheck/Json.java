@@ -1,12 +1,16 @@
-// JSON for fencecheck's Curator adapter (CuratorLock.java): enough for the adapter
-// protocol's lines (objects, arrays, strings, numbers, true/false/null), so the adapter
-// needs no library beyond what pom.xml pins for Curator.
+// JSON for fencecheck's Java adapters: enough for the adapter protocol's lines
+// (objects, arrays, strings, numbers, true/false/null), so an adapter needs no JSON
+// library of its own. fencecheck compiles this package into every pom environment
+// that has sources (clients/program/environment.ts), as it puts
+// fencecheck_adapter.py on a Python adapter's path: `import fencecheck.Json;`.
+package fencecheck;
+
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-final class Json {
+public final class Json {
   private final String s;
   private int i;
 
@@ -14,7 +18,7 @@ final class Json {
     this.s = s;
   }
 
-  static Object parse(String text) {
+  public static Object parse(String text) {
     Json p = new Json(text);
     p.ws();
     Object v = p.value();
@@ -23,7 +27,7 @@ final class Json {
     return v;
   }
 
-  static long num(Object v, long dflt) {
+  public static long num(Object v, long dflt) {
     if (v instanceof Long) return (Long) v;
     if (v instanceof Double) return (long) (double) (Double) v;
     return dflt;
@@ -172,7 +176,7 @@ final class Json {
     }
   }
 
-  static String write(Object v) {
+  public static String write(Object v) {
     StringBuilder b = new StringBuilder();
     write(b, v);
     return b.toString();
