@@ -1,7 +1,7 @@
 // fencecheck's reference adapter for Apache Curator's locks (protocol 1,
 // docs/adapter-protocol.md): JSON lines on stdin, replies and notices on stdout, logs
 // on stderr. One program per logical client, compiled with pom.xml's environment (Curator,
-// ZooKeeper's client and slf4j-simple, to stderr, at the pom's versions); curator.sh execs the JVM.
+// ZooKeeper's client and slf4j-simple, to stderr, at the pom's versions); jvm.sh execs the JVM.
 //
 // The lock is used as Curator's documentation says: one CuratorFramework from
 // CuratorFrameworkFactory, started at init (start() does not block: it connects in the

@@ -1,7 +1,7 @@
 // fencecheck's adapter for Redisson's locks (protocol 1, docs/adapter-protocol.md): JSON
 // lines on stdin, replies on stdout, logs on stderr. One program per logical client,
 // compiled with pom.xml's environment (Redisson and slf4j-simple, to stderr, and
-// fencecheck.Json); redisson.sh execs a small JVM.
+// fencecheck.Json); ../jvm.sh execs a small JVM.
 //
 // Two locks, by argument: none, RLock (redisson.adapter.json, "fences": false); "--fenced",
 // RFencedLock (redisson-fenced.adapter.json, "fences": true, the fence is the token
