@@ -47,7 +47,10 @@
 //     Session, whose lease revoke deletes every key of the lease (a lease
 //     already gone has no key left either); only if the key is gone is it a
 //     "fail". ErrSessionExpired (Lock found its own key gone: the lease ended
-//     while waiting) is "fail session-expired". Anything else (a connection
+//     while waiting), and the lease's ErrLeaseNotFound (the first transaction,
+//     which puts the key with the lease, refused whole: the lease ended before
+//     it, as when the program is paused between NewSession and Lock), are
+//     "fail session-expired". Anything else (a connection
 //     error, a Grant that did not answer in time, a read back that failed) is
 //     "error", and the Session is kept: the hold, if it was granted, stays
 //     until the adapter lets go of it when the workload asks for that key again,
@@ -212,8 +215,11 @@ func (a *adapter) Acquire(req *fcadapter.Request) (fcadapter.Reply, error) {
 		// TryLock returns ErrLocked only after deleting its key.
 		logf("acquire %s busy; closing its session: %v", req.Key, letGo(h))
 		return fcadapter.Reply{"type": "fail", "error": "busy"}, nil
-	case errors.Is(err, concurrency.ErrSessionExpired):
-		// Lock found its own key gone: the lease ended while it waited.
+	case errors.Is(err, concurrency.ErrSessionExpired), errors.Is(err, rpctypes.ErrLeaseNotFound):
+		// Lock found its own key gone (the lease ended while it waited), or the
+		// transaction that puts the key was refused whole for want of its lease (it
+		// ended before the first try, e.g. while this program was paused): either
+		// way no key of this acquire is left.
 		_ = letGo(h)
 		return fcadapter.Reply{"type": "fail", "error": "session-expired", "detail": fcadapter.Short(err.Error())}, nil
 	case req.WaitMs > 0 && waited != nil && errors.Is(err, context.DeadlineExceeded):
