@@ -41,8 +41,10 @@
 //   - acquire: nil and the key read back is "ok"; TryLock's ErrLocked is "fail
 //     busy" (TryLock deleted its key before saying so); the wait's deadline is
 //     "fail timeout" once the waiter's key is certainly gone: Lock deletes it
-//     itself when the wait fails (m.Unlock under the client's context), but
-//     ignores that delete's error, and a deadline that came during the first
+//     itself when the wait fails (m.Unlock under the client's context, which
+//     has no deadline: on a cut link the acquire answers only when the link
+//     heals, or fencecheck's adapter-timeout ends it), but ignores that
+//     delete's error, and a deadline that came during the first
 //     transaction leaves its outcome unknown, so the adapter then closes the
 //     Session, whose lease revoke deletes every key of the lease (a lease
 //     already gone has no key left either); only if the key is gone is it a
