@@ -1,14 +1,14 @@
 // --backend etcd: three etcd 3.4 members whose traffic to each other passes the
 // fault proxy (or, in containers, their network), and the etcd locks people use:
 // a lease and a queue of keys by create revision as Go's concurrency.Mutex does,
-// Go's recipes.RWMutex, the etcd3 npm package's lock, and python-etcd3 by its
-// reference adapter program.
+// Go's recipes.RWMutex, the etcd3 npm package's lock, and python-etcd3 and Go's
+// concurrency.Mutex itself by their reference adapter programs.
 import { shippedProgram } from "../../clients/index.ts";
 import type { ServerNode } from "../../cluster/cluster.ts";
 import type { MemberClusterOptions } from "../../cluster/cluster.ts";
 import type { Backend, BackendContext, ClientKind } from "../../core/index.ts";
 import { etcdKeyRanges } from "./places.ts";
-import { ETCD, ETCD_SERVER, ETCD_VERSION, PYTHON_ETCD3 } from "./programs.ts";
+import { ETCD, ETCD_MUTEX_GO, ETCD_SERVER, ETCD_VERSION, PYTHON_ETCD3 } from "./programs.ts";
 
 /** On the first member that answers: a delete is replicated to the others. */
 async function removeEtcdKeys(nodes: readonly ServerNode[], prefix: string): Promise<number> {
@@ -85,6 +85,8 @@ const CLIENTS: Record<string, ClientKind> = {
   "python-etcd3": { ...shippedProgram("adapters/python/python-etcd3.adapter.json"), needs: PYTHON_ETCD3 },
   // python-etcd3 #599, kept on purpose: the with-block enters after a failed acquire.
   "python-etcd3-with": { ...shippedProgram("adapters/python/python-etcd3-with.adapter.json"), needs: PYTHON_ETCD3 },
+  // etcd's own Go lock, client/v3 concurrency.Mutex on a Session, by its reference adapter program, built from adapters/go/go.mod.
+  "etcd-mutex-go": { ...shippedProgram("adapters/go/etcdmutex/etcd-mutex-go.adapter.json"), needs: ETCD_MUTEX_GO },
 };
 
 export const backend = {

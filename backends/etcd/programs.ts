@@ -1,6 +1,6 @@
 // etcd's program, where Debian puts it and how a user names another, its
 // container, its version for run.json, and what a run installs for it; the
-// reference adapter programs' Python environment too.
+// reference adapter programs' Python and Go environments too.
 import type { ServerProgram } from "../../cluster/deployment.ts";
 import { findProgram } from "../../cluster/programs.ts";
 import type { VersionProbe } from "../../core/index.ts";
@@ -24,3 +24,6 @@ export const ETCD: Requirement = { id: "etcd", serves: "--backend etcd", package
 
 /** python-etcd3 from PyPI, for the reference adapter programs of --client python-etcd3 and python-etcd3-with (one requirements file, one venv). */
 export const PYTHON_ETCD3: Requirement = environmentRequirement("python-etcd3", "--client python-etcd3 and python-etcd3-with", repoFile("adapters/python/python-etcd3.adapter.json"));
+
+/** etcd's Go client/v3 concurrency.Mutex, built from adapters/go/go.mod, for the reference adapter program of --client etcd-mutex-go. */
+export const ETCD_MUTEX_GO: Requirement = environmentRequirement("etcd-mutex-go", "--client etcd-mutex-go", repoFile("adapters/go/etcdmutex/etcd-mutex-go.adapter.json"));

@@ -5,9 +5,10 @@
 // redis-py, the lock node's czxid for kazoo and Curator, the key's create revision
 // for python-etcd3), the pinned version the one that ran, and, for the ZooKeeper
 // libraries whose listeners tell, lost holds told with `lost` notices; and the Go
-// adapters (redsync, bsm/redislock), fenced from a Redis counter, and Redisson's RLock
-// (the same) and RFencedLock (its own token, where stale writes must be refused and,
-// unfenced, accepted). The PyPI libraries
+// adapters (redsync, bsm/redislock), fenced from a Redis counter, and etcd's own Go
+// concurrency.Mutex (the key's create revision; a Session's end told as lost),
+// and Redisson's RLock (a Redis counter too) and RFencedLock (its own token, where
+// stale writes must be refused and, unfenced, accepted). The PyPI libraries
 // of one backend each are tested in that backend's folder the same way.
 import { referenceAdapterTests } from "./client-run.ts";
 
@@ -16,6 +17,7 @@ for (const c of [
   { client: "kazoo", options: ["--backend", "zookeeper"], fenceSource: "czxid", tells: true, stale: false, library: "kazoo 2.11.0" },
   { client: "curator", options: ["--backend", "zookeeper"], fenceSource: "czxid", tells: true, stale: false, library: "Apache Curator 5.9.0 " },
   { client: "python-etcd3", options: ["--backend", "etcd"], fenceSource: "create-revision", tells: false, stale: false, library: "python-etcd3 0.12.0" },
+  { client: "etcd-mutex-go", options: ["--backend", "etcd"], fenceSource: "create-revision", tells: true, stale: false, library: "etcd client/v3 concurrency v3.7.3" },
   { client: "redsync", options: ["--backend", "redlock", "--fence-source", "single"], fenceSource: "single", tells: false, stale: false, library: "redsync v4.18.1 (go-redis v9.23.0)" },
   { client: "redisson", options: ["--fence-source", "single"], fenceSource: "single", tells: false, stale: false, library: "Redisson 4.7.0 RLock" },
   { client: "redisson-fenced", options: ["--pause-min", "1500", "--pause-max", "2500"], fenceSource: "token", tells: false, stale: true, library: "Redisson 4.7.0 RFencedLock" },

@@ -48,6 +48,7 @@ describe("requirementsOf", () => {
       pottery: ["adapters/python/requirements/pottery.txt", []],
       redsync: ["adapters/go/go.mod", []],
       "python-etcd3": ["adapters/python/requirements/python-etcd3.txt", []],
+      "etcd-mutex-go": ["adapters/go/go.mod", []],
       kazoo: ["adapters/python/requirements/kazoo.txt", []],
       curator: ["adapters/java/pom.xml", []],
       redisson: ["adapters/java/redisson/pom.xml", []],
