@@ -53,14 +53,12 @@
 // - A hold still unreleased when its key is acquired again was abandoned by the workload
 //   (after an unknown outcome its new process never releases the old hold): it is
 //   released first, or its node would keep the key locked for the session's whole life.
+import static fencecheck.Protocol.*;
+
 import fencecheck.Json;
 import java.io.BufferedReader;
-import java.io.FileOutputStream;
-import java.io.FileDescriptor;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.io.PrintStream;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -90,52 +88,13 @@ public final class CuratorLock {
   static final String LIBRARY =
       "Apache Curator " + jarVersion("curator-recipes") + " InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2 (Maven Central), ZooKeeper client " + jarVersion("zookeeper");
 
-  /** The version in a jar's file name on the classpath (curator-recipes-5.9.0.jar), or "unknown". */
-  static String jarVersion(String artifact) {
-    java.util.regex.Pattern named = java.util.regex.Pattern.compile("(?:^|/)" + java.util.regex.Pattern.quote(artifact) + "-(\\d[^/]*)\\.jar$");
-    for (String entry : System.getProperty("java.class.path", "").split(java.io.File.pathSeparator)) {
-      java.util.regex.Matcher m = named.matcher(entry);
-      if (m.find()) return m.group(1);
-    }
-    return "unknown";
-  }
-
   /** The lock kinds it offers, as its manifest says them. */
   static final Map<String, Object> KINDS = Map.of("reentrant", Map.of("fence_on_reentry", "same"), "rw", true, "semaphore", true, "cancel", true);
 
-  // ---- output: replies and notices, from the main thread and Curator's event thread ----
-  private static final Object OUT_LOCK = new Object();
-  private static OutputStream out;
-
-  static void send(Map<String, Object> msg) {
-    byte[] line = (Json.write(msg) + "\n").getBytes(StandardCharsets.UTF_8);
-    synchronized (OUT_LOCK) {
-      try {
-        out.write(line);
-        out.flush();
-      } catch (IOException e) {
-        // fencecheck has gone: nothing left to tell.
-        Runtime.getRuntime().halt(0);
-      }
-    }
-  }
-
+  // ---- output: replies and notices go through fencecheck.Protocol's send, from any thread ----
   static void log(String s) {
     System.err.println("[curator-adapter] " + s);
     System.err.flush();
-  }
-
-  static Map<String, Object> reply(Object id, String type) {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("in_reply_to", id);
-    m.put("type", type);
-    return m;
-  }
-
-  static Map<String, Object> replyWith(Object id, String type, String field, Object value) {
-    Map<String, Object> m = reply(id, type);
-    m.put(field, value);
-    return m;
   }
 
   // ---- a mutex whose lock node path can be read (getLockPath() is protected) ----
@@ -223,10 +182,7 @@ public final class CuratorLock {
   public static void main(String[] args) throws Exception {
     // Standard output carries messages only: keep it for ourselves and send anything a
     // library prints there to standard error.
-    out = new FileOutputStream(FileDescriptor.out);
-    PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
-    System.setErr(err);
-    System.setOut(err);
+    takeStdout();
     new CuratorLock().run();
   }
 
@@ -378,11 +334,6 @@ public final class CuratorLock {
         Thread.interrupted();
       }
     }
-  }
-
-  static Map<String, Object> replyWith(Map<String, Object> r, String field, Object value) {
-    r.put(field, value);
-    return r;
   }
 
   /** The children of `dir` whose data is `owner`'s name; or, `owner` null, those of our session. */

@@ -72,7 +72,6 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"runtime/debug"
 	"time"
 
 	"github.com/fencecheck/fencecheck/adapters/go/fcadapter"
@@ -320,15 +319,7 @@ func (a *adapter) Close() {
 
 // library names etcd's client/v3 (whose concurrency package this is) at the version this binary was built with.
 func library() string {
-	v := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "go.etcd.io/etcd/client/v3" {
-				v = d.Version
-			}
-		}
-	}
-	return "etcd client/v3 concurrency " + v
+	return "etcd client/v3 concurrency " + fcadapter.ModuleVersion("go.etcd.io/etcd/client/v3")
 }
 
 func main() {

@@ -28,6 +28,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -166,6 +167,19 @@ func handle(a Adapter, info Info, req *Request) (reply Reply) {
 		return Error(err.Error())
 	}
 	return reply
+}
+
+// ModuleVersion is the version of a module this binary was built with (its go.sum's),
+// for init_ok's library line: the one that runs, not the one a comment says.
+func ModuleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
 }
 
 // Run speaks the protocol on standard input and output until close or end of input, then exits.

@@ -32,7 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -160,13 +159,7 @@ func (a *adapter) Close() {
 
 // library names redislock and go-redis at the versions this binary was built with.
 func library() string {
-	v := map[string]string{}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			v[d.Path] = d.Version
-		}
-	}
-	return fmt.Sprintf("bsm/redislock %s (go-redis %s)", v["github.com/bsm/redislock"], v["github.com/redis/go-redis/v9"])
+	return fmt.Sprintf("bsm/redislock %s (go-redis %s)", fcadapter.ModuleVersion("github.com/bsm/redislock"), fcadapter.ModuleVersion("github.com/redis/go-redis/v9"))
 }
 
 func main() {

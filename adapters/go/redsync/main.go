@@ -37,7 +37,6 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -198,13 +197,7 @@ func (a *adapter) Close() {
 
 // library names redsync and go-redis at the versions this binary was built with.
 func library() string {
-	v := map[string]string{}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			v[d.Path] = d.Version
-		}
-	}
-	return fmt.Sprintf("redsync %s (go-redis %s)", v["github.com/go-redsync/redsync/v4"], v["github.com/redis/go-redis/v9"])
+	return fmt.Sprintf("redsync %s (go-redis %s)", fcadapter.ModuleVersion("github.com/go-redsync/redsync/v4"), fcadapter.ModuleVersion("github.com/redis/go-redis/v9"))
 }
 
 func main() {

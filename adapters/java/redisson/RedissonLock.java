@@ -39,19 +39,15 @@
 // - Not done: "lost" notices. Redisson's watchdog logs a failed renewal and stops, but
 //   tells its user nothing; a pause longer than the watchdog timeout lets the lease expire
 //   in Redis while this JVM, frozen with it, still believes it holds.
+import static fencecheck.Protocol.*;
+
 import fencecheck.Json;
 import java.io.BufferedReader;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -69,43 +65,9 @@ import org.redisson.config.Config;
 public final class RedissonLock {
   static final String LIBRARY_VERSION = jarVersion("redisson");
 
-  static String jarVersion(String artifact) {
-    java.util.regex.Pattern named = java.util.regex.Pattern.compile("(?:^|/)" + java.util.regex.Pattern.quote(artifact) + "-(\\d[^/]*)\\.jar$");
-    for (String entry : System.getProperty("java.class.path", "").split(java.io.File.pathSeparator)) {
-      java.util.regex.Matcher m = named.matcher(entry);
-      if (m.find()) return m.group(1);
-    }
-    return "unknown";
-  }
-
-  private static OutputStream out;
-
-  static synchronized void send(Map<String, Object> msg) {
-    byte[] line = (Json.write(msg) + "\n").getBytes(StandardCharsets.UTF_8);
-    try {
-      out.write(line);
-      out.flush();
-    } catch (IOException e) {
-      Runtime.getRuntime().halt(0);
-    }
-  }
-
   static void log(String s) {
     System.err.println("[redisson-adapter] " + s);
     System.err.flush();
-  }
-
-  static Map<String, Object> reply(Object id, String type) {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("in_reply_to", id);
-    m.put("type", type);
-    return m;
-  }
-
-  static Map<String, Object> replyWith(Object id, String type, String field, Object value) {
-    Map<String, Object> m = reply(id, type);
-    m.put(field, value);
-    return m;
   }
 
   static String shortError(Throwable t) {
@@ -140,10 +102,7 @@ public final class RedissonLock {
   }
 
   public static void main(String[] args) throws Exception {
-    out = new FileOutputStream(FileDescriptor.out);
-    PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
-    System.setErr(err);
-    System.setOut(err);
+    takeStdout();
     boolean fenced = args.length > 0 && args[0].equals("--fenced");
     new RedissonLock(fenced).run();
   }
