@@ -32,6 +32,7 @@ const CLIENTS: Record<string, ClientKind> = {
     },
   },
   "dynamodb-lock-client": {
+    package: "dynamodb-lock-client",
     describe: "npm dynamodb-lock-client 0.7.3 (FailOpen, v2 aws-sdk, retries off): waits a lease, then a put conditional on the guid it saw; heartbeats itself; fence = its fencingToken; a failed heartbeat is a suspended notice",
     notices: true,
     load: async () => {

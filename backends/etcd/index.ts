@@ -74,6 +74,7 @@ const CLIENTS: Record<string, ClientKind> = {
     },
   },
   "etcd3-lock": {
+    package: "etcd3",
     describe: "the etcd3 package's lock (lease + put-if-absent, retried); fence = create_revision read after acquiring",
     sharesConnection: true,
     load: async () => {

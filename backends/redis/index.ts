@@ -96,12 +96,14 @@ const CLIENTS: Record<string, ClientKind> = {
     },
   },
   "redis-semaphore": {
+    package: "redis-semaphore",
     describe: "redis-semaphore 5.8 Mutex: SET NX PX with its own retries and refresh timer, cancelled by AbortSignal; no fence (use --fence-source)",
     fences: false,
     kinds: { cancel: true },
     load: async () => (await adapterClients((await import("./redis-semaphore.ts")).redisSemaphore, redisFenceCounter)).create,
   },
   "simple-redis-mutex": {
+    package: "simple-redis-mutex",
     describe: "simple-redis-mutex 3.0.0: SET NX PX, waits by pub/sub with failAfter, fence = INCR of one global counter after the SET",
     // Its holds carry its own fence, so it is made as it is, with no counter fences.
     load: async () => (await import("./simple-redis-mutex.ts")).simpleRedisMutex.create,
@@ -135,12 +137,14 @@ const CLIENTS: Record<string, ClientKind> = {
     { fenceOnReentry: "same", refreshOnReentry: false },
   ),
   "redis-semaphore-counting": {
+    package: "redis-semaphore",
     describe: "redis-semaphore 5.8 Semaphore of --lock semaphore:N: a sorted set of holders, its own retries and refresh timer, cancelled by AbortSignal; no fence (use --fence-source)",
     fences: false,
     kinds: { semaphore: true, cancel: true },
     load: async () => (await adapterClients((await import("./redis-semaphore-counting.ts")).redisSemaphoreCounting, redisFenceCounter)).create,
   },
   "redis-multi-semaphore": {
+    package: "redis-semaphore",
     describe: "redis-semaphore 5.8 MultiSemaphore of --lock semaphore:N, one permit a hold: as redis-semaphore-counting; no fence (use --fence-source)",
     fences: false,
     kinds: { semaphore: true, cancel: true },
