@@ -17,8 +17,8 @@ import { basename, join } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { CLIENTS, backendOfClient } from "../backends/index.ts";
 import { readSummary } from "./finish.ts";
-import { loadPreset } from "./matrix.ts";
-import { fencingText, libraryRows, tellsText, type LibraryRow } from "./libraries.ts";
+import { loadPreset, type Configuration } from "./matrix.ts";
+import { faultName, fencingText, libraryRows, tellsText, type LibraryRow } from "./libraries.ts";
 import type { ConfigSummary } from "./summary.ts";
 
 export const LOCKS_PRESET = "libraries";
@@ -193,14 +193,11 @@ const code = (argv: readonly string[]): string => "`npx fencecheck test " + argv
 const anchor = (client: string): string => `client-${client.toLowerCase().replace(/[^a-z0-9-]/g, "")}`;
 
 /** The fault a configuration injects, as its name gives it (pause, latency, partition+pause, ...). */
-function faultOf(c: PageConfig): string {
-  const n = c.options?.nemesis;
-  return String(n ?? "none");
-}
+const faultOf = (c: PageConfig): string => faultName(c.options, c.options?.nemesis ?? "none");
 const fenced = (c: PageConfig): boolean => !["off", false].includes(c.options?.fence as string | boolean);
 
 function verdictCell(c: PageConfig | undefined): string {
-  if (!c) return "not run";
+  if (!c) return "not measured yet";
   const runs = c.runs.length;
   const invalid = c.runs.filter((r) => r.status === "invalid").length;
   const unknown = c.runs.filter((r) => r.status === "unknown").length;
@@ -213,7 +210,8 @@ function verdictCell(c: PageConfig | undefined): string {
 
 /** The page: docs/locks.md, from its data and the preset's clients (those not yet soaked are listed). */
 export function renderLocksPage(data: LocksData): string {
-  const presetClients = [...new Set(loadPreset(LOCKS_PRESET).configurations.map((c) => String(c.options.client)))];
+  const preset = loadPreset(LOCKS_PRESET).configurations;
+  const presetClients = [...new Set(preset.map((c) => String(c.options.client)))];
   const rows = libraryRows(data.configurations as unknown as ConfigSummary[]);
   const byClient = new Map(rows.map((r) => [r.client, r]));
   const ordered = presetClients.filter((c) => byClient.has(c));
@@ -254,15 +252,17 @@ export function renderLocksPage(data: LocksData): string {
   }
   out.push("");
   out.push("## Each library");
-  for (const client of ordered) out.push(...clientSection(client, byClient.get(client)!, data));
+  for (const client of ordered) out.push(...clientSection(client, byClient.get(client)!, data, preset));
   out.push("");
   return out.join("\n");
 }
 
-function clientSection(client: string, r: LibraryRow, data: LocksData): string[] {
+function clientSection(client: string, r: LibraryRow, data: LocksData, preset: readonly Configuration[]): string[] {
   const f = data.clients[client];
   const configs = data.configurations.filter((c) => c.options?.client === client);
-  const faults = [...new Set(configs.map(faultOf))];
+  // Every fault the preset has for it, those no soak given ran too: a row added since shows as not measured.
+  const rows = preset.filter((c) => c.options.client === client).map((c) => faultName(c.options, c.options.nemesis));
+  const faults = [...new Set([...rows, ...configs.map(faultOf)])];
   const out = ["", `### ${client}`, "", `<a id="${anchor(client)}"></a>${f.language}, ${cell(f.library)}, on ${f.backend} (${cell(f.server)}). ${cell(CLIENTS[client]?.describe ?? "")}`, ""];
   out.push("| fault | fencing off | fencing on |", "| --- | --- | --- |");
   for (const fault of faults) {
