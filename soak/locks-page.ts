@@ -8,10 +8,12 @@
 // page can be checked) and docs/locks.md, a pure function of that file and the
 // preset (test/docs/locks.test.ts makes it again and fails while they differ).
 //
-// Several soaks make one page: a configuration run by a later soak replaces the
-// earlier soak's, so a library added later needs a soak of its own rows only.
-// Preset clients that no soak given ran are listed as not yet measured, not
-// left out in silence.
+// The page grows soak by soak: `npm run docs:locks -- DIR` adds a soak's rows
+// to docs/locks.json, a later soak's configuration replacing an earlier one's,
+// so a library added later needs a soak of its own rows only; with no
+// directory it makes the page again from the file (after a preset change).
+// Preset rows no soak ran are shown as not measured yet, not left out in
+// silence, and a row whose options the preset has since changed is dropped.
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { basename, join } from "node:path";
 import { BadInput } from "../lib/index.ts";
@@ -41,6 +43,10 @@ export interface ClientFacts {
   library: string;
   /** The server it ran against, as run.json's versions name it. */
   server: string;
+  /** The client's own description when the page was made. */
+  describe: string;
+  /** Whether its lock issues fences of its own (false: fencing took them from --fence-source). */
+  fences: boolean;
 }
 
 /** A configuration as the page needs it: what libraryRows reads, and each run's command. */
@@ -82,7 +88,7 @@ function portableArgv(argv: readonly string[]): string[] {
 function factsOf(client: string, soakDir: string, runDirs: string[]): ClientFacts {
   const kind = CLIENTS[client];
   const backend = backendOfClient(client);
-  const facts: ClientFacts = { language: languageOf(client), backend: backend?.name ?? "?", library: "?", server: "?" };
+  const facts: ClientFacts = { language: languageOf(client), backend: backend?.name ?? "?", library: "?", server: "?", describe: kind?.describe ?? "", fences: kind?.fences !== false };
   const serverKey = Object.keys(backend?.versions ?? {})[0];
   for (const rel of runDirs) {
     const dir = join(soakDir, rel);
@@ -111,13 +117,27 @@ function serverName(key: string, line: string): string {
   return num ? `${key} ${num}` : line;
 }
 
-/** The page's data from soak directories, later soaks' configurations replacing earlier ones'. */
-export function locksDataFrom(soakDirs: readonly string[]): LocksData {
-  if (soakDirs.length === 0) throw new BadInput("docs:locks: name at least one soak directory (a soak of the libraries preset: npx fencecheck soak --preset libraries)");
+/** Whether a configuration ran with the options its preset row has now. */
+const sameRow = (options: Record<string, unknown> | undefined, row: Configuration | undefined): boolean =>
+  row !== undefined && JSON.stringify(sortedKeys(options ?? {})) === JSON.stringify(sortedKeys(row.options));
+
+/**
+ * The page's data: `previous` (docs/locks.json as it stands, or null) with the
+ * soaks in `soakDirs` added, a later soak's configuration replacing an earlier
+ * one's. A row of `previous` the preset has since changed or dropped is dropped
+ * (`dropped` names it: the page then says it is not measured); a soak's row
+ * that is not the preset's row now is refused.
+ */
+export function locksDataFrom(soakDirs: readonly string[], previous: LocksData | null): { data: LocksData; dropped: string[] } {
   const presetConfigs = new Map(loadPreset(LOCKS_PRESET).configurations.map((c) => [c.name, c]));
-  const preset = new Set(presetConfigs.keys());
-  const soaks: SoakSource[] = [];
+  const soaks: SoakSource[] = [...(previous?.soaks ?? [])];
   const byName = new Map<string, PageConfig>();
+  const dropped: string[] = [];
+  for (const c of previous?.configurations ?? []) {
+    if (sameRow(c.options, presetConfigs.get(c.name))) byName.set(c.name, c);
+    else dropped.push(c.name);
+  }
+  const clients: Record<string, ClientFacts> = { ...(previous?.clients ?? {}) };
   const runDirsOf = new Map<string, { soakDir: string; dirs: string[] }>();
   for (const given of soakDirs) {
     const dir = realpathSync(given);
@@ -129,7 +149,7 @@ export function locksDataFrom(soakDirs: readonly string[]): LocksData {
       const row = presetConfigs.get(c.name);
       if (!row) throw new BadInput(`docs:locks ${given}: configuration "${c.name}" is not in the ${LOCKS_PRESET} preset`);
       // A row changed since the soak is not the row the page would name: soak it again.
-      if (JSON.stringify(sortedKeys(c.options ?? {})) !== JSON.stringify(sortedKeys(row.options)))
+      if (!sameRow(c.options, row))
         throw new BadInput(`docs:locks ${given}: configuration "${c.name}" ran with options ${JSON.stringify(c.options)}, and the preset's row now says ${JSON.stringify(row.options)}: soak it again`);
       const checked = c.runs.filter((r) => ["valid", "invalid", "unknown"].includes(r.status));
       if (checked.length === 0) continue;
@@ -152,17 +172,20 @@ export function locksDataFrom(soakDirs: readonly string[]): LocksData {
       else prev.dirs.push(...dirs);
     }
   }
+  // What ran for a client, from the newest soak that ran it.
+  for (const [client, where] of runDirsOf) clients[client] = factsOf(client, where.soakDir, where.dirs);
   // Preset order, so that the page does not depend on the order the soaks were given in.
-  const order = [...preset];
+  const order = [...presetConfigs.keys()];
   const configurations = [...byName.values()].sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
-  const clients: Record<string, ClientFacts> = {};
-  for (const c of configurations) {
-    const client = String(c.options?.client ?? "");
-    if (clients[client]) continue;
-    const where = runDirsOf.get(client);
-    clients[client] = factsOf(client, where?.soakDir ?? "", where?.dirs ?? []);
-  }
-  return { format: 1, kind: "locks-page", soaks, clients, configurations };
+  const ran = new Set(configurations.map((c) => String(c.options?.client ?? "")));
+  for (const client of Object.keys(clients)) if (!ran.has(client)) delete clients[client];
+  // Only the soaks some configuration still comes from, renumbered.
+  const used = [...new Set(configurations.map((c) => c.soak))].sort((a, b) => a - b);
+  const renumber = new Map(used.map((old, i) => [old, i]));
+  return {
+    data: { format: 1, kind: "locks-page", soaks: used.map((i) => soaks[i]), clients, configurations: configurations.map((c) => ({ ...c, soak: renumber.get(c.soak)! })) },
+    dropped,
+  };
 }
 
 const sortedKeys = (o: Record<string, unknown>): Array<[string, unknown]> => Object.entries(o).sort(([a], [b]) => a.localeCompare(b));
@@ -263,7 +286,7 @@ function clientSection(client: string, r: LibraryRow, data: LocksData, preset: r
   // Every fault the preset has for it, those no soak given ran too: a row added since shows as not measured.
   const rows = preset.filter((c) => c.options.client === client).map((c) => faultName(c.options, c.options.nemesis));
   const faults = [...new Set([...rows, ...configs.map(faultOf)])];
-  const out = ["", `### ${client}`, "", `<a id="${anchor(client)}"></a>${f.language}, ${cell(f.library)}, on ${f.backend} (${cell(f.server)}). ${cell(CLIENTS[client]?.describe ?? "")}`, ""];
+  const out = ["", `### ${client}`, "", `<a id="${anchor(client)}"></a>${f.language}, ${cell(f.library)}, on ${f.backend} (${cell(f.server)}). ${cell(f.describe)}`, ""];
   out.push("| fault | fencing off | fencing on |", "| --- | --- | --- |");
   for (const fault of faults) {
     const off = configs.find((c) => faultOf(c) === fault && !fenced(c));
@@ -283,7 +306,7 @@ function clientSection(client: string, r: LibraryRow, data: LocksData, preset: r
   for (const t of types) out.push(`- [\`${t}\`](anomalies.md#${t}): ${ADVICE[t] ?? "see its section"}.`);
   const fencedOn = fencingText(r);
   out.push(
-    `- With fencing on: ${fencedOn.startsWith("safe") ? "every run was valid: pass the fence" + (CLIENTS[client]?.fences === false ? " (this library issues none: fencecheck took one from a counter beside the lock, as `--fence-source` says; do the same)" : " it issues") + " to the resource and have the resource check it" : fencedOn}.`,
+    `- With fencing on: ${fencedOn.startsWith("safe") ? "every run was valid: pass the fence" + (!f.fences ? " (this library issues none: fencecheck took one from a counter beside the lock, as `--fence-source` says; do the same)" : " it issues") + " to the resource and have the resource check it" : fencedOn}.`,
   );
   return out;
 }

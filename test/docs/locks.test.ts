@@ -5,11 +5,11 @@
 // options changed since the soak): the page then says what no run measured.
 import { describe, it, expect } from "vitest";
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { REPO, tempRunDir } from "../helpers.ts";
-import { LOCKS_PRESET, renderLocksPage, type LocksData } from "../../soak/locks-page.ts";
+import { LOCKS_PRESET, locksDataFrom, renderLocksPage, type LocksData } from "../../soak/locks-page.ts";
 import { loadPreset } from "../../soak/matrix.ts";
 import { CLIENTS, backendOfClient } from "../../backends/index.ts";
 
@@ -52,8 +52,34 @@ describe("docs/locks.md", () => {
     expect(first).toContain("(docs/locks.md)");
   });
 
+  it("grows soak by soak: a soak's row replaces the page's, a row the preset changed since is dropped, a soak of an old row is refused", () => {
+    const rows = loadPreset(LOCKS_PRESET).configurations;
+    const [first, second] = rows;
+    /** A soak directory whose summary holds `configs` (no run directories: the library is not known). */
+    const soak = (configs: Array<{ name: string; options: Record<string, unknown>; status: string }>): string => {
+      const dir = tempRunDir("fc-locks-soak-");
+      const configurations = configs.map((c) => ({
+        name: c.name, description: "", options: c.options, expect: { kind: "observe" }, counts: { valid: 1, invalid: 0, unknown: 0, crashed: 0, interrupted: 0, not_run: 0 },
+        anomalies: {}, exercised: null, runs: [{ seed: 5, status: c.status, argv: ["--store", dir, "--seed", "5"], anomaly_types: [] }],
+      }));
+      writeFileSync(join(dir, "summary.json"), JSON.stringify({ kind: "soak-summary", matrix: { name: LOCKS_PRESET }, started: "t", wall_s: 60, seed: 1, verdict: "OBSERVED", configurations }));
+      return dir;
+    };
+    const a = locksDataFrom([soak([{ ...first, status: "valid" }])], null).data;
+    expect(a.configurations.map((c) => [c.name, c.runs[0].argv])).toEqual([[first.name, ["--seed", "5"]]]);
+    // A second soak adds its row; the first's stays, from the first soak.
+    const b = locksDataFrom([soak([{ ...second, status: "invalid" }])], a).data;
+    expect(b.configurations.map((c) => [c.name, c.soak])).toEqual([[first.name, 0], [second.name, 1]]);
+    // The preset's row changed since: dropped from the page's data, and a soak of the old row is refused.
+    const changed = { ...b, configurations: b.configurations.map((c) => (c.name === first.name ? { ...c, options: { ...c.options, seedless: true } } : c)) };
+    const c = locksDataFrom([], changed);
+    expect([c.dropped, c.data.configurations.map((x) => x.name), c.data.soaks.length]).toEqual([[first.name], [second.name], 1]);
+    expect(() => locksDataFrom([soak([{ ...first, options: { ...first.options, nemesis: "kill" }, status: "valid" }])], null)).toThrow(/ran with options .* soak it again/);
+  });
+
   it("npm run docs:locks refuses what is not a soak of the preset with 254, naming it, and writes nothing", async () => {
     const before = readFileSync(PAGE, "utf8");
+    const data = readFileSync(DATA, "utf8");
     const dir = tempRunDir("fc-locks-");
     const r = await promisify(execFile)(process.execPath, ["--import", "tsx", join(REPO, "scripts", "docs-locks.ts"), dir], { cwd: REPO }).then(
       () => ({ code: 0, stderr: "" }),
@@ -62,5 +88,6 @@ describe("docs/locks.md", () => {
     expect(r.code).toBe(254);
     expect(r.stderr).toContain(`docs:locks ${dir}: no summary.json there`);
     expect(readFileSync(PAGE, "utf8")).toBe(before);
+    expect(readFileSync(DATA, "utf8")).toBe(data);
   });
 });
