@@ -252,6 +252,8 @@ export interface Backend {
   versions?: Readonly<Record<string, VersionProbe>>;
   /** The npm packages its clients are built on, whose versions run.json records. */
   packages?: readonly string[];
+  /** The key of run.json's versions that names its server's version (default: the first of `versions`). */
+  serverVersion?: string;
   /** A store for the protected resource (--resource NAME, with any backend). */
   resourceStore?: ResourceStore;
   /** Fence counters on its servers for clients whose lock issues none (--fence-source), loaded when a run needs them. */

@@ -88,8 +88,8 @@ function portableArgv(argv: readonly string[]): string[] {
 function factsOf(client: string, soakDir: string, runDirs: string[]): ClientFacts {
   const kind = CLIENTS[client];
   const backend = backendOfClient(client);
-  const facts: ClientFacts = { language: languageOf(client), backend: backend?.name ?? "?", library: "?", server: "?", describe: kind?.describe ?? "", fences: kind?.fences !== false };
-  const serverKey = Object.keys(backend?.versions ?? {})[0];
+  const facts: ClientFacts = { language: languageOf(client), backend: backend?.name ?? "?", library: "?", server: NOT_RECORDED, describe: kind?.describe ?? "", fences: kind?.fences !== false };
+  const serverKey = backend?.serverVersion ?? Object.keys(backend?.versions ?? {})[0];
   for (const rel of runDirs) {
     const dir = join(soakDir, rel);
     if (!existsSync(join(dir, "run.json"))) continue;
@@ -106,10 +106,13 @@ function factsOf(client: string, soakDir: string, runDirs: string[]): ClientFact
     } else {
       facts.library = `fencecheck's own recipe (fencecheck ${versions.fencecheck ?? "?"})`;
     }
-    if (facts.library !== "?" && (facts.server !== "?" || !serverKey)) break;
+    if (facts.library !== "?" && (facts.server !== NOT_RECORDED || !serverKey)) break;
   }
   return facts;
 }
+
+/** A server whose version the soak's runs did not record (run before its backend named it). */
+const NOT_RECORDED = "version not recorded";
 
 /** A server's version line, short: its probe's name and the version in it ("redis-server 7.0.15", "etcd 3.4.23"). */
 function serverName(key: string, line: string): string {

@@ -73,7 +73,9 @@ export const backend = {
     },
   ],
   needs: { servers: DYNALITE },
-  packages: ["@aws-sdk/client-dynamodb", "dynamodb-lock-client", "aws-sdk"],
+  // dynalite is an npm package the run starts with Node: its version is a package's.
+  packages: ["@aws-sdk/client-dynamodb", "dynamodb-lock-client", "aws-sdk", "dynalite"],
+  serverVersion: "dynalite",
   // The resource's dynalite keeps its LevelDB in the run directory: what it committed outlives the run.
   resourceStore: {
     describe: "a dynalite of its own (one conditional UpdateItem per write)",
