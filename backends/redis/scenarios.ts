@@ -10,7 +10,15 @@
 // Here the holder's link to Redis is cut for longer than the watchdog timeout:
 // the key lapses, the waiter takes it and writes, the cut heals, and the holder,
 // told nothing, writes after it.
-import { ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "../../core/scenario.ts";
+//
+// F3 is bsm/redislock #93 ("optional fencing token minted atomically on
+// Obtain", after Kleppmann): a holder paused past its TTL acts after another
+// has taken over, and only a token checked at the resource stops it. Its PR #94
+// (Options.FenceKey) is merged but in no release: v0.9.4, the newest, mints no
+// token, and Release is the first call that can tell the holder (ErrLockNotHeld),
+// after its write. With --fence on the run's fence comes from fencecheck's Redis
+// counter (--fence-source single), standing in for the FenceKey #94 adds.
+import { FROZEN_PAST_LEASE, ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "../../core/scenario.ts";
 
 /**
  * L5's moments. Redisson.create() runs at each program's first acquire and took
@@ -56,4 +64,22 @@ export const L5: Scenario = {
   },
   script: () => [{ atMs: L5_CUT_AT, nemesis: "partition", fault: { targets: [link(1, "redis-1")], durationMs: L5_CUT_MS } }],
   predict: (o) => staleUnlessFenced(o, "client 0's write (its watchdog's renewals failed during the cut and the key lapsed; Redisson only logged it)"),
+};
+
+export const F3: Scenario = {
+  id: "F3",
+  title: "bsm/redislock: a holder paused past its TTL writes after the next holder, and v0.9.4 mints no fencing token (bsm/redislock #93)",
+  shows:
+    "client 0 obtains bsm/redislock's lock (1 s TTL) and stops for 2.5 s before writing (a GC pause; the library renews nothing by itself); client 1, retrying every 100 ms, obtains it when the key expires and writes; client 0 wakes and writes, and learns only at Release (ErrLockNotHeld): stale-write-accepted without a fence",
+  options: {
+    ...FROZEN_PAST_LEASE,
+    backend: "redis",
+    client: "bsm-redislock",
+    // v0.9.4 gives no token: the checker's fences come from a Redis counter, unchecked by the resource.
+    "fence-source": "single",
+  },
+  varies: {
+    fence: "on: the resource compares the counter's fences, as #94's FenceKey token would be compared, and refuses client 0's write: the run is valid",
+  },
+  predict: (o) => staleUnlessFenced(o, "client 0's write (its key expired while it was stopped; nothing in v0.9.4 told it)"),
 };

@@ -2,6 +2,8 @@
 // to Redis is cut past lockWatchdogTimeout; the key lapses, client 1 takes it and
 // writes, and client 0, told nothing, writes after it. One run of 11 s (plus the
 // Redisson environment's first build when the suite's set-up has not made it).
+// F3: bsm/redislock #93, no fencing token at v0.9.4: a holder stopped past its
+// TTL writes after the next holder. One run of about 4 s.
 import { describe, it, expect } from "vitest";
 import { completion, foundAsPredicted, lateWrite, scenario } from "../../../test/scenarios/run.ts";
 
@@ -26,5 +28,21 @@ describe("L5: Redisson's watchdog renewal fails during a cut (redisson #4698)", 
     expect(late.accepted).toBe(true);
     const [w] = r.results.anomalies["stale-write-accepted"];
     expect(w.seqs).toEqual(expect.arrayContaining([late.seq]));
+  });
+});
+
+describe("F3: bsm/redislock v0.9.4 mints no fencing token (bsm/redislock #93)", () => {
+  it("--client bsm-redislock: client 0 stops past its TTL, client 1 obtains and writes, client 0 writes after it and learns only at Release: stale-write-accepted", async () => {
+    const r = await scenario("F3");
+    foundAsPredicted(r, "F3", ["stale-write-accepted"]);
+    const { late, next } = lateWrite(r);
+    expect(late.accepted).toBe(true);
+    // Client 1 obtained the key when it expired, while client 0 was stopped.
+    const b = completion(r, 1, "acquire");
+    expect(b.time).toBeLessThan(r.of(0, "write", "invoke")[0].time);
+    expect(next.accepted).toBe(true);
+    // Release is where v0.9.4 says so (ErrLockNotHeld), after the write; no notice came before it.
+    expect(completion(r, 0, "release").value).toMatchObject({ released: false });
+    expect(r.history.filter((e) => e.process === 0 && e.type === "notice")).toEqual([]);
   });
 });
