@@ -23,13 +23,13 @@ const etcdLinks = (worker: number): string[] => ["etcd-1", "etcd-2", "etcd-3"].m
 
 /** E2's cut of client 0's links: after its grant, longer than its 1 s lease and the 500 ms between etcd's expiry checks. */
 const E2_CUT_AT = 1500;
-const E2_CUT_MS = 3000;
+const E2_CUT_MS = 3500;
 
 export const E2: Scenario = {
   id: "E2",
   title: "etcd Go concurrency.Mutex: a holder cut from etcd past its lease (etcd #10811; no anomaly at v3.7.3, Session.Done() tells it)",
   shows:
-    "client 0 holds etcd-mutex-go's Mutex on a 1 s Session for a 4 s job; its links to the three members are cut from 1500 ms to 4500 ms, so etcd expires the lease and grants client 1, waiting since 1000 ms; client 0's Session closes Done() when its keep-alive deadline passes, during the cut, the adapter tells a lost notice and client 0 never writes: the run is valid",
+    "client 0 holds etcd-mutex-go's Mutex on a 1 s Session for a 5 s job; its links to the three members are cut from 1500 ms to 5000 ms, so etcd expires the lease and grants client 1, waiting since 1000 ms; client 0's Session closes Done() when its keep-alive deadline passes, during the cut, the adapter tells a lost notice and client 0 never writes: the run is valid",
   options: {
     ...ONE_HOLD_EACH,
     backend: "etcd",
@@ -38,18 +38,19 @@ export const E2: Scenario = {
     workers: 2,
     // A 1 s lease (etcd's are whole seconds); the Session sends a keep-alive every third of it.
     ttl: 1000,
-    // The job: client 0 would write 4000 ms after its grant (within the first second:
-    // the Go program starts in milliseconds), at least a second after the cut ends
-    // any keep-alive deadline (about 2500 ms, checked every 500 ms).
-    pause: 4000,
+    // The job: client 0 would write 5000 ms after its grant (within the first second:
+    // the Go program starts in milliseconds), about two seconds after its Session
+    // closes Done() (the keep-alive deadline, about 2500 ms, checked every 500 ms),
+    // and no earlier than the heal.
+    pause: 5000,
     "pause-clients": ["0"],
     "pause-at": "acquire",
     work: 0,
     stagger: 1000,
     // Client 1 waits through the cut until etcd expires client 0's lease.
     "acquire-timeout": 5000,
-    // The cut heals at 4.5 s: the run lasts past it.
-    "time-limit": 6,
+    // The cut heals at 5 s: the run lasts past it.
+    "time-limit": 7,
     fence: false,
   },
   varies: {

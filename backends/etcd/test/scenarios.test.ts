@@ -2,7 +2,7 @@
 // etcd expires the lease and grants the waiter during the cut; the holder's
 // Session closes Done() when its keep-alive deadline passes, the adapter tells it
 // (a lost notice) and the holder never writes: valid at client/v3 v3.7.3. One run
-// of 6 s.
+// of 7 s.
 import { describe, it, expect } from "vitest";
 import { completion, scenario } from "../../../test/scenarios/run.ts";
 
