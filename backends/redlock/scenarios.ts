@@ -6,6 +6,13 @@
 // worker-1, cut from redis-4 and redis-5 for the whole run, so it can only hold
 // redis-1..3; client 1 runs in worker-2, cut from redis-1 and redis-2, so it can
 // only take redis-3..5. redis-3 is the node they share, and the one the fault hits.
+//
+// K7 is K4 through go-redsync/redsync v4.18.1 (--client redsync), as its users
+// reported it in redsync PR #147 ("Perform a SET if extending fails"): Redis
+// nodes kept in memory only, one restarted, and the locks it held are gone from
+// it. redsync answered with WithSetNXOnExtend (PR #149), off by default, which
+// puts the key back only at the holder's next Extend; nothing stops a waiter
+// that reaches the restarted node before that.
 import type { ParsedOptions } from "../../lib/index.ts";
 import type { ScriptStep } from "../../nemesis/index.ts";
 import { ONE_HOLD_EACH, cut, type Prediction, type Scenario } from "../../core/scenario.ts";
