@@ -10,6 +10,7 @@ import { adapterClients, shippedProgram, type ClientContext, type FenceCounter }
 import type { Backend, BackendContext, BackendOption, ClientKind } from "../../core/index.ts";
 import type { RedisNodeOptions, RedisPersistence } from "./server.ts";
 import type { RedisReentrantOptions } from "./reentrant.ts";
+import { F3, L5 } from "./scenarios.ts";
 import { BSM_REDISLOCK, PYTHON_REDIS_LOCK, REDIS, REDIS_PY, REDIS_SERVER, REDIS_VERSION, REDISSON } from "./programs.ts";
 
 /** Redis' own option: what a killed node remembers. Redlock's nodes are Redis servers and take it too. */
@@ -175,4 +176,5 @@ export const backend = {
   versions: { "redis-server": REDIS_VERSION },
   packages: ["ioredis", "redis", "redis-semaphore", "simple-redis-mutex"],
   fenceCounter: redisFenceCounter,
+  scenarios: [L5, F3],
 } as const satisfies Backend;

@@ -10,7 +10,7 @@ import { REDIS, REDIS_SERVER, REDIS_VERSION } from "../redis/programs.ts";
 import { environmentRequirement } from "../../clients/program/index.ts";
 import { repoFile } from "../../lib/paths.ts";
 import type { RedlockClientOptions } from "../redis/nodes.ts";
-import { K3, K4, K5 } from "./scenarios.ts";
+import { K3, K4, K5, K7 } from "./scenarios.ts";
 
 const CHECK_VALIDITY = {
   name: "redlock-check-validity",
@@ -97,5 +97,5 @@ export const backend = {
   versions: { "redis-server": REDIS_VERSION },
   packages: ["ioredis", "redlock", "redlock4", "@sesamecare-oss/redlock"],
   fenceCounter: redisFenceCounter,
-  scenarios: [K3, K4, K5],
+  scenarios: [K3, K4, K5, K7],
 } as const satisfies Backend;
