@@ -19,6 +19,7 @@ import { basename, join } from "node:path";
 import { BadInput } from "../lib/index.ts";
 import { CLIENTS, backendOfClient } from "../backends/index.ts";
 import { readSummary } from "./finish.ts";
+import { SCENARIOS } from "../scenarios/index.ts";
 import { loadPreset, type Configuration } from "./matrix.ts";
 import { faultName, fencingText, libraryRows, tellsText, type LibraryRow } from "./libraries.ts";
 import type { ConfigSummary } from "./summary.ts";
@@ -303,6 +304,12 @@ function clientSection(client: string, r: LibraryRow, data: LocksData, preset: r
       const run = c.runs.find((x) => x.status === "invalid")!;
       out.push(`- ${faultOf(c)}, fencing ${fenced(c) ? "on" : "off"} (${run.anomaly_types.join(", ")}): ${code(run.argv)}`);
     }
+  }
+  // The catalogue's rows for this library: behaviours its users reported, each run at chosen moments.
+  const reported = Object.values(SCENARIOS).filter((x) => x.options.client === client);
+  if (reported.length) {
+    out.push("", "Scenarios (`npx fencecheck scenario ID`, [experiments.md](experiments.md#every-scenario)):", "");
+    for (const x of reported) out.push(`- ${x.id}: ${cell(x.title)}`);
   }
   const types = [...new Set(unsafe.flatMap((c) => Object.keys(c.anomalies)))];
   out.push("", "What to do:", "");
