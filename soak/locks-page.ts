@@ -215,6 +215,13 @@ const ADVICE: Record<string, string> = {
   "expired-on-arrival": "the lock was granted with its lease already spent: check the remaining validity after acquiring, and do not work on a spent lease",
 };
 
+/** What a fault itself breaks, whatever the anomaly: the server's memory, its clock, the client's clock. */
+const FAULT_ADVICE: Record<string, string> = {
+  kill: "the server forgot its keys and its fence counter when it restarted: keep them on disk with fsync on every write (Redis: appendonly yes, appendfsync always), or take fences from a store that does",
+  clock: "a server's clock stepped and its keys expired early: keep the servers' clocks from stepping (slew them, as chrony does), or use a lock whose lease the server measures on a monotonic clock",
+  "clock (clients)": "the library judged a lease by its own wall clock: a client's clock that steps makes it hold, or take, a lease the servers did not give; the fence still refuses its writes",
+};
+
 const cell = (s: string): string => s.replace(/\|/g, "\\|");
 const code = (argv: readonly string[]): string => "`npx fencecheck test " + argv.join(" ") + "`";
 const anchor = (client: string): string => `client-${client.toLowerCase().replace(/[^a-z0-9-]/g, "")}`;
@@ -313,7 +320,12 @@ function clientSection(client: string, r: LibraryRow, data: LocksData, preset: r
   }
   const types = [...new Set(unsafe.flatMap((c) => Object.keys(c.anomalies)))];
   out.push("", "What to do:", "");
-  for (const t of types) out.push(`- [\`${t}\`](anomalies.md#${t}): ${ADVICE[t] ?? "see its section"}.`);
+  for (const t of types) {
+    const under = [...new Set(unsafe.filter((c) => c.anomalies[t]).map(faultOf))];
+    out.push(`- [\`${t}\`](anomalies.md#${t}) (${under.join(", ")}): ${ADVICE[t] ?? "see its section"}.`);
+  }
+  // Where a fault breaks the server (or the clock) rather than the lock's use of it, that is what to fix first.
+  for (const f of [...new Set(unsafe.map(faultOf))]) if (FAULT_ADVICE[f]) out.push(`- Under ${f}: ${FAULT_ADVICE[f]}.`);
   const fencedOn = fencingText(r);
   out.push(
     `- With fencing on: ${fencedOn.startsWith("safe") ? "every run was valid: pass the fence" + (!f.fences ? " (this library issues none: fencecheck took one from a counter beside the lock, as `--fence-source` says; do the same)" : " it issues") + " to the resource and have the resource check it" : fencedOn}.`,
