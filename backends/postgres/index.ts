@@ -22,6 +22,9 @@ const POOLER = {
   help: "--backend postgres: clients reach the server directly (through their proxies), or through pgbouncer in transaction pooling with one server connection (P1: session advisory locks break)",
 } as const satisfies BackendOption;
 
+/** A counter row per key (fencecheck_fences) incremented after each grant, for a lock that issues no fence (pg loaded only then). */
+const postgresFenceCounter = async () => (await import("./counter-fenced.ts")).postgresFenceCounter();
+
 const pooled = (o: BackendContext["options"]): boolean => o[POOLER.name] === "pgbouncer";
 
 const CLIENTS: Record<string, ClientKind> = {
@@ -85,6 +88,7 @@ export const backend = {
   needs: { servers: POSTGRES, options: [{ requirement: PGBOUNCER, when: pooled }] },
   versions: { postgres: POSTGRES_VERSION },
   packages: ["pg"],
+  fenceCounter: postgresFenceCounter,
   // A Postgres of the resource's own (not the lock service's, which the nemeses fault), where it keeps each key's value and fence.
   resourceStore: {
     describe: "a Postgres of its own (one conditional UPDATE ... WHERE fence < $1 per write)",
