@@ -4,7 +4,8 @@
 // behind pgbouncer in transaction pooling. Its server is also a store the
 // protected resource can decide in (--resource postgres).
 import type { Backend, BackendContext, BackendOption, ClientKind } from "../../core/index.ts";
-import { PGBOUNCER, PGBOUNCER_SERVER, POSTGRES, POSTGRES_SERVER, POSTGRES_VERSION } from "./programs.ts";
+import { shippedProgram } from "../../clients/index.ts";
+import { PGBOUNCER, PGBOUNCER_SERVER, POSTGRES, POSTGRES_SERVER, POSTGRES_VERSION, SHEDLOCK } from "./programs.ts";
 import { P1 } from "./scenarios.ts";
 
 const DURABLE = {
@@ -43,6 +44,11 @@ const CLIENTS: Record<string, ClientKind> = {
       return (ctx) => new PostgresAdvisoryLock(ctx);
     },
   },
+  // ShedLock 7.10.1 from Maven Central (Java): JdbcTemplateLockProvider on the table shedlock, lock_until by
+  // the JVM's clock; no fence, so fences from the counter row (--fence-source single).
+  "shedlock-jdbc": { ...shippedProgram("adapters/java/shedlock/shedlock-jdbc.adapter.json", postgresFenceCounter), needs: SHEDLOCK },
+  // The same with usingDbTime(): the server's clock decides.
+  "shedlock-jdbc-dbtime": { ...shippedProgram("adapters/java/shedlock/shedlock-jdbc-dbtime.adapter.json", postgresFenceCounter), needs: SHEDLOCK },
 };
 
 export const backend = {
