@@ -220,10 +220,11 @@ public final class ShedLockAdapter implements Handler {
           .withTableName("shedlock")
           // What detection would find, said so that nothing asks the server before the first acquire.
           .withDatabaseProduct(DatabaseProduct.POSTGRES_SQL)
-          .withLockedByValue(lockedBy())
-          // The README's advice for a TIMESTAMP column: one zone for every writer.
-          .forceUtcTimeZone();
+          .withLockedByValue(lockedBy());
+      // usingDbTime() writes the server's UTC time itself (and refuses a time zone besides);
+      // by the JVM's clock, the README's advice for a TIMESTAMP column: one zone for every writer.
       if (provider.equals("jdbc-dbtime")) b.usingDbTime();
+      else b.forceUtcTimeZone();
       lockProvider = new JdbcTemplateLockProvider(b.build());
     }
     log("provider made in " + (System.nanoTime() - t0) / 1_000_000 + " ms (JVM up " + ManagementFactory.getRuntimeMXBean().getUptime() + " ms), locked_by " + (provider.equals("redis") ? "in the key's value" : lockedBy()));
