@@ -8,7 +8,9 @@
 // adapters (redsync, bsm/redislock), fenced from a Redis counter, and etcd's own Go
 // concurrency.Mutex (the key's create revision; a Session's end told as lost),
 // and Redisson's RLock (a Redis counter too) and RFencedLock (its own token, where
-// stale writes must be refused and, unfenced, accepted). The PyPI libraries
+// stale writes must be refused and, unfenced, accepted), and ShedLock's JDBC provider
+// (fenced from a counter row on the run's Postgres; shedlock-redis, whose unlock DELs
+// whatever holds the key, is tested hold by hold in shedlock.test.ts). The PyPI libraries
 // of one backend each are tested in that backend's folder the same way.
 import { referenceAdapterTests } from "./client-run.ts";
 
@@ -22,5 +24,9 @@ for (const c of [
   { client: "redisson", options: ["--fence-source", "single"], fenceSource: "single", tells: false, stale: false, library: "Redisson 4.7.0 RLock" },
   { client: "redisson-fenced", options: ["--pause-min", "1500", "--pause-max", "2500"], fenceSource: "token", tells: false, stale: true, library: "Redisson 4.7.0 RFencedLock" },
   { client: "bsm-redislock", options: ["--fence-source", "single"], fenceSource: "single", tells: false, stale: false, library: "bsm/redislock v0.9.4 (go-redis v9.23.0)" },
+  // ShedLock's JDBC provider, fenced from the counter row on the run's Postgres; lock_until by the JVM's clock, then by the server's.
+  // Not "stale": six JVMs loading Spring take seconds of a ten-second run on two busy cores, and the unfenced run found no stale write in one try of two.
+  { client: "shedlock-jdbc", options: ["--backend", "postgres", "--fence-source", "single"], fenceSource: "single", tells: false, stale: false, library: "ShedLock 7.10.1 JdbcTemplateLockProvider (JVM clock)" },
+  { client: "shedlock-jdbc-dbtime", options: ["--backend", "postgres", "--fence-source", "single"], fenceSource: "single", tells: false, stale: false, library: "ShedLock 7.10.1 JdbcTemplateLockProvider usingDbTime()" },
 ])
   referenceAdapterTests(c);
