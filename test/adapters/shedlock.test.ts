@@ -6,7 +6,8 @@
 // the value, so the late release frees the next holder's lock and a third client is
 // granted while that holder's lease still runs; the JDBC provider's unlock names
 // locked_by, so it leaves the next holder's row alone, unless every program writes the
-// same host name (ShedLock's default, --locked-by host), when it frees it too.
+// same host name (ShedLock's default, --locked-by host), when it frees it too. The
+// Redis provider's safeUpdate (--safe-update) makes its unlock compare the value.
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -50,17 +51,17 @@ beforeAll(async () => {
  * A holds k with a 300 ms lease and lets it run out; B is granted k for 20 s; A releases
  * late. Then C tries k: what it gets says what A's late release did to B's hold.
  */
-async function lateRelease(a: LockClient, b: LockClient, c: LockClient) {
-  const first = await a.acquire("k", 300, 2000);
+async function lateRelease(a: LockClient, b: LockClient, c: LockClient, key = "k") {
+  const first = await a.acquire(key, 300, 2000);
   expect(first.type).toBe("ok");
   await sleep(600);
-  const second = await b.acquire("k", 20_000, 2000);
+  const second = await b.acquire(key, 20_000, 2000);
   expect(second.type).toBe("ok");
-  const late = await a.release("k", (first as { value: Parameters<LockClient["release"]>[1] }).value);
+  const late = await a.release(key, (first as { value: Parameters<LockClient["release"]>[1] }).value);
   // The adapter cannot see what unlock() did; it says the lease it was granted had run out.
   expect(late).toMatchObject({ type: "ok", value: { released: false, lost: "lease-expired" } });
   const t0 = performance.now();
-  const third = await c.acquire("k", 20_000, 5000);
+  const third = await c.acquire(key, 20_000, 5000);
   return { third, ms: performance.now() - t0 };
 }
 
@@ -72,6 +73,14 @@ describe("shedlock-redis", () => {
     const [a, b, c] = [0, 1, 2].map(() => client(manifest("shedlock-redis"), redis));
     const { third } = await lateRelease(a, b, c);
     expect(third.type).toBe("ok");
+  }, 60_000);
+
+  it("with the provider's safeUpdate (--safe-update, not ShedLock's default) the late unlock compares the value and leaves the key: the third fails busy", async () => {
+    const path = variant("shedlock-redis", ["--safe-update"]);
+    const [a, b, c] = [0, 1, 2].map(() => client(path, redis));
+    // A key of its own: the test above left "k" held for 20 s.
+    const { third } = await lateRelease(a, b, c, "k-safe");
+    expect(third).toEqual({ type: "fail", error: "busy" });
   }, 60_000);
 });
 

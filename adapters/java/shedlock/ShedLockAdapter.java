@@ -52,7 +52,8 @@
 //   more than ttl_ms of its own monotonic clock has passed since the acquire's answer
 //   (the lease it was granted had run out, whatever the unlock then did); otherwise
 //   released:true. Note that the Redis provider's unlock is a DEL that does not check the
-//   value (its safeUpdate is off by default), and its extend a SET XX likewise.
+//   value (its safeUpdate is off by default), and its extend a SET XX likewise; with
+//   --safe-update (not in a shipped manifest) both compare the value in a Lua script.
 import static fencecheck.Protocol.*;
 
 import fencecheck.Json;
@@ -129,27 +130,34 @@ public final class ShedLockAdapter implements Handler {
   SingleConnectionDataSource dataSource;
   JedisConnectionFactory redis;
 
-  ShedLockAdapter(String provider, boolean lockedByHost) {
+  /** RedisLockProvider.Builder.safeUpdate: unlock and extend compare the key's value first (off by default). */
+  final boolean safeUpdate;
+
+  ShedLockAdapter(String provider, boolean lockedByHost, boolean safeUpdate) {
     this.provider = provider;
     this.lockedByHost = lockedByHost;
+    this.safeUpdate = safeUpdate;
   }
 
   public static void main(String[] args) throws Exception {
     takeStdout();
     String provider = args.length > 0 ? args[0] : "";
     String lockedBy = "program";
+    boolean safeUpdate = false;
     for (int i = 1; i < args.length; i++) {
       if (args[i].equals("--locked-by") && i + 1 < args.length) lockedBy = args[++i];
+      else if (args[i].equals("--safe-update")) safeUpdate = true;
       else usage("unknown argument " + args[i]);
     }
     if (!PROVIDERS.contains(provider)) usage("the first argument must be the provider, one of " + PROVIDERS + ", not \"" + provider + "\"");
     if (!lockedBy.equals("program") && !lockedBy.equals("host")) usage("--locked-by must be program or host, not \"" + lockedBy + "\"");
-    serve(new ShedLockAdapter(provider, lockedBy.equals("host")));
+    if (safeUpdate && !provider.equals("redis")) usage("--safe-update is the Redis provider's; the JDBC provider's unlock already names locked_by");
+    serve(new ShedLockAdapter(provider, lockedBy.equals("host"), safeUpdate));
   }
 
   /** A manifest naming this program wrongly: say what, and exit 254 as fencecheck's own bad input does. */
   static void usage(String why) {
-    System.err.println("shedlock adapter: " + why + " (usage: ShedLockAdapter jdbc|jdbc-dbtime|redis [--locked-by program|host])");
+    System.err.println("shedlock adapter: " + why + " (usage: ShedLockAdapter jdbc|jdbc-dbtime|redis [--locked-by program|host] [--safe-update])");
     System.exit(254);
   }
 
@@ -174,7 +182,7 @@ public final class ShedLockAdapter implements Handler {
     switch (provider) {
       case "jdbc": return "ShedLock " + LIBRARY_VERSION + " JdbcTemplateLockProvider (JVM clock) on spring-jdbc " + jarVersion("spring-jdbc") + ", pgjdbc " + jarVersion("postgresql");
       case "jdbc-dbtime": return "ShedLock " + LIBRARY_VERSION + " JdbcTemplateLockProvider usingDbTime() on spring-jdbc " + jarVersion("spring-jdbc") + ", pgjdbc " + jarVersion("postgresql");
-      default: return "ShedLock " + LIBRARY_VERSION + " RedisLockProvider on spring-data-redis " + jarVersion("spring-data-redis") + ", Jedis " + jarVersion("jedis");
+      default: return "ShedLock " + LIBRARY_VERSION + " RedisLockProvider" + (safeUpdate ? " (safeUpdate)" : "") + " on spring-data-redis " + jarVersion("spring-data-redis") + ", Jedis " + jarVersion("jedis");
     }
   }
 
@@ -200,7 +208,7 @@ public final class ShedLockAdapter implements Handler {
       redis = new JedisConnectionFactory(new RedisStandaloneConfiguration(cfg.host(), cfg.port()), cc);
       redis.afterPropertiesSet();
       redis.start();
-      lockProvider = new RedisLockProvider(redis);
+      lockProvider = new RedisLockProvider.Builder(redis).safeUpdate(safeUpdate).build();
     } else {
       Properties p = new Properties();
       // The run's own server: trust authentication, the superuser, the table in public
