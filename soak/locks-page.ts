@@ -217,7 +217,7 @@ const ADVICE: Record<string, string> = {
 
 /** What a fault itself breaks, whatever the anomaly: the server's memory, its clock, the client's clock. */
 const FAULT_ADVICE: Record<string, string> = {
-  kill: "the server forgot its keys and its fence counter when it restarted: keep them on disk with fsync on every write (Redis: appendonly yes, appendfsync always), or take fences from a store that does",
+  kill: "the server forgot its keys and its fence counter when it restarted: keep them on disk with an fsync on every write (an append-only file synced always), or take fences from a store that does",
   clock: "a server's clock stepped and its keys expired early: keep the servers' clocks from stepping (slew them, as chrony does), or use a lock whose lease the server measures on a monotonic clock",
   "clock (clients)": "the library judged a lease by its own wall clock: a client's clock that steps makes it hold, or take, a lease the servers did not give; the fence still refuses its writes",
 };

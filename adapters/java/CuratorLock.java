@@ -245,17 +245,8 @@ public final class CuratorLock {
       String line;
       while ((line = in.readLine()) != null) {
         if (line.isBlank()) continue;
-        Map<String, Object> req;
-        try {
-          Object parsed = Json.parse(line);
-          if (!(parsed instanceof Map)) throw new IllegalArgumentException("not an object");
-          @SuppressWarnings("unchecked")
-          Map<String, Object> m = (Map<String, Object>) parsed;
-          req = m;
-        } catch (RuntimeException e) {
-          log("ignoring a line that is not a JSON object (" + e.getMessage() + "): " + line);
-          continue;
-        }
+        Map<String, Object> req = parseRequest(line);
+        if (req == null) continue;
         Object type = req.get("type");
         if ("cancel".equals(type)) {
           send(cancel(req.get("id"), req.get("acquire")));
@@ -800,12 +791,5 @@ public final class CuratorLock {
     } catch (InterruptedException ignored) {
       Thread.currentThread().interrupt();
     }
-  }
-
-  static String shortError(Throwable t) {
-    String name = t.getClass().getSimpleName();
-    String msg = t.getMessage();
-    String s = msg == null ? name : name + ": " + msg;
-    return s.length() > 200 ? s.substring(0, 200) : s;
   }
 }

@@ -12,6 +12,7 @@ import type { RedisNodeOptions, RedisPersistence } from "./server.ts";
 import type { RedisReentrantOptions } from "./reentrant.ts";
 import { F3, L5 } from "./scenarios.ts";
 import { BSM_REDISLOCK, PYTHON_REDIS_LOCK, REDIS, REDIS_PY, REDIS_SERVER, REDIS_VERSION, REDISSON } from "./programs.ts";
+import { SHEDLOCK } from "../postgres/programs.ts";
 
 /** Redis' own option: what a killed node remembers. Redlock's nodes are Redis servers and take it too. */
 export const REDIS_PERSISTENCE = {
@@ -121,6 +122,9 @@ const CLIENTS: Record<string, ClientKind> = {
   redisson: { ...shippedProgram("adapters/java/redisson/redisson.adapter.json", redisFenceCounter), needs: REDISSON },
   // The same, RFencedLock: the token tryLockAndGetToken returns is the fence.
   "redisson-fenced": { ...shippedProgram("adapters/java/redisson/redisson-fenced.adapter.json"), needs: REDISSON },
+  // ShedLock 7.10.1's RedisLockProvider (Java, spring-data-redis over Lettuce): SET NX PX, an unlock that DELs
+  // without checking the value; no fence, so fences from the Redis counter. Its environment is the JDBC ones'.
+  "shedlock-redis": { ...shippedProgram("adapters/java/shedlock/shedlock-redis.adapter.json", redisFenceCounter), needs: SHEDLOCK },
   "redis-reentrant": reentrantClient(
     "a reentrant lock in Redisson's RLock layout: a hash of owner -> count with a PEXPIRE lease; fence = INCR on free-to-held, a re-entry keeps it (Hazelcast FencedLock's promise) and refreshes the lease",
     { fenceOnReentry: "same" },

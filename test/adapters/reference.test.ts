@@ -12,8 +12,10 @@
 // with a mechanism of their own to show (kazoo's and etcd's Go Session's lost
 // notices, RFencedLock's token refusing a stale write); what every library does
 // under each fault is the libraries preset's finding (docs/locks.md), which
-// would make this file minutes long. The PyPI libraries of one backend each are
-// tested in that backend's folder the same way.
+// would make this file minutes long. ShedLock's JDBC provider is fenced from a
+// counter row on the run's Postgres; shedlock-redis, whose unlock DELs whatever
+// holds the key, is tested hold by hold in shedlock.test.ts. The PyPI libraries
+// of one backend each are tested in that backend's folder the same way.
 import { referenceAdapterTests } from "./client-run.ts";
 
 for (const c of [
@@ -26,5 +28,7 @@ for (const c of [
   { client: "redisson", options: ["--fence-source", "single"], fenceSource: "single", tells: false, stale: false, library: "Redisson 4.7.0 RLock", faults: false },
   { client: "redisson-fenced", options: ["--pause-min", "1500", "--pause-max", "2500"], fenceSource: "token", tells: false, stale: true, library: "Redisson 4.7.0 RFencedLock", faults: true },
   { client: "bsm-redislock", options: ["--fence-source", "single"], fenceSource: "single", tells: false, stale: false, library: "bsm/redislock v0.9.4 (go-redis v9.23.0)", faults: false },
+  { client: "shedlock-jdbc", options: ["--backend", "postgres", "--fence-source", "single"], fenceSource: "single", tells: false, stale: false, library: "ShedLock 7.10.1 JdbcTemplateLockProvider (JVM clock)", faults: false },
+  { client: "shedlock-jdbc-dbtime", options: ["--backend", "postgres", "--fence-source", "single"], fenceSource: "single", tells: false, stale: false, library: "ShedLock 7.10.1 JdbcTemplateLockProvider usingDbTime()", faults: false },
 ])
   referenceAdapterTests(c);

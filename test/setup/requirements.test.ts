@@ -34,6 +34,9 @@ describe("requirementsOf", () => {
     expect(needs("--deploy", "external", "--endpoints", "127.0.0.1:6379")).toEqual([]);
     // A reference adapter program: its language and library too, wherever the servers run.
     expect(needs("--backend", "zookeeper", "--client", "curator")).toEqual(["zookeeper", "curator"]);
+    // One environment for ShedLock's three clients, on either backend.
+    expect(needs("--backend", "postgres", "--client", "shedlock-jdbc-dbtime", "--fence", "off")).toEqual(["postgres", "shedlock"]);
+    expect(needs("--client", "shedlock-redis", "--fence-source", "single")).toEqual(["redis", "shedlock"]);
     expect(needs("--client", "redis-py-timeout-0", "--fence", "off")).toEqual(["redis", "redis-py"]);
     expect(needs("--client", "redis-py", "--fence-source", "single", "--deploy", "external", "--endpoints", "127.0.0.1:6379")).toEqual(["redis-py"]);
   });
@@ -52,6 +55,7 @@ describe("requirementsOf", () => {
       kazoo: ["adapters/python/requirements/kazoo.txt", []],
       curator: ["adapters/java/pom.xml", []],
       redisson: ["adapters/java/redisson/pom.xml", []],
+      shedlock: ["adapters/java/shedlock/pom.xml", []],
     });
     expect(SERVER_NEEDS.dynamodb.getIt).toMatch(/npm install/);
     expect(satisfied(SERVER_NEEDS.etcd, { FENCECHECK_ETCD: "/opt/etcd/bin/etcd" })).toBe(true);

@@ -53,8 +53,9 @@ describe("matrix", () => {
     // The servers' clocks move only where the backend can move them (Redis, through libfaketime); every Redis lock has them.
     for (const c of m.configurations.filter((x) => x.options.nemesis === "clock" && x.options["clock-target"] !== "clients")) expect(["redis", "redlock"]).toContain(c.options.backend);
     for (const c of m.configurations.filter((x) => ["redis", "redlock"].includes(String(x.options.backend)))) expect(clockOnServers, String(c.options.client)).toContain(c.options.client);
-    // Those whose library judges a lease by its own Date.now(): the Redlock clients' validity, dynamodb-cas's lease end.
-    expect([...clockOnClients].sort()).toEqual(["dynamodb-cas", "node-redlock", "node-redlock-4", "redlock", "sesame-redlock"]);
+    // Those whose library judges a lease by its own wall clock: the Redlock clients' validity, dynamodb-cas's lease end,
+    // ShedLock's lock_until from the JVM's clock (and its usingDbTime() row beside it, which takes the database's).
+    expect([...clockOnClients].sort()).toEqual(["dynamodb-cas", "node-redlock", "node-redlock-4", "redlock", "sesame-redlock", "shedlock-jdbc", "shedlock-jdbc-dbtime"]);
   });
 
   it("the detection preset: unsafe configurations with fencing off or a broken lock, safe ones with fencing on and used in 95% of runs", () => {

@@ -6,9 +6,11 @@
 // every pom environment that has sources: `import static fencecheck.Protocol.*;`.
 package fencecheck;
 
+import java.io.BufferedReader;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -32,6 +34,101 @@ public final class Protocol {
     PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
     System.setErr(err);
     System.setOut(err);
+  }
+
+  /**
+   * A request line as a JSON object, or null when it is not one (said on standard error,
+   * the worker's log, and otherwise ignored: there is no id to answer).
+   */
+  public static Map<String, Object> parseRequest(String line) {
+    try {
+      Object parsed = Json.parse(line);
+      if (!(parsed instanceof Map)) throw new IllegalArgumentException("not an object");
+      @SuppressWarnings("unchecked")
+      Map<String, Object> m = (Map<String, Object>) parsed;
+      return m;
+    } catch (RuntimeException e) {
+      System.err.println("[fencecheck adapter] ignoring a line that is not a JSON object (" + e.getMessage() + "): " + line);
+      System.err.flush();
+      return null;
+    }
+  }
+
+  /** What an adapter that answers one request at a time does with each (serve's loop). */
+  public interface Handler {
+    /** The reply to init, acquire, renew or release; null for a type it does not know. */
+    Map<String, Object> handle(Object id, String type, Map<String, Object> req) throws Exception;
+
+    /** Let go of the library's connections: at close, and at the end of input. */
+    void shutdown();
+
+  }
+
+  /**
+   * The protocol loop of an adapter that answers one request at a time, on the main
+   * thread: read a line, answer it; close (or the end of input) shuts down and exits.
+   * An exception the handler did not expect is an error reply (an unknown outcome).
+   * An adapter that reads while it waits (cancel) keeps a loop of its own.
+   */
+  public static void serve(Handler h) throws IOException {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String line;
+    while ((line = in.readLine()) != null) {
+      if (line.isBlank()) continue;
+      Map<String, Object> req = parseRequest(line);
+      if (req == null) continue;
+      Object id = req.get("id");
+      String type = String.valueOf(req.get("type"));
+      try {
+        if (type.equals("close")) {
+          h.shutdown();
+          send(reply(id, "ok"));
+          System.exit(0);
+        }
+        Map<String, Object> r = h.handle(id, type, req);
+        send(r != null ? r : replyWith(id, "error", "error", "unknown request type: " + type));
+      } catch (Throwable t) {
+        System.err.println("[fencecheck adapter] unexpected " + t + " handling " + line);
+        System.err.flush();
+        send(replyWith(id, "error", "error", shortError(t)));
+      }
+    }
+    h.shutdown();
+    System.exit(0);
+  }
+
+  /**
+   * An exception as the short phrase of an error reply: the cause a future wrapped it in
+   * (a library's async call), its class and message on one line, 200 characters at most.
+   */
+  public static String shortError(Throwable t) {
+    while ((t instanceof java.util.concurrent.ExecutionException || t instanceof java.util.concurrent.CompletionException) && t.getCause() != null) t = t.getCause();
+    String msg = t.getMessage();
+    String s = t.getClass().getSimpleName() + (msg == null ? "" : ": " + msg.replace('\n', ' '));
+    return s.length() > 200 ? s.substring(0, 200) : s;
+  }
+
+  /** What init says to an adapter of a one-server lock: its first endpoint, its owner prefix, ttl and command timeout. */
+  public record Init(String host, int port, String ownerPrefix, long ttlMs, int commandTimeoutMs) {
+    @SuppressWarnings("unchecked")
+    public static Init of(Map<String, Object> req, int defaultPort) {
+      Map<String, Object> ep = (Map<String, Object>) ((java.util.List<Object>) req.get("endpoints")).get(0);
+      return new Init(
+          String.valueOf(ep.get("host")),
+          (int) Json.num(ep.get("port"), defaultPort),
+          String.valueOf(req.getOrDefault("owner_prefix", "c")),
+          Json.num(req.get("ttl_ms"), 30000),
+          (int) Json.num(req.get("command_timeout_ms"), 3000));
+    }
+  }
+
+  /** init_ok, as the manifest says (fences, renew), with the library that runs. */
+  public static Map<String, Object> initOk(Object id, boolean fences, String renew, String library) {
+    Map<String, Object> r = reply(id, "init_ok");
+    r.put("fences", fences);
+    r.put("renew", renew);
+    r.put("library", library);
+    return r;
   }
 
   /** One message, one line, whole. */

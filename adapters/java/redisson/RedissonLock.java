@@ -42,10 +42,7 @@
 import static fencecheck.Protocol.*;
 
 import fencecheck.Json;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -62,19 +59,12 @@ import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
-public final class RedissonLock {
+public final class RedissonLock implements Handler {
   static final String LIBRARY_VERSION = jarVersion("redisson");
 
   static void log(String s) {
     System.err.println("[redisson-adapter] " + s);
     System.err.flush();
-  }
-
-  static String shortError(Throwable t) {
-    while ((t instanceof ExecutionException || t instanceof java.util.concurrent.CompletionException) && t.getCause() != null) t = t.getCause();
-    String msg = t.getMessage();
-    String s = t.getClass().getSimpleName() + (msg == null ? "" : ": " + msg);
-    return s.length() > 200 ? s.substring(0, 200) : s;
   }
 
   static Throwable root(Throwable t) {
@@ -104,50 +94,20 @@ public final class RedissonLock {
   public static void main(String[] args) throws Exception {
     takeStdout();
     boolean fenced = args.length > 0 && args[0].equals("--fenced");
-    new RedissonLock(fenced).run();
+    serve(new RedissonLock(fenced));
   }
 
-  void run() throws Exception {
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null) {
-      if (line.isBlank()) continue;
-      Map<String, Object> req;
-      try {
-        Object parsed = Json.parse(line);
-        if (!(parsed instanceof Map)) throw new IllegalArgumentException("not an object");
-        @SuppressWarnings("unchecked")
-        Map<String, Object> m = (Map<String, Object>) parsed;
-        req = m;
-      } catch (RuntimeException e) {
-        log("ignoring a line that is not a JSON object (" + e.getMessage() + "): " + line);
-        continue;
-      }
-      Object id = req.get("id");
-      String type = String.valueOf(req.get("type"));
-      try {
-        switch (type) {
-          case "init": send(init(id, req)); break;
-          case "acquire": send(acquire(id, req)); break;
-          case "renew": send(replyWith(id, "fail", "error", "renew-not-supported")); break;
-          case "release": send(release(id, req)); break;
-          case "close":
-            shutdown();
-            send(reply(id, "ok"));
-            System.exit(0);
-            break;
-          default: send(replyWith(id, "error", "error", "unknown request type: " + type));
-        }
-      } catch (Throwable t) {
-        log("unexpected " + t + " handling " + line);
-        send(replyWith(id, "error", "error", shortError(t)));
-      }
+  public Map<String, Object> handle(Object id, String type, Map<String, Object> req) throws Exception {
+    switch (type) {
+      case "init": return init(id, req);
+      case "acquire": return acquire(id, req);
+      case "renew": return replyWith(id, "fail", "error", "renew-not-supported");
+      case "release": return release(id, req);
+      default: return null;
     }
-    shutdown();
-    System.exit(0);
   }
 
-  void shutdown() {
+  public void shutdown() {
     RedissonClient c = client;
     client = null;
     if (c != null) {
@@ -160,21 +120,14 @@ public final class RedissonLock {
   }
 
   Map<String, Object> init(Object id, Map<String, Object> req) {
-    @SuppressWarnings("unchecked")
-    List<Object> endpoints = (List<Object>) req.get("endpoints");
-    @SuppressWarnings("unchecked")
-    Map<String, Object> ep = (Map<String, Object>) endpoints.get(0);
-    host = String.valueOf(ep.get("host"));
-    port = (int) Json.num(ep.get("port"), 6379);
-    ownerPrefix = String.valueOf(req.getOrDefault("owner_prefix", "c"));
-    ttlMs = Json.num(req.get("ttl_ms"), 30000);
-    commandTimeoutMs = (int) Json.num(req.get("command_timeout_ms"), 3000);
+    Init init = Init.of(req, 6379);
+    host = init.host();
+    port = init.port();
+    ownerPrefix = init.ownerPrefix();
+    ttlMs = init.ttlMs();
+    commandTimeoutMs = init.commandTimeoutMs();
     log("init: JVM up " + ManagementFactory.getRuntimeMXBean().getUptime() + " ms; " + library() + "; watchdog " + ttlMs + " ms, command timeout " + commandTimeoutMs + " ms");
-    Map<String, Object> r = reply(id, "init_ok");
-    r.put("fences", fenced);
-    r.put("renew", "automatic");
-    r.put("library", library());
-    return r;
+    return initOk(id, fenced, "automatic", library());
   }
 
   String library() {
