@@ -244,18 +244,8 @@ public final class CuratorLock {
     try {
       String line;
       while ((line = in.readLine()) != null) {
-        if (line.isBlank()) continue;
-        Map<String, Object> req;
-        try {
-          Object parsed = Json.parse(line);
-          if (!(parsed instanceof Map)) throw new IllegalArgumentException("not an object");
-          @SuppressWarnings("unchecked")
-          Map<String, Object> m = (Map<String, Object>) parsed;
-          req = m;
-        } catch (RuntimeException e) {
-          log("ignoring a line that is not a JSON object (" + e.getMessage() + "): " + line);
-          continue;
-        }
+        Map<String, Object> req = request(line, "curator-adapter");
+        if (req == null) continue;
         Object type = req.get("type");
         if ("cancel".equals(type)) {
           send(cancel(req.get("id"), req.get("acquire")));

@@ -6,14 +6,18 @@
 // every pom environment that has sources: `import static fencecheck.Protocol.*;`.
 package fencecheck;
 
+import java.io.BufferedReader;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -65,6 +69,93 @@ public final class Protocol {
   public static Map<String, Object> replyWith(Map<String, Object> r, String field, Object value) {
     r.put(field, value);
     return r;
+  }
+
+  /** A line said on standard error, the worker's log, as `[who] line`. */
+  public static void log(String who, String line) {
+    System.err.println("[" + who + "] " + line);
+    System.err.flush();
+  }
+
+  /** One line of input as a request; null (said on standard error) for a blank line or one that is not a JSON object. */
+  public static Map<String, Object> request(String line, String who) {
+    if (line.isBlank()) return null;
+    try {
+      Object parsed = Json.parse(line);
+      if (!(parsed instanceof Map)) throw new IllegalArgumentException("not an object");
+      @SuppressWarnings("unchecked")
+      Map<String, Object> m = (Map<String, Object>) parsed;
+      return m;
+    } catch (RuntimeException e) {
+      log(who, "ignoring a line that is not a JSON object (" + e.getMessage() + "): " + line);
+      return null;
+    }
+  }
+
+  /** An adapter whose requests are answered one at a time, in order (no cancel); each answer a reply. */
+  public interface Adapter {
+    Map<String, Object> init(Object id, Map<String, Object> req) throws Exception;
+
+    Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception;
+
+    Map<String, Object> release(Object id, Map<String, Object> req) throws Exception;
+
+    /** Only for "renew": "explicit" adapters; the others are sent none. */
+    default Map<String, Object> renew(Object id, Map<String, Object> req) throws Exception {
+      return replyWith(id, "fail", "error", "renew-not-supported");
+    }
+
+    /** Let go of the library's connections (close, or end of input). */
+    void shutdown();
+  }
+
+  /**
+   * The protocol loop of such an adapter: each request answered in turn, an
+   * exception an error reply (an unknown outcome), close and the end of input
+   * the shutdown and exit.
+   */
+  public static void serve(Adapter a, String who) throws IOException {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String line;
+    while ((line = in.readLine()) != null) {
+      Map<String, Object> req = request(line, who);
+      if (req == null) continue;
+      Object id = req.get("id");
+      String type = String.valueOf(req.get("type"));
+      if (type.equals("close")) {
+        a.shutdown();
+        send(reply(id, "ok"));
+        System.exit(0);
+      }
+      try {
+        switch (type) {
+          case "init": send(a.init(id, req)); break;
+          case "acquire": send(a.acquire(id, req)); break;
+          case "renew": send(a.renew(id, req)); break;
+          case "release": send(a.release(id, req)); break;
+          default: send(replyWith(id, "error", "error", "unknown request type: " + type));
+        }
+      } catch (Throwable t) {
+        log(who, "unexpected " + t + " handling " + line);
+        send(replyWith(id, "error", "error", shortError(t)));
+      }
+    }
+    a.shutdown();
+    System.exit(0);
+  }
+
+  /** What an ExecutionException or CompletionException wraps, all the way down. */
+  public static Throwable root(Throwable t) {
+    while ((t instanceof ExecutionException || t instanceof CompletionException) && t.getCause() != null) t = t.getCause();
+    return t;
+  }
+
+  /** An error in at most 200 characters, its wrappers taken off: `Class: message`. */
+  public static String shortError(Throwable t) {
+    t = root(t);
+    String msg = t.getMessage();
+    String s = t.getClass().getSimpleName() + (msg == null ? "" : ": " + msg);
+    return s.length() > 200 ? s.substring(0, 200) : s;
   }
 
   /** The version in a jar's file name on the classpath (curator-recipes-5.9.0.jar), or "unknown": the one that runs, not the one a comment says. */

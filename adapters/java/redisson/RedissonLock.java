@@ -42,10 +42,7 @@
 import static fencecheck.Protocol.*;
 
 import fencecheck.Json;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -62,24 +59,12 @@ import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
-public final class RedissonLock {
+public final class RedissonLock implements Adapter {
   static final String LIBRARY_VERSION = jarVersion("redisson");
 
   static void log(String s) {
     System.err.println("[redisson-adapter] " + s);
     System.err.flush();
-  }
-
-  static String shortError(Throwable t) {
-    while ((t instanceof ExecutionException || t instanceof java.util.concurrent.CompletionException) && t.getCause() != null) t = t.getCause();
-    String msg = t.getMessage();
-    String s = t.getClass().getSimpleName() + (msg == null ? "" : ": " + msg);
-    return s.length() > 200 ? s.substring(0, 200) : s;
-  }
-
-  static Throwable root(Throwable t) {
-    while ((t instanceof ExecutionException || t instanceof java.util.concurrent.CompletionException) && t.getCause() != null) t = t.getCause();
-    return t;
   }
 
   /** A hold: the key and the thread id Redisson owns it by. */
@@ -108,46 +93,10 @@ public final class RedissonLock {
   }
 
   void run() throws Exception {
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null) {
-      if (line.isBlank()) continue;
-      Map<String, Object> req;
-      try {
-        Object parsed = Json.parse(line);
-        if (!(parsed instanceof Map)) throw new IllegalArgumentException("not an object");
-        @SuppressWarnings("unchecked")
-        Map<String, Object> m = (Map<String, Object>) parsed;
-        req = m;
-      } catch (RuntimeException e) {
-        log("ignoring a line that is not a JSON object (" + e.getMessage() + "): " + line);
-        continue;
-      }
-      Object id = req.get("id");
-      String type = String.valueOf(req.get("type"));
-      try {
-        switch (type) {
-          case "init": send(init(id, req)); break;
-          case "acquire": send(acquire(id, req)); break;
-          case "renew": send(replyWith(id, "fail", "error", "renew-not-supported")); break;
-          case "release": send(release(id, req)); break;
-          case "close":
-            shutdown();
-            send(reply(id, "ok"));
-            System.exit(0);
-            break;
-          default: send(replyWith(id, "error", "error", "unknown request type: " + type));
-        }
-      } catch (Throwable t) {
-        log("unexpected " + t + " handling " + line);
-        send(replyWith(id, "error", "error", shortError(t)));
-      }
-    }
-    shutdown();
-    System.exit(0);
+    serve(this, "redisson-adapter");
   }
 
-  void shutdown() {
+  public void shutdown() {
     RedissonClient c = client;
     client = null;
     if (c != null) {
@@ -159,7 +108,7 @@ public final class RedissonLock {
     }
   }
 
-  Map<String, Object> init(Object id, Map<String, Object> req) {
+  public Map<String, Object> init(Object id, Map<String, Object> req) {
     @SuppressWarnings("unchecked")
     List<Object> endpoints = (List<Object>) req.get("endpoints");
     @SuppressWarnings("unchecked")
@@ -276,7 +225,7 @@ public final class RedissonLock {
     return fenced ? c.getFencedLock(key) : c.getLock(key);
   }
 
-  Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception {
+  public Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception {
     String key = String.valueOf(req.get("key"));
     long waitMs = Json.num(req.get("wait_ms"), 0);
     RedissonClient c;
@@ -315,7 +264,7 @@ public final class RedissonLock {
     return r;
   }
 
-  Map<String, Object> release(Object id, Map<String, Object> req) {
+  public Map<String, Object> release(Object id, Map<String, Object> req) {
     String owner = String.valueOf(req.get("owner"));
     Hold h = holds.remove(owner);
     if (h == null) return replyWith(id, "fail", "error", "not-owner");
