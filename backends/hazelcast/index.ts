@@ -4,8 +4,18 @@
 // program of this folder (java/). 5.4.0 is the last free edition with the CP
 // Subsystem (5.5 made it Enterprise only, hz-docs#1710).
 import { shippedProgram } from "../../clients/index.ts";
-import type { Backend, ClientKind } from "../../core/index.ts";
+import type { Backend, BackendOption, ClientKind } from "../../core/index.ts";
 import { HAZELCAST, HAZELCAST_MANIFEST, HAZELCAST_MEMBER, HAZELCAST_VERSION } from "./programs.ts";
+
+const CP = {
+  name: "hazelcast-cp",
+  kind: "string",
+  default: undefined,
+  defaultText: "raft",
+  choices: ["raft", "unsafe"],
+  help:
+    "--backend hazelcast: raft, three CP members whose Raft groups hold FencedLock; or unsafe, no CP members (cp-member-count 0), FencedLock in the CP Subsystem's unsafe mode, kept in a partition of the AP data grid without Raft. (Hazelcast 5.5's free edition has neither: it refuses CP members and throws at getLock even in unsafe mode)",
+} as const satisfies BackendOption;
 
 const CLIENTS: Record<string, ClientKind> = {
   // Hazelcast's lock is used from Java, as its users use it: an adapter program (docs/adapter-protocol.md).
@@ -37,12 +47,14 @@ export const backend = {
       toxiproxyUrl: await ctx.toxiproxyUrl(),
       deployment: ctx.deployment,
       ttlMs: ctx.ttlMs ?? 1000,
+      unsafe: ctx.options[CP.name] === "unsafe",
     }),
   programs: [HAZELCAST_MEMBER],
   serverNames: ["hz-1", "hz-2", "hz-3"],
   removeKeys: async () => {
     throw new Error("--backend hazelcast runs its own members only");
   },
+  options: [CP],
   needs: { servers: HAZELCAST },
   versions: { hazelcast: HAZELCAST_VERSION },
 } as const satisfies Backend;

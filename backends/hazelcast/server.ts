@@ -53,6 +53,12 @@ export interface HzStatus {
 export interface HzClusterOptions extends MemberClusterOptions {
   /** The run's --ttl: the CP session TTL is made of it. */
   ttlMs: number;
+  /**
+   * No CP members (cp-member-count 0): the CP Subsystem's "unsafe mode", its data
+   * structures, FencedLock among them, kept in the partitions of the AP data grid
+   * (a primary and its backup), without Raft.
+   */
+  unsafe?: boolean;
 }
 
 export interface HzCluster extends MemberCluster {
@@ -86,6 +92,7 @@ export async function startHzCluster(opts: HzClusterOptions): Promise<HzCluster>
   // Three JVMs forming a cluster, then a CP group, on shared cores: 10 to 25 s here.
   const startTimeoutMs = opts.startTimeoutMs ?? 90_000;
   const timing = hzTiming(opts.ttlMs);
+  const unsafe = opts.unsafe ?? false;
   const classpath = hazelcastClasspath();
   const nodes: HzMember[] = [];
   for (let index = 0; index < size; index++) nodes.push({ name: `hz-${index + 1}`, host: "127.0.0.1", port: await ports.take(), index });
@@ -114,7 +121,8 @@ export async function startHzCluster(opts: HzClusterOptions): Promise<HzCluster>
       classpath.join(":"),
       "HazelcastMember",
       ...["--name", m.name, "--port", String(m.port), "--members", nodes.map((n) => `${n.name}:${n.port}`).join(",")],
-      ...["--cluster", CLUSTER_NAME, "--cp-members", String(CP_MEMBERS), "--group-size", String(CP_MEMBERS)],
+      ...["--cluster", CLUSTER_NAME],
+      ...(unsafe ? ["--unsafe"] : ["--cp-members", String(CP_MEMBERS), "--group-size", String(CP_MEMBERS)]),
       ...["--session-ttl", String(timing.sessionTtlS), "--heartbeat", String(timing.heartbeatS), "--auto-removal", String(timing.autoRemovalS)],
       ...["--status", statusFile(m)],
     ];
@@ -137,16 +145,17 @@ export async function startHzCluster(opts: HzClusterOptions): Promise<HzCluster>
     waitForMembers(names, what, async (n) => ready(status(n)), { running: (n) => deployment.running(n), logFile: (n) => logFile(member(n)), timeoutMs: startTimeoutMs, stepMs: 250 });
 
   await Promise.all(nodes.map(spawnMember));
-  // Ready: each member a CP member and its CP calls answered by the DEFAULT group, where the locks live.
+  // Ready: each member a CP member and its CP calls answered by the DEFAULT group, where the locks live;
+  // in unsafe mode, all members in one cluster and a CP call answered by a partition's owner.
   try {
     await waitFor(
       nodes.map((m) => m.name),
-      `a CP member of a formed CP group (${CP_MEMBERS} CP members)`,
-      (s) => s?.ready === true && s.cp_member === true && (s.cp_members?.length ?? 0) === CP_MEMBERS,
+      unsafe ? `in one cluster of ${size} with its CP Subsystem (unsafe mode) answering` : `a CP member of a formed CP group (${CP_MEMBERS} CP members)`,
+      (s) => s?.ready === true && (unsafe ? s.members === size : s.cp_member === true && (s.cp_members?.length ?? 0) === CP_MEMBERS),
     );
   } catch (err) {
     const seen = nodes.map((m) => `${m.name}: ${JSON.stringify(status(m.name))}`).join("\n");
-    throw new Error(`the Hazelcast members formed no CP group: ${(err as Error).message}\nwhat each member said last:\n${seen}`);
+    throw new Error(`the Hazelcast members formed no ${unsafe ? "cluster" : "CP group"}: ${(err as Error).message}\nwhat each member said last:\n${seen}`);
   }
 
   return {

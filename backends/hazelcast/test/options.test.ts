@@ -10,6 +10,8 @@ describe.concurrent("test:jepsen options of the hazelcast backend", () => {
     [["--backend", "hazelcast", "--nemesis", "clock"], /--nemesis clock does not work with --backend hazelcast: Hazelcast's CP Subsystem times its sessions and Raft elections by the JVM's monotonic clock/],
     [["--backend", "hazelcast", "--deploy", "docker"], /--deploy docker does not work with --backend hazelcast: its members run as local JVMs only/],
     [["--backend", "hazelcast", "--lock", "rw"], /--lock rw: --client hazelcast offers mutex, reentrant/],
+    [["--backend", "hazelcast", "--hazelcast-cp", "bogus"], /--hazelcast-cp: unknown value "bogus"; choose from raft, unsafe/],
+    [["--hazelcast-cp", "unsafe"], /--hazelcast-cp applies to --backend hazelcast only, not redis/],
   ];
   refusesEach("test", bad);
 });
