@@ -31,7 +31,7 @@ export const SOAK_OPTIONS: readonly OptionSpec[] = [
   { name: "merge", kind: "flag", default: false, help: "make the soak directories given as arguments (the shards of one soak) one soak under <store>/soaks/, summarized, compared and judged as one; runs nothing" },
 ];
 
-export const SOAK_USAGE = `Usage: fencecheck soak (--preset nightly|smoke|detection | --matrix FILE) [options]
+export const SOAK_USAGE = `Usage: fencecheck soak (--preset ${presetNames().join("|")} | --matrix FILE) [options]
        fencecheck soak --summarize <soak directory>
        fencecheck soak --merge <shard's soak directory>... [--store DIR] [--compare DIR] [--keep-runs N]
 

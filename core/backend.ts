@@ -193,6 +193,8 @@ export interface ResourceStore {
 /** A shipped lock client's facts, which its backend declares; the options are checked against them before a run starts. */
 export interface ClientKind {
   describe: string;
+  /** The npm package whose lock it is, when it is one (its version is in run.json's versions); absent: fencecheck's own recipe, or an adapter program. */
+  package?: string;
   /** Loads the client's module (and the library it wraps) and gives the function that makes one client. */
   load(): Promise<MakeClient>;
   /** False for a lock that issues no fencing tokens: with --fence on it takes them from --fence-source. */
@@ -256,6 +258,8 @@ export interface Backend {
   versions?: Readonly<Record<string, VersionProbe>>;
   /** The npm packages its clients are built on, whose versions run.json records. */
   packages?: readonly string[];
+  /** The key of run.json's versions that names its server's version (default: the first of `versions`). */
+  serverVersion?: string;
   /** A store for the protected resource (--resource NAME, with any backend). */
   resourceStore?: ResourceStore;
   /** Fence counters on its servers for clients whose lock issues none (--fence-source), loaded when a run needs them. */

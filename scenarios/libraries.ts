@@ -24,6 +24,10 @@
 // checked, not an anomaly at 3.0.1. The fourth extend() raises
 // TooManyExtensions before sending anything, so the holder is told and stops; its
 // lease ends at the third extension's TTL and the next client is granted then.
+//
+// The Go and Java libraries' users' reports are rows of their backends
+// (backends/NAME/scenarios.ts): K7 (redsync PR #147), E2 (etcd #10811), L5
+// (redisson #4698) and F3 (bsm/redislock #93).
 import { ONE_HOLD_EACH, staleUnlessFenced, type Scenario } from "../core/scenario.ts";
 import type { ScriptStep } from "../nemesis/index.ts";
 

@@ -21,7 +21,10 @@ const breaksOnPurpose = (c: ConfigSummary): boolean => c.expect.kind === "find";
 /** An option's value in a configuration, or what `fencecheck test` takes without it. */
 const optionOf = (c: ConfigSummary, name: string): unknown => c.options?.[name] ?? TEST_OPTIONS.find((o) => o.name === name)?.default;
 const clientOf = (c: ConfigSummary): string => String(c.options?.client ?? `${optionOf(c, "backend")} (default client)`);
-const faultOf = (c: ConfigSummary): string => String(optionOf(c, "nemesis"));
+/** The faults a configuration injects, as its rows name them: "pause", "partition,pause", "clock (clients)" for a clock moved on the clients. */
+export const faultName = (options: Record<string, unknown> | undefined, nemesis: unknown): string =>
+  `${String(nemesis)}${options?.["clock-target"] === "clients" ? " (clients)" : ""}`;
+const faultOf = (c: ConfigSummary): string => faultName(c.options, optionOf(c, "nemesis"));
 const checked = (c: ConfigSummary): number => c.counts.valid + c.counts.invalid + c.counts.unknown;
 
 export interface LibraryRow {

@@ -244,7 +244,8 @@ public final class CuratorLock {
     try {
       String line;
       while ((line = in.readLine()) != null) {
-        Map<String, Object> req = request(line, "curator-adapter");
+        if (line.isBlank()) continue;
+        Map<String, Object> req = parseRequest(line);
         if (req == null) continue;
         Object type = req.get("type");
         if ("cancel".equals(type)) {
@@ -790,12 +791,5 @@ public final class CuratorLock {
     } catch (InterruptedException ignored) {
       Thread.currentThread().interrupt();
     }
-  }
-
-  static String shortError(Throwable t) {
-    String name = t.getClass().getSimpleName();
-    String msg = t.getMessage();
-    String s = msg == null ? name : name + ": " + msg;
-    return s.length() > 200 ? s.substring(0, 200) : s;
   }
 }

@@ -32,6 +32,7 @@ const CLIENTS: Record<string, ClientKind> = {
     },
   },
   "dynamodb-lock-client": {
+    package: "dynamodb-lock-client",
     describe: "npm dynamodb-lock-client 0.7.3 (FailOpen, v2 aws-sdk, retries off): waits a lease, then a put conditional on the guid it saw; heartbeats itself; fence = its fencingToken; a failed heartbeat is a suspended notice",
     notices: true,
     load: async () => {
@@ -72,7 +73,9 @@ export const backend = {
     },
   ],
   needs: { servers: DYNALITE },
-  packages: ["@aws-sdk/client-dynamodb", "dynamodb-lock-client", "aws-sdk"],
+  // dynalite is an npm package the run starts with Node: its version is a package's.
+  packages: ["@aws-sdk/client-dynamodb", "dynamodb-lock-client", "aws-sdk", "dynalite"],
+  serverVersion: "dynalite",
   // The resource's dynalite keeps its LevelDB in the run directory: what it committed outlives the run.
   resourceStore: {
     describe: "a dynalite of its own (one conditional UpdateItem per write)",

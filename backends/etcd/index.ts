@@ -8,6 +8,7 @@ import type { ServerNode } from "../../cluster/cluster.ts";
 import type { MemberClusterOptions } from "../../cluster/cluster.ts";
 import type { Backend, BackendContext, ClientKind } from "../../core/index.ts";
 import { etcdKeyRanges } from "./places.ts";
+import { E2 } from "./scenarios.ts";
 import { ETCD, ETCD_MUTEX_GO, ETCD_SERVER, ETCD_VERSION, PYTHON_ETCD3 } from "./programs.ts";
 
 /** On the first member that answers: a delete is replicated to the others. */
@@ -74,6 +75,7 @@ const CLIENTS: Record<string, ClientKind> = {
     },
   },
   "etcd3-lock": {
+    package: "etcd3",
     describe: "the etcd3 package's lock (lease + put-if-absent, retried); fence = create_revision read after acquiring",
     sharesConnection: true,
     load: async () => {
@@ -106,4 +108,5 @@ export const backend = {
   needs: { servers: ETCD },
   versions: { etcd: ETCD_VERSION },
   packages: ["etcd3"],
+  scenarios: [E2],
 } as const satisfies Backend;

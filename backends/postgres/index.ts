@@ -4,7 +4,8 @@
 // behind pgbouncer in transaction pooling. Its server is also a store the
 // protected resource can decide in (--resource postgres).
 import type { Backend, BackendContext, BackendOption, ClientKind } from "../../core/index.ts";
-import { PGBOUNCER, PGBOUNCER_SERVER, POSTGRES, POSTGRES_SERVER, POSTGRES_VERSION } from "./programs.ts";
+import { shippedProgram } from "../../clients/index.ts";
+import { PGBOUNCER, PGBOUNCER_SERVER, POSTGRES, POSTGRES_SERVER, POSTGRES_VERSION, SHEDLOCK } from "./programs.ts";
 import { P1 } from "./scenarios.ts";
 
 const DURABLE = {
@@ -21,6 +22,9 @@ const POOLER = {
   choices: ["none", "pgbouncer"],
   help: "--backend postgres: clients reach the server directly (through their proxies), or through pgbouncer in transaction pooling with one server connection (P1: session advisory locks break)",
 } as const satisfies BackendOption;
+
+/** A counter row per key (fencecheck_fences) incremented after each grant, for a lock that issues no fence (pg loaded only then). */
+const postgresFenceCounter = async () => (await import("./counter-fenced.ts")).postgresFenceCounter();
 
 const pooled = (o: BackendContext["options"]): boolean => o[POOLER.name] === "pgbouncer";
 
@@ -40,6 +44,11 @@ const CLIENTS: Record<string, ClientKind> = {
       return (ctx) => new PostgresAdvisoryLock(ctx);
     },
   },
+  // ShedLock 7.10.1 from Maven Central (Java): JdbcTemplateLockProvider on the table shedlock, lock_until by
+  // the JVM's clock; no fence, so fences from the counter row (--fence-source single).
+  "shedlock-jdbc": { ...shippedProgram("adapters/java/shedlock/shedlock-jdbc.adapter.json", postgresFenceCounter), needs: SHEDLOCK },
+  // The same with usingDbTime(): the server's clock decides.
+  "shedlock-jdbc-dbtime": { ...shippedProgram("adapters/java/shedlock/shedlock-jdbc-dbtime.adapter.json", postgresFenceCounter), needs: SHEDLOCK },
 };
 
 export const backend = {
@@ -85,6 +94,7 @@ export const backend = {
   needs: { servers: POSTGRES, options: [{ requirement: PGBOUNCER, when: pooled }] },
   versions: { postgres: POSTGRES_VERSION },
   packages: ["pg"],
+  fenceCounter: postgresFenceCounter,
   // A Postgres of the resource's own (not the lock service's, which the nemeses fault), where it keeps each key's value and fence.
   resourceStore: {
     describe: "a Postgres of its own (one conditional UPDATE ... WHERE fence < $1 per write)",

@@ -7,6 +7,8 @@ import { findProgram } from "../../cluster/programs.ts";
 import type { VersionProbe } from "../../core/index.ts";
 import { firstLine } from "../../lib/index.ts";
 import { onPath, type Requirement } from "../../setup/requirements.ts";
+import { environmentRequirement } from "../../clients/program/index.ts";
+import { repoFile } from "../../lib/paths.ts";
 
 /** Where Debian's postgresql-15 keeps its programs (not on PATH). */
 export const pgBin = (program: string): string => join(process.env.FENCECHECK_PG_BIN ?? "/usr/lib/postgresql/15/bin", program);
@@ -30,3 +32,10 @@ export const POSTGRES: Requirement = {
 };
 
 export const PGBOUNCER: Requirement = { id: "pgbouncer", serves: "--pg-pooler pgbouncer", packages: ["pgbouncer"], present: () => onPath(pgbouncerBinary()), chosenBy: ["FENCECHECK_PGBOUNCER"], optional: true };
+
+/**
+ * ShedLock from Maven Central (adapters/java/shedlock/pom.xml: its JDBC provider with
+ * spring-jdbc and pgjdbc, its Redis provider with spring-data-redis and Lettuce): one
+ * environment for the three manifests, of --backend postgres and redis alike.
+ */
+export const SHEDLOCK: Requirement = environmentRequirement("shedlock", "--client shedlock-jdbc, shedlock-jdbc-dbtime and shedlock-redis", repoFile("adapters/java/shedlock/shedlock-jdbc.adapter.json"));

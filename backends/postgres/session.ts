@@ -49,12 +49,17 @@ export const accessOf = (ctx: ClientContext): PostgresAccess => (ctx.service?.po
  * search_path, which a pooler in transaction mode (pgbouncer) does not keep
  * from one statement to the next.
  */
-export function lockTables(schema: string): { leases: string; advisory: string } {
+export function lockTables(schema: string): { leases: string; advisory: string; fences: string; shedlock: string } {
   const s = pg.escapeIdentifier(schema);
-  return { leases: `${s}.fencecheck_leases`, advisory: `${s}.fencecheck_advisory` };
+  return { leases: `${s}.fencecheck_leases`, advisory: `${s}.fencecheck_advisory`, fences: `${s}.fencecheck_fences`, shedlock: `${s}.shedlock` };
 }
 
-/** The lock tables, made in `schema` (which must exist) before the clients come. */
+/**
+ * The lock tables, made in `schema` (which must exist) before the clients come:
+ * the two clients' own; the fence counters of --fence-source (counter-fenced.ts);
+ * and ShedLock's table, as its README gives it for Postgres, for the
+ * shedlock-jdbc adapter programs (TIMESTAMP without zone: the adapter writes UTC).
+ */
 export function lockTablesSql(schema: string): string {
   const t = lockTables(schema);
   return `
@@ -69,6 +74,17 @@ CREATE TABLE IF NOT EXISTS ${t.advisory} (
   owner text NOT NULL,
   granted_at timestamptz NOT NULL,
   fence bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ${t.fences} (
+  name text PRIMARY KEY,
+  fence bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ${t.shedlock} (
+  name VARCHAR(64) NOT NULL,
+  lock_until TIMESTAMP NOT NULL,
+  locked_at TIMESTAMP NOT NULL,
+  locked_by VARCHAR(255) NOT NULL,
+  PRIMARY KEY (name)
 );`;
 }
 

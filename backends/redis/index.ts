@@ -10,7 +10,9 @@ import { adapterClients, shippedProgram, type ClientContext, type FenceCounter }
 import type { Backend, BackendContext, BackendOption, ClientKind } from "../../core/index.ts";
 import type { RedisNodeOptions, RedisPersistence } from "./server.ts";
 import type { RedisReentrantOptions } from "./reentrant.ts";
+import { F3, L5 } from "./scenarios.ts";
 import { BSM_REDISLOCK, PYTHON_REDIS_LOCK, REDIS, REDIS_PY, REDIS_SERVER, REDIS_VERSION, REDISSON } from "./programs.ts";
+import { SHEDLOCK } from "../postgres/programs.ts";
 
 /** Redis' own option: what a killed node remembers. Redlock's nodes are Redis servers and take it too. */
 export const REDIS_PERSISTENCE = {
@@ -96,12 +98,14 @@ const CLIENTS: Record<string, ClientKind> = {
     },
   },
   "redis-semaphore": {
+    package: "redis-semaphore",
     describe: "redis-semaphore 5.8 Mutex: SET NX PX with its own retries and refresh timer, cancelled by AbortSignal; no fence (use --fence-source)",
     fences: false,
     kinds: { cancel: true },
     load: async () => (await adapterClients((await import("./redis-semaphore.ts")).redisSemaphore, redisFenceCounter)).create,
   },
   "simple-redis-mutex": {
+    package: "simple-redis-mutex",
     describe: "simple-redis-mutex 3.0.0: SET NX PX, waits by pub/sub with failAfter, fence = INCR of one global counter after the SET",
     // Its holds carry its own fence, so it is made as it is, with no counter fences.
     load: async () => (await import("./simple-redis-mutex.ts")).simpleRedisMutex.create,
@@ -118,6 +122,9 @@ const CLIENTS: Record<string, ClientKind> = {
   redisson: { ...shippedProgram("adapters/java/redisson/redisson.adapter.json", redisFenceCounter), needs: REDISSON },
   // The same, RFencedLock: the token tryLockAndGetToken returns is the fence.
   "redisson-fenced": { ...shippedProgram("adapters/java/redisson/redisson-fenced.adapter.json"), needs: REDISSON },
+  // ShedLock 7.10.1's RedisLockProvider (Java, spring-data-redis over Lettuce): SET NX PX, an unlock that DELs
+  // without checking the value; no fence, so fences from the Redis counter. Its environment is the JDBC ones'.
+  "shedlock-redis": { ...shippedProgram("adapters/java/shedlock/shedlock-redis.adapter.json", redisFenceCounter), needs: SHEDLOCK },
   "redis-reentrant": reentrantClient(
     "a reentrant lock in Redisson's RLock layout: a hash of owner -> count with a PEXPIRE lease; fence = INCR on free-to-held, a re-entry keeps it (Hazelcast FencedLock's promise) and refreshes the lease",
     { fenceOnReentry: "same" },
@@ -135,12 +142,14 @@ const CLIENTS: Record<string, ClientKind> = {
     { fenceOnReentry: "same", refreshOnReentry: false },
   ),
   "redis-semaphore-counting": {
+    package: "redis-semaphore",
     describe: "redis-semaphore 5.8 Semaphore of --lock semaphore:N: a sorted set of holders, its own retries and refresh timer, cancelled by AbortSignal; no fence (use --fence-source)",
     fences: false,
     kinds: { semaphore: true, cancel: true },
     load: async () => (await adapterClients((await import("./redis-semaphore-counting.ts")).redisSemaphoreCounting, redisFenceCounter)).create,
   },
   "redis-multi-semaphore": {
+    package: "redis-semaphore",
     describe: "redis-semaphore 5.8 MultiSemaphore of --lock semaphore:N, one permit a hold: as redis-semaphore-counting; no fence (use --fence-source)",
     fences: false,
     kinds: { semaphore: true, cancel: true },
@@ -171,4 +180,5 @@ export const backend = {
   versions: { "redis-server": REDIS_VERSION },
   packages: ["ioredis", "redis", "redis-semaphore", "simple-redis-mutex"],
   fenceCounter: redisFenceCounter,
+  scenarios: [L5, F3],
 } as const satisfies Backend;

@@ -10,7 +10,7 @@ import { REDIS, REDIS_SERVER, REDIS_VERSION } from "../redis/programs.ts";
 import { environmentRequirement } from "../../clients/program/index.ts";
 import { repoFile } from "../../lib/paths.ts";
 import type { RedlockClientOptions } from "../redis/nodes.ts";
-import { K3, K4, K5 } from "./scenarios.ts";
+import { K3, K4, K5, K7 } from "./scenarios.ts";
 
 const CHECK_VALIDITY = {
   name: "redlock-check-validity",
@@ -40,6 +40,7 @@ function pausesHere(p: ClientContext["options"]["pauseAfterReplies"], id: number
 
 const CLIENTS: Record<string, ClientKind> = {
   "node-redlock": {
+    package: "redlock",
     describe: "npm redlock 5.0.0-beta.2 over every node: decides at the first quorum, never checks validity (K5)",
     fenceFromMajority: true,
     load: async () => {
@@ -48,6 +49,7 @@ const CLIENTS: Record<string, ClientKind> = {
     },
   },
   "node-redlock-4": {
+    package: "redlock4",
     describe: "npm redlock 4.2.0 over every node: waits for all, checks validity",
     fenceFromMajority: true,
     load: async () => {
@@ -65,6 +67,7 @@ const CLIENTS: Record<string, ClientKind> = {
     },
   },
   "sesame-redlock": {
+    package: "@sesamecare-oss/redlock",
     describe: "npm @sesamecare-oss/redlock 1.4.0 (node-redlock's maintained fork) over every node, its own retries on; no fence (use --fence-source)",
     // Its holds carry none: a fence only from --fence-source, never the max-incr the other Redlock clients default to.
     fences: false,
@@ -94,5 +97,5 @@ export const backend = {
   versions: { "redis-server": REDIS_VERSION },
   packages: ["ioredis", "redlock", "redlock4", "@sesamecare-oss/redlock"],
   fenceCounter: redisFenceCounter,
-  scenarios: [K3, K4, K5],
+  scenarios: [K3, K4, K5, K7],
 } as const satisfies Backend;

@@ -6,6 +6,13 @@
 // worker-1, cut from redis-4 and redis-5 for the whole run, so it can only hold
 // redis-1..3; client 1 runs in worker-2, cut from redis-1 and redis-2, so it can
 // only take redis-3..5. redis-3 is the node they share, and the one the fault hits.
+//
+// K7 is K4 through go-redsync/redsync v4.18.1 (--client redsync), as its users
+// reported it in redsync PR #147 ("Perform a SET if extending fails"): Redis
+// nodes kept in memory only, one restarted, and the locks it held are gone from
+// it. redsync answered with WithSetNXOnExtend (PR #149), off by default, which
+// puts the key back only at the holder's next Extend; nothing stops a waiter
+// that reaches the restarted node before that.
 import type { ParsedOptions } from "../../lib/index.ts";
 import type { ScriptStep } from "../../nemesis/index.ts";
 import { ONE_HOLD_EACH, cut, type Prediction, type Scenario } from "../../core/scenario.ts";
@@ -140,4 +147,35 @@ export const K5: Scenario = {
     o["redlock-check-validity"]
       ? { anomalies: [], why: "client 0 finds its validity negative and refuses the lock (acquire fails, expired): only client 1 holds it" }
       : { anomalies: ["lost-update", "expired-on-arrival"], why: "client 0 trusts the stale OKs (its own validity is negative: expired-on-arrival) and reads the counter while client 1 holds the lock: both write 1" },
+};
+
+/** K7's moments: redsync's grant comes within the first second (a Go program, five connections). */
+const K7_KILL_AT_MS = 1500;
+
+export const K7: Scenario = {
+  id: "K7",
+  title: "redsync: a node kept in memory restarts without the lock (redsync PR #147)",
+  shows:
+    "client 0 holds go-redsync's Mutex on redis-1,2,3 (a 5 s lease); redis-3 is killed at 1500 ms and restarts empty (no persistence); client 1 asks at 2500 ms and takes redis-3,4,5 while client 0 still holds: a mutex-violation. --redis-persistence always prevents it",
+  options: {
+    ...TWO_MAJORITIES,
+    client: "redsync",
+    // A lease that outlasts both grants on a slow machine; redsync gives each try 5 % of it (250 ms) per node.
+    ttl: 5000,
+    // Client 0 holds from its grant (by 1 s) for 4 s; client 1 takes its majority at about 2500 ms.
+    work: 4000,
+    stagger: 2500,
+    "acquire-timeout": 4000,
+    "time-limit": 5,
+    "restart-delay": 300,
+    "redis-persistence": "none",
+  },
+  varies: {
+    "redis-persistence": "always: redis-3 comes back with client 0's key and refuses client 1, which cannot make a majority: the run is valid",
+  },
+  script: (o) => [splitMajorities, { atMs: K7_KILL_AT_MS, nemesis: "kill", fault: { targets: ["redis-3"], durationMs: o["restart-delay"] as number } }],
+  predict: (o) =>
+    o["redis-persistence"] !== "none"
+      ? { anomalies: [], why: "redis-3 wrote the key to its AOF before it answered, so it comes back holding it for client 0 and refuses client 1" }
+      : { anomalies: ["mutex-violation"], why: "redis-3 came back empty and granted client 1 a majority while client 0's lease still ran" },
 };

@@ -40,14 +40,26 @@ export interface ReferenceAdapter {
    * refuse a stale write and a run with --fence off must accept one.
    */
   stale: boolean;
+  /**
+   * Whether the suite runs it under pauses. What each library does under faults
+   * is the libraries preset's finding (docs/locks.md); the suite keeps under
+   * pauses only those that show a mechanism of their own (a lost hold told, a
+   * stale write refused by the library's own token), and runs the others
+   * without faults: built at the pinned version, speaking the protocol, fenced
+   * from where they say.
+   */
+  faults: boolean;
 }
 
 const PAUSES = ["--concurrency", "4", "--workers", "2", "--nemesis", "pause", "--nemesis-interval", "1", "--time-limit", "10", "--seed", "7"];
+// Six seconds: a JVM library makes its client at the first acquire, seconds on a busy two-core machine.
+const NO_FAULTS = ["--concurrency", "4", "--workers", "2", "--time-limit", "6", "--seed", "7"];
 
 export function referenceAdapterTests(c: ReferenceAdapter): void {
-  const run = (...more: string[]) => clientRun([...PAUSES, "--client", c.client, ...c.options, ...more], `fc-${c.client}-`);
+  if (c.stale && !c.faults) throw new Error(`${c.client}: a stale write is refused only under pauses (faults: true)`);
+  const run = (...more: string[]) => clientRun([...(c.faults ? PAUSES : NO_FAULTS), "--client", c.client, ...c.options, ...more], `fc-${c.client}-`);
   describe(`--client ${c.client}`, () => {
-    it(`fenced under pauses: valid${c.stale ? ", a stale write refused" : ""}; fences from ${c.fenceSource}; the pinned version ran${c.tells ? "; lost holds told" : ""}`, async () => {
+    it(`fenced${c.faults ? " under pauses" : ", without faults"}: valid${c.stale ? ", a stale write refused" : ""}; fences from ${c.fenceSource}; the pinned version ran${c.tells && c.faults ? "; lost holds told" : ""}`, async () => {
       const r = await run();
       if (c.fenceSource === "single") {
         // A pause landing between the grant and the INCR lets a later holder's INCR
@@ -61,14 +73,14 @@ export function referenceAdapterTests(c: ReferenceAdapter): void {
       }
       expect(r.header).toMatchObject({ format: 2, client: c.client });
       const grants = r.events.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => e.value as Record<string, unknown>);
-      expect(grants.length).toBeGreaterThan(10);
+      expect(grants.length).toBeGreaterThan(c.faults ? 10 : 3);
       expect(grants.every((g) => Number.isSafeInteger(g.fence) && g.fence_source === c.fenceSource)).toBe(true);
       // The version its lock file pins is the one that ran (its environment, not a copy elsewhere on the machine).
       expect(r.logs).toContain(`library: ${c.library}`);
       const lost = r.results.stats.lost_holds;
       expect(lost).toBeDefined();
       if (c.stale) expect(r.results.stats.stale_writes_refused).toBeGreaterThan(0);
-      if (c.tells) {
+      if (c.tells && c.faults) {
         // Pauses aimed at holders outlast a session or a renewal: some hold is lost, and the library tells of it.
         // Not of every one: a hold lost near the end may be told after the run (the soak's 27 of 28).
         expect(lost.holds).toBeGreaterThan(0);

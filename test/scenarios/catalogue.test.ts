@@ -16,7 +16,7 @@ describe("the scenarios", () => {
   it("are the catalogue's ten, ZooKeeper's, P1, the libraries' users' reports and the lock kinds', DynamoDB's, the lock servers', each building into a test with its script and a firm prediction", () => {
     // The rows on any backend, then each backend's own in the registry's order.
     const own = BACKEND_SCENARIOS.map((s) => s.id);
-    expect(own).toEqual(expect.arrayContaining(["K3", "K4", "K5", "Z1", "Z2", "Z3", "P1", "D1", "D2", "D3", "M1", "M2", "M3", "M4"]));
+    expect(own).toEqual(expect.arrayContaining(["K3", "K4", "K5", "K7", "Z1", "Z2", "Z3", "P1", "D1", "D2", "D3", "M1", "M2", "M3", "M4", "E2", "L5", "F3"]));
     expect(Object.keys(SCENARIOS)).toEqual(["K1", "K2", "T1", "F1", "F2", "C1", "L1", "L2", "E1", "L3", "K6", "L4", "R1", "R2", "S1", "W1", "W2", "Q1", "Q2", "G1", ...own]);
     for (const s of Object.values(SCENARIOS)) {
       const run = buildScenario(s, []);
@@ -47,6 +47,15 @@ describe("the scenarios", () => {
     expect(p("L3", "--fence", "on")).toEqual([]);
     expect(p("K6")).toEqual([]);
     expect(p("L4")).toEqual([]);
+    expect(p("E2")).toEqual([]);
+    expect(p("E2", "--fence", "on")).toEqual([]);
+    expect(p("L5")).toEqual(["stale-write-accepted"]);
+    expect(p("L5", "--fence", "on")).toEqual([]);
+    expect(p("L5", "--client", "redisson-fenced", "--fence", "on")).toEqual([]);
+    expect(p("F3")).toEqual(["stale-write-accepted"]);
+    expect(p("F3", "--fence", "on")).toEqual([]);
+    expect(p("K7")).toEqual(["mutex-violation"]);
+    expect(p("K7", "--redis-persistence", "always")).toEqual([]);
     expect(p("Z3")).toEqual(["orphan-lock-node"]);
     expect(p("Z3", "--client", "curator")).toEqual([]);
     expect(p("F1")).toEqual(expect.arrayContaining(["duplicate-fence", "fence-regression"]));

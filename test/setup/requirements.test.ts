@@ -36,6 +36,9 @@ describe("requirementsOf", () => {
     expect(needs("--backend", "zookeeper", "--client", "curator")).toEqual(["zookeeper", "curator"]);
     // The members and the client are built from one pom: one part.
     expect(needs("--backend", "hazelcast")).toEqual(["hazelcast"]);
+    // One environment for ShedLock's three clients, on either backend.
+    expect(needs("--backend", "postgres", "--client", "shedlock-jdbc-dbtime", "--fence", "off")).toEqual(["postgres", "shedlock"]);
+    expect(needs("--client", "shedlock-redis", "--fence-source", "single")).toEqual(["redis", "shedlock"]);
     expect(needs("--client", "redis-py-timeout-0", "--fence", "off")).toEqual(["redis", "redis-py"]);
     expect(needs("--client", "redis-py", "--fence-source", "single", "--deploy", "external", "--endpoints", "127.0.0.1:6379")).toEqual(["redis-py"]);
   });
@@ -56,6 +59,7 @@ describe("requirementsOf", () => {
       redisson: ["adapters/java/redisson/pom.xml", []],
       // A backend's own adapter, whose environment is its servers' too (Hazelcast's members and client, one pom).
       hazelcast: ["backends/hazelcast/java/pom.xml", []],
+      shedlock: ["adapters/java/shedlock/pom.xml", []],
     });
     expect(SERVER_NEEDS.dynamodb.getIt).toMatch(/npm install/);
     expect(satisfied(SERVER_NEEDS.etcd, { FENCECHECK_ETCD: "/opt/etcd/bin/etcd" })).toBe(true);

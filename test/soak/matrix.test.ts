@@ -5,6 +5,7 @@
 import { describe, it, expect } from "vitest";
 import { BACKENDS } from "../../backends/index.ts";
 import { BadInput } from "../../lib/index.ts";
+import { faultName } from "../../soak/libraries.ts";
 import { argvOf, loadPreset, parseMatrix, presetNames, runSeed, selectConfigurations, testOf } from "../../soak/index.ts";
 
 const matrix = (configurations: unknown[]): string => JSON.stringify({ name: "m", configurations });
@@ -37,13 +38,24 @@ describe("matrix", () => {
     expect(m.configurations.every((c) => c.expect.kind === "observe")).toBe(true);
     const clients = new Set(m.configurations.map((c) => c.options.client));
     expect(clients.size).toBeGreaterThanOrEqual(7);
+    const clockOnServers = new Set<unknown>(), clockOnClients = new Set<unknown>();
     for (const client of clients) {
       const of = m.configurations.filter((c) => c.options.client === client);
-      const faults = (fence: string) => of.filter((c) => c.options.fence === fence).map((c) => c.options.nemesis).sort();
+      const faults = (fence: string) => of.filter((c) => c.options.fence === fence).map((c) => faultName(c.options, c.options.nemesis)).sort();
       expect(faults("off"), String(client)).toEqual(faults("on"));
-      expect(faults("off"), String(client)).toEqual(["latency", "partition,pause", "pause"]);
+      // The lease faults and kills for every client; clock jumps where a clock decides the lease.
+      const clockless = faults("off").filter((f) => !f.startsWith("clock"));
+      expect(clockless, String(client)).toEqual(["kill", "latency", "partition,pause", "pause"]);
+      if (faults("off").includes("clock")) clockOnServers.add(client);
+      if (faults("off").includes("clock (clients)")) clockOnClients.add(client);
       expect(of.every((c) => c.options.renew === "on")).toBe(true);
     }
+    // The servers' clocks move only where the backend can move them (Redis, through libfaketime); every Redis lock has them.
+    for (const c of m.configurations.filter((x) => x.options.nemesis === "clock" && x.options["clock-target"] !== "clients")) expect(["redis", "redlock"]).toContain(c.options.backend);
+    for (const c of m.configurations.filter((x) => ["redis", "redlock"].includes(String(x.options.backend)))) expect(clockOnServers, String(c.options.client)).toContain(c.options.client);
+    // Those whose library judges a lease by its own wall clock: the Redlock clients' validity, dynamodb-cas's lease end,
+    // ShedLock's lock_until from the JVM's clock (and its usingDbTime() row beside it, which takes the database's).
+    expect([...clockOnClients].sort()).toEqual(["dynamodb-cas", "node-redlock", "node-redlock-4", "redlock", "sesame-redlock", "shedlock-jdbc", "shedlock-jdbc-dbtime"]);
   });
 
   it("the detection preset: unsafe configurations with fencing off or a broken lock, safe ones with fencing on and used in 95% of runs", () => {

@@ -57,6 +57,10 @@
 //     "error", and the Session is kept: the hold, if it was granted, stays
 //     until the adapter lets go of it when the workload asks for that key again,
 //     as a session's user would have it (the Curator adapter does the same).
+//   - a cancel while Lock waits (the acquire's context cancelled) is "fail
+//     cancelled" with the hold's owner once its key is certainly gone (Lock's
+//     own delete, then the lease revoked), "error cancel-unknown" if the
+//     revoke failed and the key may remain; a Lock that returned first stands.
 //   - the Session's Done() closing while a hold is held (the lease expired, or
 //     the keep-alive found its deadline passed, e.g. after a pause) is a "lost"
 //     notice naming that hold's key and owner.
@@ -168,6 +172,13 @@ func letGo(h *hold) error {
 func logf(format string, args ...any) { log.Printf(format, args...) }
 
 func (a *adapter) Acquire(req *fcadapter.Request) (fcadapter.Reply, error) {
+	return a.AcquireCtx(context.Background(), req)
+}
+
+// AcquireCtx is Acquire under `parent`, which fencecheck's cancel cancels: Lock
+// (or TryLock) returns its context's error, and the waiter's key goes as a
+// timed-out wait's does (see Outcomes).
+func (a *adapter) AcquireCtx(parent context.Context, req *fcadapter.Request) (fcadapter.Reply, error) {
 	cli, err := a.client()
 	if err != nil {
 		return nil, err
@@ -200,14 +211,17 @@ func (a *adapter) Acquire(req *fcadapter.Request) (fcadapter.Reply, error) {
 	var ctx context.Context
 	var cancel context.CancelFunc
 	if req.WaitMs > 0 {
-		ctx, cancel = context.WithTimeout(context.Background(), time.Duration(req.WaitMs)*time.Millisecond)
+		ctx, cancel = context.WithTimeout(parent, time.Duration(req.WaitMs)*time.Millisecond)
 		err = h.m.Lock(ctx)
 	} else {
-		ctx, cancel = context.WithTimeout(context.Background(), a.timeout)
+		ctx, cancel = context.WithTimeout(parent, a.timeout)
 		err = h.m.TryLock(ctx)
 	}
 	waited := ctx.Err()
 	cancel()
+	if err != nil && parent.Err() != nil {
+		return a.withdrawn(h, err), nil
+	}
 
 	switch {
 	case err == nil:
@@ -238,6 +252,17 @@ func (a *adapter) Acquire(req *fcadapter.Request) (fcadapter.Reply, error) {
 		stopTelling(h)
 		return fcadapter.Error(err.Error()), nil
 	}
+}
+
+// withdrawn ends an acquire fencecheck cancelled while it waited: Lock deleted
+// its key when its context ended (ignoring that delete's error), and revoking the
+// Session's lease deletes it for certain. "cancelled" only when the key is gone.
+func (a *adapter) withdrawn(h *hold, lockErr error) fcadapter.Reply {
+	keyGone := h.m.Key() == "\x00" || h.m.Key() == ""
+	if cerr := letGo(h); cerr != nil && !keyGone {
+		return fcadapter.CancelUnknown(fmt.Sprintf("wait cancelled (%v), and its key %q may remain: revoke failed: %v", lockErr, h.m.Key(), cerr))
+	}
+	return fcadapter.CancelledReply(h.owner)
 }
 
 // granted reads the hold's key back for its create revision, and watches its Session.
@@ -323,5 +348,5 @@ func library() string {
 }
 
 func main() {
-	fcadapter.Run(&adapter{}, fcadapter.Info{Fences: true, Renew: "automatic", Library: library()})
+	fcadapter.Run(&adapter{}, fcadapter.Info{Fences: true, Renew: "automatic", Library: library(), Cancel: true})
 }

@@ -15,14 +15,19 @@
 //   - close and end of input both end the process, after at most half a second
 //     of the adapter's Close.
 //
-// It offers the mutex only, with no cancel: requests are handled one at a time
-// on the reading goroutine, which the protocol allows when "cancel" is not
-// declared (no request comes while another is outstanding).
+// Requests are handled one at a time on the reading goroutine, which the
+// protocol allows when "cancel" is not declared (no request comes while another
+// is outstanding). An adapter that can withdraw a waiting acquire implements
+// Canceller and says Info.Cancel: its acquires then run on a goroutine of their
+// own under a context, the reader goes on reading, and a cancel request cancels
+// that context and is answered at once; any other request waits until the
+// acquire is answered, so the adapter never sees two at a time.
 package fcadapter
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -86,11 +91,36 @@ type Adapter interface {
 	Close()
 }
 
+// Canceller is an adapter whose acquire can be withdrawn while it waits: ctx is
+// cancelled when fencecheck sends a cancel for it. It answers "fail" "cancelled"
+// (CancelledReply) only when its waiter is certainly gone from the service,
+// "error" "cancel-unknown" when it cannot know, and "ok" when the lock was
+// granted before the cancel took effect.
+type Canceller interface {
+	AcquireCtx(ctx context.Context, req *Request) (Reply, error)
+}
+
+// CancelledReply is a waiter certainly withdrawn; owner names the owner its queue entry was made for ("" if none was).
+func CancelledReply(owner string) Reply {
+	r := Reply{"type": "fail", "error": "cancelled"}
+	if owner != "" {
+		r["owner"] = owner
+	}
+	return r
+}
+
+// CancelUnknown is a withdrawn waiter whose entry may still be there.
+func CancelUnknown(detail string) Reply {
+	return Reply{"type": "error", "error": "cancel-unknown", "detail": Short(detail)}
+}
+
 // Info is what init_ok says of the adapter; it must agree with the manifest.
 type Info struct {
 	Fences  bool
 	Renew   string // "explicit", "automatic" or "none"
 	Library string
+	// Cancel: the adapter implements Canceller, and init_ok says kinds {"cancel": true}.
+	Cancel bool
 }
 
 var (
@@ -134,7 +164,7 @@ func closeBriefly(a Adapter) {
 	}
 }
 
-func handle(a Adapter, info Info, req *Request) (reply Reply) {
+func handle(ctx context.Context, a Adapter, info Info, req *Request) (reply Reply) {
 	defer func() {
 		if p := recover(); p != nil {
 			log.Printf("%s request %d panicked: %v", req.Type, req.ID, p)
@@ -152,9 +182,16 @@ func handle(a Adapter, info Info, req *Request) (reply Reply) {
 			if info.Library != "" {
 				reply["library"] = info.Library
 			}
+			if info.Cancel {
+				reply["kinds"] = map[string]any{"cancel": true}
+			}
 		}
 	case "acquire":
-		reply, err = a.Acquire(req)
+		if c, ok := a.(Canceller); ok && info.Cancel {
+			reply, err = c.AcquireCtx(ctx, req)
+		} else {
+			reply, err = a.Acquire(req)
+		}
 	case "renew":
 		reply, err = a.Renew(req)
 	case "release":
@@ -214,19 +251,94 @@ func Run(a Adapter, info Info) {
 			continue
 		}
 		req.Raw = fields
+		if req.Type == "cancel" {
+			answer(req.ID, waiting.cancel(fields["acquire"]))
+			continue
+		}
 		if req.Type == "close" {
+			// Not behind a waiting acquire: its wait is called off, and the process ends with it.
+			waiting.interrupt()
 			closeBriefly(a)
 			_ = write(map[string]any{"in_reply_to": req.ID, "type": "ok"})
 			os.Exit(0)
 		}
-		reply := handle(a, info, &req)
-		msg := map[string]any{"in_reply_to": req.ID}
-		for k, v := range reply {
-			msg[k] = v
+		// Nothing else is handled while an acquire waits: the adapter sees one request at a time.
+		waiting.wait()
+		if _, ok := a.(Canceller); ok && info.Cancel && req.Type == "acquire" {
+			ctx := waiting.start(req.ID)
+			go func(req Request) {
+				reply := handle(ctx, a, info, &req)
+				// Forgotten before it is answered: a cancel from now on finds no acquire waiting and is answered error; this reply stands.
+				waiting.forget()
+				answer(req.ID, reply)
+				waiting.busy.Done()
+			}(req)
+			continue
 		}
-		if err := write(msg); err != nil {
-			log.Printf("writing the reply to %d: %v", req.ID, err)
-			os.Exit(1)
-		}
+		answer(req.ID, handle(context.Background(), a, info, &req))
 	}
+}
+
+// answer writes the reply to request id; a reply that cannot be written ends the program.
+func answer(id int64, reply Reply) {
+	msg := map[string]any{"in_reply_to": id}
+	for k, v := range reply {
+		msg[k] = v
+	}
+	if err := write(msg); err != nil {
+		log.Printf("writing the reply to %d: %v", id, err)
+		os.Exit(1)
+	}
+}
+
+// pending is the acquire waiting on its goroutine, if any: its id and what cancels it.
+type pending struct {
+	mu   sync.Mutex
+	id   int64
+	stop context.CancelFunc
+	busy sync.WaitGroup
+}
+
+var waiting pending
+
+func (p *pending) start(id int64) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	p.mu.Lock()
+	p.id, p.stop = id, cancel
+	p.mu.Unlock()
+	p.busy.Add(1)
+	return ctx
+}
+
+func (p *pending) forget() {
+	p.mu.Lock()
+	if p.stop != nil {
+		p.stop()
+	}
+	p.id, p.stop = 0, nil
+	p.mu.Unlock()
+}
+
+func (p *pending) wait() { p.busy.Wait() }
+
+func (p *pending) interrupt() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stop != nil {
+		p.stop()
+	}
+}
+
+// cancel withdraws the acquire `which` names if it is the one waiting: ok (its
+// context is cancelled, the library asked to withdraw it); error if no such
+// acquire waits (it was answered already: that reply stands).
+func (p *pending) cancel(which any) Reply {
+	id, ok := which.(float64)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !ok || p.stop == nil || int64(id) != p.id {
+		return Error(fmt.Sprintf("no acquire %v is waiting", which))
+	}
+	p.stop()
+	return Reply{"type": "ok"}
 }

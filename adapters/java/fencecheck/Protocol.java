@@ -16,8 +16,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -36,6 +34,101 @@ public final class Protocol {
     PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
     System.setErr(err);
     System.setOut(err);
+  }
+
+  /**
+   * A request line as a JSON object, or null when it is not one (said on standard error,
+   * the worker's log, and otherwise ignored: there is no id to answer).
+   */
+  public static Map<String, Object> parseRequest(String line) {
+    try {
+      Object parsed = Json.parse(line);
+      if (!(parsed instanceof Map)) throw new IllegalArgumentException("not an object");
+      @SuppressWarnings("unchecked")
+      Map<String, Object> m = (Map<String, Object>) parsed;
+      return m;
+    } catch (RuntimeException e) {
+      System.err.println("[fencecheck adapter] ignoring a line that is not a JSON object (" + e.getMessage() + "): " + line);
+      System.err.flush();
+      return null;
+    }
+  }
+
+  /** What an adapter that answers one request at a time does with each (serve's loop). */
+  public interface Handler {
+    /** The reply to init, acquire, renew or release; null for a type it does not know. */
+    Map<String, Object> handle(Object id, String type, Map<String, Object> req) throws Exception;
+
+    /** Let go of the library's connections: at close, and at the end of input. */
+    void shutdown();
+
+  }
+
+  /**
+   * The protocol loop of an adapter that answers one request at a time, on the main
+   * thread: read a line, answer it; close (or the end of input) shuts down and exits.
+   * An exception the handler did not expect is an error reply (an unknown outcome).
+   * An adapter that reads while it waits (cancel) keeps a loop of its own.
+   */
+  public static void serve(Handler h) throws IOException {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String line;
+    while ((line = in.readLine()) != null) {
+      if (line.isBlank()) continue;
+      Map<String, Object> req = parseRequest(line);
+      if (req == null) continue;
+      Object id = req.get("id");
+      String type = String.valueOf(req.get("type"));
+      try {
+        if (type.equals("close")) {
+          h.shutdown();
+          send(reply(id, "ok"));
+          System.exit(0);
+        }
+        Map<String, Object> r = h.handle(id, type, req);
+        send(r != null ? r : replyWith(id, "error", "error", "unknown request type: " + type));
+      } catch (Throwable t) {
+        System.err.println("[fencecheck adapter] unexpected " + t + " handling " + line);
+        System.err.flush();
+        send(replyWith(id, "error", "error", shortError(t)));
+      }
+    }
+    h.shutdown();
+    System.exit(0);
+  }
+
+  /**
+   * An exception as the short phrase of an error reply: the cause a future wrapped it in
+   * (a library's async call), its class and message on one line, 200 characters at most.
+   */
+  public static String shortError(Throwable t) {
+    while ((t instanceof java.util.concurrent.ExecutionException || t instanceof java.util.concurrent.CompletionException) && t.getCause() != null) t = t.getCause();
+    String msg = t.getMessage();
+    String s = t.getClass().getSimpleName() + (msg == null ? "" : ": " + msg.replace('\n', ' '));
+    return s.length() > 200 ? s.substring(0, 200) : s;
+  }
+
+  /** What init says to an adapter of a one-server lock: its first endpoint, its owner prefix, ttl and command timeout. */
+  public record Init(String host, int port, String ownerPrefix, long ttlMs, int commandTimeoutMs) {
+    @SuppressWarnings("unchecked")
+    public static Init of(Map<String, Object> req, int defaultPort) {
+      Map<String, Object> ep = (Map<String, Object>) ((java.util.List<Object>) req.get("endpoints")).get(0);
+      return new Init(
+          String.valueOf(ep.get("host")),
+          (int) Json.num(ep.get("port"), defaultPort),
+          String.valueOf(req.getOrDefault("owner_prefix", "c")),
+          Json.num(req.get("ttl_ms"), 30000),
+          (int) Json.num(req.get("command_timeout_ms"), 3000));
+    }
+  }
+
+  /** init_ok, as the manifest says (fences, renew), with the library that runs. */
+  public static Map<String, Object> initOk(Object id, boolean fences, String renew, String library) {
+    Map<String, Object> r = reply(id, "init_ok");
+    r.put("fences", fences);
+    r.put("renew", renew);
+    r.put("library", library);
+    return r;
   }
 
   /** One message, one line, whole. */
@@ -69,93 +162,6 @@ public final class Protocol {
   public static Map<String, Object> replyWith(Map<String, Object> r, String field, Object value) {
     r.put(field, value);
     return r;
-  }
-
-  /** A line said on standard error, the worker's log, as `[who] line`. */
-  public static void log(String who, String line) {
-    System.err.println("[" + who + "] " + line);
-    System.err.flush();
-  }
-
-  /** One line of input as a request; null (said on standard error) for a blank line or one that is not a JSON object. */
-  public static Map<String, Object> request(String line, String who) {
-    if (line.isBlank()) return null;
-    try {
-      Object parsed = Json.parse(line);
-      if (!(parsed instanceof Map)) throw new IllegalArgumentException("not an object");
-      @SuppressWarnings("unchecked")
-      Map<String, Object> m = (Map<String, Object>) parsed;
-      return m;
-    } catch (RuntimeException e) {
-      log(who, "ignoring a line that is not a JSON object (" + e.getMessage() + "): " + line);
-      return null;
-    }
-  }
-
-  /** An adapter whose requests are answered one at a time, in order (no cancel); each answer a reply. */
-  public interface Adapter {
-    Map<String, Object> init(Object id, Map<String, Object> req) throws Exception;
-
-    Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception;
-
-    Map<String, Object> release(Object id, Map<String, Object> req) throws Exception;
-
-    /** Only for "renew": "explicit" adapters; the others are sent none. */
-    default Map<String, Object> renew(Object id, Map<String, Object> req) throws Exception {
-      return replyWith(id, "fail", "error", "renew-not-supported");
-    }
-
-    /** Let go of the library's connections (close, or end of input). */
-    void shutdown();
-  }
-
-  /**
-   * The protocol loop of such an adapter: each request answered in turn, an
-   * exception an error reply (an unknown outcome), close and the end of input
-   * the shutdown and exit.
-   */
-  public static void serve(Adapter a, String who) throws IOException {
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null) {
-      Map<String, Object> req = request(line, who);
-      if (req == null) continue;
-      Object id = req.get("id");
-      String type = String.valueOf(req.get("type"));
-      if (type.equals("close")) {
-        a.shutdown();
-        send(reply(id, "ok"));
-        System.exit(0);
-      }
-      try {
-        switch (type) {
-          case "init": send(a.init(id, req)); break;
-          case "acquire": send(a.acquire(id, req)); break;
-          case "renew": send(a.renew(id, req)); break;
-          case "release": send(a.release(id, req)); break;
-          default: send(replyWith(id, "error", "error", "unknown request type: " + type));
-        }
-      } catch (Throwable t) {
-        log(who, "unexpected " + t + " handling " + line);
-        send(replyWith(id, "error", "error", shortError(t)));
-      }
-    }
-    a.shutdown();
-    System.exit(0);
-  }
-
-  /** What an ExecutionException or CompletionException wraps, all the way down. */
-  public static Throwable root(Throwable t) {
-    while ((t instanceof ExecutionException || t instanceof CompletionException) && t.getCause() != null) t = t.getCause();
-    return t;
-  }
-
-  /** An error in at most 200 characters, its wrappers taken off: `Class: message`. */
-  public static String shortError(Throwable t) {
-    t = root(t);
-    String msg = t.getMessage();
-    String s = t.getClass().getSimpleName() + (msg == null ? "" : ": " + msg);
-    return s.length() > 200 ? s.substring(0, 200) : s;
   }
 
   /** The version in a jar's file name on the classpath (curator-recipes-5.9.0.jar), or "unknown": the one that runs, not the one a comment says. */

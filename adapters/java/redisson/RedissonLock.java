@@ -59,12 +59,17 @@ import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
-public final class RedissonLock implements Adapter {
+public final class RedissonLock implements Handler {
   static final String LIBRARY_VERSION = jarVersion("redisson");
 
   static void log(String s) {
     System.err.println("[redisson-adapter] " + s);
     System.err.flush();
+  }
+
+  static Throwable root(Throwable t) {
+    while ((t instanceof ExecutionException || t instanceof java.util.concurrent.CompletionException) && t.getCause() != null) t = t.getCause();
+    return t;
   }
 
   /** A hold: the key and the thread id Redisson owns it by. */
@@ -89,11 +94,17 @@ public final class RedissonLock implements Adapter {
   public static void main(String[] args) throws Exception {
     takeStdout();
     boolean fenced = args.length > 0 && args[0].equals("--fenced");
-    new RedissonLock(fenced).run();
+    serve(new RedissonLock(fenced));
   }
 
-  void run() throws Exception {
-    serve(this, "redisson-adapter");
+  public Map<String, Object> handle(Object id, String type, Map<String, Object> req) throws Exception {
+    switch (type) {
+      case "init": return init(id, req);
+      case "acquire": return acquire(id, req);
+      case "renew": return replyWith(id, "fail", "error", "renew-not-supported");
+      case "release": return release(id, req);
+      default: return null;
+    }
   }
 
   public void shutdown() {
@@ -108,22 +119,15 @@ public final class RedissonLock implements Adapter {
     }
   }
 
-  public Map<String, Object> init(Object id, Map<String, Object> req) {
-    @SuppressWarnings("unchecked")
-    List<Object> endpoints = (List<Object>) req.get("endpoints");
-    @SuppressWarnings("unchecked")
-    Map<String, Object> ep = (Map<String, Object>) endpoints.get(0);
-    host = String.valueOf(ep.get("host"));
-    port = (int) Json.num(ep.get("port"), 6379);
-    ownerPrefix = String.valueOf(req.getOrDefault("owner_prefix", "c"));
-    ttlMs = Json.num(req.get("ttl_ms"), 30000);
-    commandTimeoutMs = (int) Json.num(req.get("command_timeout_ms"), 3000);
+  Map<String, Object> init(Object id, Map<String, Object> req) {
+    Init init = Init.of(req, 6379);
+    host = init.host();
+    port = init.port();
+    ownerPrefix = init.ownerPrefix();
+    ttlMs = init.ttlMs();
+    commandTimeoutMs = init.commandTimeoutMs();
     log("init: JVM up " + ManagementFactory.getRuntimeMXBean().getUptime() + " ms; " + library() + "; watchdog " + ttlMs + " ms, command timeout " + commandTimeoutMs + " ms");
-    Map<String, Object> r = reply(id, "init_ok");
-    r.put("fences", fenced);
-    r.put("renew", "automatic");
-    r.put("library", library());
-    return r;
+    return initOk(id, fenced, "automatic", library());
   }
 
   String library() {
@@ -225,7 +229,7 @@ public final class RedissonLock implements Adapter {
     return fenced ? c.getFencedLock(key) : c.getLock(key);
   }
 
-  public Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception {
+  Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception {
     String key = String.valueOf(req.get("key"));
     long waitMs = Json.num(req.get("wait_ms"), 0);
     RedissonClient c;
@@ -264,7 +268,7 @@ public final class RedissonLock implements Adapter {
     return r;
   }
 
-  public Map<String, Object> release(Object id, Map<String, Object> req) {
+  Map<String, Object> release(Object id, Map<String, Object> req) {
     String owner = String.valueOf(req.get("owner"));
     Hold h = holds.remove(owner);
     if (h == null) return replyWith(id, "fail", "error", "not-owner");

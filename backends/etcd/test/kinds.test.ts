@@ -10,6 +10,7 @@ import { QUEUE_PREFIX } from "../queue.ts";
 import { RW_PREFIX } from "../rw.ts";
 import { UnknownOutcome } from "../../../clients/lock.ts";
 import { useEtcdCluster, held, settled, sleep } from "./cluster.ts";
+import { CLIENTS } from "../../index.ts";
 
 const cluster = useEtcdCluster("fc-etcd-kinds-");
 const { lock, keysUnder } = cluster;
@@ -134,6 +135,35 @@ describe.each(["etcd-queue", "etcd-queue-cancel-delete", "etcd-rw"])("%s cancell
     const h = held(await a.acquire(k("early"), 5000, 0, { ...write, signal: new AbortController().signal }));
     expect(h.extra).not.toHaveProperty("behind");
     await a.release(k("early"), h);
+  });
+});
+
+describe("etcd-mutex-go cancelled (etcd's Go concurrency.Mutex, its Lock's context cancelled)", () => {
+  const MUTEX_PREFIX = "/fencecheck/locks/";
+
+  it("says it can cancel; an aborted wait fails cancelled with its owner, its key gone, and the next waiter is granted behind the holder", async () => {
+    expect(CLIENTS["etcd-mutex-go"].kinds).toEqual({ cancel: true });
+    const [a, b, c] = ["ga", "gb", "gc"].map((p) => lock("etcd-mutex-go", p));
+    const ha = held(await a.acquire("go-abort", 5000, 0));
+    const stop = new AbortController();
+    const waiting = b.acquire("go-abort", 5000, 10_000, { signal: stop.signal });
+    await queued(`${MUTEX_PREFIX}go-abort/`, 2);
+    const t = Date.now();
+    stop.abort();
+    const r = await waiting;
+    expect(Date.now() - t).toBeLessThan(2000);
+    expect(r).toEqual({ type: "fail", error: "cancelled", value: { owner: expect.stringMatching(/^gba\d+-h\d+$/) } });
+    // The holder's key is the only one left: the cancelled waiter's went with its lease.
+    expect((await keysUnder(`${MUTEX_PREFIX}go-abort/`)).map((x) => x.createRevision)).toEqual([ha.fence]);
+    const next = c.acquire("go-abort", 5000, 5000);
+    await queued(`${MUTEX_PREFIX}go-abort/`, 2);
+    await a.release("go-abort", ha);
+    const hc = held(await next);
+    expect(hc.fence!).toBeGreaterThan(ha.fence!);
+    await c.release("go-abort", hc);
+    // The program that was cancelled goes on: it takes the lock now free.
+    await b.release("go-abort", held(await b.acquire("go-abort", 5000, 2000)));
+    expect(await keysUnder(`${MUTEX_PREFIX}go-abort/`)).toEqual([]);
   });
 });
 

@@ -14,6 +14,7 @@ referenceAdapterTests({
   options: ["--fence-source", "single", "--pause-min", "1500", "--pause-max", "2500"],
   fenceSource: "single",
   tells: true,
+  faults: true,
   stale: true,
   library: "python-redis-lock 4.0.1 (redis-py 8.1.0)",
 });

@@ -2,7 +2,8 @@
 // (scripted partitions); a clock jump (K3) or a restart without persistence (K4)
 // on the node they share lets both hold the lock: a mutex-violation whose witness
 // names both acquires. K5 sets a client that checks validity against one that
-// does not, on the same stall.
+// does not, on the same stall. K7 is K4 through go-redsync/redsync (redsync PR
+// #147: Redis nodes kept in memory, one restarted).
 import { CLOCK, ensure } from "../../../setup/index.ts";
 import { describe, it, expect, beforeAll } from "vitest";
 import { scenario, completion, type Event } from "../../../test/scenarios/run.ts";
@@ -99,5 +100,26 @@ describe("K5: a client stalls between the node replies and its decision", () => 
     expect(completion(r, 1, "acquire")).toMatchObject({ type: "ok" });
     expect(r.of(0, "read")).toEqual([]);
     expect(r.writesOf(0)).toEqual([]);
+  });
+});
+
+describe("K7: redsync, the shared node restarts without persistence (redsync PR #147)", () => {
+  it("--client redsync: redis-3 forgets client 0's key and grants client 1 its majority: mutex-violation", async () => {
+    const r = await scenario("K7");
+    expect(r.code, r.out).toBe(1);
+    expect(r.results.anomaly_types).toEqual(["mutex-violation"]);
+    const a = completion(r, 0, "acquire");
+    const b = completion(r, 1, "acquire");
+    expect(a.type).toBe("ok");
+    expect(b.type).toBe("ok");
+    const [w] = r.results.anomalies["mutex-violation"];
+    expect(w.events).toEqual(expect.arrayContaining([a.index, b.index]));
+    const [kill] = r.nemesis("kill");
+    const [restart] = r.nemesis("restart");
+    expect(kill.value).toEqual({ targets: ["redis-3"], restart_delay_ms: 300 });
+    // Client 0 held before the kill; client 1 got its majority after redis-3 came back, before client 0 let go.
+    expect(a.time).toBeLessThan(kill.time);
+    expect(restart.time).toBeLessThan(b.time);
+    expect(b.time).toBeLessThan(r.of(0, "release", "invoke")[0].time);
   });
 });
