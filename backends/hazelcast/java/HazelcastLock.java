@@ -67,7 +67,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-public final class HazelcastLock implements Handler {
+public final class HazelcastLock implements LockHandler {
   static final String LIBRARY_VERSION = jarVersion("hazelcast");
   /** Kept: java.util.logging holds its loggers weakly, and a collected one forgets its level. */
   static final Logger HAZELCAST_LOG = Logger.getLogger("com.hazelcast");
@@ -119,16 +119,6 @@ public final class HazelcastLock implements Handler {
     serve(this);
   }
 
-  public Map<String, Object> handle(Object id, String type, Map<String, Object> req) throws Exception {
-    switch (type) {
-      case "init": return init(id, req);
-      case "acquire": return acquire(id, req);
-      case "renew": return replyWith(id, "fail", "error", "renew-not-supported");
-      case "release": return release(id, req);
-      default: return null;
-    }
-  }
-
   /** What an ExecutionException or CompletionException wraps, all the way down: the exception to tell by its class. */
   static Throwable root(Throwable t) {
     while ((t instanceof ExecutionException || t instanceof java.util.concurrent.CompletionException) && t.getCause() != null) t = t.getCause();
@@ -147,7 +137,7 @@ public final class HazelcastLock implements Handler {
     }
   }
 
-  Map<String, Object> init(Object id, Map<String, Object> req) {
+  public Map<String, Object> init(Object id, Map<String, Object> req) {
     @SuppressWarnings("unchecked")
     List<Object> endpoints = (List<Object>) req.get("endpoints");
     for (Object o : endpoints) {
@@ -245,7 +235,7 @@ public final class HazelcastLock implements Handler {
     return null;
   }
 
-  Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception {
+  public Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception {
     String key = String.valueOf(req.get("key"));
     long waitMs = Json.num(req.get("wait_ms"), 0);
     // fencecheck waits wait_ms + 2 x command_timeout_ms for the answer: all of this fits in less.
@@ -315,7 +305,7 @@ public final class HazelcastLock implements Handler {
     return r;
   }
 
-  Map<String, Object> release(Object id, Map<String, Object> req) {
+  public Map<String, Object> release(Object id, Map<String, Object> req) {
     String owner = String.valueOf(req.get("owner"));
     Hold h = holds.get(owner);
     if (h == null) return replyWith(id, "fail", "error", "not-owner");
