@@ -17,9 +17,10 @@ import { backend as postgres } from "./postgres/index.ts";
 import { backend as mariadb } from "./mariadb/index.ts";
 import { backend as dynamodb } from "./dynamodb/index.ts";
 import { backend as lockserver } from "./lockserver/index.ts";
+import { backend as hazelcast } from "./hazelcast/index.ts";
 
 /** The first is the default --backend. */
-export const BACKENDS = { redis, redlock, etcd, zookeeper, postgres, mariadb, dynamodb, lockserver } as const satisfies Record<string, Backend>;
+export const BACKENDS = { redis, redlock, etcd, zookeeper, postgres, mariadb, dynamodb, lockserver, hazelcast } as const satisfies Record<string, Backend>;
 
 export type BackendName = keyof typeof BACKENDS;
 export const BACKEND_NAMES = Object.keys(BACKENDS) as BackendName[];

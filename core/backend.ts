@@ -58,6 +58,12 @@ export interface BackendContext {
   options: BackendOptions;
   /** The --client the run uses, for a backend whose server count depends on it; absent: its default client. */
   client?: string;
+  /**
+   * The run's --ttl, for a backend whose servers, not its clients, set how long a
+   * hold outlives a silent holder (Hazelcast's CP session TTL is its members'
+   * config); absent: the default.
+   */
+  ttlMs?: number;
 }
 
 /** What a service of the user's is told of the run: where its servers are given, how long the run lasts, its keys' prefix (a Test is one). */

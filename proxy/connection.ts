@@ -93,7 +93,18 @@ export class Connection {
     for (;;) {
       if (this.gone) return;
       const step = this.requests.next();
-      if (step.kind === "wait") break;
+      if (step.kind === "wait") {
+        // A head still incomplete is held only to be judged by a block_from gate.
+        // Without one on this proxy it goes on now, and the rest of the connection
+        // as it comes: a binary protocol whose first bytes could begin an HTTP
+        // method, and which then waits for the answer (Hazelcast members send
+        // "HZC" and wait for the other's "HZC"), would otherwise be held forever.
+        if (this.requests.held > 0 && this.hooks.gates().length === 0) {
+          this.requests.passRaw();
+          continue;
+        }
+        break;
+      }
       if (step.kind === "forward") this.links.upstream.admit(step.bytes);
       else {
         if (step.from !== null) this.sender = step.from;

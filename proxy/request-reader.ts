@@ -47,6 +47,12 @@ export class RequestReader {
     this.ended = true;
   }
 
+  /** Read no more: what is held, and all that follows, passes as it is. */
+  passRaw(): void {
+    this.mode = "raw";
+    this.headReady = 0;
+  }
+
   /** Bytes read but not yet forwarded. */
   get held(): number {
     return this.buf.length;

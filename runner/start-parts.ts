@@ -149,7 +149,7 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
     const external = service?.servers ?? (test.serverOptions.external && (await placeServers(test.toxiproxy, test.serverOptions.external)));
     const cluster = external
       ? externalCluster(external)
-      : await test.backend.start({ group, ports, runDir, toxiproxyUrl: () => toxiproxyUrl, serverOptions: test.serverOptions, options: test.backendOptions, client: test.client, deployment: await deploy(ctx) });
+      : await test.backend.start({ group, ports, runDir, toxiproxyUrl: () => toxiproxyUrl, serverOptions: test.serverOptions, options: test.backendOptions, client: test.client, ttlMs: test.workloadOptions.ttlMs, deployment: await deploy(ctx) });
     ctx.started("servers", cluster.nodes);
     return { service, external, cluster };
   })();

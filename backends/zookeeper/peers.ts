@@ -20,8 +20,8 @@
 // its own configuration says, through the proxy from it to the sender. A run that
 // never cuts members apart puts no such toxic there (a real Toxiproxy has none):
 // connect-backs then go around the proxies, which cuts nothing that is not cut.
-import { Toxiproxy, type Proxy } from "toxiproxy-node-client";
-import { memberCuts } from "../../cluster/cluster.ts";
+import { Toxiproxy } from "toxiproxy-node-client";
+import { PeerLinks, linkPairs, type PeerLink } from "../../cluster/peer-links.ts";
 
 export interface ZkPeerPorts {
   name: string;
@@ -40,56 +40,38 @@ export function hostsFile(self: number, size: number): string {
   return lines.join("\n") + "\n";
 }
 
-export class ZkPeerProxies {
+export class ZkPeerProxies extends PeerLinks {
   private constructor(
-    private readonly links: Array<{ from: string; to: string; proxy: Proxy; enabled: boolean }>,
+    links: PeerLink[],
     private readonly sidOnly: boolean,
-  ) {}
+  ) {
+    super(links);
+  }
 
   /** Two proxies for every ordered pair of members, named after the run (`prefix`). */
   static async create(toxiproxyUrl: string, prefix: string, members: ZkPeerPorts[], sidOnly = true): Promise<ZkPeerProxies> {
     const toxiproxy = new Toxiproxy(toxiproxyUrl);
-    const links: Array<{ from: string; to: string; proxy: Proxy; enabled: boolean }> = [];
-    try {
-      for (const [f, from] of members.entries())
-        for (const [t, to] of members.entries()) {
-          if (f === t) continue;
-          for (const [kind, port] of [["quorum", to.quorumPort], ["election", to.electionPort]] as const) {
-            const proxy = await toxiproxy.createProxy({
-              name: `${prefix}${from.name}-to-${to.name}-${kind}`,
-              listen: `${peerAddress(f + 1, t + 1)}:${port}`,
-              upstream: `127.0.0.1:${port}`,
-            });
-            links.push({ from: from.name, to: to.name, proxy, enabled: true });
-            if (kind === "election" && sidOnly) await proxy.addToxic({ name: "sid-only", type: "zk_sid_only", stream: "upstream", toxicity: 1, attributes: {} } as never);
-          }
+    const links = await linkPairs(members, async (from, f, to, t) => {
+      const made = [];
+      try {
+        for (const [kind, port] of [["quorum", to.quorumPort], ["election", to.electionPort]] as const) {
+          const proxy = await toxiproxy.createProxy({ name: `${prefix}${from.name}-to-${to.name}-${kind}`, listen: `${peerAddress(f + 1, t + 1)}:${port}`, upstream: `127.0.0.1:${port}` });
+          made.push(proxy);
+          if (kind === "election" && sidOnly) await proxy.addToxic({ name: "sid-only", type: "zk_sid_only", stream: "upstream", toxicity: 1, attributes: {} } as never);
         }
-    } catch (err) {
-      await Promise.all(links.map((l) => l.proxy.remove().catch(() => {})));
-      throw err;
-    }
+      } catch (err) {
+        await Promise.all(made.map((p) => p.remove().catch(() => {})));
+        throw err;
+      }
+      return made;
+    });
     return new ZkPeerProxies(links, sidOnly);
   }
 
   /** Cut every member off from those it shares no component with, both ways; heal the rest. */
-  async partition(components: string[][]): Promise<void> {
+  override async partition(components: string[][]): Promise<void> {
     // Without zk_sid_only, election traffic goes around the proxies: disabling them would cut only half of it.
     if (!this.sidOnly) throw new Error("the ZooKeeper peer proxies have no zk_sid_only toxic: this run was started without member partitions");
-    const cuts = memberCuts([...new Set(this.links.map((l) => l.from))], components);
-    await Promise.all(this.links.map((l) => this.enable(l, !cuts.get(l.from)!.includes(l.to))));
-  }
-
-  async heal(): Promise<void> {
-    await Promise.all(this.links.map((l) => this.enable(l, true)));
-  }
-
-  async remove(): Promise<void> {
-    await Promise.all(this.links.map((l) => l.proxy.remove().catch(() => {})));
-  }
-
-  private async enable(l: { proxy: Proxy; enabled: boolean }, enabled: boolean): Promise<void> {
-    if (l.enabled === enabled) return;
-    await l.proxy.update({ enabled } as never);
-    l.enabled = enabled;
+    await super.partition(components);
   }
 }

@@ -3,7 +3,7 @@
 // forwarded (the first request or any later one); others pass; open connections
 // from a blocked member are closed when the toxic arrives or changes.
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { portOf, sleep, startHarness, TestClient, uniqueName, type Harness } from "./helpers.ts";
 import { startProxyServer } from "../../proxy/index.ts";
@@ -161,6 +161,24 @@ describe("block_from", () => {
     c.write("*1\r\n$4\r\nPING\r\n");
     await c.waitForBytes(12, 3000);
     expect(c.data.toString()).toMatch(/^HTTP\/1\.1 400/);
+  });
+
+  it("holds nothing on a proxy without block_from: a first chunk that could begin a method passes at once (Hazelcast's HZC)", async () => {
+    const got: Buffer[] = [];
+    const raw = net.createServer((s) => s.on("data", (d) => got.push(d)));
+    await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
+    try {
+      const name = uniqueName("raw");
+      const res = await h.call("POST", "/proxies", { name, listen: "127.0.0.1:0", upstream: `127.0.0.1:${(raw.address() as AddressInfo).port}` });
+      const c = await TestClient.open(portOf((res.json as { listen: string }).listen));
+      c.write("HZC");
+      const deadline = performance.now() + 2000;
+      while (Buffer.concat(got).toString() !== "HZC" && performance.now() < deadline) await sleep(5);
+      expect(Buffer.concat(got).toString()).toBe("HZC");
+      c.destroy();
+    } finally {
+      raw.close();
+    }
   });
 
   it("toxicity 0 blocks no one", async () => {

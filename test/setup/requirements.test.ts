@@ -34,6 +34,8 @@ describe("requirementsOf", () => {
     expect(needs("--deploy", "external", "--endpoints", "127.0.0.1:6379")).toEqual([]);
     // A reference adapter program: its language and library too, wherever the servers run.
     expect(needs("--backend", "zookeeper", "--client", "curator")).toEqual(["zookeeper", "curator"]);
+    // The members and the client are built from one pom: one part.
+    expect(needs("--backend", "hazelcast")).toEqual(["hazelcast"]);
     // One environment for ShedLock's three clients, on either backend.
     expect(needs("--backend", "postgres", "--client", "shedlock-jdbc-dbtime", "--fence", "off")).toEqual(["postgres", "shedlock"]);
     expect(needs("--client", "shedlock-redis", "--fence-source", "single")).toEqual(["redis", "shedlock"]);
@@ -55,6 +57,8 @@ describe("requirementsOf", () => {
       kazoo: ["adapters/python/requirements/kazoo.txt", []],
       curator: ["adapters/java/pom.xml", []],
       redisson: ["adapters/java/redisson/pom.xml", []],
+      // A backend's own adapter, whose environment is its servers' too (Hazelcast's members and client, one pom).
+      hazelcast: ["backends/hazelcast/java/pom.xml", []],
       shedlock: ["adapters/java/shedlock/pom.xml", []],
     });
     expect(SERVER_NEEDS.dynamodb.getIt).toMatch(/npm install/);

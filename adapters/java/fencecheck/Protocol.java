@@ -65,6 +65,35 @@ public final class Protocol {
   }
 
   /**
+   * A Handler whose requests are init, acquire, renew and release, a method each:
+   * the dispatch written once. renew answers "renew-not-supported" unless the
+   * adapter's manifest says "renew": "explicit" and it overrides it (fencecheck
+   * sends the others none).
+   */
+  public interface LockHandler extends Handler {
+    Map<String, Object> init(Object id, Map<String, Object> req) throws Exception;
+
+    Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception;
+
+    Map<String, Object> release(Object id, Map<String, Object> req) throws Exception;
+
+    default Map<String, Object> renew(Object id, Map<String, Object> req) throws Exception {
+      return replyWith(id, "fail", "error", "renew-not-supported");
+    }
+
+    @Override
+    default Map<String, Object> handle(Object id, String type, Map<String, Object> req) throws Exception {
+      switch (type) {
+        case "init": return init(id, req);
+        case "acquire": return acquire(id, req);
+        case "renew": return renew(id, req);
+        case "release": return release(id, req);
+        default: return null;
+      }
+    }
+  }
+
+  /**
    * The protocol loop of an adapter that answers one request at a time, on the main
    * thread: read a line, answer it; close (or the end of input) shuts down and exits.
    * An exception the handler did not expect is an error reply (an unknown outcome).

@@ -59,7 +59,7 @@ import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
-public final class RedissonLock implements Handler {
+public final class RedissonLock implements LockHandler {
   static final String LIBRARY_VERSION = jarVersion("redisson");
 
   static void log(String s) {
@@ -97,16 +97,6 @@ public final class RedissonLock implements Handler {
     serve(new RedissonLock(fenced));
   }
 
-  public Map<String, Object> handle(Object id, String type, Map<String, Object> req) throws Exception {
-    switch (type) {
-      case "init": return init(id, req);
-      case "acquire": return acquire(id, req);
-      case "renew": return replyWith(id, "fail", "error", "renew-not-supported");
-      case "release": return release(id, req);
-      default: return null;
-    }
-  }
-
   public void shutdown() {
     RedissonClient c = client;
     client = null;
@@ -119,7 +109,7 @@ public final class RedissonLock implements Handler {
     }
   }
 
-  Map<String, Object> init(Object id, Map<String, Object> req) {
+  public Map<String, Object> init(Object id, Map<String, Object> req) {
     Init init = Init.of(req, 6379);
     host = init.host();
     port = init.port();
@@ -229,7 +219,7 @@ public final class RedissonLock implements Handler {
     return fenced ? c.getFencedLock(key) : c.getLock(key);
   }
 
-  Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception {
+  public Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception {
     String key = String.valueOf(req.get("key"));
     long waitMs = Json.num(req.get("wait_ms"), 0);
     RedissonClient c;
@@ -268,7 +258,7 @@ public final class RedissonLock implements Handler {
     return r;
   }
 
-  Map<String, Object> release(Object id, Map<String, Object> req) {
+  public Map<String, Object> release(Object id, Map<String, Object> req) {
     String owner = String.valueOf(req.get("owner"));
     Hold h = holds.remove(owner);
     if (h == null) return replyWith(id, "fail", "error", "not-owner");

@@ -82,7 +82,7 @@ import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 import org.springframework.transaction.CannotCreateTransactionException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 
-public final class ShedLockAdapter implements Handler {
+public final class ShedLockAdapter implements LockHandler {
   static final String LIBRARY_VERSION = jarVersion("shedlock-core");
   static final List<String> PROVIDERS = List.of("jdbc", "jdbc-dbtime", "redis");
 
@@ -161,17 +161,7 @@ public final class ShedLockAdapter implements Handler {
     System.exit(254);
   }
 
-  public Map<String, Object> handle(Object id, String type, Map<String, Object> req) {
-    switch (type) {
-      case "init": return init(id, req);
-      case "acquire": return acquire(id, req);
-      case "renew": return renew(id, req);
-      case "release": return release(id, req);
-      default: return null;
-    }
-  }
-
-  Map<String, Object> init(Object id, Map<String, Object> req) {
+  public Map<String, Object> init(Object id, Map<String, Object> req) {
     cfg = Init.of(req, provider.equals("redis") ? 6379 : 5432);
     log("init: JVM up " + ManagementFactory.getRuntimeMXBean().getUptime() + " ms; " + library() + "; lockAtMostFor " + cfg.ttlMs() + " ms, command timeout " + cfg.commandTimeoutMs() + " ms");
     warm();
@@ -295,7 +285,7 @@ public final class ShedLockAdapter implements Handler {
     return replyWith(id, "error", "error", shortError(e));
   }
 
-  Map<String, Object> acquire(Object id, Map<String, Object> req) {
+  public Map<String, Object> acquire(Object id, Map<String, Object> req) {
     String key = String.valueOf(req.get("key"));
     long ttl = Json.num(req.get("ttl_ms"), cfg.ttlMs());
     Optional<SimpleLock> got;
@@ -314,7 +304,7 @@ public final class ShedLockAdapter implements Handler {
     return r;
   }
 
-  Map<String, Object> renew(Object id, Map<String, Object> req) {
+  public Map<String, Object> renew(Object id, Map<String, Object> req) {
     String owner = String.valueOf(req.get("owner"));
     long ttl = Json.num(req.get("ttl_ms"), cfg.ttlMs());
     Hold h = holds.get(owner);
@@ -337,7 +327,7 @@ public final class ShedLockAdapter implements Handler {
     return replyWith(id, "ok", "ttl_ms", ttl);
   }
 
-  Map<String, Object> release(Object id, Map<String, Object> req) {
+  public Map<String, Object> release(Object id, Map<String, Object> req) {
     String owner = String.valueOf(req.get("owner"));
     Hold h = holds.remove(owner);
     if (h == null) return replyWith(id, "fail", "error", "not-owner");

@@ -1,0 +1,97 @@
+// Three real Hazelcast 5.4.0 members (from Maven Central) behind the fault proxy:
+// they form one CP group of three before the run may start; a member cut off from
+// the other two through its links is dropped by them and comes back after the
+// heal; a killed member comes back as a new member and, once its old self's CP seat
+// is freed, is promoted into it (the heal of a CP group without persistence). No
+// member outlives the group.
+import { describe, it, expect, beforeAll, afterAll, vi } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ProcessGroup } from "../../../cluster/processes.ts";
+import { PortPlan } from "../../../cluster/ports.ts";
+import { startProxyServer, type ProxyServer } from "../../../proxy/index.ts";
+import { tempRunDir, processesMentioning } from "../../../test/helpers.ts";
+import { buildEnvironment } from "../../../clients/program/environment.ts";
+import { readManifest } from "../../../clients/program/index.ts";
+import { repoFile } from "../../../lib/paths.ts";
+import { HAZELCAST_MANIFEST, HAZELCAST_MEMBER } from "../programs.ts";
+import { hzTiming, startHzCluster, type HzCluster } from "../server.ts";
+
+let dir: string;
+let group: ProcessGroup;
+let proxy: ProxyServer;
+let cluster: HzCluster;
+
+/** Retries the assertions until they hold, or fails with the last one's error after `ms`. */
+const until = (check: () => void | Promise<void>, ms: number): Promise<void> => vi.waitFor(check, { timeout: ms, interval: 250 });
+const log = (name: string): string => readFileSync(join(dir, "logs", `${name}.log`), "utf8");
+
+beforeAll(async () => {
+  // As a run does before it starts anything: the members' environment, built once into the cache.
+  const manifest = repoFile(HAZELCAST_MANIFEST);
+  const built = await buildEnvironment(manifest, readManifest(manifest).environment!);
+  if (!built.ok) throw new Error(built.message);
+  dir = tempRunDir("fc-hz-");
+  group = new ProcessGroup(dir);
+  proxy = await startProxyServer({ port: 0 });
+  cluster = await startHzCluster({ group, ports: new PortPlan(0), runDir: dir, toxiproxyUrl: proxy.url, ttlMs: 2000 });
+}, 150_000);
+
+afterAll(async () => {
+  await group?.stopAll();
+  await proxy?.close();
+  expect(processesMentioning(dir)).toEqual([]);
+});
+
+describe("three Hazelcast members", () => {
+  it("form one CP group of three, on ports of their own, with the CP timing of --ttl", () => {
+    for (const m of cluster.nodes) {
+      const s = cluster.status(m.name)!;
+      expect(s.cp_member, m.name).toBe(true);
+      expect(s.cp_members).toHaveLength(3);
+      expect(s.cp_groups).toEqual(expect.arrayContaining([expect.stringMatching(/^METADATA ACTIVE \[hz-1,hz-2,hz-3\]$/), expect.stringMatching(/^default ACTIVE \[hz-1,hz-2,hz-3\]$/)]));
+      expect(log(m.name)).toMatch(/CP Subsystem ready: CP members \[hz-1:\d+, hz-2:\d+, hz-3:\d+\]/);
+      expect(log(m.name)).toMatch(/session TTL 2 s, heartbeat 1 s, missing CP member auto-removal 5 s/);
+      expect(HAZELCAST_MEMBER.defaultPorts).not.toContain(m.port);
+    }
+    expect(hzTiming(2000)).toEqual({ sessionTtlS: 2, heartbeatS: 1, autoRemovalS: 5 });
+    // Whole seconds, at least 2 (above the 1 s heartbeat); the auto-removal never below the TTL.
+    expect(hzTiming(400).sessionTtlS).toBe(2);
+    expect(hzTiming(7200)).toEqual({ sessionTtlS: 8, heartbeatS: 1, autoRemovalS: 8 });
+  });
+
+  it("name the leader of the default group", async () => {
+    await until(async () => expect(await cluster.leader()).toMatch(/^hz-[123]$/), 10_000);
+  });
+
+  it("a member cut off through its links is dropped by the other two, and joins them again after the heal", async () => {
+    await cluster.peers.partition([["hz-1", "hz-2"], ["hz-3"]]);
+    await until(() => {
+      expect(cluster.status("hz-3")?.members).toBe(1);
+      expect(cluster.status("hz-1")?.members).toBe(2);
+    }, 30_000);
+    await cluster.peers.heal();
+    // The split-brain merge, tried every 5 s, brings the lone member back.
+    await until(() => {
+      for (const m of cluster.nodes) expect(cluster.status(m.name)?.members, m.name).toBe(3);
+    }, 60_000);
+  }, 100_000);
+
+  it("a killed member comes back as a new member, promoted into its old self's CP seat once that is freed", async () => {
+    // Any member whose CP seat was not lost meanwhile: the partition above may have cost hz-3 its own.
+    await until(() => {
+      for (const m of cluster.nodes) expect(cluster.status(m.name)?.cp_members, m.name).toHaveLength(3);
+    }, 60_000);
+    const before = cluster.status("hz-2")!.uuid;
+    await cluster.kill("hz-2");
+    await until(() => expect(cluster.status("hz-1")?.cp_members).toHaveLength(2), 30_000);
+    await cluster.restart("hz-2");
+    await until(() => {
+      const s = cluster.status("hz-2")!;
+      expect(s.uuid).not.toBe(before);
+      expect(s.cp_member).toBe(true);
+      expect(s.cp_members).toHaveLength(3);
+    }, 60_000);
+    expect(log("hz-2")).toMatch(/promoted hz-2 to CP member/);
+  }, 150_000);
+});

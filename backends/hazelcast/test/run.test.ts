@@ -1,0 +1,52 @@
+// Whole runs against three Hazelcast members of the run's own: a client frozen
+// longer than the CP session's TTL (2 s at --ttl 2000) loses its session, and so
+// its FencedLock, to another client; without fencing its late write lands after the
+// newer holder's (INVALID), with FencedLock's own fence it is refused or never
+// overtakes (VALID), and the release of the lost hold says "session-expired". The
+// two runs go one after the other: each starts nine JVMs on a shared machine.
+import { describe, it, expect } from "vitest";
+import { jepsenRun, processesMentioning, waitFor } from "../../../test/helpers.ts";
+
+// Pauses of 3 to 5 s, always longer than the session TTL; fixed seeds.
+const quick = ["--backend", "hazelcast", "--concurrency", "4", "--workers", "2", "--ttl", "2000", "--pause-min", "3000", "--pause-max", "5000", "--nemesis-interval", "1", "--time-limit", "15", "--nemesis", "pause"];
+
+async function noSurvivors(needle: string): Promise<string[]> {
+  await waitFor(() => processesMentioning(needle).length === 0, 8000);
+  return processesMentioning(needle);
+}
+
+const sessionExpired = (history: Array<Record<string, unknown>>): number =>
+  history.filter((e) => e.f === "release" && e.type === "ok" && (e.value as { lost?: string } | undefined)?.lost === "session-expired").length;
+
+describe("hazelcast runs", () => {
+  it("FencedLock under pauses without fencing: INVALID, a frozen holder's write accepted after the next holder's", async () => {
+    const r = await jepsenRun([...quick, "--fence", "off", "--seed", "1"], "fc-hz-");
+    expect(r.exit, r.output).toBe(1);
+    expect(r.output).toMatch(/^INVALID /m);
+    expect(r.results?.anomaly_types).toContain("stale-write-accepted");
+    expect(sessionExpired(r.history)).toBeGreaterThanOrEqual(1);
+    expect(await noSurvivors(r.store)).toEqual([]);
+  }, 120_000);
+
+  it("FencedLock under pauses with its own fence: VALID, though sessions were lost and holds overlapped", async () => {
+    const r = await jepsenRun([...quick, "--fence", "on", "--seed", "1"], "fc-hz-");
+    expect(r.exit, r.output).toBe(0);
+    expect(r.output).toMatch(/^VALID /m);
+    expect((r.results as { stats?: { lease_overlaps: number } } | null)?.stats?.lease_overlaps).toBeGreaterThanOrEqual(1);
+    expect(sessionExpired(r.history)).toBeGreaterThanOrEqual(1);
+    // Fences from the lock, each grant its own.
+    const fences = r.history.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => (e.value as { fence: number }).fence);
+    expect(fences.length).toBeGreaterThan(3);
+    expect(new Set(fences).size).toBe(fences.length);
+    expect(await noSurvivors(r.store)).toEqual([]);
+  }, 120_000);
+});
+
+describe("hazelcast in unsafe mode (--hazelcast-cp unsafe)", () => {
+  it("FencedLock without CP members under partitions: each side of a split brain keeps its own copy of the lock, so even fenced runs find two holds with one fence", async () => {
+    const r = await jepsenRun(["--backend", "hazelcast", "--hazelcast-cp", "unsafe", "--concurrency", "4", "--workers", "2", "--ttl", "2000", "--nemesis", "partition", "--partition", "majority-minority", "--fault-min", "7000", "--fault-max", "9000", "--nemesis-interval", "1", "--time-limit", "25", "--fence", "on", "--seed", "5"], "fc-hz-");
+    expect(r.exit, r.output).toBe(1);
+    expect(r.results?.anomaly_types).toEqual(expect.arrayContaining(["duplicate-fence"]));
+    expect(await noSurvivors(r.store)).toEqual([]);
+  }, 120_000);
+});
