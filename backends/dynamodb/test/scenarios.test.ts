@@ -33,7 +33,14 @@ describe("DynamoDB's scenarios", () => {
   });
 
   it("D2: dynamodb-lock-client's heartbeat times out after it took effect; the library never says the lock is lost, and its holder writes late", async () => {
-    const r = await scenario("D2");
+    // The slowed link must catch a heartbeat in flight, which the library then
+    // reports as an error (the `suspended` notice). On a loaded machine its timer
+    // can slip so that none is sent while the link is slow, and the run shows
+    // nothing of #280 (CI once saw that: the hold was released as its own). Such
+    // a run is made again, up to three runs in all.
+    const heartbeatTimedOut = (x: Awaited<ReturnType<typeof scenario>>): boolean => x.history.some((e) => e.type === "notice" && e.f === "suspended");
+    let r = await scenario("D2");
+    for (let attempt = 2; attempt <= 3 && !heartbeatTimedOut(r); attempt++) r = await scenario("D2");
     expect(r.code, r.out).toBe(1);
     expect(r.results.anomaly_types).toEqual(["stale-write-accepted"]);
     // What the library told its user: that it could not tell (suspended), never that the lock was lost.
