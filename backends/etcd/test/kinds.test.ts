@@ -5,7 +5,7 @@
 import { describe, it, expect } from "vitest";
 import { Toxiproxy } from "toxiproxy-node-client";
 import { CANCEL_UNKNOWN, type AcquireRequest, type Hold, type LockClient, type Outcome } from "../../../clients/index.ts";
-import { etcdKeyRanges } from "../places.ts";
+import { etcdKeyRanges, MUTEX_PREFIX } from "../places.ts";
 import { QUEUE_PREFIX } from "../queue.ts";
 import { RW_PREFIX } from "../rw.ts";
 import { UnknownOutcome } from "../../../clients/lock.ts";
@@ -93,10 +93,15 @@ describe("etcd-rw", () => {
     held(await a.acquire("run9-k1", 30_000, 0, write));
     void b.acquire("run9-k1", 30_000, 10_000, read).catch(() => {});
     await queued(`${RW_PREFIX}/run9-k1/`, 2);
+    // The adapter programs' keys too: etcd's Go Mutex under its own prefix.
+    const go = lock("etcd-mutex-go", "gh");
+    held(await go.acquire("run9-k2", 30_000, 0));
+    expect(await keysUnder(`${MUTEX_PREFIX}/run9-k2/`)).toHaveLength(1);
     let deleted = 0;
     for (const range of etcdKeyRanges("run9-")) deleted += Number((await cluster.admin.delete().prefix(range).exec()).deleted);
-    expect(deleted).toBe(2);
+    expect(deleted).toBe(3);
     expect(await keysUnder(`${RW_PREFIX}/`)).toEqual([]);
+    expect(await keysUnder(`${MUTEX_PREFIX}/run9-`)).toEqual([]);
   });
 });
 
@@ -139,31 +144,29 @@ describe.each(["etcd-queue", "etcd-queue-cancel-delete", "etcd-rw"])("%s cancell
 });
 
 describe("etcd-mutex-go cancelled (etcd's Go concurrency.Mutex, its Lock's context cancelled)", () => {
-  const MUTEX_PREFIX = "/fencecheck/locks/";
-
   it("says it can cancel; an aborted wait fails cancelled with its owner, its key gone, and the next waiter is granted behind the holder", async () => {
     expect(CLIENTS["etcd-mutex-go"].kinds).toEqual({ cancel: true });
     const [a, b, c] = ["ga", "gb", "gc"].map((p) => lock("etcd-mutex-go", p));
     const ha = held(await a.acquire("go-abort", 5000, 0));
     const stop = new AbortController();
     const waiting = b.acquire("go-abort", 5000, 10_000, { signal: stop.signal });
-    await queued(`${MUTEX_PREFIX}go-abort/`, 2);
+    await queued(`${MUTEX_PREFIX}/go-abort/`, 2);
     const t = Date.now();
     stop.abort();
     const r = await waiting;
     expect(Date.now() - t).toBeLessThan(2000);
     expect(r).toEqual({ type: "fail", error: "cancelled", value: { owner: expect.stringMatching(/^gba\d+-h\d+$/) } });
     // The holder's key is the only one left: the cancelled waiter's went with its lease.
-    expect((await keysUnder(`${MUTEX_PREFIX}go-abort/`)).map((x) => x.createRevision)).toEqual([ha.fence]);
+    expect((await keysUnder(`${MUTEX_PREFIX}/go-abort/`)).map((x) => x.createRevision)).toEqual([ha.fence]);
     const next = c.acquire("go-abort", 5000, 5000);
-    await queued(`${MUTEX_PREFIX}go-abort/`, 2);
+    await queued(`${MUTEX_PREFIX}/go-abort/`, 2);
     await a.release("go-abort", ha);
     const hc = held(await next);
     expect(hc.fence!).toBeGreaterThan(ha.fence!);
     await c.release("go-abort", hc);
     // The program that was cancelled goes on: it takes the lock now free.
     await b.release("go-abort", held(await b.acquire("go-abort", 5000, 2000)));
-    expect(await keysUnder(`${MUTEX_PREFIX}go-abort/`)).toEqual([]);
+    expect(await keysUnder(`${MUTEX_PREFIX}/go-abort/`)).toEqual([]);
   });
 });
 
