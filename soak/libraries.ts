@@ -6,7 +6,8 @@ import { plain } from "../reports/index.ts";
 import type { ConfigSummary } from "./summary.ts";
 import { TEST_OPTIONS } from "../runner/index.ts";
 
-const fenced = (c: ConfigSummary): boolean => {
+/** Whether a configuration runs with fencing on (the default). */
+export const fenced = (c: Pick<ConfigSummary, "options">): boolean => {
   const f = c.options?.fence;
   return f === undefined || f === true || f === "on";
 };
@@ -19,12 +20,13 @@ const fenced = (c: ConfigSummary): boolean => {
 const breaksOnPurpose = (c: ConfigSummary): boolean => c.expect.kind === "find";
 
 /** An option's value in a configuration, or what `fencecheck test` takes without it. */
-const optionOf = (c: ConfigSummary, name: string): unknown => c.options?.[name] ?? TEST_OPTIONS.find((o) => o.name === name)?.default;
+const optionOf = (c: Pick<ConfigSummary, "options">, name: string): unknown => c.options?.[name] ?? TEST_OPTIONS.find((o) => o.name === name)?.default;
 const clientOf = (c: ConfigSummary): string => String(c.options?.client ?? `${optionOf(c, "backend")} (default client)`);
 /** The faults a configuration injects, as its rows name them: "pause", "partition,pause", "clock (clients)" for a clock moved on the clients. */
 export const faultName = (options: Record<string, unknown> | undefined, nemesis: unknown): string =>
   `${String(nemesis)}${options?.["clock-target"] === "clients" ? " (clients)" : ""}`;
-const faultOf = (c: ConfigSummary): string => faultName(c.options, optionOf(c, "nemesis"));
+/** The faults a configuration injects, the test command's default nemesis when it names none. */
+export const faultOf = (c: Pick<ConfigSummary, "options">): string => faultName(c.options, optionOf(c, "nemesis"));
 const checked = (c: ConfigSummary): number => c.counts.valid + c.counts.invalid + c.counts.unknown;
 
 export interface LibraryRow {

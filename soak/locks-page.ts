@@ -21,7 +21,7 @@ import { CLIENTS, backendOfClient } from "../backends/index.ts";
 import { readSummary } from "./finish.ts";
 import { SCENARIOS } from "../scenarios/index.ts";
 import { loadPreset, type Configuration } from "./matrix.ts";
-import { faultName, fencingText, libraryRows, tellsText, type LibraryRow } from "./libraries.ts";
+import { faultName, faultOf, fenced, fencingText, libraryRows, tellsText, type LibraryRow } from "./libraries.ts";
 import type { ConfigSummary } from "./summary.ts";
 
 export const LOCKS_PRESET = "libraries";
@@ -227,8 +227,6 @@ const code = (argv: readonly string[]): string => "`npx fencecheck test " + argv
 const anchor = (client: string): string => `client-${client.toLowerCase().replace(/[^a-z0-9-]/g, "")}`;
 
 /** The fault a configuration injects, as its name gives it (pause, latency, partition+pause, ...). */
-const faultOf = (c: PageConfig): string => faultName(c.options, c.options?.nemesis ?? "none");
-const fenced = (c: PageConfig): boolean => !["off", false].includes(c.options?.fence as string | boolean);
 
 function verdictCell(c: PageConfig | undefined): string {
   if (!c) return "not measured yet";
