@@ -12,7 +12,7 @@
 // kept alive only while the acquire runs and refused by the cut, so the stall
 // lasts at most one TTL after its last keep-alive: below the stuck-lock threshold
 // (TTL plus command timeout), valid even with --liveness strict.
-import { ONE_HOLD_EACH, link, otherSeed, type Scenario } from "../core/scenario.ts";
+import { ONE_HOLD_EACH, cut, otherSeed, type Scenario } from "../core/scenario.ts";
 
 export const G1: Scenario = {
   id: "G1",
@@ -53,7 +53,7 @@ export const G1: Scenario = {
 /** Q1's moments: client 1's links to every member are cut from Q1_CUT_AT for Q1_CUT_MS. */
 const Q1_CUT_AT = 1000;
 const Q1_CUT_MS = 3500;
-const etcdLinks = (worker: number): string[] => ["etcd-1", "etcd-2", "etcd-3"].map((s) => link(worker, s));
+const MEMBERS = ["etcd-1", "etcd-2", "etcd-3"];
 
 export const Q1: Scenario = {
   id: "Q1",
@@ -86,7 +86,7 @@ export const Q1: Scenario = {
     client: "etcd-queue: its withdrawal is a revoke of the lease, lost the same way; the same stall, bounded by the lease: valid",
     fence: "off: the same",
   },
-  script: () => [{ atMs: Q1_CUT_AT, nemesis: "partition", fault: { targets: etcdLinks(2), durationMs: Q1_CUT_MS } }],
+  script: () => [{ atMs: Q1_CUT_AT, nemesis: "partition", fault: { targets: cut(2, MEMBERS), durationMs: Q1_CUT_MS } }],
   predict: (o) =>
     otherSeed(o, 1) ?? {
       anomalies: [],

@@ -16,10 +16,9 @@
 // closed 644 and 884 ms after etcd had granted client 1 in two runs; a write due in
 // that window would have been stale, and only the fence (the key's create
 // revision, --fence on) refuses it.
-import { ONE_HOLD_EACH, link, type Scenario } from "../../core/scenario.ts";
+import { ONE_HOLD_EACH, cut, type Scenario } from "../../core/scenario.ts";
 
-/** Worker w's links to the three etcd members. */
-const etcdLinks = (worker: number): string[] => ["etcd-1", "etcd-2", "etcd-3"].map((s) => link(worker, s));
+const MEMBERS = ["etcd-1", "etcd-2", "etcd-3"];
 
 /** E2's cut of client 0's links: after its grant, longer than its 1 s lease and the 500 ms between etcd's expiry checks. */
 const E2_CUT_AT = 1500;
@@ -56,7 +55,7 @@ export const E2: Scenario = {
   varies: {
     fence: "on: the same (client 0 never writes, so nothing is refused)",
   },
-  script: () => [{ atMs: E2_CUT_AT, nemesis: "partition", fault: { targets: etcdLinks(1), durationMs: E2_CUT_MS } }],
+  script: () => [{ atMs: E2_CUT_AT, nemesis: "partition", fault: { targets: cut(1, MEMBERS), durationMs: E2_CUT_MS } }],
   predict: () => ({
     anomalies: [],
     why: "client 0's Session closes Done() when its keep-alive deadline passes during the cut; told lost, it stops before its write, and client 1 holds alone",

@@ -14,10 +14,9 @@
 // create again and queues behind its own first node, which holds the lock for
 // nobody until the session ends (orphan-lock-node).
 import type { ParsedOptions } from "../../lib/index.ts";
-import { ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "../../core/scenario.ts";
+import { ONE_HOLD_EACH, cut, staleUnlessFenced, type Scenario } from "../../core/scenario.ts";
 
-/** Worker w's links to the three ZooKeeper servers. */
-const zkLinks = (worker: number): string[] => ["zk-1", "zk-2", "zk-3"].map((s) => link(worker, s));
+const MEMBERS = ["zk-1", "zk-2", "zk-3"];
 
 export const Z1: Scenario = {
   id: "Z1",
@@ -63,7 +62,7 @@ export const Z1: Scenario = {
   // moment does not: 400 ms of margin could let the thaw fall after the heal.
   script: () => [
     { atMs: 1000, nemesis: "pause", fault: { targets: ["worker-1"], durationMs: 4000 } },
-    { atMs: 4000, nemesis: "partition", fault: { targets: zkLinks(1), durationMs: 2200 } },
+    { atMs: 4000, nemesis: "partition", fault: { targets: cut(1, MEMBERS), durationMs: 2200 } },
   ],
   predict: (o) => staleUnlessFenced(o, "client 0's write", "its fence, its node's czxid, is lower than client 1's"),
 };
@@ -108,8 +107,8 @@ export const Z2: Scenario = {
     // and the latency outlasts it (removed before, it would hand on the reply it holds).
     const cutAt = Z2_START + 5.5 * Z2_LATENCY;
     return [
-      { atMs: 0, nemesis: "latency", fault: { targets: zkLinks(2), latencyMs: Z2_LATENCY, jitterMs: 0, durationMs: cutAt + 1500 } },
-      { atMs: cutAt, nemesis: "partition", fault: { targets: zkLinks(2), durationMs: 500 } },
+      { atMs: 0, nemesis: "latency", fault: { targets: cut(2, MEMBERS), latencyMs: Z2_LATENCY, jitterMs: 0, durationMs: cutAt + 1500 } },
+      { atMs: cutAt, nemesis: "partition", fault: { targets: cut(2, MEMBERS), durationMs: 500 } },
     ];
   },
   predict: (o: ParsedOptions) =>
@@ -150,7 +149,7 @@ export const Z3: Scenario = {
     client: "curator: its guaranteed delete is sent again once it has reconnected, and the run is valid; zookeeper: a withdrawal that goes unanswered ends the session, whose nodes go with it: valid",
     fence: "off: the same (the lock, not the resource, is at fault)",
   },
-  script: () => [{ atMs: Z3_CUT_AT, nemesis: "partition", fault: { targets: zkLinks(2), durationMs: Z3_CUT_MS } }],
+  script: () => [{ atMs: Z3_CUT_AT, nemesis: "partition", fault: { targets: cut(2, MEMBERS), durationMs: Z3_CUT_MS } }],
   predict: (o: ParsedOptions) =>
     o.client === "kazoo"
       ? { anomalies: ["orphan-lock-node"], why: "client 1's next acquire fails behind the node its lost delete left under its own session, which holds the lock for nobody" }
