@@ -7,6 +7,19 @@
 import type { Proxy } from "toxiproxy-node-client";
 import { memberCuts } from "./cluster.ts";
 
+/** Where member `from` reaches member `to` (both 1-based): the loopback address its links to `to` listen on. */
+export const peerAddress = (from: number, to: number): string => `127.0.0.${10 * from + to}`;
+
+/**
+ * The hosts file of member `self` (1-based) among the members `names` (in order):
+ * its own name on 127.0.0.1, where it binds, each other's at its links to that
+ * member, so that an address a member advertises reaches it through the link.
+ */
+export function hostsFile(self: number, names: readonly string[]): string {
+  const lines = ["127.0.0.1 localhost", ...names.map((name, i) => `${i + 1 === self ? "127.0.0.1" : peerAddress(self, i + 1)} ${name}`)];
+  return lines.join("\n") + "\n";
+}
+
 export interface PeerLink {
   from: string;
   to: string;

@@ -1,6 +1,6 @@
 // The Hazelcast members' own network, through the fault proxy: one link per
 // ordered pair of members (from, to), a proxy on a loopback address of its own
-// (127.0.0.<10 x from + to>, ZooKeeper's peerAddress) at `to`'s real port, in
+// (127.0.0.<10 x from + to>, cluster/peer-links.ts peerAddress) at `to`'s real port, in
 // front of it. Each member names the others by host name (hz-1, hz-2, hz-3: its
 // public address and its TCP/IP member list) and resolves those names from a hosts
 // file of its own (hostsFile): its own name to 127.0.0.1, where it binds, the
@@ -18,19 +18,12 @@
 // members it separates (a disabled proxy closes its connections and refuses new
 // ones), which any Toxiproxy can do: no toxic of our fault proxy's own is needed.
 import { Toxiproxy } from "toxiproxy-node-client";
-import { PeerLinks, linkPairs } from "../../cluster/peer-links.ts";
-import { peerAddress } from "../zookeeper/peers.ts";
+import { PeerLinks, linkPairs, peerAddress } from "../../cluster/peer-links.ts";
 
 export interface HzPeer {
   name: string;
   /** Its member port, on 127.0.0.1. */
   port: number;
-}
-
-/** The hosts file of member `self` (0-based) among `members`: its own name on 127.0.0.1, the others at its links to them. */
-export function hostsFile(self: number, members: readonly HzPeer[]): string {
-  const lines = ["127.0.0.1 localhost", ...members.map((m, i) => `${i === self ? "127.0.0.1" : peerAddress(self + 1, i + 1)} ${m.name}`)];
-  return lines.join("\n") + "\n";
 }
 
 export class HzPeerLinks extends PeerLinks {

@@ -28,7 +28,8 @@ import { waitForMembers } from "../../cluster/processes.ts";
 import { localDeployment } from "../../cluster/deployment.ts";
 import { memberControls, type MemberCluster, type MemberClusterOptions, type ServerNode } from "../../cluster/cluster.ts";
 import { HAZELCAST_MEMBER, hazelcastClasspath } from "./programs.ts";
-import { HzPeerLinks, hostsFile } from "./peers.ts";
+import { HzPeerLinks } from "./peers.ts";
+import { hostsFile } from "../../cluster/peer-links.ts";
 
 export interface HzMember extends ServerNode {
   /** 0-based, its place in the member list. */
@@ -104,7 +105,7 @@ export async function startHzCluster(opts: HzClusterOptions): Promise<HzCluster>
 
   const spawnMember = async (m: HzMember): Promise<void> => {
     mkdirSync(dataDir(m), { recursive: true });
-    writeFileSync(join(dataDir(m), "hosts"), hostsFile(m.index, nodes));
+    writeFileSync(join(dataDir(m), "hosts"), hostsFile(m.index + 1, nodes.map((n) => n.name)));
     // A restarted member is a new one: what the old one said is not its.
     rmSync(statusFile(m), { force: true });
     const args = [

@@ -21,23 +21,13 @@
 // never cuts members apart puts no such toxic there (a real Toxiproxy has none):
 // connect-backs then go around the proxies, which cuts nothing that is not cut.
 import { Toxiproxy } from "toxiproxy-node-client";
-import { PeerLinks, linkPairs, type PeerLink } from "../../cluster/peer-links.ts";
+import { PeerLinks, linkPairs, peerAddress, type PeerLink } from "../../cluster/peer-links.ts";
 
 export interface ZkPeerPorts {
   name: string;
   /** Its quorum (follower-to-leader) port and its election port, on 127.0.0.1. */
   quorumPort: number;
   electionPort: number;
-}
-
-/** Where `from` reaches `to`: the address of the proxies between them. */
-export const peerAddress = (from: number, to: number): string => `127.0.0.${10 * from + to}`;
-
-/** The hosts file of member `self` (1-based) among `size`: its own name on 127.0.0.1, the others at its proxies. */
-export function hostsFile(self: number, size: number): string {
-  const lines = ["127.0.0.1 localhost"];
-  for (let i = 1; i <= size; i++) lines.push(`${i === self ? "127.0.0.1" : peerAddress(self, i)} zk-${i}`);
-  return lines.join("\n") + "\n";
 }
 
 export class ZkPeerProxies extends PeerLinks {

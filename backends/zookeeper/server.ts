@@ -19,7 +19,8 @@ import { waitForMembers } from "../../cluster/processes.ts";
 import { localDeployment, type Deployment } from "../../cluster/deployment.ts";
 import { memberControls, networkPartitions, type MemberCluster, type MemberClusterOptions } from "../../cluster/cluster.ts";
 import type { ServerNode } from "../../cluster/cluster.ts";
-import { ZkPeerProxies, hostsFile } from "./peers.ts";
+import { ZkPeerProxies } from "./peers.ts";
+import { hostsFile } from "../../cluster/peer-links.ts";
 import { fourLetterWord, zkMode } from "./admin.ts";
 import { sleep } from "../../lib/index.ts";
 import { ZK_CLASSPATH, ZOOKEEPER_SERVER } from "./programs.ts";
@@ -99,7 +100,7 @@ export async function startZkCluster(opts: MemberClusterOptions): Promise<ZkClus
     writeFileSync(join(dataDir, "myid"), `${m.id}\n`);
     writeFileSync(join(dataDir, "zoo.cfg"), zooCfg(m, dataDir, nodes, deployment));
     writeFileSync(join(dataDir, "log4j.properties"), LOG4J);
-    if (!direct) writeFileSync(join(dataDir, "hosts"), hostsFile(m.id, size));
+    if (!direct) writeFileSync(join(dataDir, "hosts"), hostsFile(m.id, nodes.map((n) => n.name)));
     const args = [
       "-Xmx256m",
       "-Xms32m",
