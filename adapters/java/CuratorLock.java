@@ -56,20 +56,13 @@
 import static fencecheck.Protocol.*;
 
 import fencecheck.Json;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -82,7 +75,7 @@ import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryUntilElapsed;
 import org.apache.zookeeper.data.Stat;
 
-public final class CuratorLock {
+public final class CuratorLock implements CancellableHandler {
   static final String LOCK_ROOT = "/fencecheck/locks";
   /** What it runs, read from the jars on its classpath (pom.xml's environment), so a log never names a version it did not load. */
   static final String LIBRARY =
@@ -142,17 +135,6 @@ public final class CuratorLock {
     }
   }
 
-  /** A lock call that a cancel came for before it started: nothing was sent. */
-  static final class NotSent extends Exception {
-    NotSent() {
-      super("cancelled before it was sent", null, false, false);
-    }
-  }
-
-  interface LockCall<T> {
-    T run() throws Exception;
-  }
-
   interface NodeQuery {
     List<String> run() throws Exception;
   }
@@ -170,134 +152,35 @@ public final class CuratorLock {
   /** key -> the hold this program has on it (one hold a key at most). */
   private final Map<String, Hold> holds = new ConcurrentHashMap<>();
 
-  // ---- cancel: the reading thread interrupts the main thread's lock call ----
-  private final Object cancels = new Object();
-  /** Acquires read and not yet answered, and those of them a cancel came for. */
-  private final Set<Object> outstanding = new HashSet<>();
-  private final Set<Object> cancelAsked = new HashSet<>();
-  /** The acquire whose lock call the main thread is in now, or null. */
-  private Object waitingId;
-  private Thread mainThread;
+  // ---- cancel: the reading thread (fencecheck.Protocol's serveCancellable) interrupts the main thread's lock call ----
+  private final Cancels cancels = new Cancels();
 
   public static void main(String[] args) throws Exception {
     // Standard output carries messages only: keep it for ourselves and send anything a
     // library prints there to standard error.
     takeStdout();
-    new CuratorLock().run();
+    // Requests are handled in order on the main thread (an InterProcessMutex is owned by
+    // the thread that acquired it), but a cancel, answered at once on the reading thread.
+    serveCancellable(new CuratorLock());
   }
 
-  /**
-   * Requests are read on a thread of their own and handled in order on the main thread
-   * (an InterProcessMutex is owned by the thread that acquired it), except a cancel: it
-   * comes while the main thread is blocked in an acquire, and is answered at once.
-   */
-  void run() throws Exception {
-    mainThread = Thread.currentThread();
-    BlockingQueue<Map<String, Object>> requests = new LinkedBlockingQueue<>();
-    Map<String, Object> endOfInput = new LinkedHashMap<>();
-    Thread reader = new Thread(() -> read(requests, endOfInput), "requests");
-    reader.setDaemon(true);
-    reader.start();
-    for (;;) {
-      Map<String, Object> req = requests.take();
-      if (req == endOfInput) break;
-      Object id = req.get("id");
-      String type = String.valueOf(req.get("type"));
-      try {
-        switch (type) {
-          case "init": send(init(id, req)); break;
-          case "acquire":
-            Map<String, Object> r = acquire(id, req);
-            synchronized (cancels) {
-              outstanding.remove(id);
-              cancelAsked.remove(id);
-            }
-            send(r);
-            afterAcquire();
-            break;
-          case "renew":
-            // Session-based: the manifest says renew "none", so none is sent. Certainly not extended.
-            send(replyWith(id, "fail", "error", "renew-not-supported"));
-            break;
-          case "release": send(release(id, req)); break;
-          case "close":
-            shutdown();
-            send(reply(id, "ok"));
-            System.exit(0);
-            break;
-          default:
-            send(replyWith(id, "error", "error", "unknown request type: " + type));
-        }
-      } catch (Throwable t) {
-        log("unexpected " + t + " handling " + Json.write(req));
-        t.printStackTrace();
-        send(replyWith(id, "error", "error", shortError(t)));
-      }
-    }
-    // End of input means close.
-    shutdown();
-    System.exit(0);
-  }
-
-  void read(BlockingQueue<Map<String, Object>> requests, Map<String, Object> endOfInput) {
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    try {
-      String line;
-      while ((line = in.readLine()) != null) {
-        if (line.isBlank()) continue;
-        Map<String, Object> req = parseRequest(line);
-        if (req == null) continue;
-        Object type = req.get("type");
-        if ("cancel".equals(type)) {
-          send(cancel(req.get("id"), req.get("acquire")));
-          continue;
-        }
-        if ("acquire".equals(type)) {
-          synchronized (cancels) {
-            outstanding.add(req.get("id"));
-          }
-        }
-        requests.add(req);
-      }
-    } catch (IOException e) {
-      log("reading requests: " + e);
-    }
-    requests.add(endOfInput);
-  }
-
-  /** On the reading thread: withdraw the acquire `acquireId` by interrupting its lock call. */
-  Map<String, Object> cancel(Object id, Object acquireId) {
-    synchronized (cancels) {
-      // Already answered (its reply crossed the cancel): that reply stands.
-      if (!outstanding.contains(acquireId)) return replyWith(id, "error", "error", "no such acquire waiting");
-      cancelAsked.add(acquireId);
-      // Not yet in its lock call: it sees cancelAsked before it sends anything.
-      if (acquireId.equals(waitingId)) mainThread.interrupt();
-    }
-    return reply(id, "ok");
+  public Cancels cancels() {
+    return cancels;
   }
 
   /** Runs a lock call of the acquire `id` that its cancel may interrupt. */
   <T> T interruptible(Object id, LockCall<T> call) throws Exception {
-    synchronized (cancels) {
-      if (cancelAsked.contains(id)) throw new NotSent();
-      waitingId = id;
-    }
+    Thread self = Thread.currentThread();
     try {
-      return call.run();
+      return cancels.during(id, self::interrupt, call);
     } finally {
-      synchronized (cancels) {
-        waitingId = null;
-      }
       // An interrupt that came as the call returned is for a call that is over.
       Thread.interrupted();
     }
   }
 
   boolean cancelAsked(Object id) {
-    synchronized (cancels) {
-      return cancelAsked.contains(id);
-    }
+    return cancels.asked(id);
   }
 
   /**
@@ -353,7 +236,7 @@ public final class CuratorLock {
   }
 
   // ---- init ----
-  Map<String, Object> init(Object id, Map<String, Object> req) {
+  public Map<String, Object> init(Object id, Map<String, Object> req) {
     if (client != null) return replyWith(id, "error", "error", "init sent twice");
     long protocol = Json.num(req.get("protocol"), 1);
     if (protocol < 1) return replyWith(id, "error", "error", "protocol " + protocol + " not spoken (this adapter speaks 1)");
@@ -443,7 +326,7 @@ public final class CuratorLock {
   }
 
   // ---- acquire ----
-  Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception {
+  public Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception {
     if (client == null) return replyWith(id, "fail", "error", "no init");
     String key = String.valueOf(req.get("key"));
     long waitMs = Math.max(0, Json.num(req.get("wait_ms"), 0));
@@ -646,7 +529,7 @@ public final class CuratorLock {
    * (the listener names only holds whose ok is out: a notice about an owner not yet granted
    * would be about nobody): name it now.
    */
-  void afterAcquire() {
+  public void afterAcquire() {
     Hold h = justGranted;
     justGranted = null;
     if (h == null) return;
@@ -665,7 +548,7 @@ public final class CuratorLock {
   }
 
   // ---- release ----
-  Map<String, Object> release(Object id, Map<String, Object> req) {
+  public Map<String, Object> release(Object id, Map<String, Object> req) {
     if (client == null) return replyWith(id, "fail", "error", "no init");
     String key = String.valueOf(req.get("key"));
     Object owner = req.get("owner");
@@ -773,7 +656,7 @@ public final class CuratorLock {
       throw new ExceptionInInitializerError(e);
     }
   }
-  void shutdown() {
+  public void shutdown() {
     CuratorFramework c = client;
     if (c == null) return;
     // Closing ends the session (its nodes go at once); never wait for it long.

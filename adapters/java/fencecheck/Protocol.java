@@ -93,11 +93,131 @@ public final class Protocol {
     }
   }
 
+  /** A lock call that a cancel may withdraw. */
+  public interface LockCall<T> {
+    T run() throws Exception;
+  }
+
+  /** A lock call that a cancel came for before it started: nothing was sent. */
+  public static final class NotSent extends Exception {
+    public NotSent() {
+      super("cancelled before it was sent", null, false, false);
+    }
+  }
+
+  /**
+   * Which acquires are outstanding, which a cancel came for, and how to withdraw the one
+   * waiting now: shared by the reading thread (cancel, answered at once) and the main
+   * thread (the lock call), as docs/adapter-protocol.md's "cancel" asks.
+   */
+  public static final class Cancels {
+    /** Acquires read and not yet answered, and those of them a cancel came for. */
+    private final java.util.Set<Object> outstanding = new java.util.HashSet<>();
+    private final java.util.Set<Object> asked = new java.util.HashSet<>();
+    /** The acquire whose lock call runs now, and how its cancel withdraws it. */
+    private Object waitingId;
+    private Runnable withdraw;
+
+    synchronized void read(Object acquireId) {
+      outstanding.add(acquireId);
+    }
+
+    synchronized void answered(Object acquireId) {
+      outstanding.remove(acquireId);
+      asked.remove(acquireId);
+    }
+
+    /** On the reading thread: withdraw the acquire `acquireId`, by the way its lock call gave. */
+    synchronized Map<String, Object> cancel(Object id, Object acquireId) {
+      // Already answered (its reply crossed the cancel): that reply stands.
+      if (!outstanding.contains(acquireId)) return replyWith(id, "error", "error", "no such acquire waiting");
+      asked.add(acquireId);
+      // Not yet in its lock call: it sees `asked` before it sends anything.
+      if (acquireId.equals(waitingId) && withdraw != null) withdraw.run();
+      return reply(id, "ok");
+    }
+
+    public synchronized boolean asked(Object acquireId) {
+      return asked.contains(acquireId);
+    }
+
+    /**
+     * Runs the acquire `id`'s lock call, which its cancel withdraws by `withdraw` (run on
+     * the reading thread: it must not block). NotSent when the cancel came first.
+     */
+    public <T> T during(Object id, Runnable withdraw, LockCall<T> call) throws Exception {
+      synchronized (this) {
+        if (asked.contains(id)) throw new NotSent();
+        waitingId = id;
+        this.withdraw = withdraw;
+      }
+      try {
+        return call.run();
+      } finally {
+        synchronized (this) {
+          waitingId = null;
+          this.withdraw = null;
+        }
+      }
+    }
+  }
+
+  /** A LockHandler whose acquires a cancel may withdraw (manifest kinds "cancel": true). */
+  public interface CancellableHandler extends LockHandler {
+    Cancels cancels();
+
+    /** On the main thread, after an acquire's reply is sent (a check that needs it out first). */
+    default void afterAcquire() {}
+  }
+
+  /**
+   * The protocol loop of an adapter that can cancel: requests are read on a thread of
+   * their own and handled in order on the main thread, except a cancel, which comes while
+   * the main thread waits in an acquire and is answered at once on the reading thread.
+   */
+  public static void serveCancellable(CancellableHandler h) throws Exception {
+    Cancels cancels = h.cancels();
+    java.util.concurrent.BlockingQueue<Map<String, Object>> requests = new java.util.concurrent.LinkedBlockingQueue<>();
+    Map<String, Object> endOfInput = new LinkedHashMap<>();
+    Thread reader = new Thread(() -> {
+      BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+      try {
+        String line;
+        while ((line = in.readLine()) != null) {
+          if (line.isBlank()) continue;
+          Map<String, Object> req = parseRequest(line);
+          if (req == null) continue;
+          Object type = req.get("type");
+          if ("cancel".equals(type)) {
+            send(cancels.cancel(req.get("id"), req.get("acquire")));
+            continue;
+          }
+          if ("acquire".equals(type)) cancels.read(req.get("id"));
+          requests.add(req);
+        }
+      } catch (IOException e) {
+        System.err.println("[fencecheck adapter] reading requests: " + e);
+        System.err.flush();
+      }
+      requests.add(endOfInput);
+    }, "requests");
+    reader.setDaemon(true);
+    reader.start();
+    for (;;) {
+      Map<String, Object> req = requests.take();
+      if (req == endOfInput) break;
+      answer(h, req);
+    }
+    // End of input means close.
+    h.shutdown();
+    System.exit(0);
+  }
+
   /**
    * The protocol loop of an adapter that answers one request at a time, on the main
    * thread: read a line, answer it; close (or the end of input) shuts down and exits.
    * An exception the handler did not expect is an error reply (an unknown outcome).
-   * An adapter that reads while it waits (cancel) keeps a loop of its own.
+   * An adapter that reads while it waits (cancel) uses serveCancellable.
    */
   public static void serve(Handler h) throws IOException {
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -105,25 +225,41 @@ public final class Protocol {
     while ((line = in.readLine()) != null) {
       if (line.isBlank()) continue;
       Map<String, Object> req = parseRequest(line);
-      if (req == null) continue;
-      Object id = req.get("id");
-      String type = String.valueOf(req.get("type"));
-      try {
-        if (type.equals("close")) {
-          h.shutdown();
-          send(reply(id, "ok"));
-          System.exit(0);
-        }
-        Map<String, Object> r = h.handle(id, type, req);
-        send(r != null ? r : replyWith(id, "error", "error", "unknown request type: " + type));
-      } catch (Throwable t) {
-        System.err.println("[fencecheck adapter] unexpected " + t + " handling " + line);
-        System.err.flush();
-        send(replyWith(id, "error", "error", shortError(t)));
-      }
+      if (req != null) answer(h, req);
     }
     h.shutdown();
     System.exit(0);
+  }
+
+  /**
+   * One request, on the main thread: close shuts down, answers and exits; any other is
+   * handled and answered. An exception the handler did not expect is an error reply (an
+   * unknown outcome). A cancellable handler's acquire is no longer outstanding once handled.
+   */
+  private static void answer(Handler h, Map<String, Object> req) {
+    Object id = req.get("id");
+    String type = String.valueOf(req.get("type"));
+    CancellableHandler cancellable = type.equals("acquire") && h instanceof CancellableHandler c ? c : null;
+    try {
+      if (type.equals("close")) {
+        h.shutdown();
+        send(reply(id, "ok"));
+        System.exit(0);
+      }
+      Map<String, Object> r;
+      try {
+        r = h.handle(id, type, req);
+      } finally {
+        if (cancellable != null) cancellable.cancels().answered(id);
+      }
+      send(r != null ? r : replyWith(id, "error", "error", "unknown request type: " + type));
+      if (cancellable != null) cancellable.afterAcquire();
+    } catch (Throwable t) {
+      System.err.println("[fencecheck adapter] unexpected " + t + " handling " + Json.write(req));
+      t.printStackTrace();
+      System.err.flush();
+      send(replyWith(id, "error", "error", shortError(t)));
+    }
   }
 
   /**
@@ -151,12 +287,32 @@ public final class Protocol {
     }
   }
 
+  /** Every endpoint init names, as host:port (an IPv6 host in brackets), in init's order: a lock over several servers. */
+  @SuppressWarnings("unchecked")
+  public static java.util.List<String> addresses(Map<String, Object> req, int defaultPort) {
+    java.util.List<String> out = new java.util.ArrayList<>();
+    for (Object e : (java.util.List<Object>) req.get("endpoints")) {
+      Map<String, Object> ep = (Map<String, Object>) e;
+      String host = String.valueOf(ep.get("host"));
+      if (host.contains(":") && !host.startsWith("[")) host = "[" + host + "]";
+      out.add(host + ":" + Json.num(ep.get("port"), defaultPort));
+    }
+    return out;
+  }
+
   /** init_ok, as the manifest says (fences, renew), with the library that runs. */
   public static Map<String, Object> initOk(Object id, boolean fences, String renew, String library) {
     Map<String, Object> r = reply(id, "init_ok");
     r.put("fences", fences);
     r.put("renew", renew);
     r.put("library", library);
+    return r;
+  }
+
+  /** init_ok with the lock kinds it offers, as the manifest says them ("kinds"). */
+  public static Map<String, Object> initOk(Object id, boolean fences, String renew, String library, Map<String, Object> kinds) {
+    Map<String, Object> r = initOk(id, fences, renew, library);
+    if (!kinds.isEmpty()) r.put("kinds", kinds);
     return r;
   }
 
