@@ -33,5 +33,5 @@ export const PYTHON_REDIS_LOCK: Requirement = environmentRequirement("python-red
 /** bsm/redislock from the Go module proxy: adapters/go/go.mod, the one module of the Go adapters (redsync's too). */
 export const BSM_REDISLOCK: Requirement = environmentRequirement("bsm-redislock", "--client bsm-redislock", repoFile("adapters/go/redislock/bsm-redislock.adapter.json"));
 
-/** Redisson from Maven Central (adapters/java/redisson/pom.xml): it brings netty, reactor, rxjava and slf4j; the environment's build compiles RedissonLock.java against them. One environment for both manifests. */
-export const REDISSON: Requirement = environmentRequirement("redisson", "--client redisson and redisson-fenced", repoFile("adapters/java/redisson/redisson.adapter.json"));
+/** Redisson from Maven Central (adapters/java/redisson/pom.xml): it brings netty, reactor, rxjava and slf4j; the environment's build compiles RedissonLock.java against them. One environment for its four manifests. */
+export const REDISSON: Requirement = environmentRequirement("redisson", "--client redisson, redisson-fenced, redisson-multilock and redisson-redlock", repoFile("adapters/java/redisson/redisson.adapter.json"));

@@ -1,12 +1,12 @@
 // --backend redlock: five independent redis-servers locked by majority, with the
 // Redlock clients people use (npm redlock 5 and 4, the maintained fork of 5,
-// Python's pottery by its adapter program) and the algorithm as the Redis
+// Python's pottery, Go's redsync and Redisson's MultiLock and RedLock by their adapter programs) and the algorithm as the Redis
 // documentation writes it. Redlock issues no fence: a
 // hold's fence comes from Redis counters on the nodes (--fence-source).
 import { shippedProgram, type ClientContext } from "../../clients/index.ts";
 import type { Backend, BackendOption, ClientKind } from "../../core/index.ts";
 import { REDIS_PERSISTENCE, redisFenceCounter, redisNames, redisNodeOptions, removeRedisKeys } from "../redis/index.ts";
-import { REDIS, REDIS_SERVER, REDIS_VERSION } from "../redis/programs.ts";
+import { REDIS, REDIS_SERVER, REDIS_VERSION, REDISSON } from "../redis/programs.ts";
 import { environmentRequirement } from "../../clients/program/index.ts";
 import { repoFile } from "../../lib/paths.ts";
 import type { RedlockClientOptions } from "../redis/nodes.ts";
@@ -80,6 +80,10 @@ const CLIENTS: Record<string, ClientKind> = {
   pottery: { ...shippedProgram("adapters/python/pottery.adapter.json", redisFenceCounter), needs: environmentRequirement("pottery", "--client pottery", repoFile("adapters/python/pottery.adapter.json")) },
   // go-redsync/redsync v4.18.1's Mutex (go-redis v9.23.0) by its reference adapter program, built from adapters/go/go.mod.
   redsync: { ...shippedProgram("adapters/go/redsync/redsync.adapter.json", redisFenceCounter), needs: environmentRequirement("redsync", "--client redsync", repoFile("adapters/go/redsync/redsync.adapter.json")) },
+  // Redisson 4.7.0's RedissonMultiLock and its (deprecated) RedissonRedLock (Java): one client per node, each node's
+  // RLock renewed by its watchdog; no fence. The environment is redisson's (one pom).
+  "redisson-multilock": { ...shippedProgram("adapters/java/redisson/redisson-multilock.adapter.json", redisFenceCounter), needs: REDISSON },
+  "redisson-redlock": { ...shippedProgram("adapters/java/redisson/redisson-redlock.adapter.json", redisFenceCounter), needs: REDISSON },
 };
 
 export const backend = {
