@@ -166,7 +166,8 @@ describe("the Redisson adapter's lock kinds, against a real redis-server", () =>
     expect(await eventually(async () => ((await redis.pubsub("NUMSUB", channel)) as [string, number])[1] >= 1, 10_000)).toBe(true);
     const t0 = Date.now();
     abort.abort();
-    expect(await waiting).toMatchObject({ type: "fail", error: "cancelled", value: { owner: expect.stringMatching(/^p2a1-h/) } });
+    const withdrawn = await waiting;
+    expect(withdrawn).toMatchObject({ type: "fail", error: "cancelled", value: { owner: expect.stringMatching(/^p2a1-h/) } });
     expect(Date.now() - t0).toBeLessThan(2000);
     expect(Object.keys(await redis.hgetall(key))).toHaveLength(1);
     // Released, the lock is not granted to the withdrawn waiter after all.
@@ -177,8 +178,10 @@ describe("the Redisson adapter's lock kinds, against a real redis-server", () =>
     const before = new AbortController();
     before.abort();
     expect(await waiter.acquire(key, 4000, 1000, { signal: before.signal })).toEqual({ type: "fail", error: "cancelled" });
-    // The waiter's program goes on: it takes the lock now free.
-    expect(await waiter.release(key, held(await waiter.acquire(key, 4000, 1000)))).toEqual(released);
+    // The waiter's program goes on: it takes the lock now free, under an owner of its own (never the withdrawn wait's).
+    const next = held(await waiter.acquire(key, 4000, 1000));
+    expect(next.owner).not.toBe((withdrawn as { value: { owner: string } }).value.owner);
+    expect(await waiter.release(key, next)).toEqual(released);
   }, 20_000);
 
   it("RedissonMultiLock over five nodes: its key is on every node while held, on none after", async () => {

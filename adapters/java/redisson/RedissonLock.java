@@ -29,10 +29,12 @@
 // ttl_ms; unlock() to release, forceUnlock() never. The manifests say "renew": "automatic".
 //
 // Choices, each for a reason:
-// - The clients are made at the first acquire, not at init: Redisson.create() connects
-//   (and throws when nothing listens), and init must answer without connecting. When it
-//   throws there is no client and nothing was sent: fail "conn-refused"; the next acquire
-//   tries again. The multi-node locks' clients are lazy (setLazyInitialization): one node
+// - The clients are made on a thread of their own from init, not in it: Redisson.create()
+//   connects (and throws when nothing listens), and init must answer without connecting.
+//   The first acquire waits for them (made at its invoke, they took 1-2.5 s of it on a
+//   busy machine: a hold that waited longer than its TTL is never certainly valid to the
+//   checker). When making them threw, the acquire makes them again; when that throws too
+//   there is no client and nothing was sent: fail "conn-refused"; the next acquire tries again. The multi-node locks' clients are lazy (setLazyInitialization): one node
 //   down must not keep the others from being asked (RedLock is granted by a majority).
 // - Timeout, connect timeout and subscription timeout = command_timeout_ms; retryAttempts 0:
 //   a lock script retried after it ran would re-enter (HINCRBY twice) and leave the lock
@@ -189,6 +191,8 @@ public final class RedissonLock implements CancellableHandler {
   final Lock lock;
   final Cancels cancels = new Cancels();
   List<RedissonClient> clients;
+  /** The clients being made in the background since init, or null. */
+  CompletableFuture<List<RedissonClient>> making;
   List<String> addresses = List.of();
   String ownerPrefix = "c";
   long ttlMs = 30000;
@@ -230,6 +234,7 @@ public final class RedissonLock implements CancellableHandler {
   public void shutdown() {
     List<RedissonClient> cs = clients;
     clients = null;
+    if (cs == null && making != null && making.isDone() && !making.isCompletedExceptionally()) cs = making.join();
     if (cs == null) return;
     for (RedissonClient c : cs) {
       try {
@@ -247,6 +252,12 @@ public final class RedissonLock implements CancellableHandler {
     ttlMs = init.ttlMs();
     commandTimeoutMs = init.commandTimeoutMs();
     log("init: JVM up " + ManagementFactory.getRuntimeMXBean().getUptime() + " ms; " + library() + "; " + addresses.size() + " node(s); watchdog " + ttlMs + " ms, command timeout " + commandTimeoutMs + " ms");
+    // Made in the background, so that init answers at once and the first acquire does not wait a second or more for them.
+    making = CompletableFuture.supplyAsync(this::makeClients, r -> {
+      Thread t = new Thread(r, "redisson-clients");
+      t.setDaemon(true);
+      t.start();
+    });
     return initOk(id, lock.fenced, "automatic", library(), lock.kinds);
   }
 
@@ -254,20 +265,35 @@ public final class RedissonLock implements CancellableHandler {
     return "Redisson " + LIBRARY_VERSION + " " + lock.names + " (Maven Central), watchdog renewal";
   }
 
+  /** The clients, one per endpoint: made in the background from init, or now (again, after a failure). */
   List<RedissonClient> clients() {
     if (clients == null) {
-      long t0 = System.nanoTime();
-      List<RedissonClient> made = new ArrayList<>();
-      try {
-        for (String address : addresses) made.add(Redisson.create(config(address)));
-      } catch (RuntimeException e) {
-        for (RedissonClient c : made) c.shutdown(0, commandTimeoutMs, TimeUnit.MILLISECONDS);
-        throw e;
+      CompletableFuture<List<RedissonClient>> early = making;
+      making = null;
+      if (early != null) {
+        try {
+          clients = early.join();
+        } catch (RuntimeException e) {
+          // Nothing listened then: try again now, and say so as this acquire's (conn-refused when it fails too).
+          log("clients made at init: " + shortError(e));
+        }
       }
-      clients = made;
-      log(made.size() + " Redisson client(s) made in " + (System.nanoTime() - t0) / 1_000_000 + " ms (JVM up " + ManagementFactory.getRuntimeMXBean().getUptime() + " ms)");
+      if (clients == null) clients = makeClients();
     }
     return clients;
+  }
+
+  List<RedissonClient> makeClients() {
+    long t0 = System.nanoTime();
+    List<RedissonClient> made = new ArrayList<>();
+    try {
+      for (String address : addresses) made.add(Redisson.create(config(address)));
+    } catch (RuntimeException e) {
+      for (RedissonClient c : made) c.shutdown(0, commandTimeoutMs, TimeUnit.MILLISECONDS);
+      throw e;
+    }
+    log(made.size() + " Redisson client(s) made in " + (System.nanoTime() - t0) / 1_000_000 + " ms (JVM up " + ManagementFactory.getRuntimeMXBean().getUptime() + " ms)");
+    return made;
   }
 
   Config config(String address) {
@@ -393,7 +419,8 @@ public final class RedissonLock implements CancellableHandler {
     // One clearing at most per acquire: its timeout (command_timeout_ms) and the acquire's must fit fencecheck's deadline.
     String unclear = clearKey(key);
     if (unclear != null) return replyWith(id, "error", "error", unclear);
-    String owner = ownerPrefix + "-h" + (holdCount + 1);
+    // Every acquire's owner is its own, a cancelled or failed one's too: an owner names one hold in the whole run.
+    String owner = ownerPrefix + "-h" + (++holdCount);
     String kind = permits != null ? "permit" : mode != null ? String.valueOf(mode) : "lock";
     Owner thread = new Owner();
     RLock l = kind.equals("permit") ? null : lockOf(key, kind);
@@ -445,7 +472,6 @@ public final class RedissonLock implements CancellableHandler {
       thread.end();
       return replyWith(id, "fail", "error", waitMs == 0 ? "busy" : "timeout");
     }
-    holdCount++;
     String permitId = semaphore != null ? (String) result : null;
     holds.put(owner, new Hold(key, kind, owner, thread, permitId));
     Map<String, Object> r = reply(id, "ok");
