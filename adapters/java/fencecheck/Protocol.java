@@ -1,9 +1,13 @@
 // What every Java adapter needs around its own lock (docs/adapter-protocol.md), as
 // fencecheck_adapter.py gives a Python one: standard output kept for protocol lines,
 // one whole line at a time from any thread (replies from the main thread, notices
-// from a library's event thread), the reply's common fields, and the version of a
-// library as the jar on the classpath names it. Compiled with fencecheck.Json into
-// every pom environment that has sources: `import static fencecheck.Protocol.*;`.
+// from a library's event thread), the reply's common fields, the version of a
+// library as the jar on the classpath names it, and the request loop: serve (one
+// request at a time) or, for an adapter that can cancel a wait, serveCancellable
+// (requests read on a thread of their own, a cancel answered while the main thread
+// waits in its lock call, Cancels telling which acquire to withdraw and how).
+// Compiled with fencecheck.Json into every pom environment that has sources:
+// `import static fencecheck.Protocol.*;`.
 package fencecheck;
 
 import java.io.BufferedReader;
