@@ -39,9 +39,10 @@
 // - Timeout, connect timeout and subscription timeout = command_timeout_ms; retryAttempts 0:
 //   a lock script retried after it ran would re-enter (HINCRBY twice) and leave the lock
 //   held by one count after the release. With no retry a timed-out command is an error.
-// - One connection per node (connectionPoolSize 1): Redis runs one connection's commands
-//   in the order they were written, so a check written after a cancel runs after any lock
-//   script the withdrawn wait had sent (below).
+// - One connection for the single-node locks (connectionPoolSize 1): Redis runs one
+//   connection's commands in the order they were written, so a check written after a
+//   cancel runs after any lock script the withdrawn wait had sent (below). The multi-node
+//   locks do not cancel and keep a pool of four.
 // - A Redisson lock is owned by a thread id (the hash field is "<client uuid>:<thread id>"),
 //   so each hold is made on a thread of its own (a one-thread executor kept while the hold
 //   lives), whose id (never reused in a JVM) becomes the hold's: two holds of this program
@@ -285,15 +286,51 @@ public final class RedissonLock implements CancellableHandler {
 
   List<RedissonClient> makeClients() {
     long t0 = System.nanoTime();
+    // One per node, all at once: five made in turn took 5-6 s of a busy machine's first acquire.
+    List<CompletableFuture<RedissonClient>> making = addresses.stream().map(a -> CompletableFuture.supplyAsync(() -> Redisson.create(config(a)), r -> {
+      Thread t = new Thread(r, "redisson-client");
+      t.setDaemon(true);
+      t.start();
+    })).toList();
     List<RedissonClient> made = new ArrayList<>();
-    try {
-      for (String address : addresses) made.add(Redisson.create(config(address)));
-    } catch (RuntimeException e) {
+    RuntimeException failed = null;
+    for (CompletableFuture<RedissonClient> f : making) {
+      try {
+        made.add(f.join());
+      } catch (RuntimeException e) {
+        failed = e;
+      }
+    }
+    if (failed != null) {
       for (RedissonClient c : made) c.shutdown(0, commandTimeoutMs, TimeUnit.MILLISECONDS);
-      throw e;
+      throw failed;
     }
     log(made.size() + " Redisson client(s) made in " + (System.nanoTime() - t0) / 1_000_000 + " ms (JVM up " + ManagementFactory.getRuntimeMXBean().getUptime() + " ms)");
     return made;
+  }
+
+  /**
+   * The multi-node locks' clients share one netty event loop group and one executor (Config's
+   * setEventLoopGroup and setExecutor, made for Redisson instances that share them): five
+   * clients of their own threads each were made in 5-8 s of a busy machine's first acquire.
+   */
+  private io.netty.channel.EventLoopGroup sharedLoops;
+  private java.util.concurrent.ExecutorService sharedExecutor;
+
+  @SuppressWarnings("deprecation") // NioEventLoopGroup: deprecated in the netty Redisson brings, still its NIO transport's group.
+  synchronized void share(Config config) {
+    if (sharedLoops == null) {
+      sharedLoops = new io.netty.channel.nio.NioEventLoopGroup(2, (java.util.concurrent.ThreadFactory) r -> daemon(r, "redisson-netty"));
+      sharedExecutor = Executors.newFixedThreadPool(2, r -> daemon(r, "redisson-executor"));
+    }
+    config.setEventLoopGroup(sharedLoops);
+    config.setExecutor(sharedExecutor);
+  }
+
+  static Thread daemon(Runnable r, String name) {
+    Thread t = new Thread(r, name);
+    t.setDaemon(true);
+    return t;
   }
 
   Config config(String address) {
@@ -301,6 +338,7 @@ public final class RedissonLock implements CancellableHandler {
     config.setLockWatchdogTimeout(ttlMs);
     config.setThreads(2);
     config.setNettyThreads(2);
+    if (lock.multiNode()) share(config);
     config.setLazyInitialization(lock.multiNode());
     config.useSingleServer()
         .setAddress("redis://" + address)
@@ -309,7 +347,10 @@ public final class RedissonLock implements CancellableHandler {
         .setSubscriptionTimeout(commandTimeoutMs)
         .setRetryAttempts(0)
         .setConnectionMinimumIdleSize(1)
-        .setConnectionPoolSize(1)
+        // One connection where a cancel's check must follow the lock script (below); the multi-node
+        // locks, which do not cancel, keep four: with one, a node's reconnect after a kill failed
+        // commands with "Unable to acquire connection".
+        .setConnectionPoolSize(lock.kinds.containsKey("cancel") ? 1 : 4)
         .setSubscriptionConnectionMinimumIdleSize(1)
         .setSubscriptionConnectionPoolSize(2)
         .setDnsMonitoringInterval(-1);
@@ -351,11 +392,16 @@ public final class RedissonLock implements CancellableHandler {
     doubtful.computeIfAbsent(key, k -> new ArrayList<>()).add(new Doubt(kind, threadId));
   }
 
-  /** Unlocks a thread's lock until Redisson says it does not hold it (a re-entered hold: once per entry). */
-  void unlockAll(RLock l, long threadId) throws Exception {
+  /** The ms left until `deadline` (System.nanoTime()), at least 1. */
+  static long leftMs(long deadline) {
+    return Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+  }
+
+  /** Unlocks a thread's lock until Redisson says it does not hold it (a re-entered hold: once per entry), by `deadline`. */
+  void unlockAll(RLock l, long threadId, long deadline) throws Exception {
     for (int i = 0; i < 64; i++) {
       try {
-        l.unlockAsync(threadId).toCompletableFuture().get(commandTimeoutMs, TimeUnit.MILLISECONDS);
+        l.unlockAsync(threadId).toCompletableFuture().get(leftMs(deadline), TimeUnit.MILLISECONDS);
       } catch (ExecutionException e) {
         if (root(e) instanceof IllegalMonitorStateException) return;
         throw e;
@@ -365,9 +411,9 @@ public final class RedissonLock implements CancellableHandler {
 
   /**
    * Unlocks, quietly, what this program may still hold on key: abandoned holds and errored
-   * acquires. Returns null, or why one could not be unlocked (it stays doubtful).
+   * acquires, all by `deadline`. Returns null, or why one could not be unlocked (it stays doubtful).
    */
-  String clearKey(String key) {
+  String clearKey(String key, long deadline) {
     List<Doubt> doubts = new ArrayList<>(doubtful.getOrDefault(key, List.of()));
     doubtful.remove(key);
     List<Hold> abandoned = new ArrayList<>();
@@ -376,7 +422,7 @@ public final class RedissonLock implements CancellableHandler {
       h.thread.end();
       if (h.permitId != null) {
         try {
-          clients().get(0).getPermitExpirableSemaphore(key).tryReleaseAsync(h.permitId).toCompletableFuture().get(commandTimeoutMs, TimeUnit.MILLISECONDS);
+          clients().get(0).getPermitExpirableSemaphore(key).tryReleaseAsync(h.permitId).toCompletableFuture().get(leftMs(deadline), TimeUnit.MILLISECONDS);
         } catch (Throwable e) {
           // Its lease (ttl_ms, never renewed) ends it.
           log("clearing permit " + h.permitId + " on " + key + ": " + shortError(e));
@@ -388,7 +434,7 @@ public final class RedissonLock implements CancellableHandler {
     for (int i = 0; i < doubts.size(); i++) {
       Doubt d = doubts.get(i);
       try {
-        unlockAll(lockOf(key, d.kind()), d.threadId());
+        unlockAll(lockOf(key, d.kind()), d.threadId(), deadline);
         log("released an abandoned " + d.kind() + " on " + key + " (thread " + d.threadId() + ")");
       } catch (Throwable e) {
         log("clearing " + key + " (thread " + d.threadId() + "): " + shortError(e));
@@ -406,6 +452,8 @@ public final class RedissonLock implements CancellableHandler {
     Object mode = req.get("mode");
     Object reenter = req.get("reenter");
     Object permits = req.get("permits");
+    // fencecheck waits wait_ms + 2 x command_timeout_ms for the answer: the clearing and the lock call share it.
+    long answerBy = System.nanoTime() + (waitMs + 2L * commandTimeoutMs - 250) * 1_000_000L;
     if (mode != null && !"read".equals(mode) && !"write".equals(mode)) return replyWith(id, "error", "error", "unknown mode " + mode);
     try {
       clients();
@@ -416,8 +464,8 @@ public final class RedissonLock implements CancellableHandler {
       return replyWith(id, "fail", "error", "conn-refused");
     }
     if (reenter != null) return reenter(id, key, String.valueOf(reenter));
-    // One clearing at most per acquire: its timeout (command_timeout_ms) and the acquire's must fit fencecheck's deadline.
-    String unclear = clearKey(key);
+    // The clearing gets command_timeout_ms at most (a multi-node lock's unlock waits out a dead node's), the lock call the rest.
+    String unclear = clearKey(key, System.nanoTime() + commandTimeoutMs * 1_000_000L);
     if (unclear != null) return replyWith(id, "error", "error", unclear);
     // Every acquire's owner is its own, a cancelled or failed one's too: an owner names one hold in the whole run.
     String owner = ownerPrefix + "-h" + (++holdCount);
@@ -455,13 +503,13 @@ public final class RedissonLock implements CancellableHandler {
         started.set(f);
         // A cancel that came between the check in during() and now found no future to cancel.
         if (cancels.asked(id)) f.cancel(false);
-        return (Object) f.get(waitMs + commandTimeoutMs + commandTimeoutMs / 2, TimeUnit.MILLISECONDS);
+        return (Object) f.get(Math.min(waitMs + commandTimeoutMs + commandTimeoutMs / 2, leftMs(answerBy)), TimeUnit.MILLISECONDS);
       });
     } catch (NotSent e) {
       thread.end();
       return replyWith(replyWith(id, "fail", "error", "cancelled"), "owner", owner);
     } catch (CancellationException e) {
-      return withdrawn(id, key, kind, owner, thread);
+      return withdrawn(id, key, kind, owner, thread, answerBy);
     } catch (TimeoutException | ExecutionException e) {
       thread.end();
       if (l != null) doubt(key, kind, thread.threadId);
@@ -490,7 +538,7 @@ public final class RedissonLock implements CancellableHandler {
    * lock script went by, whether this thread holds it, twice (a retry may have raced the
    * cancel). Neither time: fail "cancelled". Otherwise, or unreadable, error "cancel-unknown".
    */
-  Map<String, Object> withdrawn(Object id, String key, String kind, String owner, Owner thread) {
+  Map<String, Object> withdrawn(Object id, String key, String kind, String owner, Owner thread, long answerBy) {
     thread.end();
     if (kind.equals("permit")) {
       // Redisson makes a permit's id and says it only with the grant: nothing to look for.
@@ -501,7 +549,7 @@ public final class RedissonLock implements CancellableHandler {
     try {
       for (int i = 0; i < 2 && why == null; i++) {
         if (i > 0) Thread.sleep(50);
-        if (l.isHeldByThreadAsync(thread.threadId).toCompletableFuture().get(commandTimeoutMs, TimeUnit.MILLISECONDS)) why = "granted as the cancel came";
+        if (l.isHeldByThreadAsync(thread.threadId).toCompletableFuture().get(Math.min(commandTimeoutMs, leftMs(answerBy)), TimeUnit.MILLISECONDS)) why = "granted as the cancel came";
       }
     } catch (Throwable e) {
       why = "its lock is unreadable: " + shortError(e);
