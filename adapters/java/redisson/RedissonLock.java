@@ -309,36 +309,11 @@ public final class RedissonLock implements CancellableHandler {
     return made;
   }
 
-  /**
-   * The multi-node locks' clients share one netty event loop group and one executor (Config's
-   * setEventLoopGroup and setExecutor, made for Redisson instances that share them): five
-   * clients of their own threads each were made in 5-8 s of a busy machine's first acquire.
-   */
-  private io.netty.channel.EventLoopGroup sharedLoops;
-  private java.util.concurrent.ExecutorService sharedExecutor;
-
-  @SuppressWarnings("deprecation") // NioEventLoopGroup: deprecated in the netty Redisson brings, still its NIO transport's group.
-  synchronized void share(Config config) {
-    if (sharedLoops == null) {
-      sharedLoops = new io.netty.channel.nio.NioEventLoopGroup(2, (java.util.concurrent.ThreadFactory) r -> daemon(r, "redisson-netty"));
-      sharedExecutor = Executors.newFixedThreadPool(2, r -> daemon(r, "redisson-executor"));
-    }
-    config.setEventLoopGroup(sharedLoops);
-    config.setExecutor(sharedExecutor);
-  }
-
-  static Thread daemon(Runnable r, String name) {
-    Thread t = new Thread(r, name);
-    t.setDaemon(true);
-    return t;
-  }
-
   Config config(String address) {
     Config config = new Config();
     config.setLockWatchdogTimeout(ttlMs);
     config.setThreads(2);
     config.setNettyThreads(2);
-    if (lock.multiNode()) share(config);
     config.setLazyInitialization(lock.multiNode());
     config.useSingleServer()
         .setAddress("redis://" + address)
@@ -348,8 +323,7 @@ public final class RedissonLock implements CancellableHandler {
         .setRetryAttempts(0)
         .setConnectionMinimumIdleSize(1)
         // One connection where a cancel's check must follow the lock script (below); the multi-node
-        // locks, which do not cancel, keep four: with one, a node's reconnect after a kill failed
-        // commands with "Unable to acquire connection".
+        // locks, which do not cancel, keep the four this adapter always had.
         .setConnectionPoolSize(lock.kinds.containsKey("cancel") ? 1 : 4)
         .setSubscriptionConnectionMinimumIdleSize(1)
         .setSubscriptionConnectionPoolSize(2)
