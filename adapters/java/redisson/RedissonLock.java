@@ -20,8 +20,8 @@
 //   RedissonClient per node (single-server config each), getMultiLock(each client's
 //   getLock(key)): granted when every node's lock is. No fence (--fence-source).
 // - "--red": RedissonRedLock (redisson-redlock.adapter.json), the same made with
-//   getRedLock: granted by a majority of the nodes. Deprecated in Redisson 4 (its
-//   documentation points to RLock and RFencedLock) but still in 4.7.0.
+//   getRedLock: granted by a majority of the nodes. @Deprecated in 4.7.0 but still there
+//   (Redisson logs "RedLock object is deprecated. Use RLock or RFencedLock object instead.").
 //
 // As Redisson's documentation says: single-server config to each endpoint init names,
 // tryLock(waitTime, leaseTime = -1, MILLISECONDS) so the lock watchdog renews the lease
@@ -34,8 +34,11 @@
 //   The first acquire waits for them (made at its invoke, they took 1-2.5 s of it on a
 //   busy machine: a hold that waited longer than its TTL is never certainly valid to the
 //   checker). When making them threw, the acquire makes them again; when that throws too
-//   there is no client and nothing was sent: fail "conn-refused"; the next acquire tries again. The multi-node locks' clients are lazy (setLazyInitialization): one node
-//   down must not keep the others from being asked (RedLock is granted by a majority).
+//   there is no client and nothing was sent: fail "conn-refused"; the next acquire tries
+//   again. The multi-node locks' five clients are made at once (in turn they took 5-8 s of
+//   a busy machine), each with threads of its own (sharing one EventLoopGroup and executor
+//   among them left the first acquires unanswered), and lazy (setLazyInitialization): one
+//   node down must not keep the others from being asked (RedLock is granted by a majority).
 // - Timeout, connect timeout and subscription timeout = command_timeout_ms; retryAttempts 0:
 //   a lock script retried after it ran would re-enter (HINCRBY twice) and leave the lock
 //   held by one count after the release. With no retry a timed-out command is an error.
@@ -56,7 +59,9 @@
 //   every earlier hold and every errored acquire of this program on that key is unlocked
 //   until Redisson says it is not held (quietly; IllegalMonitorStateException). One that
 //   cannot be (a timeout: the connection is bad) stays on the list and the acquire answers
-//   error without trying, so a clearing and an acquire never both wait for command_timeout_ms.
+//   error without trying. The clearing gets command_timeout_ms at most and the lock call
+//   the rest of fencecheck's deadline (wait_ms + 2 x command_timeout_ms): a multi-node
+//   lock's unlock waits out a dead node, and the program was killed for adapter-timeout.
 //   A permit needs none of this: its lease is never renewed, it ends by itself.
 // - tryLock false: the last attempt's script answered that another owner holds it, so
 //   "timeout" (or "busy" for wait_ms 0) is definite. An exception or a timed-out future:
