@@ -17,6 +17,8 @@
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { basename, join } from "node:path";
 import { BadInput } from "../lib/index.ts";
+import { readManifest } from "../clients/program/index.ts";
+import { ecosystemOf, type Ecosystem } from "../clients/program/environment.ts";
 import { CLIENTS, backendOfClient } from "../backends/index.ts";
 import { readSummary } from "./finish.ts";
 import { SCENARIOS } from "../scenarios/index.ts";
@@ -66,14 +68,14 @@ export interface LocksData {
   configurations: PageConfig[];
 }
 
-const languageOf = (client: string): string => {
-  const p = CLIENTS[client]?.program;
-  if (!p) return "Node";
-  if (p.includes("/python")) return "Python";
-  if (p.includes("/java/")) return "Java";
-  if (p.includes("/go/")) return "Go";
-  return "Node";
-};
+/** The language the lock library is written in: its adapter program's environment says (a pom.xml is Java, a go.mod Go, a requirements file Python); a client without one runs in fencecheck's Node. */
+const LANGUAGES: Record<Ecosystem, string> = { python: "Python", maven: "Java", go: "Go" };
+function languageOf(client: string): string {
+  const manifest = CLIENTS[client]?.program;
+  const environment = manifest ? readManifest(manifest).environment : undefined;
+  const ecosystem = environment ? ecosystemOf(environment) : null;
+  return ecosystem ? LANGUAGES[ecosystem] : "Node";
+}
 
 /** The run's command without its store, which was the soak's directory. */
 function portableArgv(argv: readonly string[]): string[] {
