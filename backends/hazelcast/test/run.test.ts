@@ -1,9 +1,11 @@
 // Whole runs against three Hazelcast members of the run's own: a client frozen
 // longer than the CP session's TTL (2 s at --ttl 2000) loses its session, and so
-// its FencedLock, to another client; without fencing its late write lands after the
-// newer holder's (INVALID), with FencedLock's own fence it is refused or never
-// overtakes (VALID), and the release of the lost hold says "session-expired". The
-// two runs go one after the other: each starts nine JVMs on a shared machine.
+// its FencedLock, to another client; with FencedLock's own fence its late write is
+// refused or never overtakes (VALID), and the release of the lost hold says
+// "session-expired". The same run without fencing (INVALID, stale-write-accepted)
+// is the libraries preset's row hazelcast-pause-fence-off (docs/locks.md): each
+// run here starts nine JVMs, a large share of the suite's CPU on two cores. The
+// runs go one after the other.
 import { describe, it, expect } from "vitest";
 import { jepsenRun, processesMentioning, waitFor } from "../../../test/helpers.ts";
 
@@ -19,15 +21,6 @@ const sessionExpired = (history: Array<Record<string, unknown>>): number =>
   history.filter((e) => e.f === "release" && e.type === "ok" && (e.value as { lost?: string } | undefined)?.lost === "session-expired").length;
 
 describe("hazelcast runs", () => {
-  it("FencedLock under pauses without fencing: INVALID, a frozen holder's write accepted after the next holder's", async () => {
-    const r = await jepsenRun([...quick, "--fence", "off", "--seed", "1"], "fc-hz-");
-    expect(r.exit, r.output).toBe(1);
-    expect(r.output).toMatch(/^INVALID /m);
-    expect(r.results?.anomaly_types).toContain("stale-write-accepted");
-    expect(sessionExpired(r.history)).toBeGreaterThanOrEqual(1);
-    expect(await noSurvivors(r.store)).toEqual([]);
-  }, 120_000);
-
   it("FencedLock under pauses with its own fence: VALID, though sessions were lost and holds overlapped", async () => {
     const r = await jepsenRun([...quick, "--fence", "on", "--seed", "1"], "fc-hz-");
     expect(r.exit, r.output).toBe(0);
