@@ -5,7 +5,7 @@
 // Subsystem (5.5 made it Enterprise only, hz-docs#1710).
 import { shippedProgram } from "../../clients/index.ts";
 import type { Backend, BackendOption, ClientKind } from "../../core/index.ts";
-import { HAZELCAST, HAZELCAST_MANIFEST, HAZELCAST_MEMBER, HAZELCAST_VERSION } from "./programs.ts";
+import { HAZELCAST, HAZELCAST_MANIFEST, HAZELCAST_MEMBER, HAZELCAST_SEMAPHORE_MANIFEST, HAZELCAST_VERSION } from "./programs.ts";
 
 const CP = {
   name: "hazelcast-cp",
@@ -20,6 +20,8 @@ const CP = {
 const CLIENTS: Record<string, ClientKind> = {
   // Hazelcast's lock is used from Java, as its users use it: an adapter program (docs/adapter-protocol.md).
   hazelcast: { ...shippedProgram(HAZELCAST_MANIFEST), needs: HAZELCAST },
+  // ISemaphore, the same program: a client of its own because a semaphore's holds have no fence ("fences": false), a FencedLock's do.
+  "hazelcast-semaphore": { ...shippedProgram(HAZELCAST_SEMAPHORE_MANIFEST), needs: HAZELCAST },
 };
 
 export const backend = {

@@ -14,6 +14,8 @@ import { javaBinary } from "../zookeeper/programs.ts";
 
 /** The lock client's manifest, whose "environment" (java/pom.xml) is the members' too. */
 export const HAZELCAST_MANIFEST = "backends/hazelcast/java/hazelcast.adapter.json";
+/** The same program as ISemaphore (its argument "semaphore"), beside it. */
+export const HAZELCAST_SEMAPHORE_MANIFEST = "backends/hazelcast/java/hazelcast-semaphore.adapter.json";
 
 export const HAZELCAST_MEMBER: ServerProgram = {
   name: "hazelcast",
