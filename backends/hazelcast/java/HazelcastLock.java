@@ -276,6 +276,8 @@ public final class HazelcastLock implements LockHandler {
 
   /** Unlocks, quietly and by their own threads, what this program may still hold on key. Null, or why one could not be unlocked (it stays doubtful). */
   String clearKey(String key) {
+    // First: getLock asks the cluster for the lock's CP group, and may throw offline before anything here changed.
+    FencedLock lock = client.getCPSubsystem().getLock(key);
     List<Hold> old = new ArrayList<>(doubtful.getOrDefault(key, List.of()));
     doubtful.remove(key);
     holds.values().removeIf(h -> {
@@ -287,7 +289,6 @@ public final class HazelcastLock implements LockHandler {
     });
     for (int i = 0; i < old.size(); i++) {
       Hold h = old.get(i);
-      FencedLock lock = client.getCPSubsystem().getLock(key);
       try {
         int n = on(h, () -> {
           int k = 0;
@@ -314,6 +315,23 @@ public final class HazelcastLock implements LockHandler {
   }
 
   public Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception {
+    try {
+      return acquireOrOffline(id, req);
+    } catch (HazelcastClientOfflineException e) {
+      // From getLock/getSemaphore, which ask the cluster for the object's CP group before anything is sent: definite.
+      return replyWith(id, "fail", "error", "offline");
+    }
+  }
+
+  public Map<String, Object> release(Object id, Map<String, Object> req) {
+    try {
+      return releaseOrOffline(id, req);
+    } catch (HazelcastClientOfflineException e) {
+      return replyWith(id, "fail", "error", "offline");
+    }
+  }
+
+  Map<String, Object> acquireOrOffline(Object id, Map<String, Object> req) throws Exception {
     String key = String.valueOf(req.get("key"));
     long waitMs = Json.num(req.get("wait_ms"), 0);
     // fencecheck waits wait_ms + 2 x command_timeout_ms for the answer: all of this fits in less.
@@ -389,7 +407,7 @@ public final class HazelcastLock implements LockHandler {
     return r;
   }
 
-  public Map<String, Object> release(Object id, Map<String, Object> req) {
+  Map<String, Object> releaseOrOffline(Object id, Map<String, Object> req) {
     String owner = String.valueOf(req.get("owner"));
     Hold h = holds.get(owner);
     if (h == null) return replyWith(id, "fail", "error", "not-owner");
