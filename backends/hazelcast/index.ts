@@ -36,8 +36,6 @@ export const backend = {
   },
   members: true,
   cannot: {
-    docker:
-      "its members run as local JVMs only: they run fencecheck's member program (backends/hazelcast/java/) on Hazelcast's jars from the environment built in fencecheck's cache, which no image of this package holds",
     external:
       "a run sets its members' CP Subsystem from its own options (the CP session TTL from --ttl, the member counts, the auto-removal of missing CP members), which a cluster of yours has set otherwise",
   },
