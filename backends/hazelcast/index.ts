@@ -1,7 +1,8 @@
-// --backend hazelcast: three Hazelcast 5.4.0 members (local JVMs, all three CP
-// members) whose traffic to each other passes the fault proxy, and Hazelcast's
-// FencedLock on their CP Subsystem's Raft groups through its Java client, a
-// program of this folder (java/). 5.4.0 is the last free edition with the CP
+// --backend hazelcast: three Hazelcast 5.4.0 members (local JVMs or containers, all
+// three CP members) whose traffic to each other passes the fault proxy (or, in
+// containers, the run's network), and Hazelcast's FencedLock (and ISemaphore) on
+// their CP Subsystem's Raft groups through its Java client, a program of this
+// folder (java/). 5.4.0 is the last free edition with the CP
 // Subsystem (5.5 made it Enterprise only, hz-docs#1710).
 import { shippedProgram } from "../../clients/index.ts";
 import type { Backend, BackendOption, ClientKind } from "../../core/index.ts";
@@ -27,7 +28,7 @@ const CLIENTS: Record<string, ClientKind> = {
 export const backend = {
   name: "hazelcast",
   describe:
-    "three Hazelcast 5.4.0 members (local JVMs, all CP members: one CP group of three) whose member-to-member traffic passes the fault proxy, one link per pair; CP session TTL = --ttl in whole seconds (at least 2), heartbeat 1 s, a missing CP member removed after max(5 s, TTL) and its restarted self promoted into its seat",
+    "three Hazelcast 5.4.0 members (local JVMs, all CP members: one CP group of three) whose member-to-member traffic passes the fault proxy, one link per pair (--deploy docker: containers meeting over the run's network); CP session TTL = --ttl in whole seconds (at least 2), heartbeat 1 s, a missing CP member removed after max(5 s, TTL) and its restarted self promoted into its seat",
   clients: CLIENTS,
   defaultClient: "hazelcast",
   abilities: ["kill"],
