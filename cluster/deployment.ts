@@ -40,6 +40,8 @@ export interface ServerSpec {
   dataDir: string;
   /** Where its stdout and stderr go on this machine. */
   logFile: string;
+  /** Directories of this machine it only reads (a program's jars in fencecheck's cache): a container sees them read-only at the same paths. */
+  mounts?: readonly string[];
   /** The ports it listens on: on 127.0.0.1 here, whatever runs it. */
   ports: number[];
   /** Run it under libfaketime, reading its wall-clock offset from this file. */

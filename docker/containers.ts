@@ -94,7 +94,7 @@ export async function dockerDeployment(o: DockerDeploymentOptions): Promise<Dock
         Env: env,
         Labels: { ...labels, [LABEL_SERVER]: spec.name },
         ExposedPorts: Object.fromEntries(spec.ports.map((p) => [`${p}/tcp`, {}])),
-        HostConfig: { Binds: [`${spec.dataDir}:${spec.dataDir}`], PortBindings: ports, NetworkMode: tag },
+        HostConfig: { Binds: [`${spec.dataDir}:${spec.dataDir}`, ...(spec.mounts ?? []).map((d) => `${d}:${d}:ro`)], PortBindings: ports, NetworkMode: tag },
         NetworkingConfig: { EndpointsConfig: { [tag]: { Aliases: [spec.name] } } },
       });
       s = { container, image, up: false, frozen: false, pid: null, log: null, freezeOnly: spec.withChildren ?? false };

@@ -244,7 +244,13 @@ const TEST_RULES: readonly { name: string; check(m: Made): string | undefined }[
   },
   {
     name: "a lock kind the client offers",
-    check: ({ test }) => (test.clientKinds ? lockKindsWrong(test.client, test.clientKinds, test.workloadOptions, test.workload.name) : undefined),
+    check: ({ test }) => {
+      const wrong = test.clientKinds ? lockKindsWrong(test.client, test.clientKinds, test.workloadOptions, test.workload.name) : undefined;
+      if (!wrong?.startsWith("--lock ") || !test.clientKinds || offersKind(test.clientKinds, test.workloadOptions.lock.kind)) return wrong;
+      // The way forward, where the backend has it: another client of its that offers the kind (hazelcast-semaphore beside hazelcast).
+      const others = Object.entries(test.backend.clients).filter(([name, c]) => name !== test.client && c.kinds && offersKind(c.kinds, test.workloadOptions.lock.kind));
+      return others.length ? `${wrong}; on --backend ${test.backend.name}, ${others.map(([name]) => `--client ${name}`).join(" and ")} offer${others.length === 1 ? "s" : ""} it` : wrong;
+    },
   },
   {
     name: "a store's table keeps a mutex's rule",
@@ -326,10 +332,15 @@ export function lockKindsWrong(client: string, kinds: LockKinds, w: WorkloadOpti
   const offered = ["mutex", ...(kinds.reentrant ? ["reentrant"] : []), ...(kinds.rw ? ["rw"] : []), ...(kinds.semaphore ? ["semaphore:N"] : [])];
   const what = `--client ${client} offers ${offered.join(", ")}${kinds.cancel ? ", and cancels a wait" : ", and cannot cancel a wait"}`;
   const kind = w.lock.kind;
-  if (kind !== "mutex" && !(kind === "semaphore" ? kinds.semaphore : kind === "rw" ? kinds.rw : kinds.reentrant)) return `--lock ${kind === "semaphore" ? `semaphore:${w.lock.permits}` : kind}: ${what}`;
+  if (!offersKind(kinds, kind)) return `--lock ${kind === "semaphore" ? `semaphore:${w.lock.permits}` : kind}: ${what}`;
   if (w.cancelRate > 0 && !kinds.cancel) return `--cancel-rate ${w.cancelRate}: ${what}`;
   if (w.cancelRate > 0 && w.acquireTimeoutMs === 0) return `--cancel-rate ${w.cancelRate} with --acquire-timeout 0: an acquire that does not wait has no wait to withdraw`;
   if (kind !== "mutex" && workload !== "fenced-write") return `--lock ${kind} needs --workload fenced-write (the ${workload} workload is a mutex's)`;
+}
+
+/** Whether a client of these kinds serves an acquire of this lock kind (every client serves a mutex). */
+function offersKind(kinds: LockKinds, kind: WorkloadOptions["lock"]["kind"]): boolean {
+  return kind === "mutex" || Boolean(kind === "semaphore" ? kinds.semaphore : kind === "rw" ? kinds.rw : kinds.reentrant);
 }
 
 /** The same, as bad input (preflight, once an adapter's kinds are known). */

@@ -42,16 +42,19 @@ export interface LibraryRow {
   fencedAnomalies: Record<string, string[]>;
   /** Whether the library tells its user it lost the lock (adapter programs' runs only; null: its runs cannot tell). */
   tells: { holds: number; told: number; medianMs: number | null } | null;
+  /** A lock with no fence to take (no fence of its own, no counter on its backend): it runs with fencing off only. */
+  fenceless?: boolean;
 }
 
-export function libraryRows(configs: ConfigSummary[]): LibraryRow[] {
+export function libraryRows(configs: ConfigSummary[], fenceless: (client: string) => boolean = () => false): LibraryRow[] {
   const byClient = new Map<string, ConfigSummary[]>();
   for (const c of configs) byClient.set(clientOf(c), [...(byClient.get(clientOf(c)) ?? []), c]);
   const rows: LibraryRow[] = [];
   for (const [client, cs] of byClient) {
     const on = cs.filter((c) => fenced(c) && !breaksOnPurpose(c));
     const off = cs.filter((c) => !fenced(c));
-    if (on.length === 0 || off.length === 0) continue;
+    const offOnly = fenceless(client) && cs.every((c) => !fenced(c));
+    if ((on.length === 0 && !offOnly) || off.length === 0) continue;
     const found = (list: ConfigSummary[]): Record<string, string[]> => {
       const out: Record<string, string[]> = {};
       for (const c of list) for (const [t, n] of Object.entries(c.anomalies)) (out[t] ??= []).push(`${faultOf(c)} ${n}/${checked(c)}`);
@@ -67,6 +70,7 @@ export function libraryRows(configs: ConfigSummary[]): LibraryRow[] {
       refused: on.reduce((s, c) => s + (c.exercised?.refused ?? 0), 0),
       fencedAnomalies: found(on),
       tells: tellsOf(cs),
+      ...(offOnly ? { fenceless: true } : {}),
     });
   }
   return rows;
@@ -101,6 +105,7 @@ const RESOURCE_ANOMALIES = new Set(["stale-write-accepted", "interleaved-writers
  * renewed): fencing kept the data right, the lock still broke its promise.
  */
 export function fencingText(r: LibraryRow): string {
+  if (r.fenceless) return "none: the lock issues no fence and its backend has no counter to take one from (fencing off only)";
   if (r.fencedRuns === 0) return "not run";
   if (r.fencedValid === r.fencedRuns) return `safe: ${r.fencedValid}/${r.fencedRuns} runs valid, a stale write refused in ${r.refused}`;
   const types = Object.keys(r.fencedAnomalies);

@@ -17,6 +17,8 @@
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { basename, join } from "node:path";
 import { BadInput } from "../lib/index.ts";
+import { readManifest } from "../clients/program/index.ts";
+import { ecosystemOf, type Ecosystem } from "../clients/program/environment.ts";
 import { CLIENTS, backendOfClient } from "../backends/index.ts";
 import { readSummary } from "./finish.ts";
 import { SCENARIOS } from "../scenarios/index.ts";
@@ -66,14 +68,14 @@ export interface LocksData {
   configurations: PageConfig[];
 }
 
-const languageOf = (client: string): string => {
-  const p = CLIENTS[client]?.program;
-  if (!p) return "Node";
-  if (p.includes("/python")) return "Python";
-  if (p.includes("/java/")) return "Java";
-  if (p.includes("/go/")) return "Go";
-  return "Node";
-};
+/** The language the lock library is written in: its adapter program's environment says (a pom.xml is Java, a go.mod Go, a requirements file Python); a client without one runs in fencecheck's Node. */
+const LANGUAGES: Record<Ecosystem, string> = { python: "Python", maven: "Java", go: "Go" };
+function languageOf(client: string): string {
+  const manifest = CLIENTS[client]?.program;
+  const environment = manifest ? readManifest(manifest).environment : undefined;
+  const ecosystem = environment ? ecosystemOf(environment) : null;
+  return ecosystem ? LANGUAGES[ecosystem] : "Node";
+}
 
 /** The run's command without its store, which was the soak's directory. */
 function portableArgv(argv: readonly string[]): string[] {
@@ -244,7 +246,8 @@ function verdictCell(c: PageConfig | undefined): string {
 export function renderLocksPage(data: LocksData): string {
   const preset = loadPreset(LOCKS_PRESET).configurations;
   const presetClients = [...new Set(preset.map((c) => String(c.options.client)))];
-  const rows = libraryRows(data.configurations as unknown as ConfigSummary[]);
+  // A client the preset runs with fencing off only (the matrix test allows it of a lock with no fence to take) has a row all the same.
+  const rows = libraryRows(data.configurations as unknown as ConfigSummary[], (client) => preset.every((c) => c.options.client !== client || c.options.fence === "off"));
   const byClient = new Map(rows.map((r) => [r.client, r]));
   const ordered = presetClients.filter((c) => byClient.has(c));
   const missing = presetClients.filter((c) => !byClient.has(c));
@@ -300,7 +303,7 @@ function clientSection(client: string, r: LibraryRow, data: LocksData, preset: r
   for (const fault of faults) {
     const off = configs.find((c) => faultOf(c) === fault && !fenced(c));
     const on = configs.find((c) => faultOf(c) === fault && fenced(c));
-    out.push(`| ${fault} | ${verdictCell(off)} | ${verdictCell(on)} |`);
+    out.push(`| ${fault} | ${verdictCell(off)} | ${r.fenceless ? "no fence to take" : verdictCell(on)} |`);
   }
   const unsafe = configs.filter((c) => c.runs.some((x) => x.status === "invalid"));
   if (unsafe.length) {

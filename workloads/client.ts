@@ -13,6 +13,9 @@ export type Completion =
   | { type: "fail"; error: string; value?: Record<string, unknown> }
   | { type: "info"; error: string };
 
+/** A completion as op() gives it back: with its invoke's time on the run's clock (absent for an operation dropped unrecorded). */
+export type Recorded = Completion & { invoked?: number };
+
 /** What the operation's function returns: ok or fail. A throw means "unknown". */
 export type Answer = Exclude<Completion, { type: "info" }>;
 
@@ -82,7 +85,7 @@ export class LogicalClient {
    * Run one operation. Operations of one client are serialised (a renew watchdog
    * waits for a write in flight), because a process has at most one outstanding.
    */
-  op(f: string, key: string, value: Record<string, unknown>, run: () => Promise<Answer>, when?: () => boolean): Promise<Completion> {
+  op(f: string, key: string, value: Record<string, unknown>, run: () => Promise<Answer>, when?: () => boolean): Promise<Recorded> {
     // `when` is asked again once the operation's turn comes: a queued renew whose
     // hold has been released by then is dropped, never recorded.
     const next = this.tail.then(() => (when && !when() ? SKIPPED : this.record(f, key, value, run)));
@@ -90,7 +93,12 @@ export class LogicalClient {
     return next;
   }
 
-  private async record(f: string, key: string, value: Record<string, unknown>, run: () => Promise<Answer>): Promise<Completion> {
+  /** The run's clock now, as the history's times are read. */
+  now(): number {
+    return this.clock();
+  }
+
+  private async record(f: string, key: string, value: Record<string, unknown>, run: () => Promise<Answer>): Promise<Recorded> {
     const process = this._process;
     const invoked = this.clock();
     this.emit({ time: invoked, process, type: "invoke", f, key, value });
@@ -112,7 +120,7 @@ export class LogicalClient {
     // A process whose last operation has an unknown outcome never issues another;
     // the client carries on as a new process.
     if (done.type === "info") this._process += this.concurrency;
-    return done;
+    return { ...done, invoked };
   }
 }
 

@@ -15,7 +15,31 @@ export interface HeldLock {
   watchdog: Watchdog | null;
   /** Why its client knows it lost the lock (a ZooKeeper session that expired), or null. */
   lost: () => string | null;
+  /**
+   * Until when (the run's clock, ns) the history proves it held: the invoke of its
+   * acquire, or of its last renew answered ok, plus that operation's TTL, as the
+   * checker reads a hold's certain spans (docs/history-format.md, mutex-violation).
+   * Infinity for a lease of no stated length.
+   */
+  certainUntil: number;
 }
+
+/** The lease an acquire or renew asked for and the one the lock said it granted: the shorter, as the checker reads them. */
+const leaseMs = (asked: number, granted: number | undefined): number => (typeof granted === "number" && Number.isFinite(granted) ? Math.min(asked, granted) : asked);
+
+/** The end (the run's clock, ns) of a certain span that an operation answered ok starts: its invoke plus its lease (ms). */
+const spanEnd = (invoked: number | undefined, leaseMs: number): number => (invoked === undefined ? -Infinity : Number.isFinite(leaseMs) ? invoked + leaseMs * 1e6 : Infinity);
+
+/**
+ * Whether a re-entry of `outer` invoked now would enter a hold the history proves
+ * valid. A lock that renews itself (a watchdog inside the library, a session's
+ * heartbeats) records no renews, so once its acquire's invoke plus the TTL has
+ * passed nothing in the history shows that it still holds, and a re-entry granted
+ * then is a reentrancy-violation by the history's rule, whatever the lock did.
+ * The workload does not ask for one: what it would show is the recording, not the
+ * lock (a Redisson or Hazelcast run with no faults was INVALID for it).
+ */
+export const certainlyHeld = (c: LogicalClient, h: HeldLock): boolean => stillHeld(c, h) && c.now() < h.certainUntil;
 
 /** The hold's identity as it appears in invoke values of writes, renews and releases. */
 export const holdRef = (h: Hold): { owner: string; fence: number | null } => ({ owner: h.owner, fence: h.fence });
@@ -34,16 +58,24 @@ export interface Asked {
 export async function acquire(c: LogicalClient, lock: LockClient, key: string, o: WorkloadOptions, asked: Asked = {}): Promise<HeldLock | null> {
   let hold: Hold | null = null;
   const fields = asked.fields ?? {};
-  const done = await c.op("acquire", key, { ttl_ms: o.ttlMs, ...fields }, async () => {
-    const r = await lock.acquire(key, o.ttlMs, o.acquireTimeoutMs, asked.request);
-    if (r.type === "fail") return r;
-    hold = r.value;
-    return { type: "ok", value: { owner: hold.owner, fence: hold.fence, ttl_ms: hold.ttlMs, ...fields, ...hold.extra }, at: hold.answeredAt };
-  });
+  // A re-entry is asked for only while its outer hold is certainly held when its turn comes (a renew may be ahead of it): see certainlyHeld.
+  const outer = asked.outer;
+  const done = await c.op(
+    "acquire",
+    key,
+    { ttl_ms: o.ttlMs, ...fields },
+    async () => {
+      const r = await lock.acquire(key, o.ttlMs, o.acquireTimeoutMs, asked.request);
+      if (r.type === "fail") return r;
+      hold = r.value;
+      return { type: "ok", value: { owner: hold.owner, fence: hold.fence, ttl_ms: hold.ttlMs, ...fields, ...hold.extra }, at: hold.answeredAt };
+    },
+    outer ? () => certainlyHeld(c, outer) : undefined,
+  );
   if (done.type !== "ok" || !hold) return null;
   // Assigned in the closure above, which TypeScript does not follow.
   const mine = hold as Hold;
-  const held: HeldLock = { key, hold: mine, process: c.process, watchdog: null, lost: () => lock.lost?.(mine) ?? null };
+  const held: HeldLock = { key, hold: mine, process: c.process, watchdog: null, lost: () => lock.lost?.(mine) ?? null, certainUntil: spanEnd(done.invoked, leaseMs(o.ttlMs, mine.ttlMs)) };
   if (fields.depth !== undefined) held.depth = fields.depth;
   // A lock with no lease to renew, or one that renews itself, gets no watchdog; a
   // re-entry has its outer hold's.
@@ -91,7 +123,8 @@ export class Watchdog {
       },
       () => !this.stopped && this.c.process === this.h.process,
     );
-    if (done.type !== "ok" && !this.stopped) this.lost = true;
+    if (done.type === "ok") this.h.certainUntil = Math.max(this.h.certainUntil, spanEnd(done.invoked, leaseMs(this.ttlMs, done.value?.ttl_ms as number | undefined)));
+    else if (!this.stopped) this.lost = true;
   }
 
   async stop(): Promise<void> {

@@ -6,7 +6,7 @@
 // of the waits are withdrawn before their timeout (withdrawal).
 import type { AcquireRequest, LockKind } from "../clients/lock.ts";
 import { sleep } from "../lib/index.ts";
-import { acquire, release, stillHeld, type HeldLock } from "./hold.ts";
+import { acquire, certainlyHeld, release, stillHeld, type HeldLock } from "./hold.ts";
 import { pauseAt, readResource, writeResource } from "./steps.ts";
 import type { ClientEnv } from "./workload.ts";
 
@@ -90,7 +90,7 @@ const reentrant: HoldOnce = async (env, key, n) => {
   await pauseAt("acquire", c, o);
   await sleep(o.workMs);
   n = await writeAll(env, outer, n);
-  for (let d = 2; d <= depth && stillHeld(c, outer); d++) {
+  for (let d = 2; d <= depth && certainlyHeld(c, outer); d++) {
     const inner = await take(env, key, { reenter: chain[chain.length - 1].hold }, { depth: d }, outer);
     if (!inner) break;
     chain.push(inner);

@@ -1,11 +1,12 @@
-// --backend hazelcast: three Hazelcast 5.4.0 members (local JVMs, all three CP
-// members) whose traffic to each other passes the fault proxy, and Hazelcast's
-// FencedLock on their CP Subsystem's Raft groups through its Java client, a
-// program of this folder (java/). 5.4.0 is the last free edition with the CP
+// --backend hazelcast: three Hazelcast 5.4.0 members (local JVMs or containers, all
+// three CP members) whose traffic to each other passes the fault proxy (or, in
+// containers, the run's network), and Hazelcast's FencedLock (and ISemaphore) on
+// their CP Subsystem's Raft groups through its Java client, a program of this
+// folder (java/). 5.4.0 is the last free edition with the CP
 // Subsystem (5.5 made it Enterprise only, hz-docs#1710).
 import { shippedProgram } from "../../clients/index.ts";
 import type { Backend, BackendOption, ClientKind } from "../../core/index.ts";
-import { HAZELCAST, HAZELCAST_MANIFEST, HAZELCAST_MEMBER, HAZELCAST_VERSION } from "./programs.ts";
+import { HAZELCAST, HAZELCAST_MANIFEST, HAZELCAST_MEMBER, HAZELCAST_SEMAPHORE_MANIFEST, HAZELCAST_VERSION } from "./programs.ts";
 
 const CP = {
   name: "hazelcast-cp",
@@ -20,12 +21,14 @@ const CP = {
 const CLIENTS: Record<string, ClientKind> = {
   // Hazelcast's lock is used from Java, as its users use it: an adapter program (docs/adapter-protocol.md).
   hazelcast: { ...shippedProgram(HAZELCAST_MANIFEST), needs: HAZELCAST },
+  // ISemaphore, the same program: a client of its own because a semaphore's holds have no fence ("fences": false), a FencedLock's do.
+  "hazelcast-semaphore": { ...shippedProgram(HAZELCAST_SEMAPHORE_MANIFEST), needs: HAZELCAST },
 };
 
 export const backend = {
   name: "hazelcast",
   describe:
-    "three Hazelcast 5.4.0 members (local JVMs, all CP members: one CP group of three) whose member-to-member traffic passes the fault proxy, one link per pair; CP session TTL = --ttl in whole seconds (at least 2), heartbeat 1 s, a missing CP member removed after max(5 s, TTL) and its restarted self promoted into its seat",
+    "three Hazelcast 5.4.0 members (local JVMs, all CP members: one CP group of three) whose member-to-member traffic passes the fault proxy, one link per pair (--deploy docker: containers meeting over the run's network); CP session TTL = --ttl in whole seconds (at least 2), heartbeat 1 s, a missing CP member removed after max(5 s, TTL) and its restarted self promoted into its seat",
   clients: CLIENTS,
   defaultClient: "hazelcast",
   abilities: ["kill"],
@@ -34,8 +37,6 @@ export const backend = {
   },
   members: true,
   cannot: {
-    docker:
-      "its members run as local JVMs only: they run fencecheck's member program (backends/hazelcast/java/) on Hazelcast's jars from the environment built in fencecheck's cache, which no image of this package holds",
     external:
       "a run sets its members' CP Subsystem from its own options (the CP session TTL from --ttl, the member counts, the auto-removal of missing CP members), which a cluster of yours has set otherwise",
   },

@@ -10,16 +10,22 @@ import { environmentRequirement, readManifest } from "../../clients/program/inde
 import { programEnvironment } from "../../clients/program/environment.ts";
 import { repoFile } from "../../lib/paths.ts";
 import type { Requirement } from "../../setup/requirements.ts";
-import { javaBinary } from "../zookeeper/programs.ts";
+import { javaBinary, ZOOKEEPER_SERVER } from "../zookeeper/programs.ts";
 
 /** The lock client's manifest, whose "environment" (java/pom.xml) is the members' too. */
 export const HAZELCAST_MANIFEST = "backends/hazelcast/java/hazelcast.adapter.json";
+/** The same program as ISemaphore (its argument "semaphore"), beside it. */
+export const HAZELCAST_SEMAPHORE_MANIFEST = "backends/hazelcast/java/hazelcast-semaphore.adapter.json";
 
 export const HAZELCAST_MEMBER: ServerProgram = {
   name: "hazelcast",
   local: javaBinary,
   // A member's port when not told, and the next two it would try (port auto-increment).
   defaultPorts: [5701, 5702, 5703],
+  // In a container: a JVM, and the jars and classes of the environment in fencecheck's cache, mounted read-only
+  // (server.ts). ZooKeeper's image is Debian's headless JRE (17, as the JDK that compiles the member program here)
+  // with ZooKeeper's jars beside it, which the member does not read: one image for both, built once.
+  container: { command: "java", image: ZOOKEEPER_SERVER.container!.image },
 };
 
 /** Hazelcast 5.4.0 from Maven Central, and the two programs compiled against it (Maven and a JDK build it; javac for the programs). */

@@ -5,6 +5,14 @@
 // under data/hz-N and its log in logs/hz-N.log. They meet through the fault proxy
 // (peers.ts), so a partition can cut members apart.
 //
+// In docker mode (--deploy docker) each member is a container on the run's network
+// instead, as ZooKeeper's are: the same program and arguments, the environment's
+// jars and classes mounted read-only at the paths of this machine, the members
+// meeting over the network by its aliases (hz-1, ...) without links (a container's
+// loopback is its own), and a partition cutting the members outside the largest side
+// off that network (cluster.ts networkPartitions). Clients still reach each member
+// through the fault proxy, at its port published on this machine's loopback.
+//
 // Three members, all of them CP members (cp-member-count 3, group-size 3): the
 // fewest that make a CP group with a majority to lose. Five (3 CP + 2 AP, so that
 // a CP seat freed by a kill is filled at once) would be five JVMs of ~150 MB and a
@@ -23,10 +31,10 @@
 // than the session TTL: it is that, at least 5 s (so that a member restarted within a
 // run's restart delay comes back into a CP group of two, not of one).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { waitForMembers } from "../../cluster/processes.ts";
 import { localDeployment } from "../../cluster/deployment.ts";
-import { memberControls, type MemberCluster, type MemberClusterOptions, type ServerNode } from "../../cluster/cluster.ts";
+import { memberControls, networkPartitions, type MemberCluster, type MemberClusterOptions, type ServerNode } from "../../cluster/cluster.ts";
 import { HAZELCAST_MEMBER, hazelcastClasspath } from "./programs.ts";
 import { HzPeerLinks } from "./peers.ts";
 import { hostsFile } from "../../cluster/peer-links.ts";
@@ -89,23 +97,25 @@ export async function startHzCluster(opts: HzClusterOptions): Promise<HzCluster>
   const { group, ports, runDir } = opts;
   const size = opts.size ?? CP_MEMBERS;
   const deployment = opts.deployment ?? localDeployment(group);
-  if (deployment.name !== "local") throw new Error(`Hazelcast members run as local processes only, not in ${deployment.name} deployment`);
-  // Three JVMs forming a cluster, then a CP group, on shared cores: 10 to 25 s here.
-  const startTimeoutMs = opts.startTimeoutMs ?? 90_000;
+  const direct = deployment.name !== "local";
+  // Three JVMs forming a cluster, then a CP group, on shared cores: 10 to 25 s here (a container's first start is slower).
+  const startTimeoutMs = opts.startTimeoutMs ?? (direct ? 120_000 : 90_000);
   const timing = hzTiming(opts.ttlMs);
   const unsafe = opts.unsafe ?? false;
   const classpath = hazelcastClasspath();
+  // What a container must see of this machine: the environment's classes directory and the folders of its jars.
+  const mounts = [...new Set(classpath.map((p) => (p.endsWith(".jar") ? dirname(p) : p)))];
   const nodes: HzMember[] = [];
   for (let index = 0; index < size; index++) nodes.push({ name: `hz-${index + 1}`, host: "127.0.0.1", port: await ports.take(), index });
-  const links = await HzPeerLinks.create(opts.toxiproxyUrl, `fc-${process.pid}-`, nodes);
-  group.onStop(() => links.remove());
+  const links = direct ? null : await HzPeerLinks.create(opts.toxiproxyUrl, `fc-${process.pid}-`, nodes);
+  if (links) group.onStop(() => links.remove());
   const dataDir = (m: HzMember): string => join(runDir, "data", m.name);
   const statusFile = (m: HzMember): string => join(dataDir(m), "status.json");
   const logFile = (m: HzMember): string => join(runDir, "logs", `${m.name}.log`);
 
   const spawnMember = async (m: HzMember): Promise<void> => {
     mkdirSync(dataDir(m), { recursive: true });
-    writeFileSync(join(dataDir(m), "hosts"), hostsFile(m.index + 1, nodes.map((n) => n.name)));
+    if (!direct) writeFileSync(join(dataDir(m), "hosts"), hostsFile(m.index + 1, nodes.map((n) => n.name)));
     // A restarted member is a new one: what the old one said is not its.
     rmSync(statusFile(m), { force: true });
     const args = [
@@ -117,7 +127,9 @@ export async function startHzCluster(opts: HzClusterOptions): Promise<HzCluster>
       "-XX:TieredStopAtLevel=1",
       "-XX:-UsePerfData",
       "-XX:ActiveProcessorCount=1",
-      `-Djdk.net.hosts.file=${join(dataDir(m), "hosts")}`,
+      // Locally: the member names through the links. In a container: the network's own names, looked up
+      // again each time (a member joined again after a partition may have a new address).
+      ...(direct ? ["-Dsun.net.inetaddr.ttl=0"] : [`-Djdk.net.hosts.file=${join(dataDir(m), "hosts")}`]),
       "-cp",
       classpath.join(":"),
       "HazelcastMember",
@@ -126,8 +138,10 @@ export async function startHzCluster(opts: HzClusterOptions): Promise<HzCluster>
       ...(unsafe ? ["--unsafe"] : ["--cp-members", String(CP_MEMBERS), "--group-size", String(CP_MEMBERS)]),
       ...["--session-ttl", String(timing.sessionTtlS), "--heartbeat", String(timing.heartbeatS), "--auto-removal", String(timing.autoRemovalS)],
       ...["--status", statusFile(m)],
+      // In a container the names are the network's aliases, the same names (deployment.memberHost).
+      ...(direct ? ["--bind-any"] : []),
     ];
-    await deployment.start({ name: m.name, program: HAZELCAST_MEMBER, args, dataDir: dataDir(m), logFile: logFile(m), ports: [m.port] });
+    await deployment.start({ name: m.name, program: HAZELCAST_MEMBER, args, dataDir: dataDir(m), logFile: logFile(m), ports: [m.port], mounts });
   };
 
   const member = (name: string): HzMember => {
@@ -172,6 +186,6 @@ export async function startHzCluster(opts: HzClusterOptions): Promise<HzCluster>
       for (const l of named) votes.set(l, (votes.get(l) ?? 0) + 1);
       return [...votes.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
     },
-    peers: { partition: (components) => links.partition(components), heal: () => links.heal() },
+    peers: links ? { partition: (components) => links.partition(components), heal: () => links.heal() } : networkPartitions(deployment, nodes.map((m) => m.name)),
   };
 }

@@ -7,7 +7,7 @@ import { startRedisNodes } from "../../backends/redis/server.ts";
 import type { ServerNode } from "../../cluster/cluster.ts";
 import { RedisLock } from "../../backends/redis/client.ts";
 import { LogicalClient } from "../../workloads/client.ts";
-import { acquire, release, stillHeld } from "../../workloads/hold.ts";
+import { acquire, certainlyHeld, release, stillHeld } from "../../workloads/hold.ts";
 import { MUTEX, type WorkloadOptions } from "../../workloads/options.ts";
 import type { UnindexedEvent } from "../../store/events.ts";
 import { rng } from "../../lib/index.ts";
@@ -74,6 +74,34 @@ describe("renew watchdog", () => {
   });
 });
 
+describe("what the history proves of a hold", () => {
+  it("a hold is certainly held until its acquire's invoke plus the TTL, each renew answered ok moves that on, and a re-entry is asked for only before it", async () => {
+    const { c, lock, events } = client();
+    // No watchdog: nothing after the acquire shows the lease still stands.
+    const bare = await acquire(c, lock, "cert1", opts({ ttlMs: 300, renew: false }));
+    expect(bare).not.toBeNull();
+    expect(certainlyHeld(c, bare!)).toBe(true);
+    await sleep(400);
+    expect(stillHeld(c, bare!)).toBe(true);
+    expect(certainlyHeld(c, bare!)).toBe(false);
+    // A re-entry past that moment is not asked for: no invoke is recorded, and no lock call made.
+    const n = events.length;
+    const inner = await acquire(c, lock, "cert1", opts({ ttlMs: 300, renew: false }), { request: { reenter: bare!.hold }, fields: { depth: 2 }, outer: bare! });
+    expect(inner).toBeNull();
+    expect(events.length).toBe(n);
+    await release(c, lock, bare!);
+
+    // Renewed every 100 ms: still certainly held three leases later.
+    const renewed = await acquire(c, lock, "cert2", opts({ ttlMs: 300 }));
+    await sleep(900);
+    expect(certainlyHeld(c, renewed!)).toBe(true);
+    const lastRenew = events.filter((e) => e.f === "renew" && e.type === "invoke").at(-1)!;
+    expect(renewed!.certainUntil).toBe(lastRenew.time + 300e6);
+    await release(c, lock, renewed!);
+    await lock.close();
+  });
+});
+
 describe("operations", () => {
   it("a thrown error becomes info, and the client carries on as a new process", async () => {
     const events: UnindexedEvent[] = [];
@@ -81,7 +109,7 @@ describe("operations", () => {
     const done = await c.op("write", "k", {}, async () => {
       throw Object.assign(new Error("socket hang up"), { code: "timeout" });
     });
-    expect(done).toEqual({ type: "info", error: "timeout" });
+    expect(done).toEqual({ type: "info", error: "timeout", invoked: 0 });
     expect(c.process).toBe(6);
     await c.op("read", "k", {}, async () => ({ type: "ok" }));
     expect(events.map((e) => [e.process, e.type])).toEqual([[2, "invoke"], [2, "info"], [6, "invoke"], [6, "ok"]]);
@@ -93,7 +121,7 @@ describe("operations", () => {
     const done = await c.op("write", "k", {}, async () => {
       throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
     });
-    expect(done).toEqual({ type: "fail", error: "conn-refused" });
+    expect(done).toEqual({ type: "fail", error: "conn-refused", invoked: 0 });
     expect(c.process).toBe(1);
   });
 

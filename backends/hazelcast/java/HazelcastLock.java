@@ -40,6 +40,48 @@
 // - release: LockOwnershipLostException (the session that held it has ended: a pause
 //   longer than its TTL) is ok released:false lost:"session-expired"; another
 //   IllegalMonitorStateException is ok released:false; anything else is an error.
+// - Notices: Hazelcast 5.4's client tells its user nothing when a CP session ends. Its
+//   CPSubsystem has listeners for CP membership and CP group availability only; the
+//   session manager's heartbeat drops an expired session silently, and the loss shows
+//   only to the next call of the owning thread on that lock: isLockedByCurrentThread(),
+//   getFence(), tryLock or unlock throw LockOwnershipLostException ("its Session[N] is
+//   closed by server"). A watcher polling isLockedByCurrentThread() would be a notice
+//   Hazelcast's user does not get, so there is none; a `lost` notice is sent only when
+//   a call this adapter makes anyway answers LockOwnershipLostException while the hold
+//   is still the workload's: a re-entry ("reenter", then fail not-owner), or the
+//   clearing of an abandoned hold before its key is taken again. A plain mutex hold is
+//   told lost only at its release (released:false lost:"session-expired").
+//
+// With the argument "semaphore" (manifest hazelcast-semaphore.adapter.json) this program
+// is Hazelcast's CP ISemaphore instead: cp.getSemaphore(key), init(permits) once per key
+// (false when another client initialized it first; a run uses one N), tryAcquire(wait)
+// for a hold of one permit, release() to give it back. An acquire without "permits" (a
+// mutex run) is a semaphore of 1. Choices, each for a reason:
+// - The CP ISemaphore is session-aware unless jdk-compatible is configured (the members
+//   leave it off): the permits a client acquires belong to its CP session, are given
+//   back when that session ends (a pause longer than the TTL), and a later release()
+//   by the same client throws IllegalStateException ("No valid session!"). That session
+//   is the lease, as FencedLock's: "renew": "none". Probed with Hazelcast 5.4.0:
+//   SessionAwareSemaphoreProxy; init(2) twice gives true then false; two tryAcquire of
+//   one client, a third client's tryAcquire(500 ms) false after 506 ms; a release from
+//   a thread that did not acquire works (permits are the session's, not a thread's); a
+//   release beyond what the session holds throws IllegalStateException "Could not
+//   release 1 permits ... the caller has acquired less than 1 permits"; a session
+//   force-closed on the members gives its permits back at once.
+// - No fence: ISemaphore issues none, and a number this adapter took after the grant
+//   (an IAtomicLong) would not be ordered with the grants and would be the adapter's,
+//   not Hazelcast's. "fences": false, and the backend has no fence counter, so these
+//   holds run with --fence off only (docs/adapter-protocol.md, "A lock that issues no
+//   fences").
+// - Permits are counted per session, not per hold: a release frees one permit of the
+//   client's current session, whichever hold took it. So an abandoned hold or an acquire
+//   that answered error (maybe granted) is given back, one release() each, before the
+//   key is acquired again, stopping at the first "acquired less than" (the session has
+//   no more); each program holds at most one live hold, so these are all abandoned.
+// - release: IllegalStateException for no valid session (or a SessionExpiredException
+//   under it): ok released:false lost:"session-expired"; "acquired less than": ok
+//   released:false (the permit is not this session's: its session ended and a new one
+//   was made since); offline: fail; anything else: error.
 import static fencecheck.Protocol.*;
 
 import com.hazelcast.client.HazelcastClient;
@@ -49,12 +91,17 @@ import com.hazelcast.client.config.ClientConnectionStrategyConfig;
 import com.hazelcast.client.config.ConnectionRetryConfig;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.core.LifecycleEvent;
+import com.hazelcast.cp.ISemaphore;
+import com.hazelcast.cp.internal.session.SessionExpiredException;
 import com.hazelcast.cp.lock.FencedLock;
 import com.hazelcast.cp.lock.exception.LockOwnershipLostException;
 import fencecheck.Json;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Set;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -84,6 +131,8 @@ public final class HazelcastLock implements LockHandler {
     String owner;
     long fence;
     int entries;
+    /** Its ok has been sent and no lost notice yet: a lost notice may name it. */
+    boolean announced;
 
     Hold(String key) {
       this.key = key;
@@ -107,12 +156,28 @@ public final class HazelcastLock implements LockHandler {
   final Map<String, Hold> holds = new HashMap<>();
   /** Acquires and releases answered error, by key: maybe held, to be unlocked before the key is acquired again. */
   final Map<String, List<Hold>> doubtful = new HashMap<>();
+  /** ISemaphore instead of FencedLock (the argument "semaphore"). */
+  final boolean semaphore;
+  /** Semaphore mode: the keys this program has called init(permits) on. */
+  final Set<String> initialized = new HashSet<>();
+  /** Semaphore mode: permits this program may still have on a key, of holds abandoned or acquires answered error. */
+  final Map<String, Integer> owed = new HashMap<>();
+  /** Semaphore mode: the calls, each on a thread of a pool (a timed-out call keeps its thread; the next takes another). */
+  final ExecutorService calls = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "semaphore-call");
+    t.setDaemon(true);
+    return t;
+  });
+
+  HazelcastLock(boolean semaphore) {
+    this.semaphore = semaphore;
+  }
 
   public static void main(String[] args) throws Exception {
     takeStdout();
     System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT.%1$tL %4$s %3$s %5$s%6$s%n");
     HAZELCAST_LOG.setLevel(Level.parse(System.getenv().getOrDefault("FENCECHECK_HAZELCAST_LOG_LEVEL", "WARNING")));
-    new HazelcastLock().run();
+    new HazelcastLock(List.of(args).contains("semaphore")).run();
   }
 
   void run() throws Exception {
@@ -161,11 +226,23 @@ public final class HazelcastLock implements LockHandler {
     }, "client-maker");
     maker.setDaemon(true);
     maker.start();
-    return initOk(id, true, "none", library());
+    return initOk(id, !semaphore, "none", library());
   }
 
   String library() {
-    return "Hazelcast " + LIBRARY_VERSION + " FencedLock (Java client, CP Subsystem)";
+    return "Hazelcast " + LIBRARY_VERSION + (semaphore ? " ISemaphore" : " FencedLock") + " (Java client, CP Subsystem)";
+  }
+
+  /** A lost notice for a hold the library said is gone (LockOwnershipLostException), once, and only for a hold whose ok was sent. */
+  static void toldLost(Hold h) {
+    if (h.owner == null || !h.announced) return;
+    h.announced = false;
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("type", "lost");
+    m.put("key", h.key);
+    m.put("owner", h.owner);
+    send(m);
+    log("lost: " + h.owner + " on " + h.key + " (LockOwnershipLostException: its CP session was closed)");
   }
 
   synchronized HazelcastInstance client() {
@@ -199,6 +276,8 @@ public final class HazelcastLock implements LockHandler {
 
   /** Unlocks, quietly and by their own threads, what this program may still hold on key. Null, or why one could not be unlocked (it stays doubtful). */
   String clearKey(String key) {
+    // First: getLock asks the cluster for the lock's CP group, and may throw offline before anything here changed.
+    FencedLock lock = client.getCPSubsystem().getLock(key);
     List<Hold> old = new ArrayList<>(doubtful.getOrDefault(key, List.of()));
     doubtful.remove(key);
     holds.values().removeIf(h -> {
@@ -210,7 +289,6 @@ public final class HazelcastLock implements LockHandler {
     });
     for (int i = 0; i < old.size(); i++) {
       Hold h = old.get(i);
-      FencedLock lock = client.getCPSubsystem().getLock(key);
       try {
         int n = on(h, () -> {
           int k = 0;
@@ -224,6 +302,7 @@ public final class HazelcastLock implements LockHandler {
         h.thread.shutdown();
       } catch (Throwable e) {
         if (root(e) instanceof IllegalMonitorStateException) {
+          if (root(e) instanceof LockOwnershipLostException) toldLost(h);
           h.thread.shutdown();
           continue;
         }
@@ -236,6 +315,23 @@ public final class HazelcastLock implements LockHandler {
   }
 
   public Map<String, Object> acquire(Object id, Map<String, Object> req) throws Exception {
+    try {
+      return acquireOrOffline(id, req);
+    } catch (HazelcastClientOfflineException e) {
+      // From getLock/getSemaphore, which ask the cluster for the object's CP group before anything is sent: definite.
+      return replyWith(id, "fail", "error", "offline");
+    }
+  }
+
+  public Map<String, Object> release(Object id, Map<String, Object> req) {
+    try {
+      return releaseOrOffline(id, req);
+    } catch (HazelcastClientOfflineException e) {
+      return replyWith(id, "fail", "error", "offline");
+    }
+  }
+
+  Map<String, Object> acquireOrOffline(Object id, Map<String, Object> req) throws Exception {
     String key = String.valueOf(req.get("key"));
     long waitMs = Json.num(req.get("wait_ms"), 0);
     // fencecheck waits wait_ms + 2 x command_timeout_ms for the answer: all of this fits in less.
@@ -250,6 +346,7 @@ public final class HazelcastLock implements LockHandler {
     // Nothing has been sent while it is not connected: a definite fail.
     if (!connected.await(Math.max(0, deadline - waitMs - commandTimeoutMs - System.nanoTime() / 1_000_000), TimeUnit.MILLISECONDS))
       return replyWith(id, "fail", "error", "offline: not connected to the cluster yet");
+    if (semaphore) return acquirePermit(id, key, waitMs, (int) Json.num(req.get("permits"), 1), deadline);
     Object reenter = req.get("reenter");
     if (reenter != null) return reenter(id, key, waitMs, String.valueOf(reenter));
     String unclear = clearKey(key);
@@ -275,6 +372,7 @@ public final class HazelcastLock implements LockHandler {
     h.owner = ownerPrefix + "-h" + holdCount;
     h.fence = fence;
     h.entries = 1;
+    h.announced = true;
     holds.put(h.owner, h);
     Map<String, Object> r = reply(id, "ok");
     r.put("owner", h.owner);
@@ -293,7 +391,11 @@ public final class HazelcastLock implements LockHandler {
       fence = on(h, () -> lock.tryLockAndGetFence(waitMs, TimeUnit.MILLISECONDS), waitMs + commandTimeoutMs + commandTimeoutMs / 2);
     } catch (Throwable e) {
       if (root(e) instanceof HazelcastClientOfflineException) return replyWith(id, "fail", "error", "offline");
-      if (root(e) instanceof LockOwnershipLostException) return replyWith(id, "fail", "error", "not-owner");
+      if (root(e) instanceof LockOwnershipLostException) {
+        // Hazelcast told the hold's thread its session is gone: the outer hold is lost too.
+        toldLost(h);
+        return replyWith(id, "fail", "error", "not-owner");
+      }
       return replyWith(id, "error", "error", e instanceof TimeoutException ? "timeout waiting for Hazelcast" : shortError(e));
     }
     if (fence == FencedLock.INVALID_FENCE) return replyWith(id, "fail", "error", waitMs == 0 ? "busy" : "timeout");
@@ -305,10 +407,11 @@ public final class HazelcastLock implements LockHandler {
     return r;
   }
 
-  public Map<String, Object> release(Object id, Map<String, Object> req) {
+  Map<String, Object> releaseOrOffline(Object id, Map<String, Object> req) {
     String owner = String.valueOf(req.get("owner"));
     Hold h = holds.get(owner);
     if (h == null) return replyWith(id, "fail", "error", "not-owner");
+    if (semaphore) return releasePermit(id, h);
     FencedLock lock = client.getCPSubsystem().getLock(h.key);
     try {
       on(h, () -> {
@@ -335,6 +438,101 @@ public final class HazelcastLock implements LockHandler {
       holds.remove(owner);
       h.thread.shutdown();
     }
+    Map<String, Object> r = reply(id, "ok");
+    r.put("released", true);
+    return r;
+  }
+
+  // ---- semaphore mode: Hazelcast's CP ISemaphore ----
+
+  /** A call of the semaphore's, on a pool thread, within timeoutMs. */
+  <T> T call(Callable<T> c, long timeoutMs) throws Exception {
+    return calls.submit(c).get(Math.max(1, timeoutMs), TimeUnit.MILLISECONDS);
+  }
+
+  /** "No valid session!", or a SessionExpiredException under it: the session that had the permits has ended. */
+  static boolean sessionGone(Throwable t) {
+    return t instanceof IllegalStateException && (t.getCause() instanceof SessionExpiredException || String.valueOf(t.getMessage()).contains("No valid session"));
+  }
+
+  /** One permit of `permits` on key, within the deadline; the semaphore is initialized by this program's first acquire of the key. */
+  Map<String, Object> acquirePermit(Object id, String key, long waitMs, int permits, long deadline) throws Exception {
+    ISemaphore s = client.getCPSubsystem().getSemaphore(key);
+    String unclear = giveBack(s, key);
+    if (unclear != null) return replyWith(id, "error", "error", unclear);
+    boolean granted;
+    try {
+      if (!initialized.contains(key)) {
+        boolean first = call(() -> s.init(permits), commandTimeoutMs);
+        initialized.add(key);
+        if (first) log("initialized " + key + " with " + permits + " permits");
+      }
+      granted = call(() -> s.tryAcquire(waitMs, TimeUnit.MILLISECONDS), deadline - System.nanoTime() / 1_000_000);
+    } catch (Throwable e) {
+      if (root(e) instanceof HazelcastClientOfflineException) return replyWith(id, "fail", "error", "offline");
+      // The tryAcquire may have been granted (or may still be): a permit to give back before the key is taken again.
+      owed.merge(key, 1, Integer::sum);
+      return replyWith(id, "error", "error", e instanceof TimeoutException ? "timeout waiting for Hazelcast" : shortError(e));
+    }
+    if (!granted) return replyWith(id, "fail", "error", waitMs == 0 ? "busy" : "timeout");
+    Hold h = new Hold(key);
+    h.thread.shutdown(); // a permit is the session's, not a thread's: its calls run on the pool
+    holdCount++;
+    h.owner = ownerPrefix + "-h" + holdCount;
+    h.entries = 1;
+    holds.put(h.owner, h);
+    Map<String, Object> r = reply(id, "ok");
+    r.put("owner", h.owner);
+    r.put("fence", null);
+    return r;
+  }
+
+  /** Gives back, quietly, the permits this program may still have on key (abandoned holds, acquires answered error). Null, or why it could not. */
+  String giveBack(ISemaphore s, String key) {
+    int n = owed.getOrDefault(key, 0);
+    for (Hold h : holds.values()) if (h.key.equals(key)) n++;
+    holds.values().removeIf(h -> h.key.equals(key));
+    owed.remove(key);
+    for (int i = 0; i < n; i++) {
+      try {
+        call(() -> {
+          s.release();
+          return null;
+        }, commandTimeoutMs);
+        log("gave back a permit of an abandoned hold or unknown acquire on " + key);
+      } catch (Throwable e) {
+        // The session has no more permits of this semaphore (or no session): nothing left to give back.
+        if (root(e) instanceof IllegalStateException) return null;
+        owed.put(key, n - i);
+        log("giving back on " + key + ": " + shortError(e));
+        return "could not give back an earlier permit on " + key + ": " + shortError(e);
+      }
+    }
+    return null;
+  }
+
+  Map<String, Object> releasePermit(Object id, Hold h) {
+    ISemaphore s = client.getCPSubsystem().getSemaphore(h.key);
+    try {
+      call(() -> {
+        s.release();
+        return null;
+      }, 2L * commandTimeoutMs - commandTimeoutMs / 4);
+    } catch (Throwable e) {
+      Throwable r0 = root(e);
+      if (r0 instanceof HazelcastClientOfflineException) return replyWith(id, "fail", "error", "offline");
+      holds.remove(h.owner);
+      if (r0 instanceof IllegalStateException) {
+        Map<String, Object> r = reply(id, "ok");
+        r.put("released", false);
+        if (sessionGone(r0)) r.put("lost", "session-expired");
+        return r;
+      }
+      // Unknown: the permit may still be this session's; given back before the key is taken again.
+      owed.merge(h.key, 1, Integer::sum);
+      return replyWith(id, "error", "error", e instanceof TimeoutException ? "timeout waiting for Hazelcast" : shortError(e));
+    }
+    holds.remove(h.owner);
     Map<String, Object> r = reply(id, "ok");
     r.put("released", true);
     return r;

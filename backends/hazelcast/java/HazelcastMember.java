@@ -8,7 +8,7 @@
 // Arguments (all required but --unsafe):
 //   --name hz-1 --port 41001 --members hz-1:41001,hz-2:41002,hz-3:41003
 //   --cluster NAME --cp-members 3 --group-size 3
-//   --session-ttl S --heartbeat S --auto-removal S --status FILE [--unsafe]
+//   --session-ttl S --heartbeat S --auto-removal S --status FILE [--unsafe] [--bind-any]
 //
 // Choices, each for a reason:
 // - Members are named by host name (hz-1, ...), as their public address and in the
@@ -20,6 +20,10 @@
 //   connection one member opens to another (the other answers on that same
 //   connection) always crosses a link of that pair. Cutting both links of a pair cuts
 //   the pair (backends/hazelcast/peers.ts).
+// - --bind-any (a container, --deploy docker): no hosts file and no links; the names
+//   are the run network's aliases of the containers, the member listens on every
+//   interface of its container (its port is published on the host's loopback), and
+//   no interface pattern is set (the network's addresses are the engine's to choose).
 // - Timing is scaled down so that a run of seconds sees failures detected: member
 //   heartbeats every second and a member silent for 5 s is dropped (defaults: 5 s and
 //   60 s), Raft leader heartbeats every 500 ms with 4 missed before an election
@@ -83,7 +87,7 @@ public final class HazelcastMember {
     for (int i = 0; i < args.length; i++) {
       if (!args[i].startsWith("--")) throw new IllegalArgumentException("unexpected argument " + args[i]);
       String k = args[i].substring(2);
-      if (k.equals("unsafe")) a.put(k, "true");
+      if (k.equals("unsafe") || k.equals("bind-any")) a.put(k, "true");
       else if (i + 1 < args.length) a.put(k, args[++i]);
       else throw new IllegalArgumentException("--" + k + " needs a value");
     }
@@ -102,7 +106,8 @@ public final class HazelcastMember {
     c.setProperty("hazelcast.health.monitoring.level", "OFF");
     c.setProperty("hazelcast.shutdownhook.enabled", "false");
     c.setProperty("hazelcast.partition.count", "7");
-    c.setProperty("hazelcast.socket.bind.any", "false");
+    boolean bindAny = a.containsKey("bind-any");
+    c.setProperty("hazelcast.socket.bind.any", String.valueOf(bindAny));
     c.setProperty("hazelcast.heartbeat.interval.seconds", "1");
     c.setProperty("hazelcast.max.no.heartbeat.seconds", "5");
     c.setProperty("hazelcast.wait.seconds.before.join", "1");
@@ -112,7 +117,7 @@ public final class HazelcastMember {
     n.setPort(port).setPortAutoIncrement(false).setPublicAddress(name + ":" + port);
     // 127.0.0.*, not 127.0.0.1: the member list's names resolve to links on other loopback addresses, and a member that
     // matches them against its interfaces leaves out every address no interface pattern takes. It binds 127.0.0.1.
-    n.getInterfaces().setEnabled(true).addInterface("127.0.0.*");
+    if (!bindAny) n.getInterfaces().setEnabled(true).addInterface("127.0.0.*");
     JoinConfig j = n.getJoin();
     j.getMulticastConfig().setEnabled(false);
     j.getAutoDetectionConfig().setEnabled(false);

@@ -3,7 +3,9 @@
 // the other two through its links is dropped by them and comes back after the
 // heal; a killed member comes back as a new member and, once its old self's CP seat
 // is freed, is promoted into it (the heal of a CP group without persistence). No
-// member outlives the group.
+// member outlives the group. On the same members, before any fault, the client
+// programs hold by hold: ISemaphore's permits (hazelcast-semaphore), and the lost
+// notice of a FencedLock hold whose session ended while its program was frozen.
 import { describe, it, expect, beforeAll, afterAll, vi } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,9 +14,11 @@ import { PortPlan } from "../../../cluster/ports.ts";
 import { startProxyServer, type ProxyServer } from "../../../proxy/index.ts";
 import { tempRunDir, processesMentioning } from "../../../test/helpers.ts";
 import { buildEnvironment } from "../../../clients/program/environment.ts";
-import { readManifest } from "../../../clients/program/index.ts";
 import { repoFile } from "../../../lib/paths.ts";
-import { HAZELCAST_MANIFEST, HAZELCAST_MEMBER } from "../programs.ts";
+import { programAdapter, readManifest } from "../../../clients/program/index.ts";
+import type { Hold, LockClient } from "../../../clients/lock.ts";
+import { rng, sleep } from "../../../lib/index.ts";
+import { HAZELCAST_MANIFEST, HAZELCAST_MEMBER, HAZELCAST_SEMAPHORE_MANIFEST } from "../programs.ts";
 import { hzTiming, startHzCluster, type HzCluster } from "../server.ts";
 
 let dir: string;
@@ -63,6 +67,71 @@ describe("three Hazelcast members", () => {
   it("name the leader of the default group", async () => {
     await until(async () => expect(await cluster.leader()).toMatch(/^hz-[123]$/), 10_000);
   });
+
+  it("hazelcast-semaphore: a semaphore of 2 admits two sessions' holds and refuses a third until one is released; a FencedLock hold whose program was frozen past the session TTL is told lost at its re-entry", async () => {
+    const pids = new Map<number, number>();
+    const notices: Array<[string, string | undefined, string | null]> = [];
+    const opened: LockClient[] = [];
+    const program = (manifest: string, id: number): LockClient => {
+      const c = programAdapter(readManifest(repoFile(manifest))).create({
+        id,
+        endpoints: cluster.nodes.map(({ name, host, port }) => ({ name, host, port })),
+        ownerPrefix: `t${id}`,
+        commandTimeoutMs: 3000,
+        ttlMs: 2000,
+        rng: rng(id, "hz"),
+        options: {},
+        log: (line) => {
+          const pid = /pid (\d+)\]/.exec(line);
+          if (pid) pids.set(id, Number(pid[1]));
+        },
+        notice: (f, key, owner) => notices.push([f, key, owner]),
+      });
+      opened.push(c);
+      return c;
+    };
+    // Each program is a client of its own, and so a CP session of its own; all four JVMs start at once.
+    const [a, b, c] = [1, 2, 3].map((id) => program(HAZELCAST_SEMAPHORE_MANIFEST, id));
+    const l = program(HAZELCAST_MANIFEST, 4);
+    // The first acquire waits for the client to be made (seconds on a busy machine): a retry until it is.
+    const first = async (cl: LockClient, key: string, request?: { permits: number }) => {
+      for (let i = 0; ; i++) {
+        const r = await cl.acquire(key, 2000, 2000, request);
+        if (r.type === "ok" || i === 15 || !/offline/.test(String((r as { error?: string }).error))) return r;
+        await sleep(500);
+      }
+    };
+    const two = { permits: 2 };
+    try {
+      const [ha, hb, hl] = await Promise.all([first(a, "s", two), first(b, "s", two), first(l, "m")]);
+      expect(ha.type, JSON.stringify(ha)).toBe("ok");
+      expect(hb.type, JSON.stringify(hb)).toBe("ok");
+      expect(hl.type, JSON.stringify(hl)).toBe("ok");
+      // No fence: ISemaphore issues none.
+      expect((ha as { value: Hold }).value.fence).toBeNull();
+      // The CP group has no permit left: a third session waits out its 2 s and is refused (definite).
+      const t0 = Date.now();
+      const waited = await first(c, "s", two);
+      expect(waited, JSON.stringify(waited)).toMatchObject({ type: "fail", error: "timeout" });
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(2000);
+      expect(await a.release("s", (ha as { value: Hold }).value)).toMatchObject({ type: "ok", value: { released: true } });
+      const hc = await c.acquire("s", 2000, 2000, two);
+      expect(hc.type, JSON.stringify(hc)).toBe("ok");
+
+      // The FencedLock's program frozen for 4 s, twice the session TTL: its session ends on the CP group, and
+      // its thread hears of it at the next call it makes, the re-entry.
+      const pid = pids.get(4)!;
+      process.kill(pid, "SIGSTOP");
+      await sleep(4000);
+      process.kill(pid, "SIGCONT");
+      const held = (hl as { value: Hold }).value;
+      const again = await l.acquire("m", 2000, 500, { reenter: held });
+      expect(again, JSON.stringify(again)).toMatchObject({ type: "fail", error: "not-owner" });
+      expect(notices).toContainEqual(["lost", "m", held.owner]);
+    } finally {
+      await Promise.all(opened.map((x) => x.close()));
+    }
+  }, 60_000);
 
   it("a member cut off through its links is dropped by the other two, and joins them again after the heal", async () => {
     await cluster.peers.partition([["hz-1", "hz-2"], ["hz-3"]]);
