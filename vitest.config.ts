@@ -16,14 +16,15 @@ export default defineConfig({
     // built JavaScript (no TypeScript compiled in each), three files at a time fit
     // a 2-core machine without starving their clocks (measured 2026-11-26: the
     // whole suite in 450 s with three against 632 s with two, every timing test
-    // passing, with a benchmark running beside it). Four since 2026-11-29: each
-    // file's process and its children used 0.3 CPU-seconds per second of its wall
-    // time (the 45 longest files, 712 CPU-s over 2404 s, read from /proc when each
-    // ended), so three files kept about one core of two busy.
+    // passing, with a benchmark running beside it). Four were tried on 2026-11-29
+    // (a file's processes use about 0.3 CPU-seconds per second of its wall time on
+    // average), but the longest files start together, and four of them at once
+    // (npm installs, JVMs, the type check) starved the scripted scenarios' timing
+    // on a quiet machine: L2, L3 and a JVM adapter's first grants failed.
     pool: "forks",
     // Longest files first, on a fresh clone too (test/sequencer.ts says why).
     sequence: { sequencer: LongestFirst },
-    maxWorkers: 4,
+    maxWorkers: 3,
     minWorkers: 1,
     testTimeout: 120_000,
     hookTimeout: 60_000,

@@ -52,12 +52,8 @@ export interface ReferenceAdapter {
 }
 
 const PAUSES = ["--concurrency", "4", "--workers", "2", "--nemesis", "pause", "--nemesis-interval", "1", "--time-limit", "10", "--seed", "7"];
-// Two clients in one worker: without faults, two programs contending for the key show
-// the library speaking the protocol as well as four do, and a JVM program costs
-// seconds of CPU to start, which the whole suite pays on two cores. Eight seconds:
-// a JVM library makes its client at the first acquire, up to seconds on a busy
-// two-core machine (a redisson run at a load of 18 made 3 grants in 6 s).
-const NO_FAULTS = ["--concurrency", "2", "--workers", "1", "--time-limit", "8", "--seed", "7"];
+// Six seconds: a JVM library makes its client at the first acquire, seconds on a busy two-core machine.
+const NO_FAULTS = ["--concurrency", "4", "--workers", "2", "--time-limit", "6", "--seed", "7"];
 
 export function referenceAdapterTests(c: ReferenceAdapter): void {
   if (c.stale && !c.faults) throw new Error(`${c.client}: a stale write is refused only under pauses (faults: true)`);
@@ -77,7 +73,7 @@ export function referenceAdapterTests(c: ReferenceAdapter): void {
       }
       expect(r.header).toMatchObject({ format: 2, client: c.client });
       const grants = r.events.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => e.value as Record<string, unknown>);
-      expect(grants.length).toBeGreaterThan(c.faults ? 10 : 2);
+      expect(grants.length).toBeGreaterThan(c.faults ? 10 : 3);
       expect(grants.every((g) => Number.isSafeInteger(g.fence) && g.fence_source === c.fenceSource)).toBe(true);
       // The version its lock file pins is the one that ran (its environment, not a copy elsewhere on the machine).
       expect(r.logs).toContain(`library: ${c.library}`);
