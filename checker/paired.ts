@@ -4,7 +4,7 @@
 // the events one at a time, in (time, index) order, and keeps only those columns,
 // so a stored run is checked in one streaming pass without holding its events.
 import { clientOp, CLIENT_OPS, emptyFields, fieldsOf, INVOKE_TYPE, type EventFields } from "../store/event-fields.ts";
-import { FORMAT_2, type HistoryEvent, type HistoryHeader, type ResourceDecision } from "../store/events.ts";
+import { FORMAT_2, leaseMs, type HistoryEvent, type HistoryHeader, type ResourceDecision } from "../store/events.ts";
 import type { ProtocolError } from "../store/protocol-errors.ts";
 import { BadInput } from "../lib/exit.ts";
 import { orderOf } from "./sweep.ts";
@@ -94,10 +94,6 @@ function lockFacts(header: HistoryHeader): LockFacts {
   };
 }
 
-/** The lease of an acquire or renew in ms: the smaller of the TTL asked and granted (NaN: none). */
-function lease(asked: number, granted: number): number {
-  return Number.isNaN(granted) ? asked : Number.isNaN(asked) ? granted : Math.min(asked, granted);
-}
 
 /** Ids of the client operations docs/history-format.md defines (their places in CLIENT_OPS), fixed so the hot loop compares numbers. */
 export const ACQUIRE = 0;
@@ -280,10 +276,10 @@ export class PairingBuilder {
     if (f === ACQUIRE) {
       ops.owner[i] = e.owner === undefined ? -1 : this.grantedOwner(process, e.owner);
       ops.setFence(i, e.fence);
-      ops.setTtl(i, lease(ops.ttl[i], e.ttl));
+      ops.setTtl(i, leaseMs(ops.ttl[i], e.ttl));
       if (!Number.isNaN(e.queued)) ops.setQueued(i, e.queued);
       if (!Number.isNaN(e.validity)) m.validity.set(i, e.validity);
-    } else if (f === RENEW) ops.setTtl(i, lease(ops.ttl[i], e.ttl));
+    } else if (f === RENEW) ops.setTtl(i, leaseMs(ops.ttl[i], e.ttl));
     else if (f === RELEASE && e.notReleased) ops.notReleased[i] = 1;
   };
 

@@ -26,6 +26,17 @@ export const LOCK_KINDS = ["mutex", "reentrant", "rw", "semaphore"] as const;
 export const CANCELLED_ERROR = "cancelled";
 export const CANCEL_UNKNOWN_ERROR = "cancel-unknown";
 
+/**
+ * The lease of an acquire or renew, in ms: the smaller of the `ttl_ms` its invoke
+ * asked for and the one its ok says was granted, either alone when the other is
+ * absent (NaN), NaN when both are (docs/history-format.md, mutex-violation). The
+ * checker reads certain spans with it, and the workload asks for a re-entry only
+ * within one, so the two agree on what the history proves.
+ */
+export function leaseMs(asked: number, granted: number): number {
+  return Number.isNaN(granted) ? asked : Number.isNaN(asked) ? granted : Math.min(asked, granted);
+}
+
 export type OpType = "invoke" | "ok" | "fail" | "info" | "notice";
 export type Process = number | "nemesis";
 

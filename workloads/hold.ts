@@ -4,6 +4,7 @@
 import type { AcquireRequest, Hold, LockClient } from "../clients/lock.ts";
 import type { LogicalClient } from "./client.ts";
 import type { WorkloadOptions } from "./options.ts";
+import { leaseMs } from "../store/events.ts";
 
 export interface HeldLock {
   key: string;
@@ -24,11 +25,11 @@ export interface HeldLock {
   certainUntil: number;
 }
 
-/** The lease an acquire or renew asked for and the one the lock said it granted: the shorter, as the checker reads them. */
-const leaseMs = (asked: number, granted: number | undefined): number => (typeof granted === "number" && Number.isFinite(granted) ? Math.min(asked, granted) : asked);
+/** A granted ttl_ms as leaseMs takes it: NaN where the lock said none. */
+const granted = (ttl: unknown): number => (typeof ttl === "number" ? ttl : NaN);
 
 /** The end (the run's clock, ns) of a certain span that an operation answered ok starts: its invoke plus its lease (ms). */
-const spanEnd = (invoked: number | undefined, leaseMs: number): number => (invoked === undefined ? -Infinity : Number.isFinite(leaseMs) ? invoked + leaseMs * 1e6 : Infinity);
+const spanEnd = (invoked: number | undefined, lease: number): number => (invoked === undefined ? -Infinity : Number.isFinite(lease) ? invoked + lease * 1e6 : Infinity);
 
 /**
  * Whether a re-entry of `outer` invoked now would enter a hold the history proves
@@ -75,7 +76,7 @@ export async function acquire(c: LogicalClient, lock: LockClient, key: string, o
   if (done.type !== "ok" || !hold) return null;
   // Assigned in the closure above, which TypeScript does not follow.
   const mine = hold as Hold;
-  const held: HeldLock = { key, hold: mine, process: c.process, watchdog: null, lost: () => lock.lost?.(mine) ?? null, certainUntil: spanEnd(done.invoked, leaseMs(o.ttlMs, mine.ttlMs)) };
+  const held: HeldLock = { key, hold: mine, process: c.process, watchdog: null, lost: () => lock.lost?.(mine) ?? null, certainUntil: spanEnd(done.invoked, leaseMs(o.ttlMs, granted(mine.ttlMs))) };
   if (fields.depth !== undefined) held.depth = fields.depth;
   // A lock with no lease to renew, or one that renews itself, gets no watchdog; a
   // re-entry has its outer hold's.
@@ -123,7 +124,7 @@ export class Watchdog {
       },
       () => !this.stopped && this.c.process === this.h.process,
     );
-    if (done.type === "ok") this.h.certainUntil = Math.max(this.h.certainUntil, spanEnd(done.invoked, leaseMs(this.ttlMs, done.value?.ttl_ms as number | undefined)));
+    if (done.type === "ok") this.h.certainUntil = Math.max(this.h.certainUntil, spanEnd(done.invoked, leaseMs(this.ttlMs, granted(done.value?.ttl_ms))));
     else if (!this.stopped) this.lost = true;
   }
 
