@@ -19,6 +19,11 @@ const beforePause = (r: ScenarioRun): boolean => {
   const [pause] = r.nemesis("start-pause");
   return acquire0 !== undefined && pause !== undefined && acquire0.time < pause.time;
 };
+const zeroFirst = (r: ScenarioRun): boolean => {
+  const [acquire0] = r.of(0, "acquire", "ok");
+  const [acquire1] = r.of(1, "acquire", "ok");
+  return acquire0 !== undefined && (acquire1 === undefined || acquire0.time < acquire1.time);
+};
 const reacquiredFirst = (r: ScenarioRun): boolean => {
   const [acquire1] = r.of(1, "acquire", "ok");
   return acquire1 !== undefined && r.of(0, "renew", "ok").some((e) => e.time < acquire1.time);
@@ -83,7 +88,8 @@ describe("python-redis-lock: L3, its renewal thread frozen with its process (#85
 
 describe("L4: pottery's num_extensions", () => {
   it("--client pottery: the fourth renew fails too-many-extensions, client 0 stops, client 1 is granted when the third extension's lease ends: valid", async () => {
-    const r = await scenario("L4");
+    // Client 0's program must hold before client 1 asks (a late start let client 1 in first).
+    const r = await scenarioWhere("L4", zeroFirst);
     expect(r.code, r.out).toBe(0);
     const renews = r.of(0, "renew").filter((e) => e.type !== "invoke");
     expect(renews.slice(0, 4).map((e) => e.type)).toEqual(["ok", "ok", "ok", "fail"]);
