@@ -12,19 +12,18 @@ export default defineConfig({
     // each child's start, which on two cores was minutes of the suite.
     env: { FENCECHECK_ENTRIES: "dist" },
     // Integration tests start real servers and worker processes, and spend most of
-    // their time waiting out a run's time limit. Since the children start as
-    // built JavaScript (no TypeScript compiled in each), three files at a time fit
-    // a 2-core machine without starving their clocks (measured 2026-11-26: the
-    // whole suite in 450 s with three against 632 s with two, every timing test
-    // passing, with a benchmark running beside it). Four were tried on 2026-11-29
-    // (a file's processes use about 0.3 CPU-seconds per second of its wall time on
-    // average), but the longest files start together, and four of them at once
-    // (npm installs, JVMs, the type check) starved the scripted scenarios' timing
-    // on a quiet machine: L2, L3 and a JVM adapter's first grants failed.
+    // their time waiting out a run's time limit. Five files at a time keep two
+    // cores busy (measured 2026-11-30 from fresh clones: vmstat's idle 3 to 6 %
+    // over the whole suite, 570 s of vitest with the docker tests, every timing
+    // test passing; three at a time took 831 to 945 s). Four were tried on
+    // 2026-11-29, before the scripted scenarios L2 and L3 ran again until their
+    // script met the lock where it meant to (test/scenarios/run.ts
+    // scenarioWhere), and starved them. A busy machine moves where a pause
+    // lands, so a run's test asks only what every landing must show.
     pool: "forks",
     // Longest files first, on a fresh clone too (test/sequencer.ts says why).
     sequence: { sequencer: LongestFirst },
-    maxWorkers: 3,
+    maxWorkers: 5,
     minWorkers: 1,
     testTimeout: 120_000,
     hookTimeout: 60_000,

@@ -22,10 +22,16 @@ describe("--client sesame-redlock", () => {
     }
   });
 
-  it("with fences from one Redis counter and fencing on, the run is valid", async () => {
+  it("with fences from one Redis counter and fencing on, no stale write is accepted: the resource finds nothing", async () => {
     const r = await jepsenRun([...run, "--fence-source", "single"], "fc-sesame-");
-    expect(r.exit, r.output).toBe(0);
-    expect(r.results?.valid).toBe(true);
+    // A pause that lands while an acquire is still retrying can spend the whole lease before it
+    // returns: the library then says ok with a negative validity, which the checker finds as
+    // expired-on-arrival (a finding about the lock, with the pauses that explain it; seen on a
+    // loaded machine, 2026-11-30). Fencing cannot prevent that; what it must prevent is any
+    // stale write landing, so nothing else may be found.
+    const types: string[] = r.results?.anomaly_types ?? [];
+    expect(types.filter((t) => t !== "expired-on-arrival"), r.output).toEqual([]);
+    expect(r.exit, r.output).toBe(types.length ? 1 : 0);
   });
 
   it("--fence on without a fence source is refused: it issues none", async () => {
