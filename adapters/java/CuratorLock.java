@@ -308,11 +308,7 @@ public final class CuratorLock implements CancellableHandler {
             h.lost = true;
             h.lostWhy = "session-expired";
           }
-          Map<String, Object> m = new LinkedHashMap<>();
-          m.put("type", "lost");
-          m.put("key", h.key);
-          m.put("owner", h.owner);
-          send(m);
+          sendLost(h.key, h.owner);
         }
         break;
       default:
@@ -540,11 +536,7 @@ public final class CuratorLock implements CancellableHandler {
       h.lost = true;
       h.lostWhy = "session-expired";
     }
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("type", "lost");
-    m.put("key", h.key);
-    m.put("owner", h.owner);
-    send(m);
+    sendLost(h.key, h.owner);
   }
 
   // ---- release ----

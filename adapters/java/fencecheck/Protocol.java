@@ -334,6 +334,15 @@ public final class Protocol {
     }
   }
 
+  /** A `lost` notice (docs/adapter-protocol.md): the hold of `owner` on `key` is gone, by the library's word. */
+  public static void sendLost(String key, String owner) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("type", "lost");
+    m.put("key", key);
+    m.put("owner", owner);
+    send(m);
+  }
+
   public static Map<String, Object> reply(Object id, String type) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("in_reply_to", id);

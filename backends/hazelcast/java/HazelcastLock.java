@@ -237,11 +237,7 @@ public final class HazelcastLock implements LockHandler {
   static void toldLost(Hold h) {
     if (h.owner == null || !h.announced) return;
     h.announced = false;
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("type", "lost");
-    m.put("key", h.key);
-    m.put("owner", h.owner);
-    send(m);
+    sendLost(h.key, h.owner);
     log("lost: " + h.owner + " on " + h.key + " (LockOwnershipLostException: its CP session was closed)");
   }
 
