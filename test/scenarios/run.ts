@@ -15,9 +15,9 @@ export type Witness = { events?: number[]; seqs?: number[]; explanation: string;
  * happen shows nothing of the row either way, so it is made again; the last run
  * is returned whatever it shows, and the test's assertions judge it.
  */
-export async function scenarioWhere(id: string, ready: (r: ScenarioRun) => boolean, runs = 3): Promise<ScenarioRun> {
-  let r = await scenario(id);
-  for (let n = 2; n <= runs && !ready(r); n++) r = await scenario(id);
+export async function scenarioWhere(id: string, ready: (r: ScenarioRun) => boolean, args: string[] = [], runs = 3): Promise<ScenarioRun> {
+  let r = await scenario(id, ...args);
+  for (let n = 2; n <= runs && !ready(r); n++) r = await scenario(id, ...args);
   return r;
 }
 
