@@ -8,6 +8,8 @@ import { readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { tempRunDir, runCli, latestRun, readNdjson } from "../helpers.ts";
 
+export type ClientRun = Awaited<ReturnType<typeof clientRun>>;
+
 /** Its exit, output, history, results and every worker's log (where the library names itself). */
 export async function clientRun(args: string[], prefix: string) {
   const store = tempRunDir(prefix);
@@ -57,7 +59,17 @@ const NO_FAULTS = ["--concurrency", "4", "--workers", "2", "--time-limit", "6", 
 
 export function referenceAdapterTests(c: ReferenceAdapter): void {
   if (c.stale && !c.faults) throw new Error(`${c.client}: a stale write is refused only under pauses (faults: true)`);
-  const run = (...more: string[]) => clientRun([...(c.faults ? PAUSES : NO_FAULTS), "--client", c.client, ...c.options, ...more], `fc-${c.client}-`);
+  const once = (...more: string[]) => clientRun([...(c.faults ? PAUSES : NO_FAULTS), "--client", c.client, ...c.options, ...more], `fc-${c.client}-`);
+  const grantsOf = (r: ClientRun) => r.events.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => e.value as Record<string, unknown>);
+  const enough = c.faults ? 10 : 3;
+  // A run with too few grants shows nothing of the library either way: on a starved machine
+  // (five test files at once on two cores) four JVM clients under pauses made 3 grants in 10 s
+  // in a fresh-clone run. Such a run is made again, up to three times; the last is judged.
+  const run = async (...more: string[]) => {
+    let r = await once(...more);
+    for (let n = 2; n <= 3 && grantsOf(r).length <= enough; n++) r = await once(...more);
+    return r;
+  };
   describe(`--client ${c.client}`, () => {
     it(`fenced${c.faults ? " under pauses" : ", without faults"}: valid${c.stale ? ", a stale write refused" : ""}; fences from ${c.fenceSource}; the pinned version ran${c.tells && c.faults ? "; lost holds told" : ""}`, async () => {
       const r = await run();
@@ -72,8 +84,8 @@ export function referenceAdapterTests(c: ReferenceAdapter): void {
         expect(r.results.valid).toBe(true);
       }
       expect(r.header).toMatchObject({ format: 2, client: c.client });
-      const grants = r.events.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => e.value as Record<string, unknown>);
-      expect(grants.length).toBeGreaterThan(c.faults ? 10 : 3);
+      const grants = grantsOf(r);
+      expect(grants.length).toBeGreaterThan(enough);
       expect(grants.every((g) => Number.isSafeInteger(g.fence) && g.fence_source === c.fenceSource)).toBe(true);
       // The version its lock file pins is the one that ran (its environment, not a copy elsewhere on the machine).
       expect(r.logs).toContain(`library: ${c.library}`);
