@@ -12,18 +12,21 @@ export default defineConfig({
     // each child's start, which on two cores was minutes of the suite.
     env: { FENCECHECK_ENTRIES: "dist" },
     // Integration tests start real servers and worker processes, and spend most of
-    // their time waiting out a run's time limit. Five files at a time keep two
-    // cores busy (measured 2026-11-30 from fresh clones: vmstat's idle 3 to 6 %
-    // over the whole suite, 570 s of vitest with the docker tests, every timing
-    // test passing; three at a time took 831 to 945 s). Four were tried on
-    // 2026-11-29, before the scripted scenarios L2 and L3 ran again until their
-    // script met the lock where it meant to (test/scenarios/run.ts
-    // scenarioWhere), and starved them. A busy machine moves where a pause
-    // lands, so a run's test asks only what every landing must show.
+    // their time waiting out a run's time limit. Three files at a time: measured
+    // 2026-11-30 from fresh clones, five at a time keep both cores busy (vmstat
+    // 3 to 6 % idle) and ran the suite in 570 to 776 s of vitest against 831 to
+    // 945 s at three, but with the CPU saturated a timing test failed in most
+    // runs (0, 1, 0, 1 and 3 failures in five runs, each a different one: a
+    // Python or JVM client starting late, a ZooKeeper session or dynalite
+    // socket lost to a stall). Four were tried on 2026-11-29 and starved the
+    // scripted scenarios the same way. More files at once needs less CPU per
+    // file first: a run's runner and workers (about 0.8 CPU-s for each of the
+    // suite's 360 runs), vitest's fork per file (about 1 CPU-s each) and the
+    // JVMs are most of it.
     pool: "forks",
     // Longest files first, on a fresh clone too (test/sequencer.ts says why).
     sequence: { sequencer: LongestFirst },
-    maxWorkers: 5,
+    maxWorkers: 3,
     minWorkers: 1,
     testTimeout: 120_000,
     hookTimeout: 60_000,
