@@ -50,7 +50,7 @@ export interface CheckOptions {
   model?: "lease" | "strict";
   /** "lenient" (the default): liveness findings (stuck-lock) are reported only; "strict": they make the run invalid. */
   liveness?: "lenient" | "strict";
-  /** How long waiters may find the lock free and not granted before it is stuck, in ms (default: 4 x the largest TTL asked). */
+  /** How long waiters may find the lock free and not granted before it is stuck, in ms (default: 4 x the largest lease of an acquire). */
   stuckAfterMs?: number;
   /** Time for the whole model check, in ms. */
   modelBudgetMs?: number;
@@ -179,7 +179,7 @@ function cancelCounts(m: Paired): { cancelled: number; unknown: number } {
   return c;
 }
 
-/** Without the run's options: four times the largest TTL asked (a lease and the default command timeout of three TTLs). */
+/** Without the run's options: four times the largest lease of an acquire (a lease and the default command timeout of three TTLs), of 1000 ms where none has one (anomalies.md "stuck-lock"). */
 function stuckAfterDefault(m: Paired): number {
   let ttl = 0;
   for (let i = 0; i < m.ops.length; i++) if (m.ops.f[i] === ACQUIRE && m.ops.ttl[i] > ttl) ttl = m.ops.ttl[i];

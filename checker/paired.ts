@@ -94,7 +94,6 @@ function lockFacts(header: HistoryHeader): LockFacts {
   };
 }
 
-
 /** Ids of the client operations docs/history-format.md defines (their places in CLIENT_OPS), fixed so the hot loop compares numbers. */
 export const ACQUIRE = 0;
 export const RENEW = 1;

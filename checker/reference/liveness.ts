@@ -6,7 +6,7 @@
 // acted (the last invoke of its renews, releases, writes and re-entries),
 // whichever is later. The threshold is run.json's TTL plus its command timeout
 // (options.workloadOptions.ttlMs + options.commandTimeoutMs); without them, four
-// times the largest TTL of an acquire (the smaller of asked and granted). One finding per gap. The finding
+// times the largest lease of an acquire (1000 ms where none has one). One finding per gap. The finding
 // counts toward the verdict only under --liveness strict (the option, else
 // run.json's options.liveness).
 import { depthOf, ttlOf } from "./holds.ts";
@@ -46,8 +46,9 @@ export function thresholdNs(run: Run): { ns: number; why: string } {
   const ttl = o.workloadOptions?.ttlMs;
   const cmd = o.commandTimeoutMs;
   if (typeof ttl === "number" && typeof cmd === "number") return { ns: (ttl + cmd) * 1e6, why: `the ${ttl + cmd} ms a dead holder's lease and a command take` };
-  const most = run.ops.reduce((m, op) => (op.f === "acquire" ? Math.max(m, ttlOf(op) ?? 0) : m), 0);
-  return { ns: 4 * most * 1e6, why: `four times the largest TTL asked for, ${4 * most} ms` };
+  // anomalies.md "stuck-lock": four times the largest lease of an acquire, or of 1000 ms where none has one.
+  const most = run.ops.reduce((m, op) => (op.f === "acquire" ? Math.max(m, ttlOf(op) ?? 0) : m), 0) || 1000;
+  return { ns: 4 * most * 1e6, why: `four times the largest lease of an acquire, ${4 * most} ms` };
 }
 
 export function stuckLock(run: Run, holds: Hold[]): Findings {

@@ -599,12 +599,39 @@ export function cases(): Case[] {
     types: ["stale-write-accepted"],
     counts: { "stale-write-accepted": 1 },
   });
+  // --- The lease rule (history-format.md "Client operations"): the smaller of asked and granted, the one
+  // given where only one is, none where neither is ---
+  const lapse = (iv: V, ov: V): OpSpec[] => [
+    { p: 0, f: "acquire", at: 0, done: 1, iv, ov: { owner: "a", fence: 1, ...ov } },
+    // b is granted at 60 ms, while a's lease of 100 ms (from 0) still runs, if a has one.
+    acquire(1, 55, 60, "b", 2, 100),
+    release(1, 70, 71, "b"),
+    release(0, 80, 81, "a"),
+  ];
+  add({ name: "lease-asked-only", header: FORMAT2, ops: lapse({ ttl_ms: 100 }, {}), valid: false, types: ["mutex-violation"], counts: { "mutex-violation": 1 } });
+  add({ name: "lease-granted-only", header: FORMAT2, ops: lapse({}, { ttl_ms: 100 }), valid: false, types: ["mutex-violation"], counts: { "mutex-violation": 1 } });
+  // Granted 50 ms of the 100 asked: a's span ends at 50, before b's ok.
+  add({ name: "lease-smaller-granted", header: FORMAT2, ops: lapse({ ttl_ms: 100 }, { ttl_ms: 50 }), valid: true, types: [] });
+  add({ name: "lease-none", header: FORMAT2, ops: lapse({}, {}), valid: true, types: [] });
+  // No lease anywhere and no run.json: the stuck threshold is four times 1000 ms, not zero.
+  add({
+    name: "stuck-lock-no-lease-without-run-json",
+    header: FORMAT2,
+    ops: [
+      { p: 0, f: "acquire", at: 0, done: 1, iv: {}, ov: { owner: "a", fence: 1 } },
+      release(0, 50, 51, "a"),
+      { p: 1, f: "acquire", at: 20, done: 1000, outcome: "fail", error: "timeout", iv: {}, ov: { behind: "ghost" } },
+    ],
+    liveness: "strict",
+    valid: true,
+    types: [],
+  });
   add({
     name: "stuck-lock-without-run-json",
     header: FORMAT2,
     ops: stuck,
     liveness: "strict",
-    // four times the largest TTL asked for, 400 ms, and the lock was free and not granted for 949 ms.
+    // four times the largest lease of an acquire, 400 ms, and the lock was free and not granted for 949 ms.
     valid: false,
     types: ["stuck-lock"],
     counts: { "stuck-lock": 1 },

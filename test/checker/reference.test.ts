@@ -10,8 +10,22 @@ import { referenceCheck, ORDER } from "../../checker/reference/index.ts";
 import { BadInput } from "../../lib/index.ts";
 import { REPO, runCli, tempRunDir } from "../helpers.ts";
 import { cases, historyLines, writeCase, type Case } from "./reference-cases.ts";
+import { fast } from "./fuzz/checkers.ts";
 
 const check = async (c: Case) => (await referenceCheck(writeCase(c, tempRunDir("fencecheck-ref-")), { liveness: c.liveness })).results;
+
+// The same histories through the fast checker (what `fencecheck check` runs): the rules are the
+// docs', and both checkers must read them alike. Types compared as sets (each lists them in its order).
+describe("fast checker: the same hand-written histories", () => {
+  for (const c of cases())
+    it(`${c.name}`, async () => {
+      const r = await fast(writeCase(c, tempRunDir("fencecheck-fast-")), { liveness: c.liveness ?? "lenient" });
+      expect(r.valid).toBe(c.valid);
+      expect(new Set(r.anomaly_types)).toEqual(new Set(c.types));
+      expect(r.anomaly_counts).toEqual(c.counts ?? {});
+      if (c.unknown) expect(new Set(r.unknown_reasons)).toEqual(new Set(c.unknown));
+    });
+});
 
 describe("reference checker: hand-written histories", () => {
   for (const c of cases())
