@@ -6,7 +6,7 @@
 import { describe, it, expect } from "vitest";
 import { readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { tempRunDir, runCli, latestRun, readNdjson } from "../helpers.ts";
+import { again, tempRunDir, runCli, latestRun, readNdjson } from "../helpers.ts";
 
 export type ClientRun = Awaited<ReturnType<typeof clientRun>>;
 
@@ -65,11 +65,7 @@ export function referenceAdapterTests(c: ReferenceAdapter): void {
   // A run with too few grants shows nothing of the library either way: on a starved machine
   // (five test files at once on two cores) four JVM clients under pauses made 3 grants in 10 s
   // in a fresh-clone run. Such a run is made again, up to three times; the last is judged.
-  const run = async (...more: string[]) => {
-    let r = await once(...more);
-    for (let n = 2; n <= 3 && grantsOf(r).length <= enough; n++) r = await once(...more);
-    return r;
-  };
+  const run = (...more: string[]) => again(() => once(...more), (r) => grantsOf(r).length > enough);
   describe(`--client ${c.client}`, () => {
     it(`fenced${c.faults ? " under pauses" : ", without faults"}: valid${c.stale ? ", a stale write refused" : ""}; fences from ${c.fenceSource}; the pinned version ran${c.tells && c.faults ? "; lost holds told" : ""}`, async () => {
       const r = await run();

@@ -2,7 +2,7 @@
 import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../helpers.ts";
+import { again, tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../helpers.ts";
 
 export type Event = { index: number; time: number; process: number | "nemesis"; type: string; f: string; error?: string; value?: Record<string, unknown> };
 export type Decision = { seq: number; op: "write" | "read"; process: number; owner: string; fence: number | null; accepted: boolean; data: unknown };
@@ -15,10 +15,8 @@ export type Witness = { events?: number[]; seqs?: number[]; explanation: string;
  * happen shows nothing of the row either way, so it is made again; the last run
  * is returned whatever it shows, and the test's assertions judge it.
  */
-export async function scenarioWhere(id: string, ready: (r: ScenarioRun) => boolean, args: string[] = [], runs = 3): Promise<ScenarioRun> {
-  let r = await scenario(id, ...args);
-  for (let n = 2; n <= runs && !ready(r); n++) r = await scenario(id, ...args);
-  return r;
+export async function scenarioWhere(id: string, ready: (r: ScenarioRun) => boolean, args: string[] = []): Promise<ScenarioRun> {
+  return again(() => scenario(id, ...args), ready);
 }
 
 export type ScenarioRun = Awaited<ReturnType<typeof scenario>>;

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { ProcessGroup } from "../../../cluster/processes.ts";
 import { PortPlan } from "../../../cluster/ports.ts";
 import { startProxyServer, type ProxyServer } from "../../../proxy/index.ts";
-import { tempRunDir, processesMentioning } from "../../../test/helpers.ts";
+import { again, tempRunDir, processesMentioning } from "../../../test/helpers.ts";
 import { buildEnvironment } from "../../../clients/program/environment.ts";
 import { repoFile } from "../../../lib/paths.ts";
 import { programAdapter, readManifest } from "../../../clients/program/index.ts";
@@ -93,14 +93,12 @@ describe("three Hazelcast members", () => {
     // Each program is a client of its own, and so a CP session of its own; all four JVMs start at once.
     const [a, b, c] = [1, 2, 3].map((id) => program(HAZELCAST_SEMAPHORE_MANIFEST, id));
     const l = program(HAZELCAST_MANIFEST, 4);
-    // The first acquire waits for the client to be made (seconds on a busy machine): a retry until it is.
-    const first = async (cl: LockClient, key: string, request?: { permits: number }) => {
-      for (let i = 0; ; i++) {
-        const r = await cl.acquire(key, 2000, 2000, request);
-        if (r.type === "ok" || i === 15 || !/offline/.test(String((r as { error?: string }).error))) return r;
-        await sleep(500);
-      }
-    };
+    // A call the client cannot send yet fails offline (definite, nothing asked): the first acquire while
+    // the client is being made (seconds on a busy machine), a re-entry while a thawed one reconnects.
+    // Such a call is asked again, every 500 ms for up to 8 s.
+    const sent = (call: () => ReturnType<LockClient["acquire"]>) =>
+      again(call, (r) => r.type === "ok" || !/offline/.test(String((r as { error?: string }).error)), 16, 500);
+    const first = (cl: LockClient, key: string, request?: { permits: number }) => sent(() => cl.acquire(key, 2000, 2000, request));
     const two = { permits: 2 };
     try {
       const [ha, hb, hl] = await Promise.all([first(a, "s", two), first(b, "s", two), first(l, "m")]);
@@ -125,14 +123,9 @@ describe("three Hazelcast members", () => {
       await sleep(4000);
       process.kill(pid, "SIGCONT");
       const held = (hl as { value: Hold }).value;
-      // Thawed, the client may still be reconnecting: a call it cannot send fails offline (definite,
-      // nothing asked; seen in a loaded fresh-clone run), so the re-entry is asked again until it is sent.
-      let again = await l.acquire("m", 2000, 500, { reenter: held });
-      for (let i = 0; i < 15 && again.type === "fail" && /offline/.test(String((again as { error?: string }).error)); i++) {
-        await sleep(500);
-        again = await l.acquire("m", 2000, 500, { reenter: held });
-      }
-      expect(again, JSON.stringify(again)).toMatchObject({ type: "fail", error: "not-owner" });
+      // Thawed, the client may still be reconnecting (seen in a loaded fresh-clone run).
+      const reentered = await sent(() => l.acquire("m", 2000, 500, { reenter: held }));
+      expect(reentered, JSON.stringify(reentered)).toMatchObject({ type: "fail", error: "not-owner" });
       expect(notices).toContainEqual(["lost", "m", held.owner]);
     } finally {
       await Promise.all(opened.map((x) => x.close()));
