@@ -74,6 +74,24 @@ const children = (s: ZkSession, path: string): Promise<string[]> =>
     throw err;
   });
 
+/**
+ * The lock root's children, as the ensemble has them now. A read is answered by
+ * whichever server the session reached, which may not yet have applied a node
+ * another client has just made through another one: ZooKeeper's reads are not
+ * linearizable (a fresh-clone run of 2026-11-30 listed the root without a node
+ * the test had made a moment before, and left it). The Java client's sync()
+ * brings the server up to date first; node-zookeeper-client has none, so a
+ * transaction that only checks the root stands in for it: a multi is a write
+ * request, ordered through the leader, and answered only after the session's
+ * server has applied everything committed before it. It changes nothing.
+ */
+async function rootChildren(s: ZkSession): Promise<string[]> {
+  await s.call<void>((done) => s.client.transaction().check(ZK_LOCK_ROOT).commit((err) => done(err, undefined))).catch((err: unknown) => {
+    if (!isZk(err, "NO_NODE")) throw err;
+  });
+  return children(s, ZK_LOCK_ROOT);
+}
+
 /** Delete one node whatever its version; false when it was not there. */
 const removeNode = (s: ZkSession, path: string): Promise<boolean> =>
   s.call<void>((done) => s.client.remove(path, -1, (err) => done(err, undefined))).then(
@@ -138,7 +156,7 @@ const liveRuns = (names: readonly string[]): string[] => names.filter((n) => n.e
  */
 async function deleteRunNodes(s: ZkSession, prefix: string, except?: string): Promise<number> {
   if (prefix === "") throw new Error("refusing to delete every lock node: the run has no key prefix");
-  const names = await children(s, ZK_LOCK_ROOT);
+  const names = await rootChildren(s);
   const others = liveRuns(names).filter((p) => p !== prefix && p.startsWith(prefix));
   let deleted = 0;
   for (const name of names)
@@ -152,7 +170,7 @@ async function deleteRunNodes(s: ZkSession, prefix: string, except?: string): Pr
  * marker's prefix (the run's own included) is never one, whatever its form.
  */
 async function sweep(s: ZkSession, own: string): Promise<{ runs: string[]; nodes: number }> {
-  const names = await children(s, ZK_LOCK_ROOT);
+  const names = await rootChildren(s);
   const alive = [own, ...liveRuns(names)];
   const runs = new Set<string>();
   let nodes = 0;
@@ -282,7 +300,7 @@ export async function checkZkEnsemble(test: RunOnService, warn: (line: string) =
     if (s.timeoutMs !== ttlMs)
       warn(`${WHAT}: the ensemble grants a session of ${s.timeoutMs} ms where --ttl asks ${ttlMs} (its minSessionTimeout and maxSessionTimeout): the lock clients' holds last that long (ttl_ms in each acquire's ok)`);
     if (given === undefined) return;
-    const names = await children(s, ZK_LOCK_ROOT);
+    const names = await rootChildren(s);
     if (names.includes(given + MARKER))
       throw new BadInput(`${WHAT}: --key-prefix ${JSON.stringify(given)} is taken: ${ZK_LOCK_ROOT}/${given}${MARKER} says a run with it is going on; choose another prefix`);
     const there = names.filter((n) => n.startsWith(given));
