@@ -41,9 +41,8 @@ function held(r: Outcome<Hold>): Hold {
   return r.value;
 }
 
-/** The lock nodes of a key, as the servers have them. */
-const nodesOf = (key: string): Promise<string[]> =>
-  new Promise((resolve, reject) => admin.getChildren(`${ZK_LOCK_ROOT}/${key}`, (err, children) => (err ? reject(err) : resolve(children.sort((a, b) => Number(a.slice(-10)) - Number(b.slice(-10)))))));
+/** The lock nodes of a key, as the servers have them (read up to date: servers.ts). */
+const nodesOf = (key: string): Promise<string[]> => servers.nodesOf(key);
 
 const czxidOf = (path: string): Promise<number> => new Promise((resolve, reject) => admin.exists(path, (err, stat) => (err || !stat ? reject(err ?? new Error(`${path} is gone`)) : resolve(zxid(stat.czxid)))));
 
@@ -87,11 +86,7 @@ describe("zookeeper lock client", () => {
     expect([...fences].sort((x, y) => x - y)).toEqual(fences);
     expect(new Set(fences).size).toBe(4);
     for (const h of holds) expect(h.extra!.queued_ms).toBeGreaterThan(0);
-    // Every node deleted. The admin's session may sit on another member, which can
-    // answer a read before it has applied the last delete (ZooKeeper orders reads
-    // per session, not across them), so the list is asked again until it is
-    // empty, for a few seconds at most.
-    await eventually(async () => (await nodesOf("fifo")).length === 0, 5_000);
+    // Every node deleted.
     expect(await nodesOf("fifo")).toEqual([]);
   }, 30_000);
 

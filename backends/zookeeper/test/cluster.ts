@@ -4,7 +4,6 @@
 import { beforeAll, afterAll, expect } from "vitest";
 import { type Endpoint, type LockClient, type MakeClient } from "../../../clients/index.ts";
 import { CLIENTS } from "../../index.ts";
-import { ZK_LOCK_ROOT } from "../places.ts";
 import { rng } from "../../../lib/index.ts";
 import { startZkServers, type ZkServers } from "./servers.ts";
 
@@ -32,8 +31,7 @@ export function useZkLockServers(prefix: string): ZkLockServers {
   });
   return {
     servers: () => servers,
-    nodesOf: (key) =>
-      new Promise((resolve, reject) => servers.admin.getChildren(`${ZK_LOCK_ROOT}/${key}`, (err, children) => (err ? reject(err) : resolve(children.sort((a, b) => Number(a.slice(-10)) - Number(b.slice(-10))))))),
+    nodesOf: (key) => servers.nodesOf(key),
     lock: (kind, ownerPrefix, eps = servers.endpoints, commandTimeoutMs = 2000) => {
       const c = made[kind]({ endpoints: eps, ownerPrefix, commandTimeoutMs, rng: rng(3, ownerPrefix), options: {} });
       locks.push(c);
