@@ -4,6 +4,11 @@ import LongestFirst from "./test/sequencer.ts";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "backends/*/test/*.test.ts"],
+    // Library tests (*.library.test.ts): whole runs of one library each, what the
+    // libraries preset's soak runs too. They are `npm run test:libraries`
+    // (vitest.libraries.config.ts), not every `npm test`: on two cores their JVMs
+    // and Python programs were minutes of the suite.
+    exclude: ["**/node_modules/**", "**/*.library.test.ts"],
     globalSetup: ["test/build-once.ts"],
     // Each file's temporary run directories removed when it is done (test/cleanup.ts).
     setupFiles: ["test/cleanup.ts"],

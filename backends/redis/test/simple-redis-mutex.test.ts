@@ -1,13 +1,11 @@
 // simple-redis-mutex 3.0.0 as its README uses it, against a real redis-server:
 // what its functions do not say (a failed lock, a refresh, a release) is read
-// from the commands it sent. Then whole runs under SIGSTOP pauses of its
-// clients: its own fence (one global INCR) shows a paused holder writing after
-// the next one, and fencing at the resource refuses that write.
+// from the commands it sent. Its whole runs under pauses are library tests
+// (simple-redis-mutex.library.test.ts, `npm run test:libraries`).
 import { describe, it, expect, beforeAll } from "vitest";
 import { type Hold, type LockClient, type Outcome, type MakeClient } from "../../../clients/index.ts";
 import { CLIENTS } from "../../index.ts";
 import { rng, sleep } from "../../../lib/index.ts";
-import { jepsenRun } from "../../../test/helpers.ts";
 import { useRedisServer } from "./server.ts";
 
 /** Each client kind's maker, its module loaded once for the file (clients are made synchronously below). */
@@ -70,34 +68,5 @@ describe("simple-redis-mutex against one redis-server", () => {
     await sleep(450);
     // Its script returns nothing, and it ran after our lease may have run out.
     await expect(a.release("k4", h2)).rejects.toMatchObject({ code: "maybe-expired" });
-  });
-});
-
-// Its waiters hear only of releases (pub/sub) and poll every 10 s, so a holder
-// paused past its TTL is overtaken only by an acquire that starts after the lease
-// ran out: pauses longer than TTL + acquire timeout (1 + 2 s) let every waiter give
-// up and start again. With the default pauses (0.5 to 4 x TTL) that is luck.
-const run = ["--client", "simple-redis-mutex", "--nemesis", "pause", "--nemesis-interval", "1", "--pause-min", "3200", "--pause-max", "4000", "--time-limit", "8", "--seed", "3"];
-
-describe("--client simple-redis-mutex", () => {
-  it("without fencing a paused holder's write is accepted after the next holder's, as its own fences show", async () => {
-    const r = await jepsenRun([...run, "--fence", "off"], "fc-srm-");
-    expect(r.exit, r.output).toBe(1);
-    expect(r.results?.anomaly_types).toContain("stale-write-accepted");
-    const fences = r.history.filter((e) => e.type === "ok" && e.f === "acquire").map((e) => (e.value as { fence: unknown }).fence);
-    expect(fences.length).toBeGreaterThan(0);
-    expect(fences.every((f) => typeof f === "number")).toBe(true);
-  });
-
-  it("with its own fences and fencing on, the run is valid", async () => {
-    const r = await jepsenRun(run, "fc-srm-");
-    expect(r.exit, r.output).toBe(0);
-    expect(r.results?.valid).toBe(true);
-  });
-
-  it("--fence-source is refused: it issues its own fences", async () => {
-    const r = await jepsenRun([...run, "--fence-source", "single"], "fc-srm-");
-    expect(r.exit).toBe(254);
-    expect(r.stderr).toMatch(/--fence-source applies to the clients that make a fence from several servers' counters .* --client simple-redis-mutex of --backend redis issues its own fences/);
   });
 });

@@ -1,3 +1,5 @@
+// Library tests (`npm run test:libraries`, not in `npm test`): whole runs of one
+// library, what the libraries preset's soak runs too.
 // redis-semaphore's Mutex, as its README uses it, under SIGSTOP pauses: a lease
 // like any other, so a paused holder writes after the next one (its fences from
 // --fence-source single make that visible), and fencing at the resource refuses it.

@@ -1,3 +1,5 @@
+// Library tests (`npm run test:libraries`, not in `npm test`): whole runs of one
+// library, what the libraries preset's soak runs too.
 // Reports of lock libraries' users, reproduced through the reference adapter
 // programs: L2 (redis-py #4279, reacquire() of a Lock made with timeout=0 deletes
 // its key) and E1 (python-etcd3 #599, the with-block enters without the lock),

@@ -1,3 +1,5 @@
+// Library tests (`npm run test:libraries`, not in `npm test`): whole runs of one
+// library, what the libraries preset's soak runs too.
 // python-redis-lock 4.0.1 from PyPI (its hashed requirements file, the venv
 // fencecheck builds from its manifest's environment) by its adapter program,
 // against a real redis-server under SIGSTOP pauses that outlast its 1 s expire:

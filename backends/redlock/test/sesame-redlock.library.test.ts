@@ -1,3 +1,5 @@
+// Library tests (`npm run test:libraries`, not in `npm test`): whole runs of one
+// library, what the libraries preset's soak runs too.
 // @sesamecare-oss/redlock (node-redlock's maintained fork) with its own retries,
 // under SIGSTOP pauses of its clients: a Redlock lease like any other, so a paused
 // holder writes after the next one (fences from --fence-source single show it),

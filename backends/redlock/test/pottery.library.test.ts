@@ -1,3 +1,5 @@
+// Library tests (`npm run test:libraries`, not in `npm test`): whole runs of one
+// library, what the libraries preset's soak runs too.
 // pottery 3.0.1's Redlock from PyPI (its hashed requirements file, the venv
 // fencecheck builds from its manifest's environment) by its adapter program,
 // over five real redis-servers, without faults: built at the pinned version,
