@@ -8,6 +8,13 @@ import { join } from "node:path";
 /** The directories tempRunDir made in this test file, which test/cleanup.ts removes when the file is done. */
 export const TEMP_DIRS: string[] = [];
 
+/** An empty temporary directory, removed with the file's run directories (test/cleanup.ts). */
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  TEMP_DIRS.push(dir);
+  return dir;
+}
+
 export function tempRunDir(prefix = "fencecheck-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   mkdirSync(join(dir, "logs"), { recursive: true });

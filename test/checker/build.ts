@@ -1,9 +1,9 @@
 // Hand-written histories for the checker's tests: operations are added with their
 // times in ms, in any order; `build()` orders them by time and numbers them, so a
 // test can name the events it expects in a witness by the objects it added.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir as tempDirOf } from "../helpers.ts";
 import type { HistoryEvent, HistoryHeader, ResourceDecision } from "../../store/events.ts";
 
 type Outcome = "ok" | "fail" | "info" | "open";
@@ -89,9 +89,7 @@ export function decision(seq: number, time: number, key: string, process: number
   return { seq, time: time * NS, op, key, process, owner, fence, max_before: maxBefore, accepted, data, fencing: true };
 }
 
-export function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), "fencecheck-test-"));
-}
+export const tempDir = (): string => tempDirOf("fencecheck-test-");
 
 /** A run directory holding this history (and resource log, when given). */
 export function writeRun(h: History | string, decisions?: ResourceDecision[] | string, dir = tempDir()): string {

@@ -2,9 +2,9 @@
 // anomaly type and per amended rule of docs/anomalies.md, each with the
 // verdict, types and counts the documents give it. Times are in ms here and
 // written as ns; events are numbered in time order.
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../helpers.ts";
 
 type V = Record<string, unknown>;
 
@@ -60,7 +60,7 @@ export function historyLines(c: Case): string[] {
   return [JSON.stringify(header), ...evs.map((x, i) => JSON.stringify({ index: i, time: ns(x.t), ...x.e }))];
 }
 
-export function writeCase(c: Case, dir = mkdtempSync(join(tmpdir(), "fencecheck-ref-"))): string {
+export function writeCase(c: Case, dir = tempDir("fencecheck-ref-")): string {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "history.ndjson"), historyLines(c).join("\n") + "\n");
   if (c.resource) writeFileSync(join(dir, "resource.ndjson"), c.resource.map((l) => JSON.stringify(l) + "\n").join(""));

@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, readdir } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { renderReportHtml, writeReport } from "../../reports/index.ts";
 import { decisions, events, EVIL, header, results } from "./fixture.ts";
+import { tempDir } from "../helpers.ts";
 
 const input = { header, events, decisions, results };
 const count = (text: string, needle: string) => text.split(needle).length - 1;
@@ -108,7 +108,7 @@ describe("renderReportHtml", () => {
 
 describe("writeReport", () => {
   it("writes report.html in the run directory and leaves no temporary file", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "fencecheck-report-"));
+    const dir = tempDir("fencecheck-report-");
     await writeReport(dir, input);
     expect(await readFile(join(dir, "report.html"), "utf8")).toBe(renderReportHtml(input));
     expect(await readdir(dir)).toEqual(["report.html"]);

@@ -5,8 +5,7 @@
 // store gave it, and after the store comes back its table agrees with the log.
 import { RESOURCE_STORES } from "../../backends/index.ts";
 import { describe, it, expect, afterAll } from "vitest";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ScanCommand } from "@aws-sdk/client-dynamodb";
 import { ResourceClient } from "../../clients/resource.ts";
@@ -20,6 +19,7 @@ import type { ResourceDecision } from "../../store/events.ts";
 import { decisionProblem } from "../../store/reader.ts";
 import { sleep } from "../../lib/time.ts";
 import { usePostgresServer } from "../../backends/postgres/test/server.ts";
+import { tempDir } from "../helpers.ts";
 
 const handles: ResourceHandle[] = [];
 const groups: ProcessGroup[] = [];
@@ -30,7 +30,7 @@ afterAll(async () => {
 
 /** The resource's own dynalite, as a run starts it (its LevelDB in the run directory), in a directory of the test's. */
 async function resourceDb(): Promise<{ dir: string; db: DynaliteCluster }> {
-  const dir = mkdtempSync(join(tmpdir(), "fencecheck-dynamo-resource-"));
+  const dir = tempDir("fencecheck-dynamo-resource-");
   const group = new ProcessGroup(dir);
   groups.push(group);
   return { dir, db: await startDynalite(group, new PortPlan(0), { runDir: dir, name: "resource-db", persistent: true }) };
@@ -62,7 +62,7 @@ async function dynamoStore(): Promise<Store> {
 const pgServer = usePostgresServer(() => Promise.all(handles.map((h) => h.stop())));
 
 async function pgStore(): Promise<Store> {
-  const dir = mkdtempSync(join(tmpdir(), "fencecheck-pg-resource-"));
+  const dir = tempDir("fencecheck-pg-resource-");
   const node = pgServer.node();
   return {
     dir,

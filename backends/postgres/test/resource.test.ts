@@ -3,8 +3,7 @@
 // write one of them sends with a fence below what the other applied is refused,
 // and under a race of both the accepted writes form one chain of fences.
 import { describe, it, expect } from "vitest";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { ResourceClient } from "../../../clients/resource.ts";
@@ -14,12 +13,13 @@ import type { ResourceDecision } from "../../../store/events.ts";
 import { shuffled, rng } from "../../../lib/index.ts";
 import { pgConnection } from "../server.ts";
 import { usePostgresServer } from "./server.ts";
+import { tempDir } from "../../../test/helpers.ts";
 
 const handles: ResourceHandle[] = [];
 const server = usePostgresServer(() => Promise.all(handles.map((h) => h.stop())));
 
 async function resource(fencing: boolean): Promise<{ client: ResourceClient; decisions: () => ResourceDecision[] }> {
-  const dir = mkdtempSync(join(tmpdir(), "fencecheck-pg-resource-"));
+  const dir = tempDir("fencecheck-pg-resource-");
   const logPath = join(dir, "resource.ndjson");
   const { host, port } = server.node();
   const h = await startResource({ logPath, fencing, t0: newRunStart(), logFile: join(dir, "resource.log"), store: { entry: "backends/postgres/decider", config: { host, port } } });
