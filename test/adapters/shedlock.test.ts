@@ -95,7 +95,9 @@ describe("shedlock-jdbc and shedlock-jdbc-dbtime", () => {
       const [a, b, c] = [0, 1, 2].map(() => client(manifest(name), node));
       const { third, ms } = await lateRelease(a, b, c);
       expect(third).toEqual({ type: "fail", error: "busy" });
-      expect(ms).toBeLessThan(2000);
+      // Well short of the 5 s it would wait: "at once" is the JVM's answer time,
+      // 2.2 s in a fresh-clone run with both cores busy.
+      expect(ms).toBeLessThan(4000);
       const rows = await pg.sql<{ locked_by: string }>("SELECT locked_by FROM shedlock WHERE name = 'k'");
       expect(rows.length).toBe(1);
       // The second holder's, named as a host of its own: <host>/<its owner prefix>.

@@ -31,7 +31,20 @@ let dir: string;
 let group: ProcessGroup;
 let node: ServerNode;
 let admin: DynamoDBClient;
-const tables = async (): Promise<string[]> => (await admin.send(new ListTablesCommand({}))).TableNames ?? [];
+/**
+ * The server's tables, asked on a connection of its own: the admin's kept-alive
+ * socket sits idle through a run, about as long as dynalite's server keeps an
+ * idle connection (Node's 5 s), and reusing it as the server closes it failed a
+ * fresh-clone run with "socket hang up".
+ */
+async function tables(): Promise<string[]> {
+  const once = dynamoClient(node, 5000);
+  try {
+    return (await once.send(new ListTablesCommand({}))).TableNames ?? [];
+  } finally {
+    once.destroy();
+  }
+}
 
 beforeAll(async () => {
   dir = tempRunDir("fc-external-dynamo-");
