@@ -6,8 +6,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts", "backends/*/test/*.test.ts"],
     // Library tests (*.library.test.ts): whole runs of one library each, what the
     // libraries preset's soak runs too. They are `npm run test:libraries`
-    // (vitest.libraries.config.ts), not every `npm test`: on two cores their JVMs
-    // and Python programs were minutes of the suite.
+    // (vitest.libraries.config.ts), not every `npm test`, which keeps a whole run
+    // of every backend and one adapter run per language.
     exclude: ["**/node_modules/**", "**/*.library.test.ts"],
     globalSetup: ["test/build-once.ts"],
     // Each file's temporary run directories removed when it is done (test/cleanup.ts).
@@ -24,7 +24,8 @@ export default defineConfig({
     // runs (0, 1, 0, 1 and 3 failures in five runs, each a different one: a
     // Python or JVM client starting late, a ZooKeeper session or dynalite
     // socket lost to a stall). Four were tried on 2026-11-29 and starved the
-    // scripted scenarios the same way. More files at once needs less CPU per
+    // scripted scenarios the same way; again on 2026-11-30 without the library
+    // tests: vitest 734 s against 833 s at three, 6 % idle, two timing failures. More files at once needs less CPU per
     // file first: a run's runner and workers (about 0.8 CPU-s for each of the
     // suite's 360 runs), vitest's fork per file (about 1 CPU-s each) and the
     // JVMs are most of it.
