@@ -7,19 +7,14 @@
 // and a build that fails leaving nothing behind.
 import { describe, it, expect } from "vitest";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildEnvironment, ecosystemOf, environmentDirectory, environmentKey, environmentVariables, unhashedRequirement, PYTHON_ADAPTER_MODULE_DIR } from "../../clients/program/environment.ts";
 import { readManifest } from "../../clients/program/index.ts";
 import { cacheDirectory } from "../../lib/user-dir.ts";
-import { REPO, runCli, TEMP_DIRS } from "../helpers.ts";
+import { REPO, runCli, tempDir } from "../helpers.ts";
 
-const project = (): string => {
-  const dir = mkdtempSync(join(tmpdir(), "fc-env-"));
-  TEMP_DIRS.push(dir);
-  return dir;
-};
+const project = (): string => tempDir("fc-env-");
 
 /** An empty cache but for fencecheck's own Maven repository and Go caches: each environment in it is built, not found. */
 function freshCache(): string {
@@ -198,7 +193,7 @@ describe("environment: real builds", () => {
 
 describe("environment: a toolchain only the user can install", () => {
   it("fencecheck setup --adapters redis-py with no python3 on PATH: 254, the part, the file and the command that installs it, and nothing built", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "fc-no-python-"));
+    const dir = tempDir("fc-no-python-");
     const bin = join(dir, "bin");
     mkdirSync(bin);
     // Only node on PATH: the machine has no python3 at all.

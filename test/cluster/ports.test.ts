@@ -5,12 +5,11 @@
 // reservations in a directory they share.
 import { describe, it, expect, vi, afterEach } from "vitest";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { PortPlan, TOXIPROXY_PORT } from "../../cluster/ports.ts";
 import { WELL_KNOWN_PORTS } from "../../backends/index.ts";
-import { REPO } from "../helpers.ts";
+import { REPO, tempDir } from "../helpers.ts";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -37,7 +36,7 @@ describe("PortPlan", () => {
   });
 
   it("eight processes drawing at once from 24 ports: no port given twice; each given back when its process ends, a killed one's swept by the next", async () => {
-    const reservations = mkdtempSync(join(tmpdir(), "fc-ports-"));
+    const reservations = tempDir("fc-ports-");
     // A range of its own, 24 ports for 16 draws: without reservations two of the
     // eight would all but surely draw one port (the chance they do not is under 1%).
     const lo = 20000 + 24 * Math.floor(Math.random() * 500);

@@ -4,17 +4,17 @@
 // (serverOptions.memberPartitions) decides whether the backend's start puts them
 // on its peer proxies, so what preflight asks for is what the run will add.
 import { describe, expect, it } from "vitest";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "../../lib/index.ts";
 import { NEMESES } from "../../nemesis/index.ts";
 import { TEST_OPTIONS, buildTest } from "../../runner/options.ts";
 import { toxicsNeeded } from "../../runner/option-rules.ts";
+import { tempDir } from "../helpers.ts";
 
 /** An --endpoints file of an etcd cluster of the user's. */
 const etcdOfTheirs = (): string => {
-  const file = join(mkdtempSync(join(tmpdir(), "fc-toxics-needed-")), "endpoints.json");
+  const file = join(tempDir("fc-toxics-needed-"), "endpoints.json");
   writeFileSync(file, JSON.stringify({ servers: [1, 2, 3].map((i) => ({ name: `etcd-${i}`, host: "127.0.0.1", port: 42378 + i })) }));
   return file;
 };

@@ -3,8 +3,7 @@
 // installed here (no root, no passwordless sudo), a refusal (254) that names the
 // packages and the command, with nothing started or stored.
 import { describe, it, expect } from "vitest";
-import { accessSync, chmodSync, constants, existsSync, mkdtempSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { accessSync, chmodSync, constants, existsSync, symlinkSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { parseArgs, noPositional } from "../../lib/index.ts";
@@ -12,7 +11,7 @@ import { TEST_OPTIONS, buildTest } from "../../runner/index.ts";
 import { satisfied } from "../../setup/index.ts";
 import { requirementsOf } from "../../runner/needs.ts";
 import { CLIENT_NEEDS, OPTION_NEEDS, SERVER_NEEDS } from "../../backends/index.ts";
-import { cliArgs, cliEnv, REPO } from "../helpers.ts";
+import { cliArgs, cliEnv, REPO, tempDir } from "../helpers.ts";
 
 function needs(...argv: string[]): string[] {
   const { options, positional } = parseArgs(argv, TEST_OPTIONS);
@@ -94,7 +93,7 @@ function asNobody(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: numbe
 
 describe.skipIf(process.getuid?.() !== 0 || !nobodyCanRun())("a part missing where nobody may install it", { timeout: 60_000 }, () => {
   // etcd made to look missing: a PATH with apt-get, dpkg-query and sudo (where there is one) and no etcd.
-  const bin = mkdtempSync(join(tmpdir(), "fc-path-"));
+  const bin = tempDir("fc-path-");
   chmodSync(bin, 0o755);
   for (const p of ["apt-get", "dpkg-query", "sudo"]) if (existsSync(`/usr/bin/${p}`)) symlinkSync(`/usr/bin/${p}`, join(bin, p));
   const missing = { PATH: bin };

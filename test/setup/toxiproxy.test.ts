@@ -2,15 +2,14 @@
 // missing or too old (bad input, nothing made), and that a build already in the
 // cache is found at once. The build itself is the suite's pretest (`fencecheck
 // setup`), whose binary the proxy conformance tests run.
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../helpers.ts";
+import { runCli, tempDir } from "../helpers.ts";
 import { toxiproxyBinary } from "../../toxiproxy/index.ts";
 
 describe("fencecheck setup --extras toxiproxy", () => {
-  const dir = mkdtempSync(join(tmpdir(), "fc-go-"));
+  const dir = tempDir("fc-go-");
   const cache = join(dir, "cache");
   // Debian 12's golang-go, as far as `go env GOVERSION` goes.
   const oldGo = join(dir, "go");
