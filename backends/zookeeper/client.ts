@@ -216,6 +216,10 @@ export class ZkLock implements LockClient {
     const waitMs = Math.max(0, Math.min(deadline - Date.now(), s.timeoutMs));
     let timer: NodeJS.Timeout | undefined;
     signal?.addEventListener("abort", wake, { once: true });
+    // An abort that came while the node was read (or the children listed) has
+    // been dispatched already, to no listener: without this the wait went on to
+    // the session timeout (a cancel answered 4 s late in a fresh-clone run).
+    if (signal?.aborted) wake();
     await Promise.race([woken, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);
     signal?.removeEventListener("abort", wake);

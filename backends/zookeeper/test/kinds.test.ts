@@ -89,6 +89,31 @@ describe.each(["zookeeper", "zookeeper-rw"])("%s cancellation", (kind) => {
     await next.release(key, n);
   }, 30_000);
 
+  it("an abort that comes while the waiter is still reading the queue is heard at once, not after a session timeout", async () => {
+    const key = `cancel-early-${kind}`;
+    // Every reply to the waiter 400 ms late: its node is on the servers 400 ms
+    // before it hears of its create, 800 ms before it has listed the queue, and
+    // 1200 ms before it has read the node ahead and begins to wait. An abort 700 ms
+    // after the node is seen lands while it lists or reads.
+    const p = await new Toxiproxy(servers().proxy.url).createProxy({ name: `cancel-early-${kind}`, listen: "127.0.0.1:0", upstream: `127.0.0.1:${servers().cluster.nodes[0].port}` });
+    const link: Endpoint = { name: "zk-1", host: "127.0.0.1", port: Number(p.listen.split(":").pop()) };
+    const holder = lock(kind, `${kind}-holder3`), waiter = lock(kind, `${kind}-waiter3`, [link], 3000);
+    const h = held(await holder.acquire(key, 2000, 0));
+    await p.addToxic({ name: "slow-replies", type: "latency", stream: "downstream", toxicity: 1, attributes: { latency: 400, jitter: 0 } } as never);
+    const abort = new AbortController();
+    const waiting = waiter.acquire(key, 6000, 20_000, { signal: abort.signal });
+    await eventually(async () => (await nodesOf(key)).length === 2);
+    await sleep(700);
+    const began = Date.now();
+    abort.abort();
+    expect(await waiting).toEqual({ type: "fail", error: "cancelled", value: { owner: `${kind}-waiter3-h1`, behind: h.owner } });
+    // The reads in flight and the delete, a few 400 ms replies; the session's timeout is 6 s.
+    expect(Date.now() - began).toBeLessThan(4000);
+    await eventually(async () => (await nodesOf(key)).length === 1, 5_000);
+    await holder.release(key, h);
+    await p.remove();
+  }, 30_000);
+
   it("a cancel whose delete gets no answer is unknown, and its node stalls the queue until its session ends", async () => {
     const key = `cancel-lost-${kind}`;
     const p = await new Toxiproxy(servers().proxy.url).createProxy({ name: `cancel-lost-${kind}`, listen: "127.0.0.1:0", upstream: `127.0.0.1:${servers().cluster.nodes[0].port}` });
