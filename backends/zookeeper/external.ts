@@ -37,7 +37,7 @@ import { hostname } from "node:os";
 import zookeeper from "node-zookeeper-client";
 import { BadInput, sleep } from "../../lib/index.ts";
 import { ZK_LOCK_ROOT } from "./places.ts";
-import { ZkCallError, ZkSession, isZk } from "./session.ts";
+import { ZkCallError, ZkSession, catchUp, isZk } from "./session.ts";
 import type { Endpoint } from "../../clients/index.ts";
 import { placeServers } from "../../cluster/external-proxies.ts";
 import type { ExternalServiceContext, OpenService } from "../../core/index.ts";
@@ -75,20 +75,12 @@ const children = (s: ZkSession, path: string): Promise<string[]> =>
   });
 
 /**
- * The lock root's children, as the ensemble has them now. A read is answered by
- * whichever server the session reached, which may not yet have applied a node
- * another client has just made through another one: ZooKeeper's reads are not
- * linearizable (a fresh-clone run of 2026-11-30 listed the root without a node
- * the test had made a moment before, and left it). The Java client's sync()
- * brings the server up to date first; node-zookeeper-client has none, so a
- * transaction that only checks the root stands in for it: a multi is a write
- * request, ordered through the leader, and answered only after the session's
- * server has applied everything committed before it. It changes nothing.
+ * The lock root's children, as the ensemble has them now (catchUp first): a
+ * fresh-clone run of 2026-11-30 listed the root from a server that had not yet
+ * applied a node made a moment before through another, and left that node.
  */
 async function rootChildren(s: ZkSession): Promise<string[]> {
-  await s.call<void>((done) => s.client.transaction().check(ZK_LOCK_ROOT).commit((err) => done(err, undefined))).catch((err: unknown) => {
-    if (!isZk(err, "NO_NODE")) throw err;
-  });
+  await s.call<void>((done) => catchUp(s.client, ZK_LOCK_ROOT, (err) => done(err, undefined)));
   return children(s, ZK_LOCK_ROOT);
 }
 

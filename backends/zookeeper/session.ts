@@ -154,6 +154,20 @@ function classify(err: Error | ZkException): ZkCallError | ZkException {
   return err as ZkException;
 }
 
+/**
+ * Bring the server `client`'s session reached up to date, so that a read after
+ * it sees every write committed before it, another client's through another
+ * server included: ZooKeeper's reads are answered by that one server and are not
+ * linearizable. The Java client's sync() does this; node-zookeeper-client has
+ * none, so a transaction that only checks `path` stands in for it: a multi is a
+ * write request, ordered through the leader, and answered only after the
+ * session's server has applied everything committed before it. It changes
+ * nothing, and `path` missing (NO_NODE) is no error here.
+ */
+export function catchUp(client: Client, path: string, done: (err: Error | ZkException | null) => void): void {
+  client.transaction().check(path).commit((err) => done(err && !isZk(err, "NO_NODE") ? err : null));
+}
+
 /** Whether an error is ZooKeeper's `code` (NO_NODE, NODE_EXISTS, ...). */
 export const isZk = (err: unknown, code: "NO_NODE" | "NODE_EXISTS" | "NOT_EMPTY" | "NO_AUTH"): boolean => (err as ZkException)?.code === Exception[code];
 

@@ -3,6 +3,7 @@
 // hold (lock nodes), started once in a file's beforeAll and stopped in its afterAll.
 import zookeeper from "node-zookeeper-client";
 import { ZK_LOCK_ROOT } from "../places.ts";
+import { catchUp } from "../session.ts";
 import { ProcessGroup } from "../../../cluster/processes.ts";
 import { PortPlan } from "../../../cluster/ports.ts";
 import { startZkCluster, type ZkCluster } from "../server.ts";
@@ -17,13 +18,10 @@ export interface ZkServers {
   endpoints: Endpoint[];
   admin: zookeeper.Client;
   /**
-   * The lock nodes of a key as the servers have them, in queue order. The admin's
-   * session may sit on a member that has not yet applied a write another session
-   * made through another member (ZooKeeper orders reads per session, not across
-   * sessions), so a transaction that only checks the key's node goes first: a
-   * write, ordered through the leader and answered once this member has applied
-   * all before it (the package has no sync()). A fresh-clone run of 2026-11-30
-   * listed a node a client had deleted a moment before.
+   * The lock nodes of a key as the servers have them, in queue order: read after
+   * catchUp (../session.ts), since the admin's member may not yet have applied a
+   * client's write made through another (a fresh-clone run of 2026-11-30 listed a
+   * node a client had deleted a moment before).
    */
   nodesOf(key: string): Promise<string[]>;
   /** Stops everything; the processes still mentioning the run's directory (none, when all went). */
@@ -49,7 +47,7 @@ export async function startZkServers(prefix: string): Promise<ZkServers> {
     endpoints,
     admin,
     async nodesOf(key) {
-      await new Promise<void>((resolve) => admin.transaction().check(path(key)).commit(() => resolve()));
+      await new Promise<void>((resolve, reject) => catchUp(admin, path(key), (err) => (err ? reject(err) : resolve())));
       return new Promise((resolve, reject) => admin.getChildren(path(key), (err, children) => (err ? reject(err) : resolve(children.sort((a, b) => Number(a.slice(-10)) - Number(b.slice(-10)))))));
     },
     async stop() {
