@@ -15,10 +15,10 @@ export function tempDir(prefix: string): string {
   return dir;
 }
 
+/** A run directory of the test's (with its logs/), removed as tempDir's are. */
 export function tempRunDir(prefix = "fencecheck-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  mkdirSync(join(dir, "logs"), { recursive: true });
-  TEMP_DIRS.push(dir);
+  const dir = tempDir(prefix);
+  mkdirSync(join(dir, "logs"));
   return dir;
 }
 
@@ -57,7 +57,12 @@ export async function waitFor(cond: () => boolean, timeoutMs: number, stepMs = 5
   return cond();
 }
 
-/** Poll until `f` resolves truthy (a throw counts as not yet); its last value. */
+/** The processes of a run (under `needle`) still alive once it has had `timeoutMs` to go: none, when all went. */
+export async function survivors(needle: string, timeoutMs = 8000): Promise<string[]> {
+  await waitFor(() => processesMentioning(needle).length === 0, timeoutMs);
+  return processesMentioning(needle);
+}
+
 /**
  * The one rerun of the suite: `make` is called again, up to `times` calls in all and
  * `pauseMs` apart, while `ready` says its result shows nothing either way (a
@@ -75,6 +80,7 @@ export async function again<T>(make: () => Promise<T>, ready: (t: T) => boolean,
   return r;
 }
 
+/** Poll until `f` resolves truthy (a throw counts as not yet); its last value. */
 export async function eventually<T>(f: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {

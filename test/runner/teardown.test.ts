@@ -6,14 +6,9 @@ import { describe, it, expect } from "vitest";
 import { createServer, type Server } from "node:net";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { tempRunDir, processesMentioning, waitFor, runCli, latestRun, readNdjson } from "../helpers.ts";
+import { tempRunDir, waitFor, runCli, latestRun, readNdjson, survivors } from "../helpers.ts";
 
 const quick = ["--concurrency", "4", "--workers", "2", "--ttl", "300", "--work", "5", "--rate", "20"];
-
-async function noSurvivors(store: string): Promise<string[]> {
-  await waitFor(() => processesMentioning(store).length === 0, 5000);
-  return processesMentioning(store);
-}
 
 function historyEvents(store: string): Array<Record<string, unknown>> {
   return readNdjson(join(latestRun(store), "history.ndjson")).slice(1);
@@ -44,7 +39,7 @@ describe("teardown", () => {
     const run = runCli("test", [...quick, "--time-limit", "2", "--nemesis", "pause", "--nemesis-interval", "0.5", "--store", store]);
     const code = await run.exit;
     expect([0, 1]).toContain(code);
-    expect(await noSurvivors(store)).toEqual([]);
+    expect(await survivors(store, 5000)).toEqual([]);
     expect(historyEvents(store).length).toBeGreaterThan(10);
   });
 
@@ -56,7 +51,7 @@ describe("teardown", () => {
     expect(await waitFor(() => existsSync(history()) && readFileSync(history(), "utf8").includes("start-pause"), 30_000)).toBe(true);
     process.kill(-run.child.pid!, "SIGINT");
     expect(await run.exit, run.stderr()).toBe(130);
-    expect(await noSurvivors(store)).toEqual([]);
+    expect(await survivors(store, 5000)).toEqual([]);
     const events = historyEvents(store);
     expect(events.some((e) => e.f === "start-pause")).toBe(true);
     // The final heal ran: the pause was ended and recorded.
@@ -70,7 +65,7 @@ describe("teardown", () => {
     await waitFor(() => existsSync(join(latestRun(store), "run.json")), 20_000, 10);
     process.kill(-run.child.pid!, "SIGINT");
     expect(await run.exit, run.stderr()).toBe(130);
-    expect(await noSurvivors(store)).toEqual([]);
+    expect(await survivors(store, 5000)).toEqual([]);
   });
 
   it("a SIGKILLed runner leaves no process (the reaper) and a checkable prefix of the history", async () => {
@@ -81,7 +76,7 @@ describe("teardown", () => {
     const size = statSync(history()).size;
     process.kill(run.child.pid!, "SIGKILL");
     await run.exit;
-    expect(await noSurvivors(store)).toEqual([]);
+    expect(await survivors(store, 5000)).toEqual([]);
     expect(statSync(history()).size).toBeGreaterThanOrEqual(size);
     const check = runCli("check", [latestRun(store)]);
     expect([0, 1, 2]).toContain(await check.exit);
@@ -96,7 +91,7 @@ describe("teardown", () => {
       expect(await run.exit).toBe(255);
       expect(run.stderr()).toMatch(/fencecheck test failed: /);
       expect(run.stderr()).toMatch(/EADDRINUSE|Address already in use/);
-      expect(await noSurvivors(store)).toEqual([]);
+      expect(await survivors(store, 5000)).toEqual([]);
     } finally {
       taken.close();
     }
@@ -107,6 +102,6 @@ describe("teardown", () => {
     const run = runCli("test", [...quick, "--time-limit", "5", "--store", store], { FENCECHECK_REDIS_SERVER: "/nonexistent/redis-server" });
     expect(await run.exit).toBe(255);
     expect(run.stderr()).toContain("/nonexistent/redis-server not found");
-    expect(await noSurvivors(store)).toEqual([]);
+    expect(await survivors(store, 5000)).toEqual([]);
   });
 });

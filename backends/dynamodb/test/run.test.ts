@@ -3,7 +3,7 @@
 // dynalite comes back on its LevelDB directory with the fences where they were;
 // and nothing of the server outlives the run.
 import { describe, it, expect } from "vitest";
-import { jepsenRun, processesMentioning, waitFor } from "../../../test/helpers.ts";
+import { jepsenRun, survivors } from "../../../test/helpers.ts";
 
 // Client 0 sleeps 1.2 s (three leases) after each grant, so another client is
 // granted the lock meanwhile and client 0's write comes late: a stale write in
@@ -11,11 +11,6 @@ import { jepsenRun, processesMentioning, waitFor } from "../../../test/helpers.t
 const quick = ["--backend", "dynamodb", "--concurrency", "3", "--workers", "2", "--ttl", "400", "--work", "50", "--rate", "10", "--acquire-timeout", "1200", "--nemesis-interval", "0.6", "--grace", "2", "--time-limit", "3", "--pause", "1200", "--pause-clients", "0"];
 
 const faultsOf = (history: Array<Record<string, unknown>>): unknown[] => history.filter((e) => e.process === "nemesis").map((e) => e.f);
-
-async function noDynalite(store: string): Promise<string[]> {
-  await waitFor(() => processesMentioning(store).length === 0, 8000);
-  return processesMentioning(store);
-}
 
 describe("dynamodb runs", () => {
   it("dynamodb-cas under pause with fencing: valid, the late holder's write refused as stale, nothing left", async () => {
@@ -25,7 +20,7 @@ describe("dynamodb runs", () => {
     expect((r.results as unknown as { stats: { stale_writes_refused: number } }).stats.stale_writes_refused).toBeGreaterThan(0);
     expect(faultsOf(r.history)).toContain("start-pause");
     expect(r.output).toMatch(/stale refused/);
-    expect(await noDynalite(r.store)).toEqual([]);
+    expect(await survivors(r.store)).toEqual([]);
   });
 
   it("dynamodb-rvn under pause without fencing: invalid, the late write found", async () => {
@@ -49,6 +44,6 @@ describe("dynamodb runs", () => {
     expect(new Set(fences).size).toBe(fences.length);
     // Granted in rising order across the restarts (a lease lock's grants do not overlap here: one key, fencing on, valid).
     expect(fences).toEqual([...fences].sort((a, b) => a - b));
-    expect(await noDynalite(r.store)).toEqual([]);
+    expect(await survivors(r.store)).toEqual([]);
   });
 });

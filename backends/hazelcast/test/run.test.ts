@@ -11,7 +11,7 @@
 // unsafe mode's split brain is a library test (run.library.test.ts).
 import { describe, it, expect } from "vitest";
 import { findEngine } from "../../../docker/index.ts";
-import { jepsenRun, processesMentioning, waitFor } from "../../../test/helpers.ts";
+import { jepsenRun, survivors } from "../../../test/helpers.ts";
 import { loadRun } from "../../../test/docker/engine.ts";
 
 const engine = await findEngine().then(
@@ -22,11 +22,6 @@ const docker = engine ? ["--deploy", "docker"] : [];
 
 // Pauses of 3 to 5 s, always longer than the session TTL; fixed seeds.
 const quick = ["--backend", "hazelcast", "--concurrency", "4", "--workers", "2", "--ttl", "2000", "--pause-min", "3000", "--pause-max", "5000", "--nemesis-interval", "1", "--time-limit", "15", "--nemesis", "pause"];
-
-async function noSurvivors(needle: string): Promise<string[]> {
-  await waitFor(() => processesMentioning(needle).length === 0, 8000);
-  return processesMentioning(needle);
-}
 
 const sessionExpired = (history: Array<Record<string, unknown>>): number =>
   history.filter((e) => e.f === "release" && e.type === "ok" && (e.value as { lost?: string } | undefined)?.lost === "session-expired").length;
@@ -43,6 +38,6 @@ describe("hazelcast runs", () => {
     expect(fences.length).toBeGreaterThan(3);
     expect(new Set(fences).size).toBe(fences.length);
     if (engine) expect(Object.keys(loadRun(r.store).run.deployment.containers).sort()).toEqual(["hz-1", "hz-2", "hz-3"]);
-    expect(await noSurvivors(r.store)).toEqual([]);
+    expect(await survivors(r.store)).toEqual([]);
   }, 120_000);
 });

@@ -6,14 +6,9 @@
 import { describe, it, expect } from "vitest";
 import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { jepsenRun, latestRun, processesMentioning, runCli, tempRunDir, waitFor } from "../../../test/helpers.ts";
+import { jepsenRun, latestRun, processesMentioning, runCli, tempRunDir, waitFor, survivors } from "../../../test/helpers.ts";
 
 const quick = ["--backend", "mariadb", "--concurrency", "4", "--workers", "2", "--ttl", "400", "--work", "100", "--rate", "20", "--acquire-timeout", "500", "--nemesis-interval", "0.6", "--grace", "2", "--time-limit", "4"];
-
-async function noSurvivors(needle: string): Promise<string[]> {
-  await waitFor(() => processesMentioning(needle).length === 0, 8000);
-  return processesMentioning(needle);
-}
 
 describe.concurrent("mariadb runs", () => {
   it("mariadb-lease under pauses without fencing: INVALID, a frozen holder's write accepted after the next holder's", async () => {
@@ -21,7 +16,7 @@ describe.concurrent("mariadb runs", () => {
     expect(r.exit, r.output).toBe(1);
     expect(r.output).toMatch(/^INVALID /m);
     expect(r.results?.anomaly_types).toContain("stale-write-accepted");
-    expect(await noSurvivors(r.store)).toEqual([]);
+    expect(await survivors(r.store)).toEqual([]);
   });
 
   it("mariadb-lease under pauses with fencing: VALID, the stale writes refused", async () => {
@@ -29,7 +24,7 @@ describe.concurrent("mariadb runs", () => {
     expect(r.exit, r.output).toBe(0);
     expect(r.output).toMatch(/^VALID /m);
     expect((r.results as { stats?: { stale_writes_refused: number } } | null)?.stats?.stale_writes_refused).toBeGreaterThanOrEqual(1);
-    expect(await noSurvivors(r.store)).toEqual([]);
+    expect(await survivors(r.store)).toEqual([]);
   });
 
   it("mariadb-get-lock under kill and pause: valid with fencing, the server restarted on its data, fences unique", async () => {
@@ -41,7 +36,7 @@ describe.concurrent("mariadb runs", () => {
     const fences = r.history.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => (e.value as { fence: number }).fence);
     expect(fences.length).toBeGreaterThan(3);
     expect(new Set(fences).size).toBe(fences.length);
-    expect(await noSurvivors(r.store)).toEqual([]);
+    expect(await survivors(r.store)).toEqual([]);
   });
 
   it("a SIGKILLed runner leaves no mariadbd (the reaper kills it, frozen or not)", async () => {
@@ -54,6 +49,6 @@ describe.concurrent("mariadb runs", () => {
     expect(processesMentioning(store).some((p) => p.includes("mariadbd"))).toBe(true);
     process.kill(-run.child.pid!, "SIGKILL");
     await run.exit;
-    expect(await noSurvivors(store)).toEqual([]);
+    expect(await survivors(store)).toEqual([]);
   });
 });

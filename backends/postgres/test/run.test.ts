@@ -5,14 +5,9 @@
 import { describe, it, expect } from "vitest";
 import { chmodSync, existsSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { jepsenRun, latestRun, processesMentioning, runCli, tempRunDir, waitFor } from "../../../test/helpers.ts";
+import { jepsenRun, latestRun, processesMentioning, runCli, tempRunDir, waitFor, survivors } from "../../../test/helpers.ts";
 
 const quick = ["--backend", "postgres", "--concurrency", "4", "--workers", "2", "--ttl", "400", "--work", "5", "--rate", "20", "--acquire-timeout", "500", "--nemesis-interval", "0.6", "--grace", "2"];
-
-async function noSurvivors(needle: string): Promise<string[]> {
-  await waitFor(() => processesMentioning(needle).length === 0, 8000);
-  return processesMentioning(needle);
-}
 
 describe("postgres runs", () => {
   it("postgres-lease under kill and pause-server: valid with fencing, the server restarted on its data, nothing left", async () => {
@@ -26,7 +21,7 @@ describe("postgres runs", () => {
     const fences = r.history.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => (e.value as { fence: number }).fence);
     expect(fences.length).toBeGreaterThan(3);
     expect(new Set(fences).size).toBe(fences.length);
-    expect(await noSurvivors(r.store)).toEqual([]);
+    expect(await survivors(r.store)).toEqual([]);
   });
 
   it("postgres-advisory under pause: valid with fencing, each grant's fence one above the last", async () => {
@@ -36,7 +31,7 @@ describe("postgres runs", () => {
     const fences = grants.map((e) => (e.value as { fence: number }).fence).sort((a, b) => a - b);
     expect(fences.length).toBeGreaterThan(3);
     expect(fences.every((f, i) => i === 0 || f === fences[i - 1] + 1)).toBe(true);
-    expect(await noSurvivors(r.store)).toEqual([]);
+    expect(await survivors(r.store)).toEqual([]);
   });
 
   it.each([
@@ -57,7 +52,7 @@ describe("postgres runs", () => {
     expect(JSON.parse(readFileSync(join(run, "history.ndjson"), "utf8").split("\n")[0]).format).toBe(2);
     expect(existsSync(join(run, "logs", "resource-db.log"))).toBe(true);
     if (ready) expect(readFileSync(join(run, "logs", "resource-db.log"), "utf8")).toContain(ready);
-    expect(await noSurvivors(r.store)).toEqual([]);
+    expect(await survivors(r.store)).toEqual([]);
   });
 
   it("a store under a directory of mode 0700 (as /root is) the postgres user cannot enter: the run works, the server's files live outside and go with it", async () => {
@@ -81,7 +76,7 @@ describe("postgres runs", () => {
     // Gone with the run: the link, its directory, and every process that used it.
     expect(existsSync(join(latestRun(store), "data"))).toBe(false);
     expect(existsSync(dirname(outside!))).toBe(false);
-    expect(await noSurvivors(dirname(outside!))).toEqual([]);
+    expect(await survivors(dirname(outside!))).toEqual([]);
   });
 
   it("under a directory of mode 0750 (a new Ubuntu user's home) as well; --keep-data keeps the outside directory and the link to it", async () => {
@@ -106,7 +101,7 @@ describe("postgres runs", () => {
     expect(processesMentioning(store).some((p) => p.includes("postgres"))).toBe(true);
     process.kill(-run.child.pid!, "SIGKILL");
     await run.exit;
-    expect(await noSurvivors(store)).toEqual([]);
+    expect(await survivors(store)).toEqual([]);
   });
 
   it("a SIGKILLed runner whose server's files live outside the store: the reaper removes them after the processes", async () => {
@@ -121,6 +116,6 @@ describe("postgres runs", () => {
     await run.exit;
     // The reaper kills first and then removes the directory (its `rm` names it until it is done).
     expect(await waitFor(() => !existsSync(outside), 30_000)).toBe(true);
-    expect(await noSurvivors(outside)).toEqual([]);
+    expect(await survivors(outside)).toEqual([]);
   });
 });
