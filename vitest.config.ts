@@ -16,19 +16,15 @@ export default defineConfig({
     // from dist/ (lib/paths.ts), as a user's run does: no TypeScript compiled at
     // each child's start, which on two cores was minutes of the suite.
     env: { FENCECHECK_ENTRIES: "dist" },
-    // Integration tests start real servers and worker processes, and spend most of
-    // their time waiting out a run's time limit. Three files at a time: measured
-    // 2026-11-30 from fresh clones, five at a time keep both cores busy (vmstat
-    // 3 to 6 % idle) and ran the suite in 570 to 776 s of vitest against 831 to
-    // 945 s at three, but with the CPU saturated a timing test failed in most
-    // runs (0, 1, 0, 1 and 3 failures in five runs, each a different one: a
-    // Python or JVM client starting late, a ZooKeeper session or dynalite
-    // socket lost to a stall). Four were tried on 2026-11-29 and starved the
-    // scripted scenarios the same way; again on 2026-11-30 without the library
-    // tests: vitest 734 s against 833 s at three, 6 % idle, two timing failures. More files at once needs less CPU per
-    // file first: a run's runner and workers (about 0.8 CPU-s for each of the
-    // suite's 360 runs), vitest's fork per file (about 1 CPU-s each) and the
-    // JVMs are most of it.
+    // Three files at a time. The suite is bound by CPU on two cores: its runs
+    // (about 330) cost about 2 CPU-s each to start and stop five node
+    // processes, and vitest's fork about 0.6 CPU-s per file (measured
+    // 2026-11-30). Moving tests out only lets the others run slower; more files
+    // at once shortens the suite but starves timing tests. Measured from fresh
+    // clones: at three, 722 to 845 s of vitest; at four, 734 s (against 833 s at
+    // three, back to back) with two timing failures; at five, 570 to 776 s with
+    // a timing failure in most runs (a Python or JVM client starting late, a
+    // ZooKeeper session or a dynalite socket lost to a stall).
     pool: "forks",
     // Longest files first, on a fresh clone too (test/sequencer.ts says why).
     sequence: { sequencer: LongestFirst },

@@ -8,7 +8,7 @@
 // node queued (grant-after-cancel). Their safe variations run as the catalogue
 // test's predictions say; each costs a run of its own.
 import { describe, it, expect } from "vitest";
-import { scenario, scenarioWhere, completion } from "./run.ts";
+import { scenario, scenarioWhere, completion, type ScenarioRun } from "./run.ts";
 
 describe("R1: a reentrant lock whose inner release frees the outer hold", () => {
   it("client 1 is granted the lock after client 0's depth-2 release, before its outer release: reentrancy-violation", async () => {
@@ -67,7 +67,7 @@ describe("Q1: a cancelled etcd waiter whose delete is lost", () => {
     // The script needs client 1's key queued before client 2's. On a loaded machine client 1's
     // request came late (a fresh-clone run of 2026-11-30: client 2 was granted behind c0-h1), so
     // the scenario is run again, up to three times, until client 2 waited behind client 1.
-    const behindC1 = (x: Awaited<ReturnType<typeof scenario>>) =>
+    const behindC1 = (x: ScenarioRun) =>
       x.history.some((e) => e.process === 2 && e.f === "acquire" && e.type !== "invoke" && (e.value as { behind?: string } | null)?.behind === "c1-h1");
     const r = await scenarioWhere("Q1", behindC1);
     expect(r.code, r.out).toBe(0);
