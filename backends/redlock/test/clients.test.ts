@@ -108,10 +108,11 @@ describe.each(NAMES)("%s over five nodes", (name) => {
     const renew = await a.renew(k, h, 1500);
     expect(renew.type).toBe("fail");
     expect(["not-owner", "expired"]).toContain(renew.type === "fail" ? renew.error : "");
-    // Its release finds nothing of its own, and leaves b's hold alone.
-    expect(await a.release(k, h)).toEqual({ type: "ok", value: { released: false } });
+    // Its release leaves b's hold alone. It may still find a key of its own on a node b did not
+    // need for its majority, where a's last renew landed late (released: true on a loaded machine).
+    expect((await a.release(k, h)).type).toBe("ok");
     expect((await make(name, `${name}-e`).acquire(k, 5000, 0)).type).toBe("fail");
-    await b.release(k, hb);
+    expect(await b.release(k, hb)).toEqual({ type: "ok", value: { released: true } });
   });
 
   it("with three nodes frozen it never claims the lock: the outcome is unknown, and nothing is left behind", async () => {
