@@ -218,7 +218,13 @@ export interface ClientContext {
  * An acquire by polling, for locks with no queue to wait in (Redis SET NX, a
  * Postgres lease row): try once; until the deadline, again after a short random
  * pause. Spread, so waiters do not march in step; short, because a free lock
- * nobody has noticed yet is time the lock stands idle.
+ * nobody has noticed yet is time the lock stands idle; not shorter than 10 ms,
+ * because the waiters' tries are most of a run's traffic: at 2-10 ms, five
+ * waiters make some 800 tries a second (one each 6 ms), each through the proxy
+ * and back, about a third of a run's CPU, and they slow the holder they share a
+ * worker with
+ * (docs/measurements.md, "Waiters' retry"). Libraries wait longer still
+ * (redis-py 100 ms, node-redlock 100-300 ms).
  */
 export async function pollAcquire(tryOnce: () => Promise<Outcome<Hold> | null>, timeoutMs: number, rng: Rng): Promise<Outcome<Hold>> {
   // The wait is a duration: timed on the monotonic clock, so a jump of the wall
@@ -228,6 +234,6 @@ export async function pollAcquire(tryOnce: () => Promise<Outcome<Hold> | null>, 
     const got = await tryOnce();
     if (got) return got;
     if (performance.now() >= deadline) return { type: "fail", error: timeoutMs > 0 ? "timeout" : "busy" };
-    await sleep(Math.min(rng.between(2, 10), Math.max(0, deadline - performance.now())));
+    await sleep(Math.min(rng.between(10, 30), Math.max(0, deadline - performance.now())));
   }
 }
