@@ -16,19 +16,20 @@ export default defineConfig({
     // from dist/ (lib/paths.ts), as a user's run does: no TypeScript compiled at
     // each child's start, which on two cores was minutes of the suite.
     env: { FENCECHECK_ENTRIES: "dist" },
-    // Three files at a time. The suite is bound by CPU on two cores: its runs
-    // (about 330) cost about 2 CPU-s each to start and stop five node
-    // processes, and vitest's fork about 0.6 CPU-s per file (measured
-    // 2026-11-30). Moving tests out only lets the others run slower; more files
-    // at once shortens the suite but starves timing tests. Measured from fresh
-    // clones: at three, 722 to 845 s of vitest; at four, 734 s (against 833 s at
-    // three, back to back) with two timing failures; at five, 570 to 776 s with
-    // a timing failure in most runs (a Python or JVM client starting late, a
-    // ZooKeeper session or a dynalite socket lost to a stall).
+    // Four files at a time. The suite is bound by CPU on two cores: its runs
+    // (about 330) cost 1 to 2 CPU-s each to start and stop five node processes,
+    // and vitest's fork about 0.6 CPU-s per file. At three files, 20 to 24% of
+    // the CPU stood idle (files waiting on their runs' time limits) and vitest
+    // took 702 s here, 722 to 845 s from fresh clones; at four, with the polling clients'
+    // retry at 10-30 ms instead of 2-10 (140 CPU-s less, docs/measurements.md
+    // "Waiters' retry"), 576 s, 13% idle, every test passing (2026-11-30). At
+    // five (before that change), 570 to 776 s with a timing failure in most
+    // runs: a Python or JVM client starting late, a ZooKeeper session or a
+    // dynalite socket lost to a stall.
     pool: "forks",
     // Longest files first, on a fresh clone too (test/sequencer.ts says why).
     sequence: { sequencer: LongestFirst },
-    maxWorkers: 3,
+    maxWorkers: 4,
     minWorkers: 1,
     testTimeout: 120_000,
     hookTimeout: 60_000,
