@@ -106,7 +106,7 @@ const GENERAL_OPTIONS = [
   { name: "seed", kind: "int", default: undefined, defaultText: "random, printed", min: 0, max: 2 ** 31 - 1, help: "the same seed gives the same schedule of operations and faults" },
   { name: "store", kind: "string", default: "histories", help: "directory of the run store" },
   { name: "keep-data", kind: "flag", default: false, help: "keep the servers' data directories (data/) in the run directory; by default they are removed at the end (a server may preallocate its write-ahead log: 128 MB a member for some)" },
-  { name: "port-base", kind: "int", default: 0, min: 0, max: 65000, defaultText: "free ports", help: "servers take consecutive ports from here" },
+  { name: "port-base", kind: "int", default: 0, min: 0, max: 65000, defaultText: "free ports", help: "servers, then the run's links, take consecutive ports from here" },
   { name: "metrics-port", kind: "int", default: undefined, defaultText: "off", min: 0, max: 65535, help: "serve every worker's, the fault proxy's and the resource's Prometheus metrics at http://127.0.0.1:PORT/metrics during the run (0: a free port, printed at start)" },
   { name: "model", kind: "string", default: "lease", choices: ["lease", "strict"], help: "strict: the model check's strict-mutex-violation makes a run invalid (leases break a strict mutex by design)" },
 ] as const satisfies readonly OptionSpec[];

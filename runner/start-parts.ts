@@ -163,7 +163,7 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
   const upstreams = nodes.map((n) => ({ ...n, proxy: behind(n.name) }));
   // --links direct: no proxy between a worker and what it talks to, so a
   // measurement does not pay the proxy's hop (etcd's members still meet through it).
-  const links = test.directLinks ? null : await Links.create(await toxiproxyUrl, prefix, workerNames, [...upstreams, { name: "resource", host: "127.0.0.1", port: resource.port }]);
+  const links = test.directLinks ? null : await Links.create(await toxiproxyUrl, prefix, workerNames, [...upstreams, { name: "resource", host: "127.0.0.1", port: resource.port }], () => ports.take());
   ctx.started("links", links ? links.describe() : "direct");
 
   const assignment = workers.map(() => [] as number[]);
