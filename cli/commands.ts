@@ -19,6 +19,7 @@ export const SUBCOMMANDS: Record<string, Subcommand> = {
   test: { entry: "cli/test", summary: "run one test: clients take a lock and write with their token under faults; check and report" },
   soak: { entry: "cli/soak", summary: "run every configuration of a matrix many times, each judged against what it expects" },
   check: { entry: "cli/check", summary: "check a stored run again (--out DIR leaves the run untouched)" },
+  traces: { entry: "cli/traces", summary: "check a service's own lock spans (OpenTelemetry, OTLP JSON) as a run is checked" },
   scenario: { entry: "cli/scenario", summary: "run one scenario of the failure catalogue, its faults at chosen moments" },
   experiment: { entry: "cli/experiment", summary: "run one of the lab's experiments and store its figures, tables and plots" },
   serve: { entry: "cli/serve", summary: "browse the run store on 127.0.0.1" },

@@ -16,6 +16,7 @@ export const ENTRIES = [
   "cli/fencecheck",
   "cli/test",
   "cli/check",
+  "cli/traces",
   "cli/scenario",
   "cli/serve",
   "cli/soak",

@@ -1,0 +1,79 @@
+// `fencecheck traces [options] <file>...`: checks a service's own lock spans, as
+// OpenTelemetry exported them (OTLP JSON lines, the Collector's file exporter),
+// by the rules a run is checked by. The spans become a run directory in the
+// store (history.ndjson, resource.ndjson where the trace has the resource's
+// decisions, run.json with what the trace lacked), so that `fencecheck check`
+// checks it again exactly as it checks a run. docs/traces.md gives the
+// conventions the spans must follow.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { BadInput, EXIT, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
+import { runStamp, writeJson } from "../store/index.ts";
+import { readOtlpJson, traceHistory, type Span } from "../traces/index.ts";
+import { checkAndReport } from "./check-run.ts";
+
+const USAGE = `Usage: fencecheck traces [options] <file>...
+
+Reads lock spans from OTLP JSON files (the OpenTelemetry Collector's file
+exporter: one {"resourceSpans":[...]} a line), writes them as a run directory in
+the store, checks it as a run is checked, and prints the verdict. The spans'
+names and attributes are docs/traces.md's. What the trace lacks (holds with no
+release span, writes with no decision) is counted in run.json, never guessed.
+Exit: 0 valid, 1 invalid, 2 unknown, 254 bad input, 255 internal error.`;
+
+const OPTIONS: readonly OptionSpec[] = [
+  { name: "store", kind: "string", default: "histories", help: "directory of the run store; the run goes in STORE/traces-<first file's name>/<timestamp>" },
+];
+
+export async function main(args: string[]): Promise<number> {
+  const { options: o, positional, help } = parseArgs(args, OPTIONS);
+  if (help) {
+    process.stdout.write(helpText(USAGE, OPTIONS));
+    return EXIT.valid;
+  }
+  if (positional.length === 0) throw new BadInput("no trace file given (fencecheck traces --help)");
+  // Everything is read and converted before anything is written: bad input changes nothing.
+  const spans: Span[] = [];
+  for (const file of positional) {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(file);
+    } catch (err) {
+      throw new BadInput(`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    spans.push(...readOtlpJson(bytes, file));
+  }
+  const test = `traces-${basename(positional[0]).replace(/\.[^.]*$/, "").replace(/[^A-Za-z0-9._-]/g, "_") || "spans"}`;
+  const stamp = runStamp();
+  const run = `${test}/${stamp}`;
+  const history = traceHistory(spans, run);
+  const runDir = resolve(o.store as string, test, stamp);
+  mkdirSync(runDir, { recursive: true });
+  writeFileSync(join(runDir, "history.ndjson"), [history.header, ...history.events].map((e) => JSON.stringify(e)).join("\n") + "\n");
+  if (history.resource) writeFileSync(join(runDir, "resource.ndjson"), history.resource.map((l) => JSON.stringify(l)).join("\n") + (history.resource.length ? "\n" : ""));
+  writeJson(join(runDir, "run.json"), {
+    test,
+    started: new Date().toISOString(),
+    run_dir: runDir,
+    command: ["traces", ...args],
+    options: { backend: "traces", workload: "fenced-write", model: "lease" },
+    traces: { files: positional.map((f) => resolve(f)), spans: spans.length, gaps: history.gaps, processes: history.processes },
+    events: history.events.length,
+  });
+  const checked = await checkAndReport(runDir);
+  for (const w of checked.warnings) process.stderr.write(`warning: ${w}\n`);
+  process.stdout.write(`${checked.summary}\n`);
+  process.stdout.write(`${gapsLine(spans.length, history.gaps)}\nRun directory: ${runDir}\n`);
+  return checked.exitCode;
+}
+
+function gapsLine(spans: number, g: ReturnType<typeof traceHistory>["gaps"]): string {
+  const parts = [
+    `${g.holds_without_release} hold(s) with no release span`,
+    `${g.operations_without_acquire} operation(s) of a hold with no acquire span`,
+    `${g.writes_without_decision} ok write(s) with no decision`,
+    `${g.decisions_without_write} decision(s) with no write span`,
+    `${g.other_spans} other span(s) ignored`,
+  ];
+  return `  trace: ${spans} spans; ${parts.join(", ")}`;
+}

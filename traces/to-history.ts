@@ -1,0 +1,287 @@
+// A trace's lock spans as a run's history (docs/traces.md): each lock.* span of
+// a client is one operation, invoked at its start and completed at its end, and
+// each lock.decision span of the resource is one line of resource.ndjson. What
+// the trace lacks is counted, never filled in: a hold with no release span
+// stays certainly valid only until its grant plus its TTL (the checker's own
+// rule for any hold), and a write whose decision is missing is unmatched.
+//
+// This reading assumes the hosts' clocks agree: spans from different hosts are
+// placed by their own timestamps.
+import { BadInput } from "../lib/exit.ts";
+import type { AttributeValue, Span } from "./otlp-json.ts";
+
+/** The client operations a span names, and the resource's decision. */
+const OPERATIONS = { "lock.acquire": "acquire", "lock.renew": "renew", "lock.release": "release", "lock.write": "write", "lock.read": "read" } as const;
+const DECISION = "lock.decision";
+const KINDS = ["mutex", "reentrant", "rw", "semaphore"];
+
+type Event = Record<string, unknown> & { time: number; process: number; type: string; f: string; key: string };
+
+export interface TraceHistory {
+  header: Record<string, unknown>;
+  /** In time order, indexed. */
+  events: Event[];
+  /** resource.ndjson's lines, or null when the trace has no lock.decision span (the order of writes then comes from the history). */
+  resource: Array<Record<string, unknown>> | null;
+  /** Per process number: the instance and thread it was, for run.json. */
+  processes: Record<string, { instance: string; thread: string }>;
+  /** What the trace lacks or holds besides the lock spans: counted, never guessed. */
+  gaps: Gaps;
+}
+
+export interface Gaps {
+  /** Spans that are neither a lock operation nor a decision. */
+  other_spans: number;
+  /** Holds granted (acquire ok) with no release span. */
+  holds_without_release: number;
+  /** Renew, release and write spans whose hold has no acquire span in the trace. */
+  operations_without_acquire: number;
+  /** Client writes that completed ok with no decision span of the same hold and fence (only when the trace has decisions). */
+  writes_without_decision: number;
+  /** Decisions with no client write span of their hold. */
+  decisions_without_write: number;
+}
+
+interface Op {
+  span: Span;
+  f: (typeof OPERATIONS)[keyof typeof OPERATIONS];
+  key: string;
+  thread: string;
+}
+
+/** The history of a trace's spans; BadInput naming the span of anything the conventions do not allow. */
+export function traceHistory(spans: readonly Span[], run: string): TraceHistory {
+  const ops: Op[] = [];
+  const decisions: Span[] = [];
+  let other = 0;
+  for (const span of spans) {
+    if (span.name === DECISION) decisions.push(span);
+    else if (span.name in OPERATIONS) ops.push({ span, f: OPERATIONS[span.name as keyof typeof OPERATIONS], key: str(span, "lock.key", true)!, thread: threadOf(span) });
+    else other++;
+  }
+  if (ops.length === 0) throw new BadInput(`no lock spans (${Object.keys(OPERATIONS).join(", ")}) among the ${spans.length} spans read: docs/traces.md says what fencecheck traces reads`);
+  const t0 = [...ops.map((o) => o.span.start), ...decisions.map((d) => d.start)].reduce((a, b) => (b < a ? b : a));
+  const at = (ns: bigint) => Number(ns - t0);
+
+  // One history process per (instance, thread), in order of their first span;
+  // after an unknown outcome the thread carries on as a new process, as a
+  // fencecheck client does, since the history allows a process nothing after it.
+  const threads = new Map<string, Op[]>();
+  for (const op of [...ops].sort((a, b) => cmp(a.span.start, b.span.start))) {
+    const list = threads.get(op.thread) ?? [];
+    list.push(op);
+    threads.set(op.thread, list);
+  }
+  // Each hold's last operation in its thread, and the holds whose release the trace has.
+  const holdOf = (op: Op): string | undefined => {
+    const owner = op.span.attributes["lock.owner"];
+    return typeof owner === "string" && op.f !== "read" ? `${op.key}\u0000${owner}` : undefined;
+  };
+  const lastOfHold = new Map<string, Op>();
+  const releaseSpans = new Set<string>();
+  for (const list of threads.values())
+    for (const op of list) {
+      const hold = holdOf(op);
+      if (hold === undefined) continue;
+      lastOfHold.set(hold, op);
+      if (op.f === "release") releaseSpans.add(hold);
+    }
+  const events: Array<Event & { order: number }> = [];
+  const processes: TraceHistory["processes"] = {};
+  const holdProcess = new Map<string, number>();
+  const acquired = new Set<string>();
+  const released = new Set<string>();
+  const okWrites: Array<{ owner: string; key: string; fence: number | null; span: Span }> = [];
+  let withoutAcquire = 0;
+  let kind: string | undefined;
+  let nextProcess = 0;
+  let order = 0;
+  for (const [thread, list] of threads) {
+    let process = nextProcess++;
+    processes[process] = splitThread(thread);
+    let previous: Span | undefined;
+    for (const op of list) {
+      const { span, f, key } = op;
+      if (previous && span.start < previous.end)
+        throw new BadInput(`${span.where}: span ${span.spanId} (${span.name}) starts before span ${previous.spanId} (${previous.name}) of the same thread ends: a thread has one lock operation at a time (docs/traces.md, processes)`);
+      previous = span;
+      const outcome = outcomeOf(span);
+      const owner = str(span, "lock.owner", f !== "acquire" && f !== "read" ? true : outcome === "ok" && f === "acquire");
+      const fence = int(span, "lock.fence");
+      const ttl = int(span, "lock.ttl_ms");
+      const ids = { trace_id: span.traceId, span_id: span.spanId };
+      const spanKind = str(span, "lock.kind");
+      if (spanKind !== undefined) {
+        if (!KINDS.includes(spanKind)) throw new BadInput(`${span.where}: span ${span.spanId}: lock.kind ${JSON.stringify(spanKind)} is not one of ${KINDS.join(", ")}`);
+        if (kind !== undefined && kind !== spanKind) throw new BadInput(`${span.where}: span ${span.spanId}: lock.kind ${spanKind}, where earlier spans said ${kind}: one trace check reads one lock kind`);
+        kind = spanKind;
+      }
+      const kindFields = { ...optional("mode", str(span, "lock.mode")), ...optional("depth", int(span, "lock.depth")) };
+      let invoke: Record<string, unknown>;
+      let done: Record<string, unknown> | undefined;
+      if (f === "acquire") {
+        invoke = { ...optional("ttl_ms", ttl), ...kindFields };
+        if (outcome === "ok") done = { owner, fence: fence ?? null, ...optional("ttl_ms", ttl), ...kindFields, ...ids };
+      } else if (f === "renew") {
+        invoke = { owner, fence: fence ?? null, ...optional("ttl_ms", ttl) };
+        if (outcome === "ok") done = { ...optional("ttl_ms", ttl), ...ids };
+      } else if (f === "release") {
+        invoke = { owner, fence: fence ?? null, ...optional("depth", int(span, "lock.depth")) };
+        const releasedFlag = bool(span, "lock.released");
+        if (outcome === "ok") done = { released: releasedFlag ?? true, ...ids };
+      } else if (f === "write") {
+        invoke = { owner, fence: fence ?? null, data: attr(span, "lock.data") ?? null };
+        if (outcome === "ok") done = { ...invoke, ...ids };
+      } else {
+        invoke = owner === undefined ? {} : { owner, fence: fence ?? null };
+        if (outcome === "ok") done = { data: attr(span, "lock.data") ?? null, fence: fence ?? null, ...ids };
+      }
+      if (owner !== undefined) {
+        const hold = `${key}\u0000${owner}`;
+        if (f === "acquire" && outcome === "ok") {
+          acquired.add(hold);
+          holdProcess.set(hold, process);
+        } else if (f !== "acquire" && f !== "read") {
+          if (!acquired.has(hold)) withoutAcquire++;
+          if (f === "release") released.add(hold);
+          if (f === "write" && outcome === "ok") okWrites.push({ owner, key, fence: fence ?? null, span });
+          if (!holdProcess.has(hold)) holdProcess.set(hold, process);
+        }
+      }
+      events.push({ time: at(span.start), process, type: "invoke", f, key, value: { ...invoke, ...ids }, order: order++ });
+      const error = str(span, "lock.error");
+      const completion: Event & { order: number } = { time: at(span.end), process, type: outcome === "unknown" ? "info" : outcome, f, key, order: order++ };
+      if (done) completion.value = done;
+      else completion.value = ids;
+      if (outcome !== "ok") completion.error = error ?? (outcome === "unknown" ? "unknown" : "fail");
+      events.push(completion);
+      // A hold with no release span may have been released at any moment after
+      // its last operation in the trace (the span was dropped), or never: it ends
+      // there with a release of unknown outcome, so that it is certainly valid no
+      // longer than the trace shows it held.
+      const hold = holdOf(op);
+      let unknown = outcome === "unknown";
+      if (!unknown && hold !== undefined && !releaseSpans.has(hold) && lastOfHold.get(hold) === op && (f !== "acquire" || outcome === "ok")) {
+        const value = { owner, fence: fence ?? null, no_release_span: true };
+        events.push({ time: at(span.end), process, type: "invoke", f: "release", key, value, order: order++ });
+        events.push({ time: at(span.end), process, type: "info", f: "release", key, value, error: "no-release-span", order: order++ });
+        unknown = true;
+      }
+      if (unknown) {
+        process = nextProcess++;
+        processes[process] = splitThread(thread);
+      }
+    }
+  }
+  events.sort((a, b) => a.time - b.time || a.order - b.order);
+  const indexed = events.map(({ order: _, ...e }, index) => ({ index, ...e }) as Event);
+
+  const resource = decisions.length ? decisionLines(decisions, at, holdProcess) : null;
+  let writesWithoutDecision = 0;
+  let decisionsWithoutWrite = 0;
+  if (resource) {
+    const decided = new Set(resource.map((l) => `${l.key}\u0000${l.owner}\u0000${l.fence}`));
+    writesWithoutDecision = okWrites.filter((w) => !decided.has(`${w.key}\u0000${w.owner}\u0000${w.fence}`)).length;
+    const written = new Set(okWrites.map((w) => `${w.key}\u0000${w.owner}`));
+    decisionsWithoutWrite = resource.filter((l) => !written.has(`${l.key}\u0000${l.owner}`)).length;
+  }
+  const fencing = decisions.some((d) => bool(d, "lock.fencing") === true);
+  return {
+    header: { format: 2, kind: "header", run, workload: "fenced-write", backend: "traces", fencing, lock: kind ?? "mutex" },
+    events: indexed,
+    resource,
+    processes,
+    gaps: {
+      other_spans: other,
+      holds_without_release: [...acquired].filter((h) => !released.has(h)).length,
+      operations_without_acquire: withoutAcquire,
+      writes_without_decision: writesWithoutDecision,
+      decisions_without_write: decisionsWithoutWrite,
+    },
+  };
+}
+
+/** The resource's decisions, in the order of their spans' ends, numbered from 1; each key's `order` as the resource set it. */
+function decisionLines(decisions: Span[], at: (ns: bigint) => number, holdProcess: Map<string, number>): Array<Record<string, unknown>> {
+  return [...decisions]
+    .sort((a, b) => cmp(a.end, b.end))
+    .map((d, i) => {
+      const key = str(d, "lock.key", true)!;
+      const owner = str(d, "lock.owner", true)!;
+      const order = int(d, "lock.decision.order");
+      const accepted = bool(d, "lock.decision.accepted");
+      const process = holdProcess.get(`${key}\u0000${owner}`);
+      return {
+        seq: i + 1,
+        time: at(d.end),
+        op: str(d, "lock.operation") === "read" ? "read" : "write",
+        key,
+        // The hold's process; a decision whose hold the trace lacks names none it could.
+        process: process ?? -1,
+        owner,
+        fence: int(d, "lock.fence") ?? null,
+        max_before: int(d, "lock.decision.max_before") ?? null,
+        accepted: accepted ?? null,
+        data: attr(d, "lock.data") ?? null,
+        fencing: bool(d, "lock.fencing") ?? false,
+        ...optional("order", order),
+        trace_id: d.traceId,
+        span_id: d.spanId,
+      };
+    });
+}
+
+/** ok, fail or unknown: lock.outcome, else an ERROR status is unknown (a span's status cannot say fail) and any other ok. */
+function outcomeOf(span: Span): "ok" | "fail" | "unknown" {
+  const o = str(span, "lock.outcome");
+  if (o === undefined) return span.status === 2 ? "unknown" : "ok";
+  if (o === "ok" || o === "fail" || o === "unknown") return o;
+  throw new BadInput(`${span.where}: span ${span.spanId} (${span.name}): lock.outcome ${JSON.stringify(o)} is not ok, fail or unknown`);
+}
+
+/** A history process is one thread of one service instance: service.instance.id (else host.name and process.pid) and thread.id. */
+function threadOf(span: Span): string {
+  const r = span.resource;
+  const instance = r["service.instance.id"] ?? (r["host.name"] !== undefined || r["process.pid"] !== undefined ? `${r["host.name"] ?? "?"}/${r["process.pid"] ?? "?"}` : undefined);
+  if (instance === undefined)
+    throw new BadInput(`${span.where}: span ${span.spanId} (${span.name}): its resource has no service.instance.id (nor host.name and process.pid): a history process is one thread of one instance (docs/traces.md)`);
+  const thread = span.attributes["thread.id"] ?? span.attributes["thread.name"] ?? "main";
+  return `${instance}\u0000${thread}`;
+}
+
+function splitThread(thread: string): { instance: string; thread: string } {
+  const [instance, t] = thread.split("\u0000");
+  return { instance, thread: t };
+}
+
+function attr(span: Span, name: string): AttributeValue | undefined {
+  return span.attributes[name];
+}
+
+function str(span: Span, name: string, required = false): string | undefined {
+  const v = span.attributes[name];
+  if (v === undefined) {
+    if (required) throw new BadInput(`${span.where}: span ${span.spanId} (${span.name}) has no ${name}`);
+    return undefined;
+  }
+  if (typeof v !== "string" || v === "") throw new BadInput(`${span.where}: span ${span.spanId} (${span.name}): ${name} ${JSON.stringify(v)} is not a string`);
+  return v;
+}
+
+function int(span: Span, name: string): number | undefined {
+  const v = span.attributes[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== "number" || !Number.isSafeInteger(v)) throw new BadInput(`${span.where}: span ${span.spanId} (${span.name}): ${name} ${JSON.stringify(v)} is not an integer`);
+  return v;
+}
+
+function bool(span: Span, name: string): boolean | undefined {
+  const v = span.attributes[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== "boolean") throw new BadInput(`${span.where}: span ${span.spanId} (${span.name}): ${name} ${JSON.stringify(v)} is not a boolean`);
+  return v;
+}
+
+const optional = <K extends string, V>(name: K, value: V | undefined): Partial<Record<K, V>> => (value === undefined ? {} : ({ [name]: value } as Record<K, V>));
+
+const cmp = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
