@@ -5,11 +5,11 @@
 // decisions, run.json with what the trace lacked), so that `fencecheck check`
 // checks it again exactly as it checks a run. docs/traces.md gives the
 // conventions the spans must follow.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { basename, resolve } from "node:path";
 import { BadInput, EXIT, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
-import { runStamp, writeJson } from "../store/index.ts";
-import { readOtlpJson, traceHistory, type Span } from "../traces/index.ts";
+import { runStamp } from "../store/index.ts";
+import { readOtlpJson, traceHistory, writeTraceRun, type Span } from "../traces/index.ts";
 import { checkAndReport } from "./check-run.ts";
 
 const USAGE = `Usage: fencecheck traces [options] <file>...
@@ -48,18 +48,7 @@ export async function main(args: string[]): Promise<number> {
   const run = `${test}/${stamp}`;
   const history = traceHistory(spans, run);
   const runDir = resolve(o.store as string, test, stamp);
-  mkdirSync(runDir, { recursive: true });
-  writeFileSync(join(runDir, "history.ndjson"), [history.header, ...history.events].map((e) => JSON.stringify(e)).join("\n") + "\n");
-  if (history.resource) writeFileSync(join(runDir, "resource.ndjson"), history.resource.map((l) => JSON.stringify(l)).join("\n") + (history.resource.length ? "\n" : ""));
-  writeJson(join(runDir, "run.json"), {
-    test,
-    started: new Date().toISOString(),
-    run_dir: runDir,
-    command: ["traces", ...args],
-    options: { backend: "traces", workload: "fenced-write", model: "lease" },
-    traces: { files: positional.map((f) => resolve(f)), spans: spans.length, gaps: history.gaps, processes: history.processes },
-    events: history.events.length,
-  });
+  writeTraceRun(runDir, history, { test, command: ["traces", ...args], files: positional.map((f) => resolve(f)), spans: spans.length });
   const checked = await checkAndReport(runDir);
   for (const w of checked.warnings) process.stderr.write(`warning: ${w}\n`);
   process.stdout.write(`${checked.summary}\n`);

@@ -4,3 +4,4 @@
 // conventions the spans follow are docs/traces.md's.
 export { readOtlpJson, type Span, type AttributeValue } from "./otlp-json.ts";
 export { traceHistory, type TraceHistory, type Gaps } from "./to-history.ts";
+export { writeTraceRun } from "./run-dir.ts";

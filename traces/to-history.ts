@@ -94,6 +94,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
   const okWrites: Array<{ owner: string; key: string; fence: number | null; span: Span }> = [];
   let withoutAcquire = 0;
   let kind: string | undefined;
+  let fenceOnReentry: string | undefined;
   let nextProcess = 0;
   let order = 0;
   for (const [thread, list] of threads) {
@@ -115,6 +116,11 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
         if (!KINDS.includes(spanKind)) throw new BadInput(`${span.where}: span ${span.spanId}: lock.kind ${JSON.stringify(spanKind)} is not one of ${KINDS.join(", ")}`);
         if (kind !== undefined && kind !== spanKind) throw new BadInput(`${span.where}: span ${span.spanId}: lock.kind ${spanKind}, where earlier spans said ${kind}: one trace check reads one lock kind`);
         kind = spanKind;
+      }
+      const reentry = str(span, "lock.fence_on_reentry");
+      if (reentry !== undefined) {
+        if (reentry !== "same" && reentry !== "new") throw new BadInput(`${span.where}: span ${span.spanId}: lock.fence_on_reentry ${JSON.stringify(reentry)} is not same or new`);
+        fenceOnReentry = reentry;
       }
       const kindFields = { ...optional("mode", str(span, "lock.mode")), ...optional("depth", int(span, "lock.depth")) };
       let invoke: Record<string, unknown>;
@@ -187,7 +193,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
   }
   const fencing = decisions.some((d) => bool(d, "lock.fencing") === true);
   return {
-    header: { format: 2, kind: "header", run, workload: "fenced-write", backend: "traces", fencing, lock: kind ?? "mutex" },
+    header: { format: 2, kind: "header", run, workload: "fenced-write", backend: "traces", fencing, lock: kind ?? "mutex", ...optional("fence_on_reentry", fenceOnReentry) },
     events: indexed,
     resource,
     processes,
