@@ -26,6 +26,7 @@ export const ENTRIES = [
   "cli/setup",
   "api/index",
   "api/adapter",
+  "otel/index",
   // Imported by the build itself: the option table the API's published types are written from.
   "api/test-options",
   "runner/worker",
@@ -50,4 +51,4 @@ function backendEntries() {
 }
 
 /** The modules whose type declarations the build emits (dist/types/), for package.json "exports". */
-export const TYPED_ENTRIES = ["api/index", "api/adapter"];
+export const TYPED_ENTRIES = ["api/index", "api/adapter", "otel/index"];
