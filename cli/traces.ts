@@ -63,6 +63,7 @@ function gapsLine(spans: number, g: ReturnType<typeof traceHistory>["gaps"]): st
     `${g.writes_without_decision} ok write(s) with no decision`,
     `${g.decisions_without_write} decision(s) with no write span`,
     `${g.other_spans} other span(s) ignored`,
+    `${g.starts_moved_within_precision} start(s) moved within the SDK's millisecond`,
   ];
   return `  trace: ${spans} spans; ${parts.join(", ")}`;
 }
