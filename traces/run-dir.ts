@@ -3,12 +3,16 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeJson } from "../store/run-dir.ts";
+import { HistoryWriter } from "../store/writer.ts";
 import type { TraceHistory } from "./to-history.ts";
 
 /** history.ndjson, resource.ndjson (where the trace has decisions) and run.json, with what the trace lacked under `traces`. */
 export function writeTraceRun(runDir: string, history: TraceHistory, about: { test: string; command: string[]; files: string[]; spans: number }): void {
   mkdirSync(runDir, { recursive: true });
-  writeFileSync(join(runDir, "history.ndjson"), [history.header, ...history.events].map((e) => JSON.stringify(e)).join("\n") + "\n");
+  // As a run's: in (time, arrival) order, numbered from 0.
+  const writer = new HistoryWriter(join(runDir, "history.ndjson"), history.header);
+  writer.append(history.events);
+  const events = writer.finish();
   if (history.resource) writeFileSync(join(runDir, "resource.ndjson"), history.resource.map((l) => JSON.stringify(l) + "\n").join(""));
   writeJson(join(runDir, "run.json"), {
     test: about.test,
@@ -17,6 +21,6 @@ export function writeTraceRun(runDir: string, history: TraceHistory, about: { te
     command: about.command,
     options: { backend: "traces", workload: "fenced-write", model: "lease" },
     traces: { files: about.files, spans: about.spans, gaps: history.gaps, processes: history.processes },
-    events: history.events.length,
+    events: events.length,
   });
 }

@@ -8,6 +8,7 @@
 // This reading assumes the hosts' clocks agree: spans from different hosts are
 // placed by their own timestamps.
 import { BadInput } from "../lib/exit.ts";
+import { LOCK_KINDS, type HistoryHeader, type ResourceDecision, type UnindexedEvent } from "../store/events.ts";
 import type { AttributeValue, Span } from "./otlp-json.ts";
 
 /** The client operations a span names, and the resource's decision. */
@@ -15,16 +16,13 @@ const OPERATIONS = { "lock.acquire": "acquire", "lock.renew": "renew", "lock.rel
 const DECISION = "lock.decision";
 /** How far a span of a thread may seem to start before the last one ended: the JS SDK's whole-millisecond starts. */
 const PRECISION_NS = 1_000_000n;
-const KINDS = ["mutex", "reentrant", "rw", "semaphore"];
-
-type Event = Record<string, unknown> & { time: number; process: number; type: string; f: string; key: string };
 
 export interface TraceHistory {
-  header: Record<string, unknown>;
-  /** In time order, indexed. */
-  events: Event[];
+  header: HistoryHeader;
+  /** Each thread's in its order: HistoryWriter puts them in time order and numbers them. */
+  events: UnindexedEvent[];
   /** resource.ndjson's lines, or null when the trace has no lock.decision span (the order of writes then comes from the history). */
-  resource: Array<Record<string, unknown>> | null;
+  resource: Array<ResourceDecision & { trace_id: string; span_id: string }> | null;
   /** Per process number: the instance and thread it was, for run.json. */
   processes: Record<string, { instance: string; thread: string }>;
   /** What the trace lacks or holds besides the lock spans: counted, never guessed. */
@@ -90,18 +88,16 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
       lastOfHold.set(hold, op);
       if (op.f === "release") releaseSpans.add(hold);
     }
-  const events: Array<Event & { order: number }> = [];
+  const events: UnindexedEvent[] = [];
   const processes: TraceHistory["processes"] = {};
   const holdProcess = new Map<string, number>();
   const acquired = new Set<string>();
-  const released = new Set<string>();
   const okWrites: Array<{ owner: string; key: string; fence: number | null; span: Span }> = [];
   let withoutAcquire = 0;
   let clamped = 0;
   let kind: string | undefined;
   let fenceOnReentry: string | undefined;
   let nextProcess = 0;
-  let order = 0;
   for (const [thread, list] of threads) {
     let process = nextProcess++;
     processes[process] = splitThread(thread);
@@ -128,7 +124,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
       const ids = { trace_id: span.traceId, span_id: span.spanId };
       const spanKind = str(span, "lock.kind");
       if (spanKind !== undefined) {
-        if (!KINDS.includes(spanKind)) throw new BadInput(`${span.where}: span ${span.spanId}: lock.kind ${JSON.stringify(spanKind)} is not one of ${KINDS.join(", ")}`);
+        if (!(LOCK_KINDS as readonly string[]).includes(spanKind)) throw new BadInput(`${span.where}: span ${span.spanId}: lock.kind ${JSON.stringify(spanKind)} is not one of ${LOCK_KINDS.join(", ")}`);
         if (kind !== undefined && kind !== spanKind) throw new BadInput(`${span.where}: span ${span.spanId}: lock.kind ${spanKind}, where earlier spans said ${kind}: one trace check reads one lock kind`);
         kind = spanKind;
       }
@@ -157,35 +153,31 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
         invoke = owner === undefined ? {} : { owner, fence: fence ?? null };
         if (outcome === "ok") done = { data: attr(span, "lock.data") ?? null, fence: fence ?? null, ...ids };
       }
-      if (owner !== undefined) {
-        const hold = `${key}\u0000${owner}`;
+      const hold = holdOf(op);
+      if (hold !== undefined && owner !== undefined) {
         if (f === "acquire" && outcome === "ok") {
           acquired.add(hold);
           holdProcess.set(hold, process);
-        } else if (f !== "acquire" && f !== "read") {
+        } else if (f !== "acquire") {
           if (!acquired.has(hold)) withoutAcquire++;
-          if (f === "release") released.add(hold);
           if (f === "write" && outcome === "ok") okWrites.push({ owner, key, fence: fence ?? null, span });
           if (!holdProcess.has(hold)) holdProcess.set(hold, process);
         }
       }
-      events.push({ time: at(start), process, type: "invoke", f, key, value: { ...invoke, ...ids }, order: order++ });
+      events.push({ time: at(start), process, type: "invoke", f, key, value: { ...invoke, ...ids } });
       const error = str(span, "lock.error");
-      const completion: Event & { order: number } = { time: at(span.end), process, type: outcome === "unknown" ? "info" : outcome, f, key, order: order++ };
-      if (done) completion.value = done;
-      else completion.value = ids;
+      const completion: UnindexedEvent = { time: at(span.end), process, type: outcome === "unknown" ? "info" : outcome, f, key, value: done ?? ids };
       if (outcome !== "ok") completion.error = error ?? (outcome === "unknown" ? "unknown" : "fail");
       events.push(completion);
       // A hold with no release span may have been released at any moment after
       // its last operation in the trace (the span was dropped), or never: it ends
       // there with a release of unknown outcome, so that it is certainly valid no
       // longer than the trace shows it held.
-      const hold = holdOf(op);
       let unknown = outcome === "unknown";
       if (!unknown && hold !== undefined && !releaseSpans.has(hold) && lastOfHold.get(hold) === op && (f !== "acquire" || outcome === "ok")) {
         const value = { owner, fence: fence ?? null, no_release_span: true };
-        events.push({ time: at(span.end), process, type: "invoke", f: "release", key, value, order: order++ });
-        events.push({ time: at(span.end), process, type: "info", f: "release", key, value, error: "no-release-span", order: order++ });
+        events.push({ time: at(span.end), process, type: "invoke", f: "release", key, value });
+        events.push({ time: at(span.end), process, type: "info", f: "release", key, value, error: "no-release-span" });
         unknown = true;
       }
       if (unknown) {
@@ -194,8 +186,6 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
       }
     }
   }
-  events.sort((a, b) => a.time - b.time || a.order - b.order);
-  const indexed = events.map(({ order: _, ...e }, index) => ({ index, ...e }) as Event);
 
   const resource = decisions.length ? decisionLines(decisions, at, holdProcess) : null;
   let writesWithoutDecision = 0;
@@ -209,12 +199,12 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
   const fencing = decisions.some((d) => bool(d, "lock.fencing") === true);
   return {
     header: { format: 2, kind: "header", run, workload: "fenced-write", backend: "traces", fencing, lock: kind ?? "mutex", ...optional("fence_on_reentry", fenceOnReentry) },
-    events: indexed,
+    events,
     resource,
     processes,
     gaps: {
       other_spans: other,
-      holds_without_release: [...acquired].filter((h) => !released.has(h)).length,
+      holds_without_release: [...acquired].filter((h) => !releaseSpans.has(h)).length,
       operations_without_acquire: withoutAcquire,
       writes_without_decision: writesWithoutDecision,
       decisions_without_write: decisionsWithoutWrite,
@@ -224,7 +214,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
 }
 
 /** The resource's decisions, in the order of their spans' ends, numbered from 1; each key's `order` as the resource set it. */
-function decisionLines(decisions: Span[], at: (ns: bigint) => number, holdProcess: Map<string, number>): Array<Record<string, unknown>> {
+function decisionLines(decisions: Span[], at: (ns: bigint) => number, holdProcess: Map<string, number>): NonNullable<TraceHistory["resource"]> {
   return [...decisions]
     .sort((a, b) => cmp(a.end, b.end))
     .map((d, i) => {

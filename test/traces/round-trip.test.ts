@@ -11,17 +11,13 @@ import { join, resolve } from "node:path";
 import { checkRun } from "../../checker/run.ts";
 import { readOtlpJson, traceHistory, writeTraceRun } from "../../traces/index.ts";
 import { tempDir } from "../helpers.ts";
+import { instanceLine, kv } from "./otlp.ts";
 
 const FIXTURES = resolve(import.meta.dirname, "../../histories/fixtures");
 const T0 = 1_796_000_000_000_000_000n;
 
 type Line = Record<string, any>;
 const readLines = (file: string): Line[] => (existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
-
-const kv = (attrs: Record<string, unknown>) =>
-  Object.entries(attrs)
-    .filter(([, v]) => v !== undefined && v !== null)
-    .map(([key, v]) => ({ key, value: typeof v === "string" ? { stringValue: v } : typeof v === "boolean" ? { boolValue: v } : { intValue: String(v) } }));
 
 const text = (v: unknown) => (v === undefined || v === null ? undefined : typeof v === "string" ? v : JSON.stringify(v));
 
@@ -79,8 +75,7 @@ function asSpans(run: string): string {
       "lock.operation": l.op,
     });
   });
-  const line = (instance: string, list: Line[]) => JSON.stringify({ resourceSpans: [{ resource: { attributes: kv({ "service.instance.id": instance }) }, scopeSpans: [{ spans: list }] }] });
-  return [line("clients", spans), ...(decisions.length ? [line("resource", decisions)] : [])].join("\n") + "\n";
+  return [instanceLine("clients", spans), ...(decisions.length ? [instanceLine("resource", decisions)] : [])].join("\n") + "\n";
 }
 
 const fixtures = ["good", "bad"].flatMap((kind) => readdirSync(join(FIXTURES, kind)).map((name) => join(FIXTURES, kind, name)));

@@ -7,6 +7,7 @@ import { describe, it, expect } from "vitest";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli, tempDir } from "../helpers.ts";
+import { instanceLine, kv } from "./otlp.ts";
 
 const T0 = 1_796_000_000_000_000_000n;
 const ms = (t: number) => String(T0 + BigInt(Math.round(t * 1e6)));
@@ -23,33 +24,22 @@ interface S {
   error?: boolean;
 }
 
-const kv = (attrs: Record<string, Attr>) =>
-  Object.entries(attrs).map(([key, v]) => ({ key, value: typeof v === "string" ? { stringValue: v } : typeof v === "boolean" ? { boolValue: v } : { intValue: String(v) } }));
-
 /** One line of the file exporter: the spans of one service instance. */
 function line(instance: string, spans: S[]): string {
-  return JSON.stringify({
-    resourceSpans: [
-      {
-        resource: { attributes: kv({ "service.name": "orders", "service.instance.id": instance }) },
-        scopeSpans: [
-          {
-            scope: { name: "fencecheck/otel" },
-            spans: spans.map((s) => ({
-              traceId: hex(++ids, 32),
-              spanId: hex(ids, 16),
-              name: s.name,
-              kind: 1,
-              startTimeUnixNano: ms(s.from),
-              endTimeUnixNano: ms(s.to),
-              attributes: kv({ ...s.attrs, "thread.id": s.thread ?? "1" }),
-              status: s.error ? { code: 2 } : {},
-            })),
-          },
-        ],
-      },
-    ],
-  });
+  return instanceLine(
+    instance,
+    spans.map((s) => ({
+      traceId: hex(++ids, 32),
+      spanId: hex(ids, 16),
+      name: s.name,
+      kind: 1,
+      startTimeUnixNano: ms(s.from),
+      endTimeUnixNano: ms(s.to),
+      attributes: kv({ ...s.attrs, "thread.id": s.thread ?? "1" }),
+      status: s.error ? { code: 2 } : {},
+    })),
+    { "service.name": "orders" },
+  );
 }
 
 /** A hold of `owner` on k0: acquire, one write at `write`, release; its resource decision with `order`. */
