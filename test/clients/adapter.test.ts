@@ -25,7 +25,12 @@ describe("--client with an adapter module", () => {
 
   it("the same adapter releasing without an owner check is caught: mutex-violation", async () => {
     const store = tempRunDir("fc-adapter-");
-    const cli = runCli("test", [...run, "--client", "./examples/broken-release-adapter.ts", "--fence", "off", "--store", store]);
+    // Every pause outlives the TTL (1000 ms), so each of the run's pauses of a holder
+    // can set the owner-blind DEL on the next holder's key; with the default
+    // shortest pause (ttl / 2) one CI run in many had only one pause that did, and
+    // woke when nobody held the lock: a stale write, but no deleted lock.
+    const longPauses = ["--pause-min", "1500", "--pause-max", "2500"];
+    const cli = runCli("test", [...run, ...longPauses, "--client", "./examples/broken-release-adapter.ts", "--fence", "off", "--store", store]);
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(1);
     expect(results(store).results.anomaly_types).toContain("mutex-violation");
   });
