@@ -11,18 +11,24 @@ import { BadInput, EXIT, helpText, parseArgs, type OptionSpec } from "../lib/ind
 import { runStamp } from "../store/index.ts";
 import { readOtlpJson, traceHistory, writeTraceRun, type Span } from "../traces/index.ts";
 import { checkAndReport } from "./check-run.ts";
+import { listen, LIVE_OPTIONS } from "./traces-live.ts";
 
 const USAGE = `Usage: fencecheck traces [options] <file>...
+       fencecheck traces --listen PORT [options]
 
 Reads lock spans from OTLP JSON files (the OpenTelemetry Collector's file
 exporter: one {"resourceSpans":[...]} a line), writes them as a run directory in
 the store, checks it as a run is checked, and prints the verdict. The spans'
 names and attributes are docs/traces.md's. What the trace lacks (holds with no
 release span, writes with no decision) is counted in run.json, never guessed.
+With --listen, receives OTLP over HTTP (POST /v1/traces on 127.0.0.1:PORT,
+protobuf or JSON, gzip or not) and checks spans as their windows settle, until
+SIGINT or SIGTERM; docs/traces.md ("Live: --listen") says how.
 Exit: 0 valid, 1 invalid, 2 unknown, 254 bad input, 255 internal error.`;
 
 const OPTIONS: readonly OptionSpec[] = [
   { name: "store", kind: "string", default: "histories", help: "directory of the run store; the run goes in STORE/traces-<first file's name>/<timestamp>" },
+  ...LIVE_OPTIONS,
 ];
 
 export async function main(args: string[]): Promise<number> {
@@ -31,6 +37,7 @@ export async function main(args: string[]): Promise<number> {
     process.stdout.write(helpText(USAGE, OPTIONS));
     return EXIT.valid;
   }
+  if (o.listen !== undefined) return listen(o, positional, ["traces", ...args]);
   if (positional.length === 0) throw new BadInput("no trace file given (fencecheck traces --help)");
   // Everything is read and converted before anything is written: bad input changes nothing.
   const spans: Span[] = [];
@@ -56,7 +63,7 @@ export async function main(args: string[]): Promise<number> {
   return checked.exitCode;
 }
 
-function gapsLine(spans: number, g: ReturnType<typeof traceHistory>["gaps"]): string {
+export function gapsLine(spans: number, g: ReturnType<typeof traceHistory>["gaps"]): string {
   const parts = [
     `${g.holds_without_release} hold(s) with no release span`,
     `${g.operations_without_acquire} operation(s) of a hold with no acquire span`,

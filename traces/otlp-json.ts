@@ -47,21 +47,61 @@ export function readOtlpJson(bytes: Buffer, file: string): Span[] {
     } catch (err) {
       throw new BadInput(`${where}: not JSON (${(err as Error).message}); each line must be one OTLP JSON object {"resourceSpans":[...]}`);
     }
-    readRequest(doc, where, spans);
+    for (const span of requestSpans(doc, where).spans) spans.push(span);
   }
   return spans;
 }
 
-function readRequest(doc: unknown, where: string, out: Span[]): void {
+/** The spans of one request, and the request as it would be spooled: `accepted` holds only the spans that were read. */
+export interface RequestSpans {
+  spans: Span[];
+  /** Spans refused one by one (only with `check`): how many, and the first one's problem. */
+  rejected: number;
+  firstProblem: string | undefined;
+  /** The request with the rejected spans left out, in OTLP JSON. */
+  accepted: { resourceSpans: unknown[] };
+}
+
+/**
+ * One ExportTraceServiceRequest in OTLP JSON as spans: the one conversion a file's
+ * line and a request over HTTP (traces/live, protobuf turned into this JSON shape
+ * first) both go through. Without `check`, anything wrong is BadInput naming
+ * `where`; with it, a span that is malformed or that `check` throws BadInput for is
+ * left out and counted, as OTLP's partial success asks a receiver to do, and only
+ * a request whose shape is broken is BadInput.
+ */
+export function requestSpans(doc: unknown, where: string, check?: (span: Span) => void): RequestSpans {
+  const out: RequestSpans = { spans: [], rejected: 0, firstProblem: undefined, accepted: { resourceSpans: [] } };
   const resourceSpans = field(doc, "resourceSpans", where, "an object with resourceSpans");
   for (const [r, rs] of list(resourceSpans, `${where}: resourceSpans`).entries()) {
     const at = `${where}: resourceSpans[${r}]`;
     const resource = attributes((rs as { resource?: { attributes?: unknown } })?.resource?.attributes, `${at}.resource`);
     const scopeSpans = (rs as { scopeSpans?: unknown }).scopeSpans ?? [];
-    for (const [s, ss] of list(scopeSpans, `${at}.scopeSpans`).entries())
-      for (const [k, span] of list((ss as { spans?: unknown })?.spans ?? [], `${at}.scopeSpans[${s}].spans`).entries())
-        out.push(readSpan(span, resource, `${at}.scopeSpans[${s}].spans[${k}]`, where));
+    const keptScopes: unknown[] = [];
+    for (const [s, ss] of list(scopeSpans, `${at}.scopeSpans`).entries()) {
+      const kept: unknown[] = [];
+      for (const [k, raw] of list((ss as { spans?: unknown })?.spans ?? [], `${at}.scopeSpans[${s}].spans`).entries()) {
+        const spanAt = `${at}.scopeSpans[${s}].spans[${k}]`;
+        if (!check) {
+          out.spans.push(readSpan(raw, resource, spanAt, where));
+          continue;
+        }
+        try {
+          const span = readSpan(raw, resource, spanAt, where);
+          check(span);
+          out.spans.push(span);
+          kept.push(raw);
+        } catch (err) {
+          if (!(err instanceof BadInput)) throw err;
+          out.rejected++;
+          out.firstProblem ??= err.message;
+        }
+      }
+      if (kept.length) keptScopes.push({ ...(ss as object), spans: kept });
+    }
+    if (keptScopes.length) out.accepted.resourceSpans.push({ ...(rs as object), scopeSpans: keptScopes });
   }
+  return out;
 }
 
 function readSpan(span: unknown, resource: Record<string, AttributeValue>, at: string, where: string): Span {

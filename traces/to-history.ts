@@ -51,8 +51,38 @@ interface Op {
   thread: string;
 }
 
-/** The history of a trace's spans; BadInput naming the span of anything the conventions do not allow. */
-export function traceHistory(spans: readonly Span[], run: string): TraceHistory {
+/**
+ * BadInput unless one span, on its own, follows the conventions: what
+ * traceHistory would refuse it for, short of what needs its neighbours (two
+ * overlapping spans of a thread, two lock kinds). The live receiver rejects such a
+ * span alone (OTLP's partial success) instead of refusing its whole request.
+ */
+export function checkSpan(span: Span): void {
+  if (span.name === DECISION) {
+    for (const name of ["lock.key", "lock.owner"]) str(span, name, true);
+    for (const name of ["lock.fence", "lock.decision.order", "lock.decision.max_before"]) int(span, name);
+    for (const name of ["lock.decision.accepted", "lock.fencing"]) bool(span, name);
+    return;
+  }
+  if (!(span.name in OPERATIONS)) return;
+  const f = OPERATIONS[span.name as keyof typeof OPERATIONS];
+  str(span, "lock.key", true);
+  const outcome = outcomeOf(span);
+  str(span, "lock.owner", f !== "acquire" && f !== "read" ? true : outcome === "ok" && f === "acquire");
+  for (const name of ["lock.fence", "lock.ttl_ms", "lock.depth"]) int(span, name);
+  bool(span, "lock.released");
+  for (const name of ["lock.mode", "lock.error"]) str(span, name);
+  kindOf(span);
+  reentryOf(span);
+  threadOf(span);
+}
+
+/**
+ * The history of a trace's spans; BadInput naming the span of anything the
+ * conventions do not allow. Times are from `origin` (Unix ns), by default the
+ * first span's start; the live check gives each window the stream's own.
+ */
+export function traceHistory(spans: readonly Span[], run: string, origin?: bigint): TraceHistory {
   const ops: Op[] = [];
   const decisions: Span[] = [];
   let other = 0;
@@ -62,7 +92,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
     else other++;
   }
   if (ops.length === 0) throw new BadInput(`no lock spans (${Object.keys(OPERATIONS).join(", ")}) among the ${spans.length} spans read: docs/traces.md says what fencecheck traces reads`);
-  const t0 = [...ops.map((o) => o.span.start), ...decisions.map((d) => d.start)].reduce((a, b) => (b < a ? b : a));
+  const t0 = origin ?? [...ops.map((o) => o.span.start), ...decisions.map((d) => d.start)].reduce((a, b) => (b < a ? b : a));
   const at = (ns: bigint) => Number(ns - t0);
 
   // One history process per (instance, thread), in order of their first span;
@@ -122,17 +152,12 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
       const fence = int(span, "lock.fence");
       const ttl = int(span, "lock.ttl_ms");
       const ids = { trace_id: span.traceId, span_id: span.spanId };
-      const spanKind = str(span, "lock.kind");
+      const spanKind = kindOf(span);
       if (spanKind !== undefined) {
-        if (!(LOCK_KINDS as readonly string[]).includes(spanKind)) throw new BadInput(`${span.where}: span ${span.spanId}: lock.kind ${JSON.stringify(spanKind)} is not one of ${LOCK_KINDS.join(", ")}`);
         if (kind !== undefined && kind !== spanKind) throw new BadInput(`${span.where}: span ${span.spanId}: lock.kind ${spanKind}, where earlier spans said ${kind}: one trace check reads one lock kind`);
         kind = spanKind;
       }
-      const reentry = str(span, "lock.fence_on_reentry");
-      if (reentry !== undefined) {
-        if (reentry !== "same" && reentry !== "new") throw new BadInput(`${span.where}: span ${span.spanId}: lock.fence_on_reentry ${JSON.stringify(reentry)} is not same or new`);
-        fenceOnReentry = reentry;
-      }
+      fenceOnReentry = reentryOf(span) ?? fenceOnReentry;
       const kindFields = { ...optional("mode", str(span, "lock.mode")), ...optional("depth", int(span, "lock.depth")) };
       let invoke: Record<string, unknown>;
       let done: Record<string, unknown> | undefined;
@@ -249,6 +274,18 @@ function outcomeOf(span: Span): "ok" | "fail" | "unknown" {
   if (o === undefined) return span.status === 2 ? "unknown" : "ok";
   if (o === "ok" || o === "fail" || o === "unknown") return o;
   throw new BadInput(`${span.where}: span ${span.spanId} (${span.name}): lock.outcome ${JSON.stringify(o)} is not ok, fail or unknown`);
+}
+
+function kindOf(span: Span): string | undefined {
+  const kind = str(span, "lock.kind");
+  if (kind !== undefined && !(LOCK_KINDS as readonly string[]).includes(kind)) throw new BadInput(`${span.where}: span ${span.spanId}: lock.kind ${JSON.stringify(kind)} is not one of ${LOCK_KINDS.join(", ")}`);
+  return kind;
+}
+
+function reentryOf(span: Span): string | undefined {
+  const reentry = str(span, "lock.fence_on_reentry");
+  if (reentry !== undefined && reentry !== "same" && reentry !== "new") throw new BadInput(`${span.where}: span ${span.spanId}: lock.fence_on_reentry ${JSON.stringify(reentry)} is not same or new`);
+  return reentry;
 }
 
 /** A history process is one thread of one service instance: service.instance.id (else host.name and process.pid) and thread.id. */
