@@ -21,7 +21,7 @@
 // counted, never checked live.
 import { analyze, MAX_WITNESSES } from "../../checker/index.ts";
 import { BadInput } from "../../lib/exit.ts";
-import type { HistoryEvent, Results, Validity, Witness } from "../../store/events.ts";
+import { ANOMALY_TYPES, type HistoryEvent, type Results, type Validity, type Witness } from "../../store/events.ts";
 import type { Span } from "../otlp-json.ts";
 import { traceHistory, type Gaps } from "../to-history.ts";
 
@@ -259,7 +259,9 @@ export class LiveCheck {
 
   /** results.json of the stream so far: the windows' findings, counted in full, witnesses up to MAX_WITNESSES a type. */
   results(): Results {
-    const types = Object.keys(this.anomalyCounts).sort();
+    // In the checker's order of types, as a run's results.json lists them.
+    const rank = (t: string) => ((ANOMALY_TYPES as readonly string[]).indexOf(t) + ANOMALY_TYPES.length + 1) % (ANOMALY_TYPES.length + 1);
+    const types = Object.keys(this.anomalyCounts).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
     return {
       valid: this.valid,
       anomaly_types: types,
