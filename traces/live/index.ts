@@ -96,7 +96,8 @@ export async function startLive(o: LiveOptions): Promise<LiveRun> {
       inFlight++;
       try {
         const line = spool.nextLine();
-        for (const s of read.spans) s.where = `${spoolPath}:${line}`;
+        const where = `${spoolPath}:${line}`;
+        for (const s of read.spans) s.where = where;
         await spool.append(JSON.stringify(read.accepted));
         figures.spansAccepted += read.spans.length;
         spans += read.spans.length;

@@ -28,5 +28,9 @@ export function metricsText(f: LiveFigures): string {
   metric("fencecheck_traces_keys_open", "gauge", "Lock keys with spans waiting for their window to settle.", [["", f.keysOpen]]);
   metric("fencecheck_traces_spans_buffered", "gauge", "Spans waiting for their window to settle.", [["", f.spansBuffered]]);
   metric("fencecheck_traces_spool_bytes", "gauge", "Bytes in the spool (spans.json).", [["", f.bytesSpooled]]);
+  // The receiver's own memory, under the names prom-client's default metrics use: it must stay bounded by the window, not the stream.
+  const mem = process.memoryUsage();
+  metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", [["", mem.rss]]);
+  metric("nodejs_heap_size_used_bytes", "gauge", "Process heap size used from Node.js in bytes.", [["", mem.heapUsed]]);
   return out.join("\n") + "\n";
 }

@@ -41,7 +41,9 @@ interface Mark {
 }
 
 interface KeyWindow {
-  spans: Span[];
+  /** Buffered holds, and those with an owner by it: kept as spans arrive, not regrouped at each settling. */
+  holds: Hold[];
+  byOwner: Map<string, Hold>;
   /** Spans that start before it are late; null before the first cut. */
   cut: bigint | null;
   granted: Mark | null;
@@ -49,6 +51,7 @@ interface KeyWindow {
 }
 
 interface Hold {
+  owner: string | undefined;
   spans: Span[];
   start: bigint;
   end: bigint;
@@ -93,7 +96,7 @@ export class LiveCheck {
   /** Keys with spans waiting. */
   get keysOpen(): number {
     let n = 0;
-    for (const k of this.keys.values()) if (k.spans.length) n++;
+    for (const k of this.keys.values()) if (k.holds.length) n++;
     return n;
   }
 
@@ -107,14 +110,14 @@ export class LiveCheck {
       }
       const key = span.attributes["lock.key"] as string;
       let k = this.keys.get(key);
-      if (!k) this.keys.set(key, (k = { spans: [], cut: null, granted: null, accepted: null }));
+      if (!k) this.keys.set(key, (k = { holds: [], byOwner: new Map(), cut: null, granted: null, accepted: null }));
       if (k.cut !== null && span.start < k.cut) {
         late++;
         this.counts.spans_late++;
         this.opts.onLate(span, k.cut);
         continue;
       }
-      k.spans.push(span);
+      addToHold(k, span);
       this.buffered++;
       this.origin ??= span.start;
       if (this.newest === null || span.end > this.newest) this.newest = span.end;
@@ -129,11 +132,12 @@ export class LiveCheck {
   /** Settles every key up to `upTo` (null: everything, at the end). */
   settle(upTo: bigint | null): void {
     if (upTo !== null) this.settledTo = upTo;
-    for (const [key, k] of this.keys) if (k.spans.length) this.cutKey(key, k, upTo);
+    for (const [key, k] of this.keys) if (k.holds.length) this.cutKey(key, k, upTo);
   }
 
   private cutKey(key: string, k: KeyWindow, upTo: bigint | null): void {
-    const holds = holdsOf(k.spans);
+    // Spans arrive nearly in time order, so this sort of a mostly sorted list is close to linear.
+    const holds = k.holds.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
     let reach: bigint | null = null;
     let settled = 0;
     let i = 0;
@@ -153,8 +157,9 @@ export class LiveCheck {
       const r = h.released ? h.end : h.leaseEnd > h.end ? h.leaseEnd : h.end;
       if (r > cut) cut = r;
       for (const s of h.spans) spans.push(s);
+      if (h.owner !== undefined) k.byOwner.delete(h.owner);
     }
-    k.spans = holds.slice(settled).flatMap((h) => h.spans);
+    k.holds = holds.slice(settled);
     k.cut = k.cut === null || cut > k.cut ? cut : k.cut;
     this.buffered -= spans.length;
     this.checkWindow(key, k, spans);
@@ -280,30 +285,25 @@ export class LiveCheck {
   }
 }
 
-/** A key's spans grouped into holds, by first start. */
-function holdsOf(spans: readonly Span[]): Hold[] {
-  const byOwner = new Map<string, Hold>();
-  const holds: Hold[] = [];
-  for (const s of spans) {
-    const owner = s.attributes["lock.owner"];
-    const id = typeof owner === "string" && s.name !== "lock.read" ? owner : undefined;
-    let h = id === undefined ? undefined : byOwner.get(id);
-    if (!h) {
-      h = { spans: [], start: s.start, end: s.end, released: false, leaseEnd: s.end };
-      holds.push(h);
-      if (id !== undefined) byOwner.set(id, h);
-    }
-    h.spans.push(s);
-    if (s.start < h.start) h.start = s.start;
-    if (s.end > h.end) h.end = s.end;
-    if (s.name === "lock.release") h.released = true;
-    const ttl = s.attributes["lock.ttl_ms"];
-    if ((s.name === "lock.acquire" || s.name === "lock.renew") && outcome(s) !== "fail" && typeof ttl === "number") {
-      const lease = s.end + BigInt(Math.round(ttl * 1e6));
-      if (lease > h.leaseEnd) h.leaseEnd = lease;
-    }
+/** A span joins its hold (by lock.owner; a read, or a span with none, is one of its own), which reaches as far as its spans and its leases. */
+function addToHold(k: KeyWindow, s: Span): void {
+  const o = s.attributes["lock.owner"];
+  const owner = typeof o === "string" && s.name !== "lock.read" ? o : undefined;
+  let h = owner === undefined ? undefined : k.byOwner.get(owner);
+  if (!h) {
+    h = { owner, spans: [], start: s.start, end: s.end, released: false, leaseEnd: s.end };
+    k.holds.push(h);
+    if (owner !== undefined) k.byOwner.set(owner, h);
   }
-  return holds.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+  h.spans.push(s);
+  if (s.start < h.start) h.start = s.start;
+  if (s.end > h.end) h.end = s.end;
+  if (s.name === "lock.release") h.released = true;
+  const ttl = s.attributes["lock.ttl_ms"];
+  if ((s.name === "lock.acquire" || s.name === "lock.renew") && outcome(s) !== "fail" && typeof ttl === "number") {
+    const lease = s.end + BigInt(Math.round(ttl * 1e6));
+    if (lease > h.leaseEnd) h.leaseEnd = lease;
+  }
 }
 
 function outcome(s: Span): string {
