@@ -90,9 +90,10 @@ export async function startLive(o: LiveOptions): Promise<LiveRun> {
     counted: (status) => figures.requests.set(status, (figures.requests.get(status) ?? 0) + 1),
     metrics: () => metricsText({ ...figures, keysOpen: check.keysOpen, spansBuffered: check.buffered, bytesSpooled: spool.bytes }),
     async accept(read: RequestSpans) {
+      if (closing) return false;
       figures.spansReceived += read.spans.length + read.rejected;
       figures.spansRejected += read.rejected;
-      if (read.spans.length === 0) return;
+      if (read.spans.length === 0) return true;
       inFlight++;
       try {
         const line = spool.nextLine();
@@ -105,6 +106,7 @@ export async function startLive(o: LiveOptions): Promise<LiveRun> {
       } finally {
         if (--inFlight === 0 && drained) drained();
       }
+      return true;
     },
   });
   await new Promise<void>((ok, fail) => {
@@ -126,8 +128,10 @@ export async function startLive(o: LiveOptions): Promise<LiveRun> {
       writeJson(join(runDir, "run.json"), runJson(o, test, runDir, spoolPath, spool, spans, new Date().toISOString(), check));
       spool.close();
       writeFileSync(join(runDir, CLOSED_FILE), new Date().toISOString() + "\n");
-      await new Promise<void>((ok) => server.close(() => ok()));
+      // No request is being kept any more: the senders' kept-alive connections need not wait.
+      const closed = new Promise<void>((ok) => server.close(() => ok()));
       server.closeAllConnections();
+      await closed;
       return { results, gaps: check.totalGaps(), spans };
     },
   };

@@ -15,12 +15,13 @@ import { checkSpan } from "../to-history.ts";
 const gunzipAsync = promisify(gunzip);
 const PROTOBUF = "application/x-protobuf";
 const JSON_TYPE = "application/json";
+const SHUTTING_DOWN = "shutting down: the live check is settling its last windows";
 /** google.rpc.Code INVALID_ARGUMENT. */
 const INVALID_ARGUMENT = 3;
 
 export interface Receiver {
-  /** Called with a request's spans once read; resolves when they are kept (spooled), when the request may be answered 200. */
-  accept(read: RequestSpans): Promise<void>;
+  /** Called with a request's spans once read; resolves true when they are kept (spooled) and the request may be answered 200, false when the receiver began shutting down while the body came in. */
+  accept(read: RequestSpans): Promise<boolean>;
   metrics(): string;
   /** True once the receiver is shutting down: requests are answered 503. */
   closing(): boolean;
@@ -45,7 +46,7 @@ async function handle(r: Receiver, req: IncomingMessage, res: ServerResponse, n:
   if (req.method === "GET" && path === "/metrics") return answer(r, res, 200, "text/plain; version=0.0.4", r.metrics());
   if (path !== "/v1/traces") return refuse(r, req, res, undefined, new Refusal(404, `no ${path} here: OTLP traces go to POST /v1/traces, metrics are at GET /metrics`));
   if (req.method !== "POST") return refuse(r, req, res, undefined, new Refusal(405, `${req.method} ${path}: OTLP traces are POSTed`));
-  if (r.closing()) return refuse(r, req, res, undefined, new Refusal(503, "shutting down: the live check is settling its last windows"));
+  if (r.closing()) return refuse(r, req, res, undefined, new Refusal(503, SHUTTING_DOWN));
   const type = (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
   if (type !== PROTOBUF && type !== JSON_TYPE) return refuse(r, req, res, undefined, new Refusal(415, `content type ${JSON.stringify(type)}: send ${PROTOBUF} or ${JSON_TYPE}`));
   const asJson = type === JSON_TYPE;
@@ -64,7 +65,7 @@ async function handle(r: Receiver, req: IncomingMessage, res: ServerResponse, n:
     if (err instanceof BadInput) return refuse(r, req, res, asJson, new Refusal(400, err.message));
     throw err;
   }
-  await r.accept(read);
+  if (!(await r.accept(read))) return refuse(r, req, res, undefined, new Refusal(503, SHUTTING_DOWN));
   const message = read.rejected ? `${read.rejected} span(s) rejected; the first: ${read.firstProblem}` : undefined;
   if (asJson) answer(r, res, 200, JSON_TYPE, JSON.stringify(read.rejected ? { partialSuccess: { rejectedSpans: String(read.rejected), errorMessage: message } } : {}));
   else answer(r, res, 200, PROTOBUF, Buffer.from(encodeTraceResponse(read.rejected, message)));
