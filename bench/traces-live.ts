@@ -144,20 +144,21 @@ async function main(): Promise<void> {
       spansSent += Math.min(HOLDS_PER_REQUEST, totalHolds - r * HOLDS_PER_REQUEST) * 4;
       if (r + 1 >= nextReport) {
         nextReport += Math.ceil(perReport);
-        const now = Date.now();
-        const rate = ((spansSent - lastReport.spans) / (now - lastReport.at)) * 1000;
-        lastReport = { at: now, spans: spansSent };
-        const simulated = (((r + 1) * HOLDS_PER_REQUEST) / HOLDS_PER_S / 60).toFixed(1);
-        reports.push(
-          Promise.all([metric(url, "process_resident_memory_bytes"), metric(url, "nodejs_heap_size_used_bytes"), metric(url, "fencecheck_traces_spans_buffered"), metric(url, "fencecheck_traces_spool_bytes")]).then(([rss, heap, buffered, spool]) => {
-            process.stdout.write(`simulated ${simulated} min: ${Math.round(rate)} spans/s, receiver RSS ${mib(rss)}, heap ${mib(heap)}, ${buffered} spans buffered, spool ${mib(spool)}, ${((now - started) / 1000).toFixed(0)} s elapsed\n`);
-          }),
-        );
+        reports.push(report((((r + 1) * HOLDS_PER_REQUEST) / HOLDS_PER_S / 60).toFixed(1)));
       }
     }
   };
+  /** One line: spans per second since the last, and the receiver's memory now. */
+  const report = async (simulated: string) => {
+    const now = Date.now();
+    const rate = ((spansSent - lastReport.spans) / (now - lastReport.at)) * 1000;
+    lastReport = { at: now, spans: spansSent };
+    const [rss, heap, buffered, spool] = await Promise.all(["process_resident_memory_bytes", "nodejs_heap_size_used_bytes", "fencecheck_traces_spans_buffered", "fencecheck_traces_spool_bytes"].map((m) => metric(url, m)));
+    process.stdout.write(`simulated ${simulated} min: ${Math.round(rate)} spans/s, receiver RSS ${mib(rss)}, heap ${mib(heap)}, ${buffered} spans buffered, spool ${mib(spool)}, ${((now - started) / 1000).toFixed(0)} s elapsed\n`);
+  };
   await Promise.all(Array.from({ length: senders }, send));
   await Promise.all(reports);
+  if (spansSent > lastReport.spans) await report(`${minutes.toFixed(1)} (all sent)`);
   const wall = (Date.now() - started) / 1000;
   process.stdout.write(`sent ${spansSent} spans in ${wall.toFixed(1)} s: ${Math.round(spansSent / wall)} spans/s overall\n`);
   child.kill("SIGINT");
