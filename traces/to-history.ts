@@ -5,8 +5,9 @@
 // stays certainly valid only until its grant plus its TTL (the checker's own
 // rule for any hold), and a write whose decision is missing is unmatched.
 //
-// This reading assumes the hosts' clocks agree: spans from different hosts are
-// placed by their own timestamps.
+// Spans from different hosts are placed by their own timestamps; each process
+// names its host (host.name, else its instance), so that `--clock-error` can
+// give the checker how far each host's clock may be off (checker/clock.ts).
 import { BadInput } from "../lib/exit.ts";
 import { LOCK_KINDS, type HistoryHeader, type ResourceDecision, type UnindexedEvent } from "../store/events.ts";
 import type { AttributeValue, Span } from "./otlp-json.ts";
@@ -23,8 +24,8 @@ export interface TraceHistory {
   events: UnindexedEvent[];
   /** resource.ndjson's lines, or null when the trace has no lock.decision span (the order of writes then comes from the history). */
   resource: Array<ResourceDecision & { trace_id: string; span_id: string }> | null;
-  /** Per process number: the instance and thread it was, for run.json. */
-  processes: Record<string, { instance: string; thread: string }>;
+  /** Per process number: the instance, thread and host it was, for run.json. */
+  processes: Record<string, { instance: string; thread: string; host: string }>;
   /** What the trace lacks or holds besides the lock spans: counted, never guessed. */
   gaps: Gaps;
 }
@@ -100,7 +101,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
   let nextProcess = 0;
   for (const [thread, list] of threads) {
     let process = nextProcess++;
-    processes[process] = splitThread(thread);
+    processes[process] = { ...splitThread(thread), host: hostOf(list[0].span) };
     let previous: Span | undefined;
     for (const op of list) {
       const { span, f, key } = op;
@@ -182,7 +183,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
       }
       if (unknown) {
         process = nextProcess++;
-        processes[process] = splitThread(thread);
+        processes[process] = { ...splitThread(thread), host: hostOf(list[0].span) };
       }
     }
   }
@@ -259,6 +260,13 @@ function threadOf(span: Span): string {
     throw new BadInput(`${span.where}: span ${span.spanId} (${span.name}): its resource has no service.instance.id (nor host.name and process.pid): a history process is one thread of one instance (docs/traces.md)`);
   const thread = span.attributes["thread.id"] ?? span.attributes["thread.name"] ?? "main";
   return `${instance}\u0000${thread}`;
+}
+
+/** The machine whose clock a span's times are on: host.name, else (a resource without one) its instance. */
+export function hostOf(span: Span): string {
+  const r = span.resource;
+  const host = r["host.name"] ?? r["service.instance.id"] ?? "?";
+  return String(host);
 }
 
 function splitThread(thread: string): { instance: string; thread: string } {
