@@ -91,11 +91,15 @@ function clockedVerdict(m: Paired, clock: ClockBounds, options: CheckOptions): {
   const anomalies: Record<string, Witness[]> = {};
   const counts: Record<string, number> = {};
   const bestCounts = (best.stats.anomaly_counts ?? {}) as Record<string, number>;
+  const certainCounts = certain.results.stats.anomaly_counts as Record<string, number>;
   for (const [type, ws] of Object.entries(best.anomalies)) {
+    // How many more the favourable placement finds: which witnesses each
+    // placement quotes for the same holds may differ, the number may not.
+    const more = (bestCounts[type] ?? ws.length) - (certainCounts[type] ?? 0);
+    if (more <= 0) continue;
     const only = ws.filter((w) => !seen.has(witnessKey(type, w)));
-    if (only.length === 0) continue;
-    anomalies[type] = only.map((w) => ({ ...w, explanation: `${w.explanation} ${POSSIBLE_NOTE}` }));
-    counts[type] = Math.max(only.length, (bestCounts[type] ?? 0) - ((certain.results.stats.anomaly_counts as Record<string, number>)[type] ?? 0));
+    anomalies[type] = (only.length > 0 ? only : ws).map((w) => ({ ...w, explanation: `${w.explanation} ${POSSIBLE_NOTE}` }));
+    counts[type] = more;
   }
   for (const ws of Object.values(certain.results.anomalies)) for (const w of ws) w.explanation = `${w.explanation} ${CERTAIN_NOTE}`;
   const results: Results = {

@@ -80,11 +80,13 @@ export async function referenceCheck(runDir: string, options: ReferenceOptions =
   const certain = new Set(Object.entries(results.anomalies).flatMap(([t, ws]) => ws.map((w) => same(t, w))));
   const possible: NonNullable<ReferenceResults["possible"]> = { anomaly_types: [], anomalies: {}, anomaly_counts: {} };
   for (const t of best.anomaly_types) {
+    // Counted as how many more the favourable placement finds (the witnesses quoted for the same holds may differ between placements).
+    const more = best.stats.anomaly_counts[t] - (results.stats.anomaly_counts[t] ?? 0);
+    if (more <= 0) continue;
     const only = best.anomalies[t].filter((w) => !certain.has(same(t, w)));
-    if (only.length === 0) continue;
     possible.anomaly_types.push(t);
-    possible.anomalies[t] = only;
-    possible.anomaly_counts[t] = Math.max(only.length, best.stats.anomaly_counts[t] - (results.stats.anomaly_counts[t] ?? 0));
+    possible.anomalies[t] = only.length > 0 ? only : best.anomalies[t];
+    possible.anomaly_counts[t] = more;
   }
   return { results: { ...results, possible }, warnings, header: run.header };
 }
