@@ -55,6 +55,8 @@ export interface CheckOptions {
   stuckAfterMs?: number;
   /** Time for the whole model check, in ms. */
   modelBudgetMs?: number;
+  /** false (run.json `history_complete`, a trace's run): operations may be missing from the history, so nothing is proved from their absence. */
+  historyComplete?: boolean;
   /** How far each process's clock may be off (run.json `clock_error`, a trace's hosts): findings certain and possible (clock.ts). */
   clock?: ClockBounds;
 }
@@ -181,7 +183,7 @@ function ownAnalyses(m: Paired, options: CheckOptions = {}) {
   const analyses: Record<AnomalyType, Analysis | null> = {
     "stale-write-accepted": shared ? staleUnderRule : staleWrites,
     "interleaved-writers": lock === "semaphore" ? null : interleavedWriters,
-    "false-rejection": shared ? falseRejectionsUnderRule : falseRejections,
+    "false-rejection": shared ? falseRejectionsUnderRule : (m) => falseRejections(m, options.historyComplete !== false),
     "duplicate-fence": duplicateFences,
     "fence-regression": fenceRegressions,
     "lost-update": m.header.workload === "counter" ? lostUpdates : null,

@@ -73,6 +73,9 @@ export function optionsOf(info: Record<string, unknown> | null, warnings: string
   if (typeof ttl === "number" && typeof command === "number" && ttl > 0 && command > 0) out.stuckAfterMs = ttl + command;
   const clock = clockBoundsOf(info);
   if (clock) out.clock = clock;
+  const complete = info?.history_complete;
+  if (complete === false) out.historyComplete = false;
+  else if (complete !== undefined && complete !== true) warnings.push(`${RUN_FILES.run}: history_complete ${JSON.stringify(complete)} is not true or false; the history is taken as complete`);
   return out;
 }
 

@@ -70,6 +70,7 @@ function gapsLine(spans: number, g: ReturnType<typeof traceHistory>["gaps"]): st
     `${g.operations_without_acquire} operation(s) of a hold with no acquire span`,
     `${g.writes_without_decision} ok write(s) with no decision`,
     `${g.decisions_without_write} decision(s) with no write span`,
+    `${g.decisions_missing} decision(s) missing by their order`,
     `${g.other_spans} other span(s) ignored`,
     `${g.starts_moved_within_precision} start(s) moved within the SDK's millisecond`,
   ];

@@ -227,18 +227,18 @@ function readResource(dir: string, header: Header, warnings: string[], unknownRe
 }
 
 /** run.json's `options` and `clock_error` (docs/history-format.md "run.json"), {} and undefined without them. */
-function readRunJson(dir: string, warnings: string[]): { options: Value; clockError: unknown } {
+function readRunJson(dir: string, warnings: string[]): { options: Value; clockError: unknown; complete: boolean } {
   const path = join(dir, "run.json");
-  if (!existsSync(path)) return { options: {}, clockError: undefined };
+  if (!existsSync(path)) return { options: {}, clockError: undefined, complete: true };
   try {
     const r = JSON.parse(readFileSync(path, "utf8"));
     if (r && typeof r === "object" && !Array.isArray(r))
-      return { options: (r.options && typeof r.options === "object" ? r.options : {}) as Value, clockError: r.clock_error };
+      return { options: (r.options && typeof r.options === "object" ? r.options : {}) as Value, clockError: r.clock_error, complete: r.history_complete !== false };
   } catch {
     // falls through to the warning
   }
   warnings.push(`${path} is not a JSON object; ignored`);
-  return { options: {}, clockError: undefined };
+  return { options: {}, clockError: undefined, complete: true };
 }
 
 /**
@@ -264,6 +264,6 @@ export function readRun(dir: string): Run {
   const unknownReasons: string[] = [];
   const { header, events, ops } = readHistory(dir, warnings);
   const decisions = readResource(dir, header, warnings, unknownReasons);
-  const { options, clockError } = readRunJson(dir, warnings);
-  return { dir, header, events, ops, decisions, options, clock: clockBounds(clockError), protocolErrors: readProtocolErrors(dir), warnings, unknownReasons };
+  const { options, clockError, complete } = readRunJson(dir, warnings);
+  return { dir, header, events, ops, decisions, options, clock: clockBounds(clockError), complete, protocolErrors: readProtocolErrors(dir), warnings, unknownReasons };
 }
