@@ -58,6 +58,9 @@ export interface ExampleRun {
   spans: Span[];
 }
 
+/** The holds the demo wrote and released, from its last line ("... per thread: [3, 4, 2]"). */
+export const counted = (out: string): number => (out.match(/per thread: \[([\d, ]*)\]/)?.[1] ?? "").split(",").reduce((a, n) => a + Number(n), 0);
+
 const value = (v: Record<string, unknown>) => (v.stringValue ?? v.boolValue ?? (v.intValue !== undefined ? Number(v.intValue) : v.doubleValue)) as string | number | boolean;
 
 /** Runs `command` (the demo, with --redis and --otlp added) to its end, then `fencecheck traces` on what the receiver wrote. */

@@ -7,7 +7,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { join } from "node:path";
 import { REPO } from "../helpers.ts";
-import { exampleEnvironment, expectValidHolds, runExample, startRedis, type Redis } from "./example-run.ts";
+import { counted, exampleEnvironment, expectValidHolds, runExample, startRedis, type Redis } from "./example-run.ts";
 
 const DIR = join(REPO, "examples", "otel", "python");
 let redis: Redis;
@@ -25,7 +25,6 @@ afterAll(async () => {
 });
 
 const demo = (key: string, ...args: string[]) => runExample(["python3", "demo.py", "--key", key, ...args], DIR, env, redis, 60_000);
-const counted = (out: string) => (out.match(/per thread: \[([\d, ]*)\]/)?.[1] ?? "").split(",").reduce((a, n) => a + Number(n), 0);
 
 describe("the Python OpenTelemetry example (redis-py)", () => {
   it("a correct run is VALID: every hold acquired, renewed, written and released in a trace of its own, one process per thread", async () => {
