@@ -12,6 +12,8 @@ export const LIVE_OPTIONS: readonly OptionSpec[] = [
 
 export async function listen(o: ParsedOptions, files: string[], command: string[]): Promise<number> {
   if (files.length > 0) throw new BadInput(`--listen takes no trace files (given ${files.join(", ")}): check files without --listen`);
+  // Each window's hosts are a few of the stream's, and HOST=MS names hosts that may not have sent yet: bounds are not carried into the windows yet.
+  if (o["clock-error"] !== undefined && o["clock-error"] !== "0") throw new BadInput("--clock-error is not applied by the live check yet: check the spool (spans.json) with fencecheck traces --clock-error");
   const say = (line: string) => process.stdout.write(line + "\n");
   const live = await startLive({
     port: o.listen as number,
