@@ -149,16 +149,16 @@ async function main(): Promise<void> {
     }
   };
   /** One line: spans per second since the last, and the receiver's memory now. */
-  const report = async (simulated: string) => {
+  const report = async (simulated: string, note = "") => {
     const now = Date.now();
     const rate = ((spansSent - lastReport.spans) / (now - lastReport.at)) * 1000;
     lastReport = { at: now, spans: spansSent };
     const [rss, heap, buffered, spool] = await Promise.all(["process_resident_memory_bytes", "nodejs_heap_size_used_bytes", "fencecheck_traces_spans_buffered", "fencecheck_traces_spool_bytes"].map((m) => metric(url, m)));
-    process.stdout.write(`simulated ${simulated} min: ${Math.round(rate)} spans/s, receiver RSS ${mib(rss)}, heap ${mib(heap)}, ${buffered} spans buffered, spool ${mib(spool)}, ${((now - started) / 1000).toFixed(0)} s elapsed\n`);
+    process.stdout.write(`simulated ${simulated} min${note}: ${Math.round(rate)} spans/s, receiver RSS ${mib(rss)}, heap ${mib(heap)}, ${buffered} spans buffered, spool ${mib(spool)}, ${((now - started) / 1000).toFixed(0)} s elapsed\n`);
   };
   await Promise.all(Array.from({ length: senders }, send));
   await Promise.all(reports);
-  if (spansSent > lastReport.spans) await report(`${minutes.toFixed(1)} (all sent)`);
+  if (spansSent > lastReport.spans) await report(minutes.toFixed(1), " (all sent)");
   const wall = (Date.now() - started) / 1000;
   process.stdout.write(`sent ${spansSent} spans in ${wall.toFixed(1)} s: ${Math.round(spansSent / wall)} spans/s overall\n`);
   child.kill("SIGINT");
