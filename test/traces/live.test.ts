@@ -79,7 +79,8 @@ async function fileCheck(lines: string[]) {
   const code = await cli.exit;
   const run = cli.stdout().match(/^Run directory: (.*)$/m)?.[1];
   expect(run, cli.stdout() + cli.stderr()).toBeDefined();
-  return { code, results: JSON.parse(readFileSync(join(run!, "results.json"), "utf8")), spans: JSON.parse(readFileSync(join(run!, "run.json"), "utf8")).traces.spans };
+  const traces = JSON.parse(readFileSync(join(run!, "run.json"), "utf8")).traces;
+  return { code, results: JSON.parse(readFileSync(join(run!, "results.json"), "utf8")), spans: traces.spans, gaps: traces.gaps };
 }
 
 /** Real SDK spans: two clients of a lock that grants everyone (mutex-violation) or a correct one, written through the conventions by hand. */
@@ -239,6 +240,9 @@ describe("fencecheck traces --listen", () => {
     expect([live.code, live.results.valid, live.results.anomaly_types], live.out).toEqual([file.code, file.results.valid, file.results.anomaly_types]);
     expect(live.code).toBe(1);
     expect(live.out).toContain(`${file.spans} spans spooled`);
+    // What the trace lacks is counted alike, window by window: each key's orders skip (by 6), and a window goes on from the last one's.
+    expect(JSON.parse(readFileSync(join(runDir, "run.json"), "utf8")).traces.gaps).toEqual(file.gaps);
+    expect(file.gaps.decisions_missing).toBeGreaterThan(0);
     expect(readFileSync(join(runDir, "spans.json"), "utf8").trim().split("\n")).toEqual(lines.map((l) => JSON.stringify(JSON.parse(l))));
     // Closed: the next start begins a new run directory.
     const third = await listener(store, [], first.port);
