@@ -201,6 +201,8 @@ describe("fencecheck traces --listen", () => {
     const lines = [request([hold("k0", "a", 1, 0, 2000, 2), hold("k0", "b", 2, 1500, 1600, 1)])];
     // On k1, c's fence 5 was accepted; a window later, d was granted fence 4 and accepted: only what is carried across the cut shows it.
     lines.push(request([hold("k1", "c", 5, 0, 100, 1)]), request([hold("k1", "d", 4, 5000, 5100, 2)]));
+    // On k3 only the resource's spans came: it accepted fence 7, then fence 6.
+    lines.push(instanceLine("store-1", [hold("k3", "f", 7, 0, 200, 1).resource, hold("k3", "g", 6, 0, 220, 2).resource]));
     // A hold of another key much later moves the stream's clock on, so the windows above settle.
     lines.push(request([hold("k2", "e", 1, 20_000, 20_100, 1)]));
     for (const line of lines) expect((await post(url, line)).status).toBe(200);
@@ -208,7 +210,8 @@ describe("fencecheck traces --listen", () => {
     expect(cli.stdout()).toMatch(/FINDING stale-write-accepted key "k0": On key "k0" the resource accepted .* \[spans [0-9a-f]{32}\/[0-9a-f]{16}/);
     expect(cli.stdout()).toMatch(/FINDING fence-regression key "k1"/);
     const metrics = parseMetrics(await (await fetch(`${url}/metrics`)).text());
-    expect(samplesOf(metrics, "fencecheck_traces_findings_total", { type: "stale-write-accepted" })[0].value).toBe(2);
+    expect(cli.stdout()).toMatch(/FINDING stale-write-accepted key "k3": .* by "g" with fence 6 after it had accepted one by "f" with the higher fence 7/);
+    expect(samplesOf(metrics, "fencecheck_traces_findings_total", { type: "stale-write-accepted" })[0].value).toBe(3);
     const live = await stop(cli);
     const file = await fileCheck(lines);
     expect([live.code, live.results.anomaly_types], live.out).toEqual([file.code, file.results.anomaly_types]);

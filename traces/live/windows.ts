@@ -147,7 +147,7 @@ export class LiveCheck {
     for (; i < holds.length; i++) {
       const h = holds[i];
       if (reach !== null && h.start > reach) settled = i;
-      const r = h.released ? h.end : h.leaseEnd > h.end ? h.leaseEnd : h.end;
+      const r = reachOf(h);
       if (reach === null || r > reach) reach = r;
       if (upTo !== null && reach > upTo) break;
     }
@@ -157,7 +157,7 @@ export class LiveCheck {
     let cut = done[0].end;
     const spans: Span[] = [];
     for (const h of done) {
-      const r = h.released ? h.end : h.leaseEnd > h.end ? h.leaseEnd : h.end;
+      const r = reachOf(h);
       if (r > cut) cut = r;
       for (const s of h.spans) spans.push(s);
       if (h.owner !== undefined) k.byOwner.delete(h.owner);
@@ -176,7 +176,7 @@ export class LiveCheck {
       const order = s.name === DECISION ? s.attributes["lock.decision.order"] : undefined;
       if (typeof order === "number" && (k.lastOrder === undefined || order > k.lastOrder)) k.lastOrder = order;
     }
-    if (!spans.some((s) => CLIENT.has(s.name))) return; // decisions alone: what they prove is carried above
+    if (!spans.some((s) => CLIENT.has(s.name))) return; // decisions alone (their holds' spans were not sent): carried() judged them
     let history;
     try {
       history = traceHistory(spans, this.opts.run, { origin: this.origin ?? undefined, orderBefore });
@@ -213,8 +213,14 @@ export class LiveCheck {
     }
   }
 
-  /** What an earlier window of the key left: a lower fence granted or accepted after a cut. */
+  /**
+   * What an earlier window of the key left: a lower fence granted or accepted
+   * after a cut. A window of decisions alone, which traceHistory cannot read (no
+   * lock spans), is judged here against its own earlier decisions too, as the
+   * file check judges a decision whose hold the trace lacks.
+   */
   private carried(key: string, k: KeyWindow, spans: Span[]): void {
+    const decisionsAlone = !spans.some((s) => CLIENT.has(s.name));
     const byEnd = [...spans].sort((a, b) => (a.end < b.end ? -1 : a.end > b.end ? 1 : 0));
     const grants = byEnd.filter((s) => s.name === "lock.acquire" && outcome(s) === "ok" && typeof s.attributes["lock.fence"] === "number");
     const accepted = byEnd
@@ -241,13 +247,13 @@ export class LiveCheck {
     }
     for (const s of accepted) {
       const m = mark(s);
-      const top = before.accepted;
+      const top = decisionsAlone ? k.accepted : before.accepted;
       if (top && m.fence < top.fence) {
         this.found(
           {
             type: "stale-write-accepted",
             key,
-            explanation: `On key ${JSON.stringify(key)} the resource accepted a write by ${JSON.stringify(m.owner)} with fence ${m.fence} after it had accepted one by ${JSON.stringify(top.owner)} with the higher fence ${top.fence} in an earlier window of the live check.`,
+            explanation: `On key ${JSON.stringify(key)} the resource accepted a write by ${JSON.stringify(m.owner)} with fence ${m.fence} after it had accepted one by ${JSON.stringify(top.owner)} with the higher fence ${top.fence}${top === before.accepted ? " in an earlier window of the live check" : ""}.`,
             spans: [ids(top), ids(m)],
           },
           undefined,
@@ -314,6 +320,9 @@ function addToHold(k: KeyWindow, s: Span): void {
     if (lease > h.leaseEnd) h.leaseEnd = lease;
   }
 }
+
+/** How far a hold keeps its key's window open: to its release span, or, with none yet, to the end of its last lease. */
+const reachOf = (h: Hold): bigint => (h.released ? h.end : h.leaseEnd > h.end ? h.leaseEnd : h.end);
 
 function outcome(s: Span): string {
   const o = s.attributes["lock.outcome"];
