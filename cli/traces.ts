@@ -5,12 +5,9 @@
 // decisions, run.json with what the trace lacked), so that `fencecheck check`
 // checks it again exactly as it checks a run. docs/traces.md gives the
 // conventions the spans must follow.
-import { readFileSync } from "node:fs";
-import { basename, resolve } from "node:path";
-import { BadInput, EXIT, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
-import { runStamp } from "../store/index.ts";
-import { readOtlpJson, traceHistory, writeTraceRun, type Span } from "../traces/index.ts";
-import { checkAndReport } from "./check-run.ts";
+import { EXIT, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
+import { gapsLine, writeTraceFiles } from "../traces/index.ts";
+import { checkAndReport, type CheckOutcome } from "./check-run.ts";
 
 const USAGE = `Usage: fencecheck traces [options] <file>...
 
@@ -31,39 +28,20 @@ export async function main(args: string[]): Promise<number> {
     process.stdout.write(helpText(USAGE, OPTIONS));
     return EXIT.valid;
   }
-  if (positional.length === 0) throw new BadInput("no trace file given (fencecheck traces --help)");
-  // Everything is read and converted before anything is written: bad input changes nothing.
-  const spans: Span[] = [];
-  for (const file of positional) {
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(file);
-    } catch (err) {
-      throw new BadInput(`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-    }
-    spans.push(...readOtlpJson(bytes, file));
-  }
-  const test = `traces-${basename(positional[0]).replace(/\.[^.]*$/, "").replace(/[^A-Za-z0-9._-]/g, "_") || "spans"}`;
-  const stamp = runStamp();
-  const run = `${test}/${stamp}`;
-  const history = traceHistory(spans, run);
-  const runDir = resolve(o.store as string, test, stamp);
-  writeTraceRun(runDir, history, { test, command: ["traces", ...args], files: positional.map((f) => resolve(f)), spans: spans.length });
-  const checked = await checkAndReport(runDir);
+  const checked = await checkTraceFiles(positional, o.store as string, { command: ["traces", ...args] });
   for (const w of checked.warnings) process.stderr.write(`warning: ${w}\n`);
   process.stdout.write(`${checked.summary}\n`);
-  process.stdout.write(`${gapsLine(spans.length, history.gaps)}\nRun directory: ${runDir}\n`);
+  process.stdout.write(`${checked.gaps}\nRun directory: ${checked.runDir}\n`);
   return checked.exitCode;
 }
 
-function gapsLine(spans: number, g: ReturnType<typeof traceHistory>["gaps"]): string {
-  const parts = [
-    `${g.holds_without_release} hold(s) with no release span`,
-    `${g.operations_without_acquire} operation(s) of a hold with no acquire span`,
-    `${g.writes_without_decision} ok write(s) with no decision`,
-    `${g.decisions_without_write} decision(s) with no write span`,
-    `${g.other_spans} other span(s) ignored`,
-    `${g.starts_moved_within_precision} start(s) moved within the SDK's millisecond`,
-  ];
-  return `  trace: ${spans} spans; ${parts.join(", ")}`;
+/**
+ * The trace check: `files` written as a run in `store` (STORE/<test>/<timestamp>,
+ * traces-<first file's name> unless `test` is given) and checked as a run is,
+ * with its report; `gaps` is the line that says what the trace lacked.
+ */
+export async function checkTraceFiles(files: readonly string[], store: string, about: { test?: string; command: string[] }): Promise<CheckOutcome & { runDir: string; gaps: string }> {
+  const run = writeTraceFiles(files, store, about);
+  const checked = await checkAndReport(run.runDir);
+  return { ...checked, runDir: run.runDir, gaps: gapsLine(run.spans, run.gaps) };
 }

@@ -5,3 +5,4 @@
 export { readOtlpJson, type Span, type AttributeValue } from "./otlp-json.ts";
 export { traceHistory, type TraceHistory, type Gaps } from "./to-history.ts";
 export { writeTraceRun } from "./run-dir.ts";
+export { writeTraceFiles, traceTestName, gapsLine, type TraceRun } from "./files.ts";
