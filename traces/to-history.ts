@@ -102,6 +102,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
     let process = nextProcess++;
     processes[process] = splitThread(thread);
     let previous: Span | undefined;
+    let previousEnd = 0n;
     for (const op of list) {
       const { span, f, key } = op;
       // OpenTelemetry's JS SDK places each span's start on the wall clock as read
@@ -109,14 +110,20 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
       // the start plus a monotonic duration, so the next span of a thread can seem
       // to start up to a millisecond before the last one ended. Within that, it starts where the last one ended (counted);
       // beyond it, two operations of one thread overlapped, which the history allows no process.
+      // A span so moved can be shorter than the move (a sub-millisecond release
+      // after a write): its end moves with it, to its new start, or the history
+      // would complete it before its invoke.
       let start = span.start;
-      if (previous && start < previous.end) {
-        if (previous.end - start > PRECISION_NS)
+      let end = span.end;
+      if (previous && start < previousEnd) {
+        if (previousEnd - start > PRECISION_NS)
           throw new BadInput(`${span.where}: span ${span.spanId} (${span.name}) starts before span ${previous.spanId} (${previous.name}) of the same thread ends: a thread has one lock operation at a time (docs/traces.md, processes)`);
-        start = previous.end;
+        start = previousEnd;
+        if (end < start) end = start;
         clamped++;
       }
       previous = span;
+      previousEnd = end;
       const outcome = outcomeOf(span);
       const owner = str(span, "lock.owner", f !== "acquire" && f !== "read" ? true : outcome === "ok" && f === "acquire");
       const fence = int(span, "lock.fence");
@@ -166,7 +173,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
       }
       events.push({ time: at(start), process, type: "invoke", f, key, value: { ...invoke, ...ids } });
       const error = str(span, "lock.error");
-      const completion: UnindexedEvent = { time: at(span.end), process, type: outcome === "unknown" ? "info" : outcome, f, key, value: done ?? ids };
+      const completion: UnindexedEvent = { time: at(end), process, type: outcome === "unknown" ? "info" : outcome, f, key, value: done ?? ids };
       if (outcome !== "ok") completion.error = error ?? (outcome === "unknown" ? "unknown" : "fail");
       events.push(completion);
       // A hold with no release span may have been released at any moment after
@@ -176,8 +183,8 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
       let unknown = outcome === "unknown";
       if (!unknown && hold !== undefined && !releaseSpans.has(hold) && lastOfHold.get(hold) === op && (f !== "acquire" || outcome === "ok")) {
         const value = { owner, fence: fence ?? null, no_release_span: true };
-        events.push({ time: at(span.end), process, type: "invoke", f: "release", key, value });
-        events.push({ time: at(span.end), process, type: "info", f: "release", key, value, error: "no-release-span" });
+        events.push({ time: at(end), process, type: "invoke", f: "release", key, value });
+        events.push({ time: at(end), process, type: "info", f: "release", key, value, error: "no-release-span" });
         unknown = true;
       }
       if (unknown) {
