@@ -93,3 +93,6 @@ export function tracedWrite<T>(key: string, hold: Hold, data: string, write: () 
   const span = tracerOf(opts).startSpan("lock.write", { attributes: { ...holdAttributes(key, hold), "lock.data": data, "thread.id": String(opts.thread) } }, holdContext(key, hold));
   return traced(span, write);
 }
+
+/** fencecheck's own processes' SDK under `fencecheck test --otel` (otel/sdk.ts); a service sets up its own. */
+export { startSdkTracing, spanData, SDK_PACKAGES, type SdkTracing } from "./sdk.ts";

@@ -16,8 +16,9 @@ export interface CollectorStart {
   forwardTo?: string;
   /** gzip the forwarded requests; none by default. */
   compression?: "gzip" | "none";
-  /** Where its config and log go. */
+  /** Where its config goes (and its log, unless logFile says). */
   dir: string;
+  logFile?: string;
   /** The group that owns the process. */
   group: ProcessGroup;
   /** Its name in the group; "otelcol" unless two run at once. */
@@ -66,7 +67,7 @@ export async function startCollector(o: CollectorStart): Promise<RunningCollecto
   if (o.fileOut) mkdirSync(dirname(resolve(o.fileOut)), { recursive: true });
   const configFile = join(o.dir, `${name}.yaml`);
   writeFileSync(configFile, JSON.stringify(collectorConfig(o), null, 2) + "\n");
-  const logFile = join(o.dir, `${name}.log`);
+  const logFile = o.logFile ?? join(o.dir, `${name}.log`);
   const proc = await o.group.spawn({ name, command: otelcolBinary(), args: ["--config", `file:${configFile}`], logFile });
   const url = `http://127.0.0.1:${o.receiverPort}`;
   // It says it is ready only in its log: the receiver answering is the sign. A
