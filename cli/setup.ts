@@ -24,8 +24,8 @@ packages that the backends and extras named need and this machine lacks, builds
 the environments of the reference adapters named (from their requirements
 files and pom.xml, into fencecheck's cache), and prints what it did and how
 long it took. With no options: everything the test suite needs (every extra
-but ${NAMED_ONLY.map((r) => r.id).join(", ")}, which is set up when named). A run
-installs and builds what it uses by itself; this prepares a machine ahead.
+but ${NAMED_ONLY.map((r) => r.id).join(", ")}, set up only when named). A run installs and
+builds what it uses by itself; this prepares a machine ahead.
 
 Backends: ${BACKEND_NAMES.join(", ")}
 Extras:   ${EXTRAS.map((e) => `${e.id} (${e.serves})`).join("\n          ")}
