@@ -95,4 +95,4 @@ export function tracedWrite<T>(key: string, hold: Hold, data: string, write: () 
 }
 
 /** fencecheck's own processes' SDK under `fencecheck test --otel` (otel/sdk.ts); a service sets up its own. */
-export { startSdkTracing, spanData, SDK_PACKAGES, type SdkTracing } from "./sdk.ts";
+export { startSdkTracing, spanData, type SdkTracing } from "./sdk.ts";

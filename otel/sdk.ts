@@ -12,9 +12,6 @@ export interface SdkTracing {
   finish(): Promise<void>;
 }
 
-/** The packages the SDK takes, as package.json pins them; what a missing one's message names. */
-export const SDK_PACKAGES = ["@opentelemetry/sdk-trace-base", "@opentelemetry/resources", "@opentelemetry/exporter-trace-otlp-http"] as const;
-
 /**
  * Sends often and holds many: a run's spans reach the collector within half a
  * second (the default waits 5 s), and a burst of holds (a thousand clients) is
@@ -28,7 +25,8 @@ export async function startSdkTracing(o: { collectorUrl: string; serviceName: st
   try {
     mods = await Promise.all([import("@opentelemetry/sdk-trace-base"), import("@opentelemetry/resources"), import("@opentelemetry/exporter-trace-otlp-http")]);
   } catch (err) {
-    throw new Error(`--otel needs the OpenTelemetry SDK (${SDK_PACKAGES.join(", ")}), optional dependencies of fencecheck: run npm install without --omit=optional (${(err as Error).message})`);
+    // A run checks for them before anything starts (setup/extras.ts, OTEL_SDK); this is the last word.
+    throw new Error(`--otel needs the OpenTelemetry SDK, optional dependencies of fencecheck: run npm install without --omit=optional (${(err as Error).message})`);
   }
   const [{ BasicTracerProvider, BatchSpanProcessor }, { resourceFromAttributes }, { OTLPTraceExporter }] = mods;
   const provider = new BasicTracerProvider({

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { findLibfaketime } from "../cluster/faketime.ts";
 import { repoFile } from "../lib/paths.ts";
-import { chromiumBinary, onPath, type Requirement } from "./requirements.ts";
+import { chromiumBinary, onPath, resolvable, type Requirement } from "./requirements.ts";
 import { ensureShim } from "./shim.ts";
 import { TOXIPROXY_VERSION, buildToxiproxy, goProblem, toxiproxyBuilt } from "../toxiproxy/index.ts";
 import { OTELCOL_VERSION, buildCollector, otelcolBuilt, otelcolGoProblem } from "../otelcol/index.ts";
@@ -86,6 +86,16 @@ export const OTELCOL: Requirement = {
     const done = await buildCollector();
     if (done.built) say(`fencecheck: built the OpenTelemetry Collector v${OTELCOL_VERSION} from its Go modules in ${done.seconds.toFixed(1)} s: ${done.path}`);
   },
+};
+
+/** What --otel's workers and resource load: optional npm dependencies, pinned exactly in package.json, with @opentelemetry/api their peer. */
+const OTEL_SDK_PACKAGES = ["@opentelemetry/api", "@opentelemetry/sdk-trace-base", "@opentelemetry/resources", "@opentelemetry/exporter-trace-otlp-http"];
+export const OTEL_SDK: Requirement = {
+  id: "otel-sdk",
+  serves: `--otel (the OpenTelemetry SDK its workers and resource load: ${OTEL_SDK_PACKAGES.join(", ")})`,
+  packages: [],
+  present: () => OTEL_SDK_PACKAGES.every((p) => resolvable(p)),
+  getIt: "they are optional npm dependencies of fencecheck: run `npm install` where fencecheck is installed, without --omit=optional",
 };
 
 export const GNU_TIME: Requirement = { id: "gnu-time", serves: "npm run bench:checker (peak memory of each process)", packages: ["time"], present: () => existsSync("/usr/bin/time") };
