@@ -93,6 +93,8 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
   const holdProcess = new Map<string, number>();
   const acquired = new Set<string>();
   const okWrites: Array<{ owner: string; key: string; fence: number | null; span: Span }> = [];
+  /** Every hold (key, owner) with a write span, whatever its outcome: a refused write's decision has its write. */
+  const writeSpans = new Set<string>();
   let withoutAcquire = 0;
   let clamped = 0;
   let kind: string | undefined;
@@ -167,6 +169,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
           holdProcess.set(hold, process);
         } else if (f !== "acquire") {
           if (!acquired.has(hold)) withoutAcquire++;
+          if (f === "write") writeSpans.add(`${key}\u0000${owner}`);
           if (f === "write" && outcome === "ok") okWrites.push({ owner, key, fence: fence ?? null, span });
           if (!holdProcess.has(hold)) holdProcess.set(hold, process);
         }
@@ -200,8 +203,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
   if (resource) {
     const decided = new Set(resource.map((l) => `${l.key}\u0000${l.owner}\u0000${l.fence}`));
     writesWithoutDecision = okWrites.filter((w) => !decided.has(`${w.key}\u0000${w.owner}\u0000${w.fence}`)).length;
-    const written = new Set(okWrites.map((w) => `${w.key}\u0000${w.owner}`));
-    decisionsWithoutWrite = resource.filter((l) => !written.has(`${l.key}\u0000${l.owner}`)).length;
+    decisionsWithoutWrite = resource.filter((l) => !writeSpans.has(`${l.key}\u0000${l.owner}`)).length;
   }
   const fencing = decisions.some((d) => bool(d, "lock.fencing") === true);
   return {

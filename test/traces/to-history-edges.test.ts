@@ -1,8 +1,10 @@
-// The JS SDK's whole-millisecond starts: a span that seems to start before the
-// last span of its thread ended (by under a millisecond) starts where that one
-// ended, and when it is shorter than the move (a sub-millisecond release after a
-// write, as real --otel runs on Redis make) its end moves too, so that its
-// completion never comes before its invoke.
+// What real --otel runs on Redis showed of the conversion. The JS SDK's
+// whole-millisecond starts: a span that seems to start before the last span of
+// its thread ended (by under a millisecond) starts where that one ended, and
+// when it is shorter than the move (a sub-millisecond release after a write) its
+// end moves too, so that its completion never comes before its invoke. And a
+// write the resource refused has a write span: its decision is not counted as
+// one without.
 import { describe, it, expect } from "vitest";
 import { readOtlpJson, traceHistory } from "../../traces/index.ts";
 import { instanceLine, kv } from "./otlp.ts";
@@ -36,5 +38,22 @@ describe("a span moved to its thread's last end", () => {
     expect(release.map((e) => e.type)).toEqual(["invoke", "ok"]);
     expect(release[0].time).toBe(write[1].time);
     expect(release[1].time).toBeGreaterThanOrEqual(release[0].time);
+  });
+});
+
+describe("a refused write's decision", () => {
+  it("is not counted as a decision with no write span", () => {
+    const hold = { "lock.owner": "c0-h1", "lock.fence": 1 };
+    const client = instanceLine("worker-1", [
+      span(1, "lock.acquire", 0, 2, { ...hold, "lock.ttl_ms": 1000, "lock.outcome": "ok" }),
+      span(2, "lock.write", 3, 5, { ...hold, "lock.data": "c0-h1#1", "lock.outcome": "fail", "lock.error": "stale-fence" }),
+      span(3, "lock.release", 6, 7, { ...hold, "lock.released": true, "lock.outcome": "ok" }),
+    ]);
+    const resource = instanceLine("resource", [
+      span(4, "lock.decision", 4, 4, { ...hold, "lock.data": "c0-h1#1", "lock.decision.accepted": false, "lock.decision.max_before": 2, "lock.decision.order": 1, "lock.fencing": true }),
+    ]);
+    const history = traceHistory(readOtlpJson(Buffer.from(`${client}\n${resource}\n`), "refused.json"), "refused");
+    expect(history.resource).toHaveLength(1);
+    expect(history.gaps.decisions_without_write).toBe(0);
   });
 });
