@@ -17,6 +17,7 @@ import { lostUpdates } from "./lost-update.ts";
 import { ACQUIRE, pairRun, type Paired, type RunInput } from "./paired.ts";
 import { checkModel, type ModelCheck } from "./linearizable/index.ts";
 import { checkHolds, type HoldCheck } from "./mutex.ts";
+import { anyError, placed, type ClockBounds } from "./clock.ts";
 import { auditResourceLog } from "./resource.ts";
 import { staleWrites } from "./stale-write.ts";
 import { runStats } from "./stats.ts";
@@ -54,6 +55,10 @@ export interface CheckOptions {
   stuckAfterMs?: number;
   /** Time for the whole model check, in ms. */
   modelBudgetMs?: number;
+  /** false (run.json `history_complete`, a trace's run): operations may be missing from the history, so nothing is proved from their absence. */
+  historyComplete?: boolean;
+  /** How far each process's clock may be off (run.json `clock_error`, a trace's hosts): findings certain and possible (clock.ts). */
+  clock?: ClockBounds;
 }
 
 export const MODELS = ["lease", "strict"] as const;
@@ -70,9 +75,48 @@ export function analyze(input: RunInput, options: CheckOptions = {}): { results:
 
 /** The verdict on a history already paired (by `pairRun` or a streaming `PairingBuilder`). */
 export function verdict(m: Paired, options: CheckOptions = {}): { results: Results; warnings: string[] } {
+  if (anyError(options.clock)) return clockedVerdict(m, options.clock, options);
   const own = ownAnalyses(m, options);
   return assemble(m, options, own, checkHolds(m), checkModel(m, options.modelBudgetMs));
 }
+
+/**
+ * The verdict where clocks may be off (clock.ts): the anomalies found with every
+ * instant placed worst for them are the run's, certain; those found only with
+ * every instant placed best for them are `possible`, apart, and decide nothing.
+ */
+function clockedVerdict(m: Paired, clock: ClockBounds, options: CheckOptions): { results: Results; warnings: string[] } {
+  const plain = { ...options, clock: undefined };
+  const certain = verdict(placed(m, clock, true), plain);
+  const best = verdict(placed(m, clock, false), plain).results;
+  const seen = new Set(Object.entries(certain.results.anomalies).flatMap(([type, ws]) => ws.map((w) => witnessKey(type, w))));
+  const anomalies: Record<string, Witness[]> = {};
+  const counts: Record<string, number> = {};
+  const bestCounts = (best.stats.anomaly_counts ?? {}) as Record<string, number>;
+  const certainCounts = certain.results.stats.anomaly_counts as Record<string, number>;
+  for (const [type, ws] of Object.entries(best.anomalies)) {
+    // How many more the favourable placement finds: which witnesses each
+    // placement quotes for the same holds may differ, the number may not.
+    const more = (bestCounts[type] ?? ws.length) - (certainCounts[type] ?? 0);
+    if (more <= 0) continue;
+    const only = ws.filter((w) => !seen.has(witnessKey(type, w)));
+    anomalies[type] = (only.length > 0 ? only : ws).map((w) => ({ ...w, explanation: `${w.explanation} ${POSSIBLE_NOTE}` }));
+    counts[type] = more;
+  }
+  for (const ws of Object.values(certain.results.anomalies)) for (const w of ws) w.explanation = `${w.explanation} ${CERTAIN_NOTE}`;
+  const results: Results = {
+    ...certain.results,
+    possible: { anomaly_types: Object.keys(anomalies), anomalies, anomaly_counts: counts },
+    stats: { ...certain.results.stats, clock_error: clock },
+  };
+  return { results, warnings: certain.warnings };
+}
+
+const CERTAIN_NOTE = "(Clocks may be off: the times above are placed worst for this finding, each invoke moved earlier and each completion later by its process's clock bound, so it holds wherever within the bounds they lie.)";
+const POSSIBLE_NOTE = "(Possible only: the times above are placed best for this finding, each invoke moved later and each completion earlier by its process's clock bound; placed worst, it does not hold.)";
+
+/** A witness by its type and the events and decisions it rests on, to tell the two placements' findings apart. */
+const witnessKey = (type: string, w: Witness): string => `${type} ${[...(w.events ?? [])].sort((a, b) => a - b).join(",")} ${[...(w.seqs ?? [])].sort((a, b) => a - b).join(",")}`;
 
 /**
  * A thread for `verdict`, started now, ahead of the pairing (a thread takes tens of
@@ -139,7 +183,7 @@ function ownAnalyses(m: Paired, options: CheckOptions = {}) {
   const analyses: Record<AnomalyType, Analysis | null> = {
     "stale-write-accepted": shared ? staleUnderRule : staleWrites,
     "interleaved-writers": lock === "semaphore" ? null : interleavedWriters,
-    "false-rejection": shared ? falseRejectionsUnderRule : falseRejections,
+    "false-rejection": shared ? falseRejectionsUnderRule : (m) => falseRejections(m, options.historyComplete !== false),
     "duplicate-fence": duplicateFences,
     "fence-regression": fenceRegressions,
     "lost-update": m.header.workload === "counter" ? lostUpdates : null,

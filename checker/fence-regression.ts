@@ -5,20 +5,22 @@
 import type { Witness } from "../store/events.ts";
 import { ms, quoteAcquire } from "./explain.ts";
 import { eventsOf, holdsInEndOrder, type Paired } from "./paired.ts";
+import { column, orderOf } from "./sweep.ts";
 
 export function fenceRegressions(m: Paired): Witness[] {
   const { holds, ops } = m;
   const out: Witness[] = [];
-  // One sweep over every key at once, in the columns' own order: holds come in
-  // order of their acquire's invoke, so their starts never go back, and against
-  // them the holds in order of their acquire's completion. Per key, of the holds
-  // whose acquire completed before this one was invoked, the highest fence (the
-  // first of equals) is the one to beat. A walk per key would jump all over the
-  // columns of a run of thousands of keys.
+  // One sweep over every key at once: holds in order of their acquire's invoke
+  // (the columns' own order, so a lookup, unless clock bounds moved the invokes:
+  // checker/clock.ts), and against them the holds in order of their acquire's
+  // completion. Per key, of the holds whose acquire completed before this one was
+  // invoked, the highest fence (the first of equals) is the one to beat. A walk
+  // per key would jump all over the columns of a run of thousands of keys.
   const { order: byEnd, ends } = holdsInEndOrder(m);
+  const byStart = orderOf(column(holds.acquire.subarray(0, holds.length), (a) => ops.start[a]));
   const top = new Int32Array(m.keys.names.length).fill(-1);
   let next = 0;
-  for (let h = 0; h < holds.length; h++) {
+  for (const h of byStart) {
     const fence = holds.fence[h];
     if (Number.isNaN(fence)) continue;
     const start = ops.start[holds.acquire[h]];

@@ -15,3 +15,4 @@ export { fairnessOf, placedAt, waitersOfHistory, type FairnessStats, type Waiter
 export { faultKind, faultWindows, type FaultWindow } from "./fault-windows.ts";
 // Which faults hit which holds: each witness's `faults`, and what a fault on a worker, a link or a server reaches (the report's lanes).
 export { faultReach, knownWorkers, type FaultInEffect } from "./faults-in-effect.ts";
+export type { ClockBounds } from "./clock.ts";

@@ -11,6 +11,7 @@ import { processMapOf } from "../store/process-map.ts";
 import { readProtocolErrors, type ProtocolError } from "../store/protocol-errors.ts";
 import { LIVENESS, MODELS, verdict, verdictThread, type CheckOptions } from "./analyze.ts";
 import { faultsInEffect } from "./faults-in-effect.ts";
+import type { ClockBounds } from "./clock.ts";
 import { PairingBuilder, type Paired } from "./paired.ts";
 
 export interface LoadedRun {
@@ -70,7 +71,33 @@ export function optionsOf(info: Record<string, unknown> | null, warnings: string
   const ttl = (o.workloadOptions as Record<string, unknown> | undefined)?.ttlMs;
   const command = o.commandTimeoutMs;
   if (typeof ttl === "number" && typeof command === "number" && ttl > 0 && command > 0) out.stuckAfterMs = ttl + command;
+  const clock = clockBoundsOf(info);
+  if (clock) out.clock = clock;
+  const complete = info?.history_complete;
+  if (complete === false) out.historyComplete = false;
+  else if (complete !== undefined && complete !== true) warnings.push(`${RUN_FILES.run}: history_complete ${JSON.stringify(complete)} is not true or false; the history is taken as complete`);
   return out;
+}
+
+/**
+ * run.json `clock_error` (a trace's hosts, `fencecheck traces --clock-error`):
+ * how far each process's clock may be off. A malformed one is bad input, not
+ * ignored: checked without it, possible findings would pass for certain.
+ */
+export function clockBoundsOf(info: Record<string, unknown> | null): ClockBounds | undefined {
+  const c = info?.clock_error;
+  if (c === undefined) return undefined;
+  const where = `${RUN_FILES.run}: clock_error`;
+  const ms = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x) && x >= 0;
+  if (typeof c !== "object" || c === null) throw new BadInput(`${where} must be an object {"default_ms": n, "by_process": {...}}`);
+  const { default_ms, by_process } = c as Record<string, unknown>;
+  if (!ms(default_ms)) throw new BadInput(`${where}.default_ms must be a number of ms >= 0, not ${JSON.stringify(default_ms)}`);
+  if (typeof by_process !== "object" || by_process === null || Array.isArray(by_process)) throw new BadInput(`${where}.by_process must be an object of process numbers to ms`);
+  for (const [p, v] of Object.entries(by_process)) {
+    if (!/^(0|[1-9]\d*)$/.test(p)) throw new BadInput(`${where}.by_process: ${JSON.stringify(p)} is not a process number`);
+    if (!ms(v)) throw new BadInput(`${where}.by_process[${JSON.stringify(p)}] must be a number of ms >= 0, not ${JSON.stringify(v)}`);
+  }
+  return { default_ms, by_process: by_process as Record<string, number> };
 }
 
 const defined = (o: CheckOptions): CheckOptions => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
@@ -206,11 +233,12 @@ export async function checkRunKeeping(runDir: string, options: CheckOptions = {}
   Promise<{ results: Results; warnings: string[]; run: CheckedRun }> {
   // A large run's verdict is drawn on two threads; the second starts while the files are read.
   const historyBytes = await bytes(join(runDir, RUN_FILES.history));
-  const thread = historyBytes >= READ_IN_WORKER_FROM ? verdictThread(historyBytes < MODEL_CHECK_HERE_FROM) : null;
+  const noted: string[] = [];
+  const info = await readInfo(join(runDir, RUN_FILES.run), noted);
+  const opts = { ...optionsOf(info, noted), ...defined(options) };
+  // Clock bounds check the pairing twice (clock.ts), on this thread.
+  const thread = historyBytes >= READ_IN_WORKER_FROM && !opts.clock ? verdictThread(historyBytes < MODEL_CHECK_HERE_FROM) : null;
   try {
-    const noted: string[] = [];
-    const info = await readInfo(join(runDir, RUN_FILES.run), noted);
-    const opts = { ...optionsOf(info, noted), ...defined(options) };
     const processes = processMapOf(info, noted);
     // The second thread starts on the holds while this one reads the decisions.
     const { b, history, resource, nemesis } = await readRun(runDir, checkpointEvery, thread ? (m) => thread.begin(m, opts) : undefined);

@@ -20,6 +20,12 @@ Exit: 0 valid, 1 invalid, 2 unknown, 254 bad input, 255 internal error.`;
 
 const OPTIONS: readonly OptionSpec[] = [
   { name: "store", kind: "string", default: "histories", help: "directory of the run store; the run goes in STORE/traces-<first file's name>/<timestamp>" },
+  {
+    name: "clock-error",
+    kind: "string",
+    default: "0",
+    help: "how far each host's wall clock may be off, in ms: MS for every host, HOST=MS for one (host.name), comma-separated, e.g. 5,db-1=50; unlisted hosts get the MS given, else 0. Findings that hold wherever the instants lie within the bounds decide the verdict; those that hold only for some placement are listed apart as possible",
+  },
 ];
 
 export async function main(args: string[]): Promise<number> {
@@ -28,20 +34,25 @@ export async function main(args: string[]): Promise<number> {
     process.stdout.write(helpText(USAGE, OPTIONS));
     return EXIT.valid;
   }
-  const checked = await checkTraceFiles(positional, o.store as string, { command: ["traces", ...args] });
+  const checked = await checkTraceFiles(positional, o.store as string, { command: ["traces", ...args], clockError: o["clock-error"] as string });
   for (const w of checked.warnings) process.stderr.write(`warning: ${w}\n`);
   process.stdout.write(`${checked.summary}\n`);
-  process.stdout.write(`${checked.gaps}\nRun directory: ${checked.runDir}\n`);
+  process.stdout.write(`${checked.gaps}\n${checked.clocks}\nRun directory: ${checked.runDir}\n`);
   return checked.exitCode;
 }
 
 /**
  * The trace check: `files` written as a run in `store` (STORE/<test>/<timestamp>,
  * traces-<first file's name> unless `test` is given) and checked as a run is,
- * with its report; `gaps` is the line that says what the trace lacked.
+ * with its report; `gaps` is the line that says what the trace lacked, `clocks`
+ * the one that says which host got which clock bound.
  */
-export async function checkTraceFiles(files: readonly string[], store: string, about: { test?: string; command: string[] }): Promise<CheckOutcome & { runDir: string; gaps: string }> {
+export async function checkTraceFiles(
+  files: readonly string[],
+  store: string,
+  about: { test?: string; command: string[]; clockError?: string },
+): Promise<CheckOutcome & { runDir: string; gaps: string; clocks: string }> {
   const run = writeTraceFiles(files, store, about);
   const checked = await checkAndReport(run.runDir);
-  return { ...checked, runDir: run.runDir, gaps: gapsLine(run.spans, run.gaps) };
+  return { ...checked, runDir: run.runDir, gaps: gapsLine(run.spans, run.gaps), clocks: run.clocksLine };
 }

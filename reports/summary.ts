@@ -39,6 +39,11 @@ export function renderSummary(input: { header: HistoryHeader; results: Results; 
     const first = group.witnesses[0];
     lines.push(`  ${paint(ANSI.red, plain(group.type))} ×${n}${kept}${first ? `: ${plain(first.explanation)}` : ""}`);
   }
+  // Where clocks may be off: what only some placement of the instants shows, apart; it decides nothing.
+  for (const [type, ws] of Object.entries(results.possible?.anomalies ?? {})) {
+    const n = results.possible?.anomaly_counts[type] ?? ws.length;
+    lines.push(`  ${paint(ANSI.yellow, `possible ${plain(type)}`)} ×${n} (only if the clocks were off the right way)${ws[0] ? `: ${plain(ws[0].explanation)}` : ""}`);
+  }
   // Beside the anomalies: with none, it is why the run is not VALID.
   const broke = protocolErrorsLine(results);
   if (broke) lines.push(`  ${paint(ANSI.yellow, "protocol errors")}: ${broke}`);

@@ -140,6 +140,8 @@ export interface Results {
   anomalies: Record<string, Witness[]>;
   /** Format 2: liveness findings by type (stuck-lock), and whether they counted toward `valid`. */
   liveness?: { strict: boolean; findings: Record<string, Witness[]> };
+  /** Where clocks may be off (run.json `clock_error`): anomalies that hold for some placement of the instants within the bounds but not for every one; they decide nothing. */
+  possible?: { anomaly_types: string[]; anomalies: Record<string, Witness[]>; anomaly_counts: Record<string, number> };
   stats: Record<string, unknown>;
 }
 

@@ -5,8 +5,9 @@
 // stays certainly valid only until its grant plus its TTL (the checker's own
 // rule for any hold), and a write whose decision is missing is unmatched.
 //
-// This reading assumes the hosts' clocks agree: spans from different hosts are
-// placed by their own timestamps.
+// Spans from different hosts are placed by their own timestamps; each process
+// names its host (host.name, else its instance), so that `--clock-error` can
+// give the checker how far each host's clock may be off (checker/clock.ts).
 import { BadInput } from "../lib/exit.ts";
 import { LOCK_KINDS, type HistoryHeader, type ResourceDecision, type UnindexedEvent } from "../store/events.ts";
 import type { AttributeValue, Span } from "./otlp-json.ts";
@@ -22,9 +23,9 @@ export interface TraceHistory {
   /** Each thread's in its order: HistoryWriter puts them in time order and numbers them. */
   events: UnindexedEvent[];
   /** resource.ndjson's lines, or null when the trace has no lock.decision span (the order of writes then comes from the history). */
-  resource: Array<ResourceDecision & { trace_id: string; span_id: string }> | null;
-  /** Per process number: the instance and thread it was, for run.json. */
-  processes: Record<string, { instance: string; thread: string }>;
+  resource: Array<ResourceDecision & ({ trace_id: string; span_id: string } | { missing: number })> | null;
+  /** Per process number: the instance, thread and host it was, for run.json. */
+  processes: Record<string, { instance: string; thread: string; host: string }>;
   /** What the trace lacks or holds besides the lock spans: counted, never guessed. */
   gaps: Gaps;
 }
@@ -40,6 +41,8 @@ export interface Gaps {
   writes_without_decision: number;
   /** Decisions with no client write span of their hold. */
   decisions_without_write: number;
+  /** Decisions a key's orders prove were made that the trace lacks (each gap written as one decision of unknown outcome). */
+  decisions_missing: number;
   /** Spans that seemed to start before the last span of their thread ended, by less than a millisecond: started where it ended. */
   starts_moved_within_precision: number;
 }
@@ -102,7 +105,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
   let nextProcess = 0;
   for (const [thread, list] of threads) {
     let process = nextProcess++;
-    processes[process] = splitThread(thread);
+    processes[process] = { ...splitThread(thread), host: hostOf(list[0].span) };
     let previous: Span | undefined;
     let previousEnd = 0n;
     for (const op of list) {
@@ -182,22 +185,28 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
       // A hold with no release span may have been released at any moment after
       // its last operation in the trace (the span was dropped), or never: it ends
       // there with a release of unknown outcome, so that it is certainly valid no
-      // longer than the trace shows it held.
+      // longer than the trace shows it held. After an operation of unknown outcome
+      // the thread goes on as a new process (the history allows the old one
+      // nothing more), which makes that release, as a run's client releases a
+      // hold after a write that timed out.
+      const nextProcessOfThread = (): void => {
+        process = nextProcess++;
+        processes[process] = { ...splitThread(thread), host: hostOf(list[0].span) };
+      };
       let unknown = outcome === "unknown";
-      if (!unknown && hold !== undefined && !releaseSpans.has(hold) && lastOfHold.get(hold) === op && (f !== "acquire" || outcome === "ok")) {
+      if (hold !== undefined && !releaseSpans.has(hold) && lastOfHold.get(hold) === op && (f !== "acquire" || outcome === "ok")) {
+        if (unknown) nextProcessOfThread();
         const value = { owner, fence: fence ?? null, no_release_span: true };
         events.push({ time: at(end), process, type: "invoke", f: "release", key, value });
         events.push({ time: at(end), process, type: "info", f: "release", key, value, error: "no-release-span" });
         unknown = true;
       }
-      if (unknown) {
-        process = nextProcess++;
-        processes[process] = splitThread(thread);
-      }
+      if (unknown) nextProcessOfThread();
     }
   }
 
-  const resource = decisions.length ? decisionLines(decisions, at, holdProcess) : null;
+  const logged = decisions.length ? decisionLines(decisions, at, holdProcess) : null;
+  const resource = logged?.lines ?? null;
   let writesWithoutDecision = 0;
   let decisionsWithoutWrite = 0;
   if (resource) {
@@ -217,39 +226,63 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
       operations_without_acquire: withoutAcquire,
       writes_without_decision: writesWithoutDecision,
       decisions_without_write: decisionsWithoutWrite,
+      decisions_missing: logged?.missing ?? 0,
       starts_moved_within_precision: clamped,
     },
   };
 }
 
-/** The resource's decisions, in the order of their spans' ends, numbered from 1; each key's `order` as the resource set it. */
-function decisionLines(decisions: Span[], at: (ns: bigint) => number, holdProcess: Map<string, number>): NonNullable<TraceHistory["resource"]> {
-  return [...decisions]
-    .sort((a, b) => cmp(a.end, b.end))
-    .map((d, i) => {
-      const key = str(d, "lock.key", true)!;
-      const owner = str(d, "lock.owner", true)!;
-      const order = int(d, "lock.decision.order");
-      const accepted = bool(d, "lock.decision.accepted");
-      const process = holdProcess.get(`${key}\u0000${owner}`);
-      return {
-        seq: i + 1,
-        time: at(d.end),
-        op: str(d, "lock.operation") === "read" ? "read" : "write",
-        key,
-        // The hold's process; a decision whose hold the trace lacks names none it could.
-        process: process ?? -1,
-        owner,
-        fence: int(d, "lock.fence") ?? null,
-        max_before: int(d, "lock.decision.max_before") ?? null,
-        accepted: accepted ?? null,
-        data: attr(d, "lock.data") ?? null,
-        fencing: bool(d, "lock.fencing") ?? false,
-        ...optional("order", order),
-        trace_id: d.traceId,
-        span_id: d.spanId,
-      };
+/**
+ * The resource's decisions, in the order of their spans' ends, numbered from 1;
+ * each key's `order` as the resource set it. Where a key's orders skip (holds
+ * sampled out, spans dropped, or a trace that starts after the key's first
+ * decision), the decisions the numbers prove were made are missing: before the
+ * decision after the gap stands one line of unknown outcome (`accepted: null`,
+ * `missing`: how many) whose fence is that decision's `max_before`, the highest
+ * fence the resource had taken by then, so that a refusal the missing ones
+ * explain is not proved false; without a max_before, that decision's own fence,
+ * the least that leaves its refusal unproved.
+ */
+function decisionLines(decisions: Span[], at: (ns: bigint) => number, holdProcess: Map<string, number>): { lines: NonNullable<TraceHistory["resource"]>; missing: number } {
+  const lines: NonNullable<TraceHistory["resource"]> = [];
+  const lastOrder = new Map<string, number>();
+  let missing = 0;
+  for (const d of [...decisions].sort((a, b) => cmp(a.end, b.end))) {
+    const key = str(d, "lock.key", true)!;
+    const owner = str(d, "lock.owner", true)!;
+    const order = int(d, "lock.decision.order");
+    const accepted = bool(d, "lock.decision.accepted");
+    const process = holdProcess.get(`${key}\u0000${owner}`);
+    const maxBefore = int(d, "lock.decision.max_before") ?? null;
+    const fencing = bool(d, "lock.fencing") ?? false;
+    const time = at(d.end);
+    if (order !== undefined) {
+      const skipped = order - (lastOrder.get(key) ?? 0) - 1;
+      lastOrder.set(key, Math.max(order, lastOrder.get(key) ?? 0));
+      if (skipped > 0) {
+        missing += skipped;
+        lines.push({ seq: lines.length + 1, time, op: "write", key, process: -1, owner: "", fence: maxBefore ?? int(d, "lock.fence") ?? null, max_before: null, accepted: null, data: null, fencing, order: order - 1, missing: skipped });
+      }
+    }
+    lines.push({
+      seq: lines.length + 1,
+      time,
+      op: str(d, "lock.operation") === "read" ? "read" : "write",
+      key,
+      // The hold's process; a decision whose hold the trace lacks names none it could.
+      process: process ?? -1,
+      owner,
+      fence: int(d, "lock.fence") ?? null,
+      max_before: maxBefore,
+      accepted: accepted ?? null,
+      data: attr(d, "lock.data") ?? null,
+      fencing,
+      ...optional("order", order),
+      trace_id: d.traceId,
+      span_id: d.spanId,
     });
+  }
+  return { lines, missing };
 }
 
 /** ok, fail or unknown: lock.outcome, else an ERROR status is unknown (a span's status cannot say fail) and any other ok. */
@@ -268,6 +301,13 @@ function threadOf(span: Span): string {
     throw new BadInput(`${span.where}: span ${span.spanId} (${span.name}): its resource has no service.instance.id (nor host.name and process.pid): a history process is one thread of one instance (docs/traces.md)`);
   const thread = span.attributes["thread.id"] ?? span.attributes["thread.name"] ?? "main";
   return `${instance}\u0000${thread}`;
+}
+
+/** The machine whose clock a span's times are on: host.name, else (a resource without one) its instance. */
+export function hostOf(span: Span): string {
+  const r = span.resource;
+  const host = r["host.name"] ?? r["service.instance.id"] ?? "?";
+  return String(host);
 }
 
 function splitThread(thread: string): { instance: string; thread: string } {

@@ -25,6 +25,8 @@
 //   kinds.ts     reentrancy-violation (with re-entry by another process,
 //                amended 2026-11-29), grant-after-cancel
 //   liveness.ts  stuck-lock
+//   clocks.ts    run.json's clock_error: certain and possible findings where
+//                clocks may be off (a trace's hosts)
 //   verdict.ts   the order of anomaly types, the witnesses kept, valid/unknown
 //   describe.ts  the words of witnesses
 //
@@ -55,7 +57,8 @@ import { duplicateFence, fenceRegression } from "./fences.ts";
 import { grantAfterCancel, reentrancy } from "./kinds.ts";
 import { stuckLock } from "./liveness.ts";
 import { verdict, type ReferenceResults } from "./verdict.ts";
-import type { Findings, Header } from "./types.ts";
+import { placeRun } from "./clocks.ts";
+import type { Findings, Header, Run, Witness } from "./types.ts";
 
 export { ORDER, type ReferenceResults } from "./verdict.ts";
 export type { Header } from "./types.ts";
@@ -66,6 +69,30 @@ export interface ReferenceOptions {
 
 export async function referenceCheck(runDir: string, options: ReferenceOptions = {}): Promise<{ results: ReferenceResults; warnings: string[]; header: Header }> {
   const run = readRun(runDir);
+  const warnings = [...run.warnings];
+  if (run.options.model === "strict")
+    warnings.push("run.json asks for --model strict; the reference checker has no model check and judges the run as under --model lease");
+  if (!run.clock) return { results: judge(run, options), warnings, header: run.header };
+  // Clocks that may be off (clocks.ts): the verdict is the certain findings'; the rest of the favourable placement's are listed as possible.
+  const results = judge(placeRun(run, run.clock, true), options);
+  const best = judge(placeRun(run, run.clock, false), options);
+  const same = (t: string, w: Witness) => `${t} ${[...(w.events ?? [])].sort((a, b) => a - b)} ${[...(w.seqs ?? [])].sort((a, b) => a - b)}`;
+  const certain = new Set(Object.entries(results.anomalies).flatMap(([t, ws]) => ws.map((w) => same(t, w))));
+  const possible: NonNullable<ReferenceResults["possible"]> = { anomaly_types: [], anomalies: {}, anomaly_counts: {} };
+  for (const t of best.anomaly_types) {
+    // Counted as how many more the favourable placement finds (the witnesses quoted for the same holds may differ between placements).
+    const more = best.stats.anomaly_counts[t] - (results.stats.anomaly_counts[t] ?? 0);
+    if (more <= 0) continue;
+    const only = best.anomalies[t].filter((w) => !certain.has(same(t, w)));
+    possible.anomaly_types.push(t);
+    possible.anomalies[t] = only.length > 0 ? only : best.anomalies[t];
+    possible.anomaly_counts[t] = more;
+  }
+  return { results: { ...results, possible }, warnings, header: run.header };
+}
+
+/** Every rule on the run as read (or as placed by clocks.ts). */
+function judge(run: Run, options: ReferenceOptions): ReferenceResults {
   const { holds, strayReentries, duplicateOwners } = buildHolds(run);
   const writes = judgeWrites(run);
   const reent = reentrancy(run, holds, strayReentries);
@@ -93,10 +120,6 @@ export async function referenceCheck(runDir: string, options: ReferenceOptions =
     unknownReasons.push(`the adapter program broke the protocol ${run.protocolErrors.length} time${run.protocolErrors.length === 1 ? "" : "s"} (${codes}; each a line of protocol-errors.ndjson): what it did around them may be missing from the history, so it cannot show the lock was correct`);
   }
 
-  const warnings = [...run.warnings];
-  if (run.options.model === "strict")
-    warnings.push("run.json asks for --model strict; the reference checker has no model check and judges the run as under --model lease");
-
   let liveness: { strict: boolean; findings: Findings } | undefined;
   if (run.header.format === 2) {
     const strict = (options.liveness ?? run.options.liveness) === "strict";
@@ -104,7 +127,7 @@ export async function referenceCheck(runDir: string, options: ReferenceOptions =
     liveness = { strict, findings: stuck };
     if (strict) Object.assign(found, stuck);
   }
-  return { results: verdict(found, unknownReasons, run.protocolErrors.length, liveness), warnings, header: run.header };
+  return verdict(found, unknownReasons, run.protocolErrors.length, liveness);
 }
 
 /**

@@ -8,6 +8,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { BadInput } from "../../lib/index.ts";
+import { clockBounds } from "./clocks.ts";
 import type { Decision, Event, Header, Kind, Op, Run, Value } from "./types.ts";
 
 const CLIENT_OPS = ["acquire", "renew", "release", "write", "read"];
@@ -225,17 +226,19 @@ function readResource(dir: string, header: Header, warnings: string[], unknownRe
   return out;
 }
 
-function readOptions(dir: string, warnings: string[]): Value {
+/** run.json's `options` and `clock_error` (docs/history-format.md "run.json"), {} and undefined without them. */
+function readRunJson(dir: string, warnings: string[]): { options: Value; clockError: unknown; complete: boolean } {
   const path = join(dir, "run.json");
-  if (!existsSync(path)) return {};
+  if (!existsSync(path)) return { options: {}, clockError: undefined, complete: true };
   try {
     const r = JSON.parse(readFileSync(path, "utf8"));
-    if (r && typeof r === "object" && !Array.isArray(r)) return (r.options && typeof r.options === "object" ? r.options : {}) as Value;
+    if (r && typeof r === "object" && !Array.isArray(r))
+      return { options: (r.options && typeof r.options === "object" ? r.options : {}) as Value, clockError: r.clock_error, complete: r.history_complete !== false };
   } catch {
     // falls through to the warning
   }
   warnings.push(`${path} is not a JSON object; ignored`);
-  return {};
+  return { options: {}, clockError: undefined, complete: true };
 }
 
 /**
@@ -261,5 +264,6 @@ export function readRun(dir: string): Run {
   const unknownReasons: string[] = [];
   const { header, events, ops } = readHistory(dir, warnings);
   const decisions = readResource(dir, header, warnings, unknownReasons);
-  return { dir, header, events, ops, decisions, options: readOptions(dir, warnings), protocolErrors: readProtocolErrors(dir), warnings, unknownReasons };
+  const { options, clockError, complete } = readRunJson(dir, warnings);
+  return { dir, header, events, ops, decisions, options, clock: clockBounds(clockError), complete, protocolErrors: readProtocolErrors(dir), warnings, unknownReasons };
 }

@@ -1,6 +1,7 @@
 // The plain shapes the reference checker passes between its files: the header,
 // an event, an operation (an invoke with its completion), a hold, a resource
 // decision, and a witness. Nothing here decides anything.
+import type { ClockBounds } from "./clocks.ts";
 
 export type Kind = "mutex" | "reentrant" | "rw" | "semaphore";
 
@@ -119,6 +120,10 @@ export interface Run {
   decisions: Decision[] | null;
   /** run.json's options, {} without one. */
   options: Value;
+  /** run.json's clock_error (clocks.ts): how far each process's clock may be off; null when none may be. */
+  clock: ClockBounds | null;
+  /** run.json's history_complete: false for a trace's run, whose history may lack operations (writes.ts proves nothing from their absence). */
+  complete: boolean;
   /** The codes of protocol-errors.ndjson's lines ([] without the file). */
   protocolErrors: string[];
   warnings: string[];

@@ -38,6 +38,8 @@ export interface ReferenceResults {
   anomaly_types: string[];
   anomalies: Record<string, Array<{ key?: string; events?: number[]; seqs?: number[]; explanation: string }>>;
   liveness?: { strict: boolean; findings: Record<string, Witness[]> };
+  /** Clocks that may be off (clocks.ts): what holds for some placement of the instants only. */
+  possible?: { anomaly_types: string[]; anomalies: Record<string, Witness[]>; anomaly_counts: Record<string, number> };
   stats: { anomaly_counts: Record<string, number>; unknown_reasons: string[]; protocol_errors: number; checker: "reference" };
 }
 

@@ -305,8 +305,9 @@ function fromHistory(run: Run): Findings {
 
     // false-rejection: a write refused as stale, its fence passing the kind's rule against every write and fenced read
     // of the key that was not certainly refused and was invoked before the refusal completed. (A refused read is judged
-    // from the log only: anomalies.md's rule from the history alone names writes.)
-    for (const x of byRule ? [] : writes) {
+    // from the log only: anomalies.md's rule from the history alone names writes.) Not in a history that may lack
+    // writes (run.json history_complete false: a trace), since the proof is that no higher fence is in it.
+    for (const x of byRule || !run.complete ? [] : writes) {
       if (x.outcome !== "fail" || x.error !== "stale-fence" || !fenced(x)) continue;
       const rivals = ops.filter((y) => y !== x && y.outcome !== "fail" && fenced(y) && y.invoke.time < x.done!.time);
       const rb = nothingBefore();

@@ -13,6 +13,8 @@ export interface Verdict {
   unknown_reasons: string[];
   /** stats.protocol_errors: what both read from protocol-errors.ndjson. */
   protocol_errors: number;
+  /** Where run.json has clock bounds: the anomaly types and counts that only some placement of the instants shows (results.json possible). */
+  possible_counts: Record<string, number>;
 }
 
 export interface CheckOptions {
@@ -28,12 +30,12 @@ const broke = (stats: Record<string, unknown>): number => stats.protocol_errors 
 
 export const fast: Checker = async (dir, o) => {
   const { results } = await checkRun(dir, { liveness: o.liveness });
-  return { valid: results.valid, anomaly_types: results.anomaly_types, anomaly_counts: counts(results.stats), unknown_reasons: reasons(results.stats), protocol_errors: broke(results.stats) };
+  return { valid: results.valid, anomaly_types: results.anomaly_types, anomaly_counts: counts(results.stats), unknown_reasons: reasons(results.stats), protocol_errors: broke(results.stats), possible_counts: results.possible?.anomaly_counts ?? {} };
 };
 
 export const reference: Checker = async (dir, o) => {
   const { results } = await referenceCheck(dir, { liveness: o.liveness });
-  return { valid: results.valid, anomaly_types: results.anomaly_types, anomaly_counts: counts(results.stats), unknown_reasons: reasons(results.stats), protocol_errors: broke(results.stats) };
+  return { valid: results.valid, anomaly_types: results.anomaly_types, anomaly_counts: counts(results.stats), unknown_reasons: reasons(results.stats), protocol_errors: broke(results.stats), possible_counts: results.possible?.anomaly_counts ?? {} };
 };
 
 /** `--against fast` (the fast checker on both sides: to measure the fuzz itself, or before the reference is merged) or `reference`. */

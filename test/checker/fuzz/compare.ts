@@ -33,6 +33,9 @@ export function compare(a: Verdict, b: Verdict): Comparison {
   for (const t of new Set([...Object.keys(ca), ...Object.keys(cb)]))
     if (ca[t] !== cb[t]) differences.push(`anomaly_counts["${t}"]: ${ca[t] ?? 0} against ${cb[t] ?? 0}`);
   if (a.protocol_errors !== b.protocol_errors) differences.push(`protocol_errors: ${a.protocol_errors} against ${b.protocol_errors}`);
+  const pa = nonZero(a.possible_counts ?? {}), pb = nonZero(b.possible_counts ?? {});
+  for (const t of new Set([...Object.keys(pa), ...Object.keys(pb)]))
+    if (pa[t] !== pb[t]) differences.push(`possible anomaly_counts["${t}"] (clock bounds): ${pa[t] ?? 0} against ${pb[t] ?? 0}`);
   const orderDiffers = differences.length === 0 && a.anomaly_types.join() !== b.anomaly_types.join();
   const types = [...new Set([...onlyA, ...onlyB, ...Object.keys({ ...ca, ...cb }).filter((t) => ca[t] !== cb[t])])].sort();
   const signature = differences.length === 0 ? "" : types.length ? `types ${types.join(",")}` : `valid ${JSON.stringify(a.valid)}/${JSON.stringify(b.valid)}`;

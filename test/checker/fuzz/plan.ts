@@ -125,6 +125,11 @@ export interface Plan {
   liveness: "lenient" | "strict";
   /** run.json: none, one naming the liveness only, or one with the lease and command timeout (the stuck-lock threshold). */
   runJson: "none" | "plain" | "timeouts";
+  /** run.json clock_error (a trace's hosts, checker/clock.ts): every process's bound in ms (0: none), and process 0's when it differs (null: the same). */
+  clockErrorMs: number;
+  clockErrorOfFirst: number | null;
+  /** run.json history_complete: false (a trace's run): nothing proved from an operation's absence. */
+  historyIncomplete: boolean;
   /** At the end: the clients' outstanding operations completed (a finished run), or left open (the time limit cut them). */
   ending: "drain" | "open";
   /** What happened to the files: nothing; a killed run's cut-short last line (history or resource log); a whole last line without its newline; a killed run's lines out of order too. */
@@ -199,6 +204,9 @@ const raw = fc.record({
   reportsQueued: fc.boolean(),
   liveness: fc.oneof({ weight: 2, arbitrary: fc.constant("lenient" as const) }, { weight: 1, arbitrary: fc.constant("strict" as const) }),
   runJson: fc.constantFrom("plain" as const, "none" as const, "timeouts" as const),
+  clockErrorMs: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constantFrom(1, 5, 20) }),
+  clockErrorOfFirst: fc.oneof({ weight: 2, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom(0, 3, 50) }),
+  historyIncomplete: fc.oneof({ weight: 5, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
   ending: fc.oneof({ weight: 3, arbitrary: fc.constant("drain" as const) }, { weight: 1, arbitrary: fc.constant("open" as const) }),
   damage: fc.oneof(
     { weight: 12, arbitrary: fc.constant("none" as const) },
@@ -316,6 +324,12 @@ export function normalize(r: Omit<Plan, never>): Plan {
   if (p.lock !== "mutex") p.lockInHeader = true;
   if (p.resource !== "committed") p.swaps = [];
   if (p.resource === "none" && p.damage === "cut-resource") p.damage = "cut-history";
+  // Clock bounds live in run.json.
+  if (p.runJson === "none" || p.clockErrorMs === 0) p.clockErrorOfFirst = null;
+  if (p.runJson === "none") {
+    p.clockErrorMs = 0;
+    p.historyIncomplete = false;
+  }
   p.defects = p.defects.filter((d) => applies(d, p));
   return p;
 }
@@ -332,5 +346,7 @@ export function describePlan(p: Plan): string {
   if (p.defects.length) parts.push(`defects ${p.defects.join("+")}`);
   if (p.adapter !== "none") parts.push(`adapter ${p.adapter}`);
   if (p.damage !== "none") parts.push(`damage ${p.damage}`);
+  if (p.historyIncomplete) parts.push("history incomplete");
+  if (p.clockErrorMs > 0) parts.push(`clocks ±${p.clockErrorMs} ms${p.clockErrorOfFirst === null ? "" : ` (process 0 ±${p.clockErrorOfFirst})`}`);
   return parts.join(", ");
 }

@@ -36,6 +36,8 @@ export async function runCase(plan: Plan, other: Checker, id = "case"): Promise<
     const a = await guarded(fast, run.dir, plan);
     const b = await guarded(other, run.dir, plan);
     const situations = situationsOf(run.execution.header, run.execution.events, run.execution.decisions);
+    if (plan.clockErrorMs > 0) situations.add("clock-bounds");
+    if (isVerdict(a) && Object.keys(a.possible_counts).length > 0) situations.add("possible-only");
     let comparison: Comparison;
     if (isVerdict(a) && isVerdict(b)) comparison = withProtocolRule(compare(a, b), run.execution.protocolErrors.length, { fast: a, other: b });
     else {

@@ -55,7 +55,8 @@ export function runFiles(plan: Plan, x: Execution, id: string): RunFiles {
   if (plan.runJson !== "none") {
     const options: Record<string, unknown> = { model: "lease", liveness: plan.liveness };
     if (plan.runJson === "timeouts") Object.assign(options, { workload: plan.workload, workloadOptions: { ttlMs: plan.ttlMs }, commandTimeoutMs: plan.ttlMs });
-    const info = { test: `fuzz-${plan.workload}`, seed: id, started: "2026-11-29T00:00:00.000Z", ...(killed ? {} : { finished: "2026-11-29T00:00:10.000Z" }), options };
+    const clock = plan.clockErrorMs > 0 ? { clock_error: { default_ms: plan.clockErrorMs, by_process: plan.clockErrorOfFirst === null ? {} : { "0": plan.clockErrorOfFirst } } } : {};
+    const info = { test: `fuzz-${plan.workload}`, seed: id, started: "2026-11-29T00:00:00.000Z", ...(killed ? {} : { finished: "2026-11-29T00:00:10.000Z" }), options, ...clock, ...(plan.historyIncomplete ? { history_complete: false } : {}) };
     run = JSON.stringify(info, null, 2) + "\n";
   }
   // A killed run's last protocol error may be cut short too: it still counts.

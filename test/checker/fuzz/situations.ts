@@ -42,6 +42,9 @@ export const SITUATIONS = [
   "info",
   "open-at-end",
   "nemesis",
+  // run.json's clock bounds (checker/clock.ts), and a case where they made a finding only possible.
+  "clock-bounds",
+  "possible-only",
 ] as const;
 export type Situation = (typeof SITUATIONS)[number];
 
