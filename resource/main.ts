@@ -82,16 +82,21 @@ async function main(): Promise<void> {
 
 /**
  * --otel: a lock.decision span of each decision, as docs/traces.md defines it.
- * Its order is the place the decision took effect among its key's: a store's
- * own, or in memory the log's seq, which grows with every decision of every key.
+ * Its order is the place the decision took effect among its key's decisions,
+ * from 1: a store's own, or in memory a count per key (decisions are made and
+ * logged one at a time, in the order they take effect). A trace check reads a
+ * key's skipped numbers as decisions missing from the trace, so they must be
+ * consecutive: the log's seq, which counts every key's, would not do.
  */
 async function decisionSpans(url: string, store: boolean): Promise<{ decided: (d: ResourceDecision) => void; finish: () => Promise<void> }> {
   const { startSdkTracing, spanData } = await import("../otel/index.ts");
   const { tracer, finish } = await startSdkTracing({ collectorUrl: url, serviceName: "fencecheck-resource", instance: "resource" });
+  const counted = new Map<string, number>();
   return {
     finish,
     decided(d) {
-      const order = store ? d.order : d.seq;
+      const order = store ? d.order : (counted.get(d.key) ?? 0) + 1;
+      if (!store) counted.set(d.key, order!);
       const span = tracer.startSpan("lock.decision", {
         attributes: {
           "lock.key": d.key,
