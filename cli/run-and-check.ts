@@ -64,11 +64,17 @@ async function traceCheck(test: Test, runDir: string, own: Results, say: Say): P
   }
   const { checkTraceFiles } = await import("./traces.ts");
   try {
-    const t = await checkTraceFiles([spans], test.store, { test: `traces-${test.name}`, command: ["traces", spans] });
+    // The clock nemesis on the workers moves their wall clocks, which the SDK reads
+    // for each span's start: the trace check is told by how much at most.
+    const clockError = test.workerClocks && test.nemeses.includes("clock") ? String(test.nemesisOptions.clockOffsetMs) : "0";
+    const t = await checkTraceFiles([spans], test.store, { test: `traces-${test.name}`, command: ["traces", "--clock-error", clockError, spans], clockError });
     for (const w of t.warnings) say.log(`warning: trace check: ${w}`);
     const agree = t.results.valid === own.valid ? "agrees with" : "DIFFERS from";
     say.out(`trace check: ${word(t.results)}, ${agree} the run's ${word(own)} (run ${t.runDir})`);
     say.out(t.gaps);
+    if (clockError !== "0") say.out(t.clocks);
+    const possible = t.results.possible?.anomaly_types ?? [];
+    if (possible.length) say.out(`  possible only, within the clock bound: ${possible.map((p) => `${p} ×${t.results.possible!.anomaly_counts[p]}`).join(", ")}`);
     return { runDir: t.runDir, results: t.results, code: t.exitCode };
   } catch (err) {
     if (!(err instanceof Error) || err.name !== "BadInput") throw err;

@@ -7,7 +7,7 @@ import { BadInput } from "../lib/index.ts";
 import { runStamp } from "../store/index.ts";
 import type { ClockBounds } from "../checker/index.ts";
 import { readOtlpJson, type Span } from "./otlp-json.ts";
-import { traceHistory, type Gaps, type TraceHistory } from "./to-history.ts";
+import { hostOf, traceHistory, type Gaps, type TraceHistory } from "./to-history.ts";
 import { writeTraceRun } from "./run-dir.ts";
 
 export interface TraceRun {
@@ -41,8 +41,10 @@ export function writeTraceFiles(files: readonly string[], store: string, about: 
   }
   const test = about.test ?? traceTestName(files[0]);
   const stamp = runStamp();
-  const history = traceHistory(spans, `${test}/${stamp}`);
-  const clocks = clockBounds(about.clockError ?? "0", history.processes);
+  // The bounds by host first: a thread's spans may overlap by a clock's step back.
+  const hosts = parseClockError(about.clockError ?? "0", lockSpanHosts(spans));
+  const history = traceHistory(spans, `${test}/${stamp}`, hosts.of);
+  const clocks = clockBounds(hosts, history.processes);
   const runDir = resolve(store, test, stamp);
   writeTraceRun(runDir, history, { test, command: about.command, files: files.map((f) => resolve(f)), spans: spans.length, clock_error: clocks.bounds });
   return { runDir, spans: spans.length, gaps: history.gaps, clocksLine: clocks.line };
@@ -58,18 +60,30 @@ export function gapsLine(spans: number, g: Gaps): string {
     `${g.decisions_missing} decision(s) missing by their order`,
     `${g.other_spans} other span(s) ignored`,
     `${g.starts_moved_within_precision} start(s) moved within the SDK's millisecond`,
+    `${g.starts_moved_within_clock_error} within the clock bound`,
   ];
   return `  trace: ${spans} spans; ${parts.join(", ")}`;
 }
 
+/** --clock-error read against the trace's hosts: each host's bound in ms. */
+export interface HostClocks {
+  hosts: string[];
+  byHost: Map<string, number>;
+  default_ms: number;
+  of: (host: string) => number;
+}
+
+/** The hosts of the trace's lock spans (docs/traces.md: host.name, else the instance). */
+function lockSpanHosts(spans: readonly Span[]): string[] {
+  return [...new Set(spans.filter((s) => s.name.startsWith("lock.")).map(hostOf))].sort();
+}
+
 /**
- * --clock-error as run.json's clock_error (checker/clock.ts) for the trace's
- * processes, by their hosts, and the line that says which host got which bound.
- * A host the trace does not have is bad input: a misspelt name would otherwise
- * leave the real host on the default without a word.
+ * --clock-error: MS for every host, HOST=MS for some. A host the trace does not
+ * have is bad input: a misspelt name would otherwise leave the real host on the
+ * default without a word.
  */
-export function clockBounds(option: string, processes: TraceHistory["processes"]): { bounds: ClockBounds; line: string } {
-  const hosts = [...new Set(Object.values(processes).map((p) => p.host))].sort();
+export function parseClockError(option: string, hosts: readonly string[]): HostClocks {
   const byHost = new Map<string, number>();
   let fallback: number | undefined;
   const ms = (text: string, item: string): number => {
@@ -89,8 +103,13 @@ export function clockBounds(option: string, processes: TraceHistory["processes"]
     byHost.set(host, ms(item.slice(eq + 1), item));
   }
   const default_ms = fallback ?? 0;
+  return { hosts: [...hosts], byHost, default_ms, of: (host) => byHost.get(host) ?? default_ms };
+}
+
+/** The hosts' bounds as run.json's clock_error (checker/clock.ts) for the trace's processes, and the line that says which host got which. */
+export function clockBounds(c: HostClocks, processes: TraceHistory["processes"]): { bounds: ClockBounds; line: string } {
   const by_process: Record<string, number> = {};
-  for (const [p, { host }] of Object.entries(processes)) if (byHost.has(host)) by_process[p] = byHost.get(host)!;
-  const said = hosts.map((h) => (byHost.has(h) ? `${h} ±${byHost.get(h)} ms` : `${h} ±${default_ms} ms (the default)`));
-  return { bounds: { default_ms, by_process }, line: `  clocks: ${said.join(", ")}` };
+  for (const [p, { host }] of Object.entries(processes)) if (c.byHost.has(host)) by_process[p] = c.byHost.get(host)!;
+  const said = c.hosts.map((h) => (c.byHost.has(h) ? `${h} ±${c.byHost.get(h)} ms` : `${h} ±${c.default_ms} ms (the default)`));
+  return { bounds: { default_ms: c.default_ms, by_process }, line: `  clocks: ${said.join(", ")}` };
 }

@@ -45,6 +45,8 @@ export interface Gaps {
   decisions_missing: number;
   /** Spans that seemed to start before the last span of their thread ended, by less than a millisecond: started where it ended. */
   starts_moved_within_precision: number;
+  /** Likewise by more, within twice the host's clock bound (--clock-error): a clock step back between them. */
+  starts_moved_within_clock_error: number;
 }
 
 interface Op {
@@ -55,7 +57,7 @@ interface Op {
 }
 
 /** The history of a trace's spans; BadInput naming the span of anything the conventions do not allow. */
-export function traceHistory(spans: readonly Span[], run: string): TraceHistory {
+export function traceHistory(spans: readonly Span[], run: string, clockErrorMs: (host: string) => number = () => 0): TraceHistory {
   const ops: Op[] = [];
   const decisions: Span[] = [];
   let other = 0;
@@ -76,6 +78,16 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
     const list = threads.get(op.thread) ?? [];
     list.push(op);
     threads.set(op.thread, list);
+  }
+  // A thread's spans in the order lock.seq gives where all of them carry it: a
+  // wall clock that stepped back between two of them puts them the wrong way
+  // round by their starts (docs/traces.md, clocks).
+  for (const list of threads.values()) {
+    const seq = list.map((op) => int(op.span, "lock.seq"));
+    if (seq.every((n) => n !== undefined)) {
+      const at = new Map(list.map((op, i) => [op, seq[i]!]));
+      list.sort((a, b) => at.get(a)! - at.get(b)!);
+    }
   }
   // Each hold's last operation in its thread, and the holds whose release the trace has.
   const holdOf = (op: Op): string | undefined => {
@@ -100,6 +112,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
   const writeSpans = new Set<string>();
   let withoutAcquire = 0;
   let clamped = 0;
+  let movedByClock = 0;
   let kind: string | undefined;
   let fenceOnReentry: string | undefined;
   let nextProcess = 0;
@@ -108,6 +121,10 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
     processes[process] = { ...splitThread(thread), host: hostOf(list[0].span) };
     let previous: Span | undefined;
     let previousEnd = 0n;
+    // A host whose clock may be off by e can read two instants up to 2e apart the
+    // wrong way round (a step back between them): its thread's spans may seem to
+    // overlap by that much, and are taken one after the other.
+    const stepNs = BigInt(Math.round(2 * clockErrorMs(processes[process].host) * 1e6));
     for (const op of list) {
       const { span, f, key } = op;
       // OpenTelemetry's JS SDK places each span's start on the wall clock as read
@@ -121,11 +138,16 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
       let start = span.start;
       let end = span.end;
       if (previous && start < previousEnd) {
-        if (previousEnd - start > PRECISION_NS)
-          throw new BadInput(`${span.where}: span ${span.spanId} (${span.name}) starts before span ${previous.spanId} (${previous.name}) of the same thread ends: a thread has one lock operation at a time (docs/traces.md, processes)`);
+        const by = previousEnd - start;
+        if (by > PRECISION_NS + stepNs)
+          throw new BadInput(
+            `${span.where}: span ${span.spanId} (${span.name}) starts ${Number(by) / 1e6} ms before span ${previous.spanId} (${previous.name}) of the same thread ends: a thread has one lock operation at a time (docs/traces.md, processes); ` +
+              `if host ${JSON.stringify(processes[process].host)}'s clock stepped back between them, give its bound with --clock-error (half the step at least)`,
+          );
         start = previousEnd;
         if (end < start) end = start;
-        clamped++;
+        if (by > PRECISION_NS) movedByClock++;
+        else clamped++;
       }
       previous = span;
       previousEnd = end;
@@ -228,6 +250,7 @@ export function traceHistory(spans: readonly Span[], run: string): TraceHistory 
       decisions_without_write: decisionsWithoutWrite,
       decisions_missing: logged?.missing ?? 0,
       starts_moved_within_precision: clamped,
+      starts_moved_within_clock_error: movedByClock,
     },
   };
 }
