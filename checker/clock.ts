@@ -17,10 +17,12 @@
 // completion before its own invoke: where the two would cross, both sit at
 // their midpoint, which lies within both bounds.
 //
-// Times on the resource's log stay as written, and so do the writes' and reads'
-// where there is a log: the resource decides by its own order, which is what
-// the writes' rules then read, and each decision is matched to the write that
-// sent it by the times as written. Without a log the writes' order comes from
+// Times on the resource's log stay as written: the resource decides by its own
+// order, which is what the writes' rules read. Where there is a log, the
+// writes' and reads' times stay as written too (each decision is matched to the
+// write that sent it by them), and the history's own proofs of which write came
+// first, which read those times, are not made (history-proofs.ts): placed, the
+// pairing says so (`clockPlaced`). Without a log the writes' order comes from
 // their times, and they move like every other operation.
 import { READ, WRITE, type Paired } from "./paired.ts";
 import type { Ops, Holds } from "./table.ts";
@@ -70,5 +72,5 @@ export function placed(m: Paired, c: ClockBounds, worst: boolean): Paired {
     endOrder: new Int32Array(m.holds.length),
     endOrderMade: new Int32Array(1),
   });
-  return { ...m, ops, holds, unknown: [...m.unknown], warnings: [...m.warnings] };
+  return { ...m, ops, holds, clockPlaced: true, unknown: [...m.unknown], warnings: [...m.warnings] };
 }

@@ -57,6 +57,8 @@ export interface Paired {
   kind: LockFacts | null;
   /** The codes of the run's adapter protocol errors (protocol-errors.ndjson), beside the history: some left no line in it. */
   protocolErrors: string[];
+  /** Instants moved within clock bounds (clock.ts): the history's proofs of write order from times are not made where there is a log. */
+  clockPlaced?: boolean;
   /** Why the history cannot be fully checked; any entry makes the verdict unknown. */
   unknown: string[];
   warnings: string[];

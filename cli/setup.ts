@@ -5,10 +5,12 @@
 // test suite, which needs everything.
 import { EXIT, commandOptions, type OptionSpec } from "../lib/index.ts";
 import { BACKEND_NAMES, CLIENT_NEEDS, OPTION_NEEDS, SERVER_NEEDS } from "../backends/index.ts";
-import { CHROMIUM, CLOCK, DOCKER, GNU_TIME, TOXIPROXY, ensure, satisfied, type OnlyTheUserCanInstall, type Requirement } from "../setup/index.ts";
+import { CHROMIUM, CLOCK, DOCKER, GNU_TIME, OTELCOL, TOXIPROXY, ensure, satisfied, type OnlyTheUserCanInstall, type Requirement } from "../setup/index.ts";
 
-/** What some options need beyond a backend's servers: the clock nemesis, what a backend's options start beside its servers, a container engine, Toxiproxy, GNU time. */
-const EXTRAS: readonly Requirement[] = [CLOCK, ...OPTION_NEEDS, DOCKER, TOXIPROXY, GNU_TIME];
+/** What some options need beyond a backend's servers: the clock nemesis, what a backend's options start beside its servers, a container engine, Toxiproxy, the OpenTelemetry Collector, GNU time. */
+const EXTRAS: readonly Requirement[] = [CLOCK, ...OPTION_NEEDS, DOCKER, TOXIPROXY, OTELCOL, GNU_TIME];
+/** Extras set up only when named (or with --extras all): the collector's build would add a minute and a half to every `npm test`, which does not use it. */
+const NAMED_ONLY: readonly Requirement[] = [OTELCOL];
 /** The reference adapter programs' environments (each serves one or more --client names). */
 const ADAPTERS = CLIENT_NEEDS;
 /** Every part, in the order set-up takes them and --list shows them (Chromium only for the docs' pictures: never installed unasked). */
@@ -21,8 +23,9 @@ Installs with apt-get (as root, or through sudo without a password) the Debian
 packages that the backends and extras named need and this machine lacks, builds
 the environments of the reference adapters named (from their requirements
 files and pom.xml, into fencecheck's cache), and prints what it did and how
-long it took. With no options: everything (what the test suite needs). A run
-installs and builds what it uses by itself; this prepares a machine ahead.
+long it took. With no options: everything the test suite needs (every extra
+but ${NAMED_ONLY.map((r) => r.id).join(", ")}, set up only when named). A run installs and
+builds what it uses by itself; this prepares a machine ahead.
 
 Backends: ${BACKEND_NAMES.join(", ")}
 Extras:   ${EXTRAS.map((e) => `${e.id} (${e.serves})`).join("\n          ")}
@@ -33,7 +36,7 @@ arguments, or a part asked for that only you can get (the message says how).`;
 
 export const SETUP_OPTIONS: readonly OptionSpec[] = [
   { name: "backends", kind: "list", default: undefined, choices: [...BACKEND_NAMES, "all", "none"], defaultText: "all when no list is named, else none", help: "the backends to run locally" },
-  { name: "extras", kind: "list", default: undefined, choices: [...ids(EXTRAS), "all", "none"], defaultText: "all when no list is named, else none", help: "what some options need beyond a backend" },
+  { name: "extras", kind: "list", default: undefined, choices: [...ids(EXTRAS), "all", "none"], defaultText: `all but ${ids(NAMED_ONLY).join(", ")} when no list is named, else none`, help: "what some options need beyond a backend" },
   { name: "adapters", kind: "list", default: undefined, choices: [...ids(ADAPTERS), "all", "none"], defaultText: "all when no list is named, else none", help: `the reference adapter programs' environments, built from their lock files (${ADAPTERS.map((a) => a.serves).join("; ")})` },
   { name: "list", kind: "flag", default: false, help: "say what each part needs and whether it is there; install nothing" },
 ];
@@ -51,7 +54,7 @@ export async function main(argv: string[]): Promise<number> {
   const everything = o.backends === undefined && o.extras === undefined && o.adapters === undefined;
   // Naming one list asks for what it names alone.
   const backends = pick(o.backends as string[] | undefined, BACKEND_NAMES, everything ? BACKEND_NAMES : []);
-  const extras = pick(o.extras as string[] | undefined, ids(EXTRAS), everything ? ids(EXTRAS) : []);
+  const extras = pick(o.extras as string[] | undefined, ids(EXTRAS), everything ? ids(EXTRAS.filter((e) => !NAMED_ONLY.includes(e))) : []);
   const adapters = pick(o.adapters as string[] | undefined, ids(ADAPTERS), everything ? ids(ADAPTERS) : []);
   const wanted = new Set([...backends.flatMap((b) => (SERVER_NEEDS[b] ? [SERVER_NEEDS[b].id] : [])), ...extras, ...adapters]);
   const parts = PARTS.filter((r) => wanted.has(r.id));

@@ -1,8 +1,8 @@
 // `fencecheck traces --listen PORT`: the live trace check (traces/live) until
 // SIGINT or SIGTERM, then the verdict of everything it was sent, as the exit code.
 import { BadInput, exitCodeFor, type OptionSpec, type ParsedOptions } from "../lib/index.ts";
+import { gapsLine } from "../traces/index.ts";
 import { startLive } from "../traces/live/index.ts";
-import { gapsLine } from "./traces.ts";
 
 export const LIVE_OPTIONS: readonly OptionSpec[] = [
   { name: "listen", kind: "int", default: undefined, min: 1, max: 65535, defaultText: "off", help: "receive OTLP over HTTP on 127.0.0.1:PORT (POST /v1/traces) and check spans as they arrive, instead of reading files; the run goes in STORE/traces-live-<PORT>/<timestamp>, continued if it was not closed" },

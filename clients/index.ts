@@ -6,7 +6,7 @@
 // (backends/index.ts) finds a --client there.
 export type { Hold, LockClient, Outcome, ClientOptions, ClientContext, ServiceAccess, Endpoint, AcquireRequest, LockKind, LockKinds, MakeClient, FenceCounter, LockAdapter } from "./lock.ts";
 export { LOCK_KINDS, CANCELLED, CANCEL_UNKNOWN, FENCE_SOURCES, UnknownOutcome, pollAcquire, type FenceSource } from "./lock.ts";
-export { ResourceClient } from "./resource.ts";
+export { ResourceClient, type WriteOutcome } from "./resource.ts";
 export { isAdapterPath, adapterPath, loadAdapter, checkAdapterClient, adapterClients, shippedProgram } from "./adapter.ts";
 export { isManifestPath } from "./program/index.ts";
 export { clockDrift, atLeast } from "./majority.ts";

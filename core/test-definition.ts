@@ -48,6 +48,8 @@ export interface Test {
   toxiproxy: string | null;
   /** --toxiproxy auto: start Shopify's Toxiproxy, built into the cache, for the run, and use it as a user's. */
   toxiproxyAuto?: true;
+  /** --otel: the workers and the resource emit spans to a Collector started for the run (otelcol/), which writes otel/spans.json; the run checks them too. */
+  otel?: true;
   /** --links direct: workers reach the servers and the resource with no proxy between (no link faults then). */
   directLinks?: boolean;
   /** Where that Toxiproxy was given, for messages: "--toxiproxy" (absent) or "--endpoints FILE". */

@@ -45,6 +45,20 @@ async function traced<T>(span: Span, run: () => Promise<Outcome<T>>, done?: (val
   }
 }
 
+/**
+ * lock.seq: each span's number among its thread's lock spans. A span's start is
+ * the wall clock's (Date.now() in the JS SDK), which can step back between two
+ * spans of one thread (NTP, a VM's pause, a clock fault); the trace check orders
+ * a thread's spans by this number where every one of them has it.
+ */
+const seqs = new Map<string, number>();
+const nextSeq = (thread: string): number => {
+  const n = (seqs.get(thread) ?? 0) + 1;
+  seqs.set(thread, n);
+  return n;
+};
+const threadAttributes = (thread: string): Attributes => ({ "thread.id": thread, "lock.seq": nextSeq(thread) });
+
 const holdAttributes = (key: string, hold: Hold): Attributes => ({ "lock.key": key, "lock.owner": hold.owner, ...(hold.fence === null ? {} : { "lock.fence": hold.fence }) });
 
 /** Each hold's trace, by key and owner: its acquire's span, the parent of the hold's later operations and writes (until its release). */
@@ -58,7 +72,7 @@ export function tracedLock(client: LockClient, opts: TracedOptions): LockClient 
   const thread = String(opts.thread);
   const wrapped: LockClient = {
     async acquire(key: string, ttlMs: number, timeoutMs: number, request?: AcquireRequest) {
-      const attributes: Attributes = { "lock.key": key, "lock.ttl_ms": ttlMs, "thread.id": thread, ...(opts.kind ? { "lock.kind": opts.kind } : {}) };
+      const attributes: Attributes = { "lock.key": key, "lock.ttl_ms": ttlMs, ...threadAttributes(thread), ...(opts.kind ? { "lock.kind": opts.kind } : {}) };
       if (request?.mode) attributes["lock.mode"] = request.mode;
       const span = tracer.startSpan("lock.acquire", { attributes });
       const outcome = await traced(span, () => client.acquire(key, ttlMs, timeoutMs, request), (hold) => ({ ...holdAttributes(key, hold), "lock.ttl_ms": hold.ttlMs }));
@@ -66,11 +80,11 @@ export function tracedLock(client: LockClient, opts: TracedOptions): LockClient 
       return outcome;
     },
     renew(key: string, hold: Hold, ttlMs: number) {
-      const span = tracer.startSpan("lock.renew", { attributes: { ...holdAttributes(key, hold), "lock.ttl_ms": ttlMs, "thread.id": thread } }, holdContext(key, hold));
+      const span = tracer.startSpan("lock.renew", { attributes: { ...holdAttributes(key, hold), "lock.ttl_ms": ttlMs, ...threadAttributes(thread) } }, holdContext(key, hold));
       return traced(span, () => client.renew(key, hold, ttlMs), (v) => ({ "lock.ttl_ms": v.ttlMs }));
     },
     async release(key: string, hold: Hold) {
-      const span = tracer.startSpan("lock.release", { attributes: { ...holdAttributes(key, hold), "thread.id": thread } }, holdContext(key, hold));
+      const span = tracer.startSpan("lock.release", { attributes: { ...holdAttributes(key, hold), ...threadAttributes(thread) } }, holdContext(key, hold));
       const outcome = await traced(span, () => client.release(key, hold), (v) => ({ "lock.released": v.released }));
       holdTraces.delete(holdId(key, hold));
       return outcome;
@@ -90,6 +104,9 @@ export function tracedLock(client: LockClient, opts: TracedOptions): LockClient 
  * throws when the outcome is unknown.
  */
 export function tracedWrite<T>(key: string, hold: Hold, data: string, write: () => Promise<Outcome<T>>, opts: TracedOptions): Promise<Outcome<T>> {
-  const span = tracerOf(opts).startSpan("lock.write", { attributes: { ...holdAttributes(key, hold), "lock.data": data, "thread.id": String(opts.thread) } }, holdContext(key, hold));
+  const span = tracerOf(opts).startSpan("lock.write", { attributes: { ...holdAttributes(key, hold), "lock.data": data, ...threadAttributes(String(opts.thread)) } }, holdContext(key, hold));
   return traced(span, write);
 }
+
+/** fencecheck's own processes' SDK under `fencecheck test --otel` (otel/sdk.ts); a service sets up its own. */
+export { startSdkTracing, spanData, type SdkTracing } from "./sdk.ts";

@@ -16,10 +16,12 @@ export interface ResourceArgs {
   store: { entry: string; config: Record<string, unknown> } | null;
   /** The lock kind's rule (--rule), a mutex's unless asked. */
   rule: Rule;
+  /** --otel URL: a collector's OTLP/HTTP receiver to send a lock.decision span of each decision to. */
+  otel: string | null;
 }
 
 export const USAGE =
-  "usage: resource/main.ts --log <resource.ndjson> --fence on|off [--port N] [--fence-reads] [--watch-stdin] [--store ENTRY --store-config JSON]";
+  "usage: resource/main.ts --log <resource.ndjson> --fence on|off [--port N] [--fence-reads] [--watch-stdin] [--store ENTRY --store-config JSON] [--otel URL]";
 
 const RESOURCE_OPTIONS: readonly OptionSpec[] = [
   { name: "log", kind: "string", default: undefined, required: true, help: "resource.ndjson, the decision log, appended to" },
@@ -29,6 +31,7 @@ const RESOURCE_OPTIONS: readonly OptionSpec[] = [
   { name: "watch-stdin", kind: "flag", default: false, help: "exit when stdin closes" },
   { name: "rule", kind: "string", default: "mutex", help: "the rule per lock kind: mutex, reentrant, rw, or semaphore:N (N permits)" },
   { name: "store", kind: "string", default: undefined, help: "keep each key's value and highest fence in a store a backend offers, which decides each write: the entry point of its decider (backends/NAME/decider)" },
+  { name: "otel", kind: "string", default: undefined, help: "send a lock.decision span (docs/traces.md) of each decision to this OTLP/HTTP receiver, http://127.0.0.1:PORT" },
   { name: "store-config", kind: "string", default: "{}", help: "what that decider is given, as a JSON object (the store's address, its table)" },
 ];
 
@@ -54,7 +57,14 @@ export function parseResourceArgs(argv: string[]): ResourceArgs {
     fenceReads: o["fence-reads"] as boolean,
     watchStdin: o["watch-stdin"] as boolean,
     rule,
+    otel: otelOf(o.otel as string | undefined),
   };
+}
+
+function otelOf(v: string | undefined): string | null {
+  if (v === undefined) return null;
+  if (!/^http:\/\/[^/\s]+$/.test(v)) throw new BadInput(`--otel must be a receiver's http://HOST:PORT, got ${JSON.stringify(v)}`);
+  return v;
 }
 
 function ruleOf(v: string): Rule {

@@ -16,6 +16,7 @@ import { pathToFileURL } from "node:url";
 import { entryFile } from "../lib/paths.ts";
 import { ResourceMetrics } from "./metrics.ts";
 import { createResourceServer } from "./server.ts";
+import type { ResourceDecision } from "../store/events.ts";
 
 function fatal(e: unknown): never {
   const bad = e instanceof BadInput;
@@ -46,16 +47,22 @@ async function main(): Promise<void> {
   // A store's decider (and the database client it loads) comes from the backend
   // that offers it, named by the runner: the resource knows no backend.
   const decider = args.store ? await storeDecider(args.store.entry, args.store.config, args.fencing) : memoryDecider(new FencedStore(args.fencing, args.fenceReads, args.rule));
-  const server = createResourceServer({ decider, log, metrics: new ResourceMetrics() });
+  const tracing = args.otel ? await decisionSpans(args.otel, args.store !== null) : null;
+  const server = createResourceServer({ decider, log, metrics: new ResourceMetrics(), ...(tracing ? { decided: tracing.decided } : {}) });
 
   // Every decision is already on disk (written synchronously), so stopping needs
-  // no draining: requests still in flight were never decided.
+  // no draining: requests still in flight were never decided. Their spans are
+  // sent first (--otel), for at most a second: the runner's SIGKILL comes at two.
+  let stopping = false;
   const stop = (why: string): void => {
+    if (stopping) return;
+    stopping = true;
     process.stderr.write(`resource: stopping (${why})\n`);
     server.close();
     server.closeAllConnections();
     log.close();
-    process.exit(0);
+    if (!tracing) process.exit(0);
+    void Promise.race([tracing.finish(), new Promise((r) => setTimeout(r, 1000))]).then(() => process.exit(0));
   };
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => stop(signal));
   onParentGone({ watchStdin: args.watchStdin }, stop);
@@ -71,6 +78,41 @@ async function main(): Promise<void> {
       `resource: listening on 127.0.0.1:${address.port}, fencing ${args.fencing ? "on" : "off"}${args.fenceReads ? ", fenced reads" : ""}, log ${args.log}\n`,
     );
   });
+}
+
+/**
+ * --otel: a lock.decision span of each decision, as docs/traces.md defines it.
+ * Its order is the place the decision took effect among its key's decisions,
+ * from 1: a store's own, or in memory a count per key (decisions are made and
+ * logged one at a time, in the order they take effect). A trace check reads a
+ * key's skipped numbers as decisions missing from the trace, so they must be
+ * consecutive: the log's seq, which counts every key's, would not do.
+ */
+async function decisionSpans(url: string, store: boolean): Promise<{ decided: (d: ResourceDecision) => void; finish: () => Promise<void> }> {
+  const { startSdkTracing, spanData } = await import("../otel/index.ts");
+  const { tracer, finish } = await startSdkTracing({ collectorUrl: url, serviceName: "fencecheck-resource", instance: "resource" });
+  const counted = new Map<string, number>();
+  return {
+    finish,
+    decided(d) {
+      const order = store ? d.order : (counted.get(d.key) ?? 0) + 1;
+      if (!store) counted.set(d.key, order!);
+      const span = tracer.startSpan("lock.decision", {
+        attributes: {
+          "lock.key": d.key,
+          "lock.owner": d.owner,
+          "lock.operation": d.op,
+          "lock.data": spanData(d.data),
+          "lock.fencing": d.fencing,
+          ...(d.fence === null ? {} : { "lock.fence": d.fence }),
+          ...(d.max_before === null ? {} : { "lock.decision.max_before": d.max_before }),
+          ...(d.accepted === null ? {} : { "lock.decision.accepted": d.accepted }),
+          ...(order === undefined || order === null ? {} : { "lock.decision.order": order }),
+        },
+      });
+      span.end();
+    },
+  };
 }
 
 main().catch(fatal);

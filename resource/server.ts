@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { DecisionLog, DecisionFields } from "./decision-log.ts";
 import type { Decider, LogDecision } from "./decider.ts";
 import type { ResourceMetrics } from "./metrics.ts";
+import type { ResourceDecision } from "../store/events.ts";
 import {
   isRefusal,
   bodyData,
@@ -22,6 +23,8 @@ export interface ResourceParts {
   decider: Decider;
   log: DecisionLog;
   metrics: ResourceMetrics;
+  /** Told of each decision once it is logged (--otel: a lock.decision span); must not throw. */
+  decided?: (d: ResourceDecision) => void;
 }
 
 type Body = { kind: "body"; bytes: Buffer } | { kind: "too-large" } | { kind: "gone" };
@@ -131,7 +134,8 @@ async function decide<V>(
     try {
       const semaphore = v.higher === undefined ? {} : { permits: parts.decider.permits, higher: v.higher };
       const order = v.order === undefined ? {} : { order: v.order };
-      parts.log.append({ ...d, ...("data" in v ? { data: v.data } : {}), max_before: v.maxBefore, accepted: v.accepted, fencing: parts.decider.fencing, ...semaphore, ...order });
+      const logged = parts.log.append({ ...d, ...("data" in v ? { data: v.data } : {}), max_before: v.maxBefore, accepted: v.accepted, fencing: parts.decider.fencing, ...semaphore, ...order });
+      parts.decided?.(logged);
     } catch (e) {
       throw new Unlogged((e as Error).message);
     }

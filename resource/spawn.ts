@@ -22,6 +22,8 @@ export interface ResourceOptions {
   startTimeoutMs?: number;
   /** Keep the state in a store a backend offers (ResourceStore), which decides each write: its decider's entry point and what it is given (absent: the process's memory). */
   store?: { entry: string; config: Record<string, unknown> };
+  /** --otel: a collector's OTLP/HTTP receiver (http://127.0.0.1:PORT) for a lock.decision span of each decision. */
+  otel?: string;
 }
 
 export type ResourceHandle = ServiceHandle;
@@ -31,6 +33,7 @@ export function startResource(opts: ResourceOptions): Promise<ResourceHandle> {
   if (opts.fenceReads) args.push("--fence-reads");
   if (opts.rule && opts.rule !== "mutex") args.push("--rule", opts.rule);
   if (opts.store) args.push("--store", opts.store.entry, "--store-config", JSON.stringify(opts.store.config));
+  if (opts.otel) args.push("--otel", opts.otel);
   return spawnService({
     name: "resource",
     main: entryFile("resource/main"),

@@ -9,3 +9,5 @@ export { checkMetricsPort, takeMetricsPorts } from "./metrics.ts";
 export { runTest, type RunOutcome } from "./run.ts";
 export { requirementsOf, ensureFor } from "./needs.ts";
 export type { Test } from "../core/index.ts";
+/** --otel: where in its run directory a run's collector writes the spans. */
+export { SPANS_FILE } from "./start-parts.ts";

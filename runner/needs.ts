@@ -2,10 +2,10 @@
 // servers where they run here, what its backend's options need, a resource store's
 // server, its client's language and library (a reference adapter program), the
 // clock nemesis' libfaketime, a container engine for --deploy docker and
-// Toxiproxy for --toxiproxy auto; an adapter program's environment (a venv,
+// Toxiproxy for --toxiproxy auto, the OpenTelemetry Collector for --otel; an adapter program's environment (a venv,
 // Maven's jars, a Go build) is built here too. A first run of the default Redis
 // test installs Redis and nothing else.
-import { CLOCK, DOCKER, TOXIPROXY, ensure, type EnsureReport, type Requirement } from "../setup/index.ts";
+import { CLOCK, DOCKER, OTELCOL, OTEL_SDK, TOXIPROXY, ensure, type EnsureReport, type Requirement } from "../setup/index.ts";
 import { RESOURCE_STORES, type StoreName } from "../backends/index.ts";
 import type { Test } from "../core/index.ts";
 import { environmentRequirement, isManifestPath, readManifest } from "../clients/program/index.ts";
@@ -25,6 +25,8 @@ export function requirementsOf(test: Test): Requirement[] {
   if (test.workerClocks) needs.push(CLOCK);
   // --toxiproxy auto: Toxiproxy built from its Go module, once, into the cache.
   if (test.toxiproxyAuto) needs.push(TOXIPROXY);
+  // --otel: the SDK's npm packages (optional dependencies), and the OpenTelemetry Collector, built from its Go modules, once, into the cache.
+  if (test.otel) needs.push(OTEL_SDK, OTELCOL);
   // The language and library of a reference adapter program, wherever the servers run.
   if (test.clientKind?.needs) needs.push(test.clientKind.needs);
   // A user's adapter program's environment, built before anything starts (the preflight starts the program once).

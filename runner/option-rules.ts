@@ -187,6 +187,18 @@ const TEST_RULES: readonly { name: string; check(m: Made): string | undefined }[
     },
   },
   {
+    // What otel/index.ts makes spans of: a mutex's acquire, renew and release, and
+    // fenced writes. A read, a withdrawn wait or another kind's hold would reach
+    // the history and not the trace, and the two verdicts would differ for that alone.
+    name: "what --otel traces",
+    check: ({ test }) => {
+      if (!test.otel) return;
+      const w = test.workloadOptions;
+      const why = test.workload.name !== "fenced-write" ? `--workload ${test.workload.name}` : w.lock.kind !== "mutex" ? `--lock ${w.lock.kind}` : w.fenceReads ? "--fence-reads" : w.cancelRate > 0 ? `--cancel-rate ${w.cancelRate}` : undefined;
+      return why ? `--otel traces a mutex's acquires, renews, releases and fenced writes (--workload fenced-write, --lock mutex, no --fence-reads, no --cancel-rate), and ${why} does more: drop one or the other` : undefined;
+    },
+  },
+  {
     name: "a Toxiproxy needs links",
     check: ({ test, toxiproxy }) =>
       test.directLinks && (test.toxiproxy || test.toxiproxyAuto)

@@ -108,6 +108,7 @@ const GENERAL_OPTIONS = [
   { name: "keep-data", kind: "flag", default: false, help: "keep the servers' data directories (data/) in the run directory; by default they are removed at the end (a server may preallocate its write-ahead log: 128 MB a member for some)" },
   { name: "port-base", kind: "int", default: 0, min: 0, max: 65000, defaultText: "free ports", help: "servers, then the run's links, take consecutive ports from here" },
   { name: "metrics-port", kind: "int", default: undefined, defaultText: "off", min: 0, max: 65535, help: "serve every worker's, the fault proxy's and the resource's Prometheus metrics at http://127.0.0.1:PORT/metrics during the run (0: a free port, printed at start)" },
+  { name: "otel", kind: "flag", default: false, help: "the workers and the resource also emit their lock, write and decision spans (docs/traces.md) through the OpenTelemetry SDK to a Collector started for the run (fencecheck setup --extras otelcol; a run builds it if need be), which writes them to otel/spans.json; the run then checks those spans too and prints the trace check's verdict beside its own" },
   { name: "model", kind: "string", default: "lease", choices: ["lease", "strict"], help: "strict: the model check's strict-mutex-violation makes a run invalid (leases break a strict mutex by design)" },
 ] as const satisfies readonly OptionSpec[];
 
@@ -247,6 +248,7 @@ export function buildTest(parsed: ParsedOptions): Test {
     workloadOptions,
     toxiproxy,
     ...(toxiproxyAuto ? { toxiproxyAuto: true as const } : {}),
+    ...(o.otel ? { otel: true as const } : {}),
     directLinks: o.links === "direct",
     ...(given === null && toxiproxyNamed ? { toxiproxyFrom: `--endpoints ${endpoints}` } : {}),
     nemesisOptions: {

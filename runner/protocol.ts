@@ -26,6 +26,8 @@ export interface WorkerConfig {
   commandTimeoutMs: number;
   /** With --metrics-port: the labels every series of this worker carries besides `worker`. Absent: no metrics kept. */
   metrics?: { backend: string; client: string };
+  /** With --otel: the run's collector (its OTLP/HTTP receiver), where the worker's lock and write spans go. Absent: no spans. */
+  otel?: { url: string };
 }
 
 export type ToWorker =

@@ -219,6 +219,11 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     // First, so the port is free once the run is over whatever happens below.
     await metrics?.close();
     await schedule?.healAll().catch(() => {});
+    // --otel: every span in the file before anything it traced is torn down further.
+    if (system?.otel) {
+      await system.otel.finish().catch((err: Error) => log(`fencecheck: stopping the collector: ${err.message}`));
+      phases.mark("spans_flushed");
+    }
     await system?.close().catch(() => {});
     // Data kept outside the run directory (a Postgres the postgres user can reach) stays too.
     if (test.keepData) group.keepDirs();

@@ -7,7 +7,7 @@
 // runner's teardown (or the reaper) stops it whatever happens here; a part that
 // fails lets the others finish starting first, so that none comes up after it.
 import { Toxiproxy } from "toxiproxy-node-client";
-import { basename, join } from "node:path";
+import { basename, join, relative } from "node:path";
 import { externalCluster } from "../cluster/external.ts";
 import { placeServers } from "../cluster/external-proxies.ts";
 import type { ProcessGroup } from "../cluster/processes.ts";
@@ -18,6 +18,7 @@ import type { Cluster } from "../cluster/cluster.ts";
 import { startResource, type ResourceHandle } from "../resource/index.ts";
 import { PROXY_VERSION, spawnProxyServer } from "../proxy/index.ts";
 import { startToxiproxy, toxiproxyBinary } from "../toxiproxy/index.ts";
+import { OTELCOL_VERSION, startCollector, type RunningCollector } from "../otelcol/index.ts";
 import { RUN_FILES, appendProtocolError, workerName, type UnindexedEvent } from "../store/index.ts";
 import type { Endpoint } from "../clients/index.ts";
 import { spawnWorker, workerClockFile, type WorkerHandle } from "./workers.ts";
@@ -40,9 +41,14 @@ export interface RunParts {
   metricsServices: Array<{ name: string; url: string }>;
   /** Move a worker's wall clock to real time + offsetMs; absent unless its workers run under libfaketime (--clock-target clients). */
   skewWorkerClock?(name: string, offsetMs: number): Promise<void>;
+  /** --otel: the run's collector, and how to end its spans (the resource's flushed, then the collector stopped, which flushes its file). */
+  otel?: { collector: RunningCollector; spansFile: string; finish(): Promise<void> };
   /** Stops what the process group does not own (the proxies of a shared Toxiproxy). */
   close(): Promise<void>;
 }
+
+/** Where a run's collector writes the spans (--otel), in its run directory. */
+export const SPANS_FILE = join("otel", "spans.json");
 
 export interface PartsContext {
   test: Test;
@@ -99,6 +105,16 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
   const resourcePort = test.portBase ? await ports.take() : 0;
   // Toxiproxy says nothing when it listens, so it is given its port (never its 8474: PortPlan keeps off it).
   const proxyPort = test.toxiproxyAuto ? await ports.take() : !test.toxiproxy && test.portBase ? await ports.take() : 0;
+  // --otel: the collector's receiver, on a port of the run's (it cannot pick a free one and say which), never its 4318.
+  const collectorPort = test.otel ? await ports.take() : 0;
+  const collectorUrl = `http://127.0.0.1:${collectorPort}`;
+  const spansFile = join(runDir, SPANS_FILE);
+  const collectorUp = test.otel
+    ? startCollector({ receiverPort: collectorPort, fileOut: spansFile, dir: join(runDir, "otel"), logFile: logs("otelcol"), group }).then((collector) => {
+        ctx.started("otel", { collector: collector.url, version: OTELCOL_VERSION, pid: group.get("otelcol")?.pid, spans: SPANS_FILE, config: relative(runDir, collector.configFile) });
+        return collector;
+      })
+    : Promise.resolve(null);
   const resourceUp = startResource({
     ...(store && db ? { store: { entry: store.decider, config: db.config } } : {}),
     logPath: join(runDir, RUN_FILES.resource),
@@ -108,6 +124,7 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
     t0,
     logFile: logs("resource"),
     port: resourcePort,
+    ...(test.otel ? { otel: collectorUrl } : {}),
   }).then((resource) => {
     group.watch(resource.pid);
     group.onStop(() => resource.stop());
@@ -153,7 +170,7 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
     ctx.started("servers", cluster.nodes);
     return { service, external, cluster };
   })();
-  const [resource, proxy, { service, external, cluster }, workers] = await allStarted([resourceUp, proxyUp, serversUp, spawning] as const);
+  const [resource, proxy, { service, external, cluster }, workers, collector] = await allStarted([resourceUp, proxyUp, serversUp, spawning, collectorUp] as const);
   const metricsServices = [...(proxy?.ours ? [{ name: "proxy", url: proxy.url }] : []), { name: "resource", url: resource.url }];
   const nodes = cluster.nodes;
 
@@ -189,6 +206,7 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
         resourceUrl: `http://${toResource.host}:${toResource.port}`,
         commandTimeoutMs: test.commandTimeoutMs,
         ...(test.metricsPort != null ? { metrics: { backend: test.backend.name, client: test.client } } : {}),
+        ...(collector ? { otel: { url: collector.url } } : {}),
       });
     }),
   );
@@ -201,6 +219,8 @@ export async function startParts(ctx: PartsContext): Promise<RunParts> {
     workers,
     assignment,
     metricsServices,
+    // The workers export theirs before they say they are done; the resource on its SIGTERM.
+    ...(collector ? { otel: { collector, spansFile, finish: async () => (await resource.stop(), await collector.stop()) } } : {}),
     ...(test.workerClocks
       ? {
           skewWorkerClock: async (name: string, offsetMs: number) => {

@@ -3,7 +3,8 @@
 // its renew watchdog and its buffered sockets included.
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { Registry } from "prom-client";
-import { ResourceClient, loadAdapter, adapterClients, type LockClient, type MakeClient } from "../clients/index.ts";
+import type { Tracer } from "@opentelemetry/api";
+import { ResourceClient, loadAdapter, adapterClients, type LockClient, type MakeClient, type WriteOutcome } from "../clients/index.ts";
 import type { Backend } from "../core/index.ts";
 import { WORKLOADS, LogicalClient, Arrivals, loadOperationMetrics, keyName, type ClientEnv, type OperationMetrics } from "../workloads/index.ts";
 import { runClock } from "../store/clock.ts";
@@ -79,6 +80,8 @@ const declarationOf = async (name: string): Promise<Backend> => ((await import(`
 
 let config: WorkerConfig;
 let locks: LockClient[] = [];
+/** With --otel: the tracer the clients' spans are made with, and the provider's last flush. */
+let tracing: { tracer: Tracer; finish(): Promise<void>; resource(r: ResourceClient): ResourceClient } | null = null;
 /** Each logical client by id, once it runs: notices are recorded under its current process. */
 const logical = new Map<number, LogicalClient>();
 let endAt = Infinity;
@@ -98,6 +101,7 @@ async function setup(c: WorkerConfig): Promise<void> {
     await sendMetrics();
   }
   const create = await loadClient(c.client, c.backend);
+  if (c.otel) tracing = await startTracing(c.otel.url, c.worker, c.concurrency);
   locks = c.clients.map((id) =>
     create({
       id, endpoints: c.endpoints[id], ...(c.service ? { service: c.service } : {}), ownerPrefix: `c${id}`, commandTimeoutMs: c.commandTimeoutMs, rng: rng(c.seed, "lock", id), options: c.clientOptions,
@@ -110,6 +114,11 @@ async function setup(c: WorkerConfig): Promise<void> {
         send({ type: "protocol-error", error: { time: clock(), worker: c.worker, client: id, process: logical.get(id)?.process ?? id, pid, code, message } }),
     }),
   );
+  // Each logical client is a thread of the trace (thread.id its id), as it is a process of the history.
+  if (tracing) {
+    const { tracedLock } = await import("../otel/index.ts");
+    locks = locks.map((l, i) => tracedLock(l, { thread: c.clients[i], tracer: tracing!.tracer }));
+  }
   // Adapter programs are started and have answered init before the run's clock starts. One that
   // failed has said so (a warning, the worker's log); its client's first operation starts another.
   await Promise.all(locks.map((l) => l.whenStarted?.().catch(() => {})));
@@ -129,7 +138,8 @@ async function go(startAt: number, end: number): Promise<void> {
   // or reply would otherwise look like a slow lock service.
   const lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
   lag.enable();
-  const resource = new ResourceClient(config.resourceUrl, { timeoutMs: config.commandTimeoutMs });
+  const plain = new ResourceClient(config.resourceUrl, { timeoutMs: config.commandTimeoutMs });
+  const resource = tracing ? tracing.resource(plain) : plain;
   const workload = WORKLOADS[config.workload as keyof typeof WORKLOADS];
   await Promise.all(
     config.clients.map(async (id, i) => {
@@ -162,11 +172,40 @@ async function go(startAt: number, end: number): Promise<void> {
   flush();
   await sendMetrics();
   await Promise.all(locks.map((l) => l.close().catch(() => {})));
+  // Every span out before "done": the runner stops the collector once the workers are done.
+  await tracing?.finish();
   lag.disable();
   // The histogram counts each 10 ms tick's whole wait; the delay is what exceeds it.
   // A SIGSTOP of this worker (the pause nemesis) shows here too: it is a delay.
   const ms = (ns: number): number => Math.max(0, Math.round((ns - LAG_RESOLUTION_MS * 1e6) / 1e4) / 100);
   send({ type: "done", eventLoopDelayMs: { p50: ms(lag.percentile(50)), p99: ms(lag.percentile(99)), max: ms(lag.max) } });
+}
+
+/**
+ * --otel: the SDK's tracer for this worker (service.instance.id its name), and
+ * the resource's writes as lock.write spans in their hold's trace. A write's
+ * thread is its logical client, which is its process modulo the concurrency, as
+ * the runner counts (a process retired after an unknown outcome carries on as
+ * process + concurrency).
+ */
+async function startTracing(url: string, worker: string, concurrency: number): Promise<NonNullable<typeof tracing>> {
+  const { startSdkTracing, tracedWrite, spanData } = await import("../otel/index.ts");
+  const { tracer, finish } = await startSdkTracing({ collectorUrl: url, serviceName: "fencecheck-worker", instance: worker });
+  const resource = (plain: ResourceClient): ResourceClient => {
+    // The same client with its write traced: its connections are shared, not copied.
+    const traced = Object.create(plain) as ResourceClient;
+    traced.write = async (key, w, opts) => {
+      let answer: WriteOutcome | null = null;
+      const hold = { owner: w.owner, fence: w.fence, ttlMs: 0 };
+      const outcome = await tracedWrite(key, hold, spanData(w.data), async () => {
+        answer = await plain.write(key, w, opts);
+        return answer.type === "ok" ? { type: "ok" as const, value: answer } : answer;
+      }, { tracer, thread: w.process % concurrency });
+      return outcome.type === "ok" ? outcome.value : answer!;
+    };
+    return traced;
+  };
+  return { tracer, finish, resource };
 }
 
 process.on("message", (m: ToWorker) => {

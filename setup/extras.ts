@@ -1,14 +1,15 @@
 // The parts every backend may use, beyond its servers: libfaketime for the clock
 // nemesis (with the shim built from source), a container engine for --deploy
-// docker, Shopify's Toxiproxy built from its Go module, GNU time for
-// bench:checker and Chromium for the docs' pictures.
+// docker, Shopify's Toxiproxy and an OpenTelemetry Collector built from their Go
+// modules, GNU time for bench:checker and Chromium for the docs' pictures.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { findLibfaketime } from "../cluster/faketime.ts";
 import { repoFile } from "../lib/paths.ts";
-import { chromiumBinary, onPath, type Requirement } from "./requirements.ts";
+import { chromiumBinary, onPath, resolvable, type Requirement } from "./requirements.ts";
 import { ensureShim } from "./shim.ts";
 import { TOXIPROXY_VERSION, buildToxiproxy, goProblem, toxiproxyBuilt } from "../toxiproxy/index.ts";
+import { OTELCOL_VERSION, buildCollector, otelcolBuilt, otelcolGoProblem } from "../otelcol/index.ts";
 
 // The shim that lets libfaketime run inside Debian's redis-server is built from
 // source, hence the compiler (setup/shim.ts builds it once into the cache).
@@ -66,6 +67,35 @@ export const TOXIPROXY: Requirement = {
     const done = await buildToxiproxy();
     if (done.built) say(`fencecheck: built Toxiproxy v${TOXIPROXY_VERSION} from its Go module in ${done.seconds.toFixed(1)} s: ${done.path}`);
   },
+};
+
+/**
+ * fencecheck's OpenTelemetry Collector (otelcol/), built once from its Go
+ * modules into the cache: about a minute and a half on two cores, so only for
+ * what asks for it (`--otel`, the library tests), never in the default set-up.
+ */
+export const OTELCOL: Requirement = {
+  id: "otelcol",
+  serves: `--otel and the trace tests (an OpenTelemetry Collector v${OTELCOL_VERSION}: OTLP receiver, file and OTLP/HTTP exporters, built from its Go modules into the cache; only when named)`,
+  packages: [],
+  present: () => otelcolBuilt(),
+  get getIt() {
+    return otelcolBuilt() ? undefined : (otelcolGoProblem() ?? undefined);
+  },
+  async finish(say) {
+    const done = await buildCollector();
+    if (done.built) say(`fencecheck: built the OpenTelemetry Collector v${OTELCOL_VERSION} from its Go modules in ${done.seconds.toFixed(1)} s: ${done.path}`);
+  },
+};
+
+/** What --otel's workers and resource load: optional npm dependencies, pinned exactly in package.json, with @opentelemetry/api their peer. */
+const OTEL_SDK_PACKAGES = ["@opentelemetry/api", "@opentelemetry/sdk-trace-base", "@opentelemetry/resources", "@opentelemetry/exporter-trace-otlp-http"];
+export const OTEL_SDK: Requirement = {
+  id: "otel-sdk",
+  serves: `--otel (the OpenTelemetry SDK its workers and resource load: ${OTEL_SDK_PACKAGES.join(", ")})`,
+  packages: [],
+  present: () => OTEL_SDK_PACKAGES.every((p) => resolvable(p)),
+  getIt: "they are optional npm dependencies of fencecheck: run `npm install` where fencecheck is installed, without --omit=optional",
 };
 
 export const GNU_TIME: Requirement = { id: "gnu-time", serves: "npm run bench:checker (peak memory of each process)", packages: ["time"], present: () => existsSync("/usr/bin/time") };

@@ -8,7 +8,7 @@ import { aptInstall, hasApt, installCommand, InstallFailed, rootCommand } from "
 import { satisfied, type Requirement } from "./requirements.ts";
 
 export { satisfied, onPath, resolvable, chromiumBinary, type Requirement } from "./requirements.ts";
-export { CLOCK, DOCKER, TOXIPROXY, GNU_TIME, CHROMIUM } from "./extras.ts";
+export { CLOCK, DOCKER, TOXIPROXY, OTELCOL, OTEL_SDK, GNU_TIME, CHROMIUM } from "./extras.ts";
 
 export interface EnsureOptions {
   /** Progress lines (stderr for a command). */

@@ -3,12 +3,11 @@
 // downloaded here, but the Go module proxy is reachable. Go's own caches (the
 // module and build caches) live under fencecheck's cache too, writable
 // (-modcacherw), so deleting that directory removes everything the build made.
-import { spawnSync } from "node:child_process";
 import { existsSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { buildAside, runSteps, type BuildStep } from "../lib/build-aside.ts";
 import { cacheDirectory, goCaches } from "../lib/user-dir.ts";
-import { GO_ADVICE, goBinary } from "../cluster/programs.ts";
+import { goBinary, goProblemFor } from "../cluster/programs.ts";
 
 export const TOXIPROXY_VERSION = "2.12.0";
 const MODULE = "github.com/Shopify/toxiproxy/v2";
@@ -28,19 +27,7 @@ export const toxiproxyBuilt = (env: NodeJS.ProcessEnv = process.env): boolean =>
  * Why Toxiproxy cannot be built here, with what to do; null when a Go new enough
  * is there. Asked only while the binary is missing: a built one needs no Go.
  */
-export function goProblem(env: NodeJS.ProcessEnv = process.env): string | null {
-  const go = goBinary(env);
-  const need = `Go ${GO_NEEDED.join(".")} or newer`;
-  const fix = `${GO_ADVICE}; then run ${SETUP_COMMAND}`;
-  if (go === null) return `building Toxiproxy v${TOXIPROXY_VERSION} from its Go module needs ${need}, and ${env.FENCECHECK_GO ? `FENCECHECK_GO=${env.FENCECHECK_GO} is not an executable` : "there is no go on PATH nor /usr/local/go/bin/go"}: ${fix}`;
-  const asked = spawnSync(go, ["env", "GOVERSION"], { encoding: "utf8", env: { ...env, GOTOOLCHAIN: "local" } });
-  const m = /^go(\d+)\.(\d+)/.exec(asked.stdout?.trim() ?? "");
-  if (!m) return `building Toxiproxy v${TOXIPROXY_VERSION} needs ${need}, and ${go} did not say its version (go env GOVERSION: ${(asked.stderr || asked.error?.message || "").trim() || "nothing"}): ${fix}`;
-  const [major, minor] = [Number(m[1]), Number(m[2])];
-  if (major < GO_NEEDED[0] || (major === GO_NEEDED[0] && minor < GO_NEEDED[1]))
-    return `building Toxiproxy v${TOXIPROXY_VERSION} needs ${need}, and ${go} is ${asked.stdout.trim()}: ${fix}`;
-  return null;
-}
+export const goProblem = (env: NodeJS.ProcessEnv = process.env): string | null => goProblemFor(`Toxiproxy v${TOXIPROXY_VERSION}`, GO_NEEDED, SETUP_COMMAND, env);
 
 /**
  * Builds the server unless it is there, aside and renamed into place whole

@@ -45,6 +45,8 @@ export interface Gaps {
   decisions_missing: number;
   /** Spans that seemed to start before the last span of their thread ended, by less than a millisecond: started where it ended. */
   starts_moved_within_precision: number;
+  /** Likewise by more, within twice the host's clock bound (--clock-error): a clock step back between them. */
+  starts_moved_within_clock_error: number;
 }
 
 interface Op {
@@ -93,7 +95,7 @@ export interface WindowContext {
 }
 
 /** The history of a trace's spans; BadInput naming the span of anything the conventions do not allow. */
-export function traceHistory(spans: readonly Span[], run: string, window: WindowContext = {}): TraceHistory {
+export function traceHistory(spans: readonly Span[], run: string, clockErrorMs: (host: string) => number = () => 0, window: WindowContext = {}): TraceHistory {
   const ops: Op[] = [];
   const decisions: Span[] = [];
   let other = 0;
@@ -115,6 +117,16 @@ export function traceHistory(spans: readonly Span[], run: string, window: Window
     list.push(op);
     threads.set(op.thread, list);
   }
+  // A thread's spans in the order lock.seq gives where all of them carry it: a
+  // wall clock that stepped back between two of them puts them the wrong way
+  // round by their starts (docs/traces.md, clocks).
+  for (const list of threads.values()) {
+    const seq = list.map((op) => int(op.span, "lock.seq"));
+    if (seq.every((n) => n !== undefined)) {
+      const at = new Map(list.map((op, i) => [op, seq[i]!]));
+      list.sort((a, b) => at.get(a)! - at.get(b)!);
+    }
+  }
   // Each hold's last operation in its thread, and the holds whose release the trace has.
   const holdOf = (op: Op): string | undefined => {
     const owner = op.span.attributes["lock.owner"];
@@ -134,8 +146,11 @@ export function traceHistory(spans: readonly Span[], run: string, window: Window
   const holdProcess = new Map<string, number>();
   const acquired = new Set<string>();
   const okWrites: Array<{ owner: string; key: string; fence: number | null; span: Span }> = [];
+  /** Every hold (key, owner) with a write span, whatever its outcome: a refused write's decision has its write. */
+  const writeSpans = new Set<string>();
   let withoutAcquire = 0;
   let clamped = 0;
+  let movedByClock = 0;
   let kind: string | undefined;
   let fenceOnReentry: string | undefined;
   let nextProcess = 0;
@@ -143,6 +158,11 @@ export function traceHistory(spans: readonly Span[], run: string, window: Window
     let process = nextProcess++;
     processes[process] = { ...splitThread(thread), host: hostOf(list[0].span) };
     let previous: Span | undefined;
+    let previousEnd = 0n;
+    // A host whose clock may be off by e can read two instants up to 2e apart the
+    // wrong way round (a step back between them): its thread's spans may seem to
+    // overlap by that much, and are taken one after the other.
+    const stepNs = BigInt(Math.round(2 * clockErrorMs(processes[process].host) * 1e6));
     for (const op of list) {
       const { span, f, key } = op;
       // OpenTelemetry's JS SDK places each span's start on the wall clock as read
@@ -150,14 +170,25 @@ export function traceHistory(spans: readonly Span[], run: string, window: Window
       // the start plus a monotonic duration, so the next span of a thread can seem
       // to start up to a millisecond before the last one ended. Within that, it starts where the last one ended (counted);
       // beyond it, two operations of one thread overlapped, which the history allows no process.
+      // A span so moved can be shorter than the move (a sub-millisecond release
+      // after a write): its end moves with it, to its new start, or the history
+      // would complete it before its invoke.
       let start = span.start;
-      if (previous && start < previous.end) {
-        if (previous.end - start > PRECISION_NS)
-          throw new BadInput(`${span.where}: span ${span.spanId} (${span.name}) starts before span ${previous.spanId} (${previous.name}) of the same thread ends: a thread has one lock operation at a time (docs/traces.md, processes)`);
-        start = previous.end;
-        clamped++;
+      let end = span.end;
+      if (previous && start < previousEnd) {
+        const by = previousEnd - start;
+        if (by > PRECISION_NS + stepNs)
+          throw new BadInput(
+            `${span.where}: span ${span.spanId} (${span.name}) starts ${Number(by) / 1e6} ms before span ${previous.spanId} (${previous.name}) of the same thread ends: a thread has one lock operation at a time (docs/traces.md, processes); ` +
+              `if host ${JSON.stringify(processes[process].host)}'s clock stepped back between them, give its bound with --clock-error (half the step at least)`,
+          );
+        start = previousEnd;
+        if (end < start) end = start;
+        if (by > PRECISION_NS) movedByClock++;
+        else clamped++;
       }
       previous = span;
+      previousEnd = end;
       const outcome = outcomeOf(span);
       const owner = str(span, "lock.owner", f !== "acquire" && f !== "read" ? true : outcome === "ok" && f === "acquire");
       const fence = int(span, "lock.fence");
@@ -196,13 +227,14 @@ export function traceHistory(spans: readonly Span[], run: string, window: Window
           holdProcess.set(hold, process);
         } else if (f !== "acquire") {
           if (!acquired.has(hold)) withoutAcquire++;
+          if (f === "write") writeSpans.add(`${key}\u0000${owner}`);
           if (f === "write" && outcome === "ok") okWrites.push({ owner, key, fence: fence ?? null, span });
           if (!holdProcess.has(hold)) holdProcess.set(hold, process);
         }
       }
       events.push({ time: at(start), process, type: "invoke", f, key, value: { ...invoke, ...ids } });
       const error = str(span, "lock.error");
-      const completion: UnindexedEvent = { time: at(span.end), process, type: outcome === "unknown" ? "info" : outcome, f, key, value: done ?? ids };
+      const completion: UnindexedEvent = { time: at(end), process, type: outcome === "unknown" ? "info" : outcome, f, key, value: done ?? ids };
       if (outcome !== "ok") completion.error = error ?? (outcome === "unknown" ? "unknown" : "fail");
       events.push(completion);
       // A hold with no release span may have been released at any moment after
@@ -220,8 +252,8 @@ export function traceHistory(spans: readonly Span[], run: string, window: Window
       if (hold !== undefined && !releaseSpans.has(hold) && lastOfHold.get(hold) === op && (f !== "acquire" || outcome === "ok")) {
         if (unknown) nextProcessOfThread();
         const value = { owner, fence: fence ?? null, no_release_span: true };
-        events.push({ time: at(span.end), process, type: "invoke", f: "release", key, value });
-        events.push({ time: at(span.end), process, type: "info", f: "release", key, value, error: "no-release-span" });
+        events.push({ time: at(end), process, type: "invoke", f: "release", key, value });
+        events.push({ time: at(end), process, type: "info", f: "release", key, value, error: "no-release-span" });
         unknown = true;
       }
       if (unknown) nextProcessOfThread();
@@ -235,8 +267,7 @@ export function traceHistory(spans: readonly Span[], run: string, window: Window
   if (resource) {
     const decided = new Set(resource.map((l) => `${l.key}\u0000${l.owner}\u0000${l.fence}`));
     writesWithoutDecision = okWrites.filter((w) => !decided.has(`${w.key}\u0000${w.owner}\u0000${w.fence}`)).length;
-    const written = new Set(okWrites.map((w) => `${w.key}\u0000${w.owner}`));
-    decisionsWithoutWrite = resource.filter((l) => !written.has(`${l.key}\u0000${l.owner}`)).length;
+    decisionsWithoutWrite = resource.filter((l) => !writeSpans.has(`${l.key}\u0000${l.owner}`)).length;
   }
   const fencing = decisions.some((d) => bool(d, "lock.fencing") === true);
   return {
@@ -252,6 +283,7 @@ export function traceHistory(spans: readonly Span[], run: string, window: Window
       decisions_without_write: decisionsWithoutWrite,
       decisions_missing: logged?.missing ?? 0,
       starts_moved_within_precision: clamped,
+      starts_moved_within_clock_error: movedByClock,
     },
   };
 }

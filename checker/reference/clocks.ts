@@ -14,10 +14,12 @@
 // before its own invoke: where they would cross, both go to their midpoint,
 // which is within the bound of each.
 //
-// A resource log's times stay as written, and where there is a log so do the
-// writes' and reads': the log's order is what the writes' rules read then, and
-// a decision is matched to its write by the times as written. Without a log,
-// the writes are ordered by their times, and move like the rest.
+// A resource log's times stay as written: its order is what the writes' rules
+// read. Where there is a log, the writes' and reads' times stay as written too
+// (a decision is matched to the write whose invoke and completion hold its
+// time), and the history's own proofs of write order, which read those times,
+// are left out (writes.ts, `placed`). Without a log the writes are ordered by
+// their times, and move like the rest.
 import { BadInput } from "../../lib/index.ts";
 import type { Event, Op, Run, Value } from "./types.ts";
 
@@ -60,5 +62,5 @@ export function placeRun(run: Run, clock: ClockBounds, worst: boolean): Run {
     return { ...op, invoke: moved(op.invoke, mid), done: moved(op.done, mid) };
   });
   // Decisions are copied too: the writes' rules note on each the operation that sent it.
-  return { ...run, ops, decisions: run.decisions?.map((d) => ({ ...d })) ?? null, warnings: [...run.warnings], unknownReasons: [...run.unknownReasons] };
+  return { ...run, ops, placed: true, decisions: run.decisions?.map((d) => ({ ...d })) ?? null, warnings: [...run.warnings], unknownReasons: [...run.unknownReasons] };
 }

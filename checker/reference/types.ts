@@ -122,6 +122,8 @@ export interface Run {
   options: Value;
   /** run.json's clock_error (clocks.ts): how far each process's clock may be off; null when none may be. */
   clock: ClockBounds | null;
+  /** Instants moved within clock bounds (clocks.ts): with a log, the history's proofs of write order are left out. */
+  placed?: boolean;
   /** run.json's history_complete: false for a trace's run, whose history may lack operations (writes.ts proves nothing from their absence). */
   complete: boolean;
   /** The codes of protocol-errors.ndjson's lines ([] without the file). */

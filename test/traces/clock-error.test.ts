@@ -90,6 +90,23 @@ describe("fencecheck traces --clock-error", () => {
     expect(r.results.possible).toBeUndefined();
   });
 
+  it("a thread whose clock stepped back: by lock.seq its spans keep their order; refused without a bound, taken within twice the bound", async () => {
+    // c-1's release starts (by its host's clock) 300 ms before its acquire ended, and before it by its start too.
+    const stepped = [
+      { ...span("lock.acquire", 1000, 1400, { "lock.key": "s", "lock.owner": "c-1", "lock.fence": 1, "lock.ttl_ms": 1000, "lock.outcome": "ok", "lock.seq": 1 }) },
+      { ...span("lock.release", 950, 960, { "lock.key": "s", "lock.owner": "c-1", "lock.fence": 1, "lock.released": true, "lock.seq": 2 }) },
+    ];
+    const dir = tempDir("fc-clock-in-");
+    const file = join(dir, "stepped.json");
+    writeFileSync(file, instanceLine("api-3", stepped, { "host.name": "host-c" }) + "\n");
+    const refused = runCli("traces", ["--store", tempDir("fc-clock-"), file]);
+    expect(await refused.exit).toBe(254);
+    expect(refused.stderr()).toMatch(/starts 450 ms before span [0-9a-f]+ \(lock\.acquire\).*host "host-c".*--clock-error/);
+    const taken = runCli("traces", ["--store", tempDir("fc-clock-"), "--clock-error", "250", file]);
+    expect(await taken.exit, taken.stdout() + taken.stderr()).toBe(0);
+    expect(taken.stdout()).toMatch(/1 within the clock bound/);
+  });
+
   it("bad bounds are 254, name what is wrong, and write nothing", async () => {
     for (const [value, said] of [
       ["host-c=5", /no span of the trace is from host "host-c" \(its hosts: host-a, host-b\)/],

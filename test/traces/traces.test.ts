@@ -148,7 +148,7 @@ describe("fencecheck traces", () => {
       ["proto.bin", Buffer.from([0x0a, 0x80, 0x01, 0x12, 0x00, 0xff, 0xfe]), /protobuf/],
       ["broken.json", `${line("api-1", a.client)}\n{"resourceSpans": [\n`, /broken\.json:2: not JSON/],
       ["base64.json", line("api-1", a.client).replace(/"spanId":"[0-9a-f]{16}"/, '"spanId":"AAAAAAAAAAE="'), /spanId: "AAAAAAAAAAE=" is not 16 hex digits/],
-      ["overlap.json", line("api-1", overlapping), /starts before span [0-9a-f]{16} \(lock\.acquire\) of the same thread ends/],
+      ["overlap.json", line("api-1", overlapping), /starts [0-9.]+ ms before span [0-9a-f]{16} \(lock\.acquire\) of the same thread ends.*--clock-error/],
       ["no-key.json", line("api-1", [{ ...a.client[0], attrs: { "lock.owner": "a-1", "lock.outcome": "ok" } }]), /has no lock\.key/],
       ["outcome.json", line("api-1", [{ ...a.client[0], attrs: { ...a.client[0].attrs, "lock.outcome": "maybe" } }]), /lock\.outcome "maybe" is not ok, fail or unknown/],
       ["none.json", line("api-1", [{ name: "GET /orders", from: 0, to: 1, attrs: {} }]), /no lock spans/],

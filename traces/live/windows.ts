@@ -73,7 +73,6 @@ export interface LiveCounts {
 
 const CLIENT = new Set(["lock.acquire", "lock.renew", "lock.release", "lock.write", "lock.read"]);
 const DECISION = "lock.decision";
-const GAP_NAMES = ["decisions_missing", "holds_without_release", "operations_without_acquire", "writes_without_decision", "decisions_without_write", "starts_moved_within_precision"] as const;
 
 export class LiveCheck {
   private readonly keys = new Map<string, KeyWindow>();
@@ -85,7 +84,17 @@ export class LiveCheck {
   private readonly step: bigint;
   buffered = 0;
   readonly counts: LiveCounts = { spans_checked: 0, spans_late: 0, other_spans: 0, windows_checked: 0, windows_refused: 0 };
-  readonly gaps: Record<(typeof GAP_NAMES)[number], number> = { decisions_missing: 0, holds_without_release: 0, operations_without_acquire: 0, writes_without_decision: 0, decisions_without_write: 0, starts_moved_within_precision: 0 };
+  /** traceHistory's Gaps, summed over the windows (other_spans counted in add(): only lock spans reach a window). */
+  private readonly gaps: Gaps = {
+    other_spans: 0,
+    holds_without_release: 0,
+    operations_without_acquire: 0,
+    writes_without_decision: 0,
+    decisions_without_write: 0,
+    decisions_missing: 0,
+    starts_moved_within_precision: 0,
+    starts_moved_within_clock_error: 0,
+  };
   private valid: Validity = true;
   private readonly anomalyCounts: Record<string, number> = {};
   private readonly witnesses: Record<string, Witness[]> = {};
@@ -179,7 +188,7 @@ export class LiveCheck {
     if (!spans.some((s) => CLIENT.has(s.name))) return; // decisions alone (their holds' spans were not sent): carried() judged them
     let history;
     try {
-      history = traceHistory(spans, this.opts.run, { origin: this.origin ?? undefined, orderBefore });
+      history = traceHistory(spans, this.opts.run, undefined, { origin: this.origin ?? undefined, orderBefore });
     } catch (err) {
       if (!(err instanceof BadInput)) throw err;
       this.counts.windows_refused++;
@@ -188,7 +197,7 @@ export class LiveCheck {
       return;
     }
     this.counts.windows_checked++;
-    for (const g of GAP_NAMES) this.gaps[g] += history.gaps[g];
+    for (const g of Object.keys(this.gaps) as Array<keyof Gaps>) this.gaps[g] += history.gaps[g];
     // As HistoryWriter orders a run's history: by time, then arrival.
     const events = history.events.map((e, i) => ({ ...e, index: i }) as HistoryEvent);
     events.sort((a, b) => a.time - b.time || a.index - b.index);
@@ -296,7 +305,7 @@ export class LiveCheck {
 
   /** What the trace lacked, summed over the windows (traceHistory's Gaps). */
   totalGaps(): Gaps {
-    return { other_spans: this.counts.other_spans, ...this.gaps };
+    return { ...this.gaps, other_spans: this.counts.other_spans };
   }
 }
 
