@@ -32,7 +32,7 @@ export async function listen(o: ParsedOptions, files: string[], command: string[
   const live_ = results.stats.live as { spans_checked: number; spans_late: number; windows_checked: number };
   const counts = results.stats.anomaly_counts as Record<string, number>;
   const verdict = results.valid === true ? "VALID" : results.valid === false ? "INVALID" : "UNKNOWN";
-  say(`${verdict}  live traces on port ${live.port}: ${spans} spans spooled, ${live_.spans_checked} checked in ${live_.windows_checked} window(s), ${live_.spans_late} late (not checked live)`);
+  say(`${verdict}  live traces on port ${live.port}: ${spans} spans accepted and spooled, ${live_.spans_checked} checked in ${live_.windows_checked} window(s), ${live_.spans_late} late (not checked live)`);
   for (const t of results.anomaly_types) say(`  ${t} ×${counts[t]}`);
   for (const r of results.stats.unknown_reasons as string[]) say(`  cannot fully check: ${r}`);
   say(gapsLine(spans, gaps));

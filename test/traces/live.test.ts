@@ -143,7 +143,7 @@ describe("fencecheck traces --listen", () => {
       // The spool is OTLP JSON lines the file check reads, with every span, ids and times exact.
       const spooled = await fileCheck(readFileSync(join(live.dir!, "spans.json"), "utf8").trim().split("\n"));
       expect([spooled.code, spooled.spans]).toEqual([file.code, spans.length]);
-      expect(live.out).toContain(`${spans.length} spans spooled, ${spans.length} checked`);
+      expect(live.out).toContain(`${spans.length} spans accepted and spooled, ${spans.length} checked`);
       // 64-bit times exactly, protobuf's fixed64 too: each span's start in the spool is the SDK's to the nanosecond.
       const spool = readFileSync(join(live.dir!, "spans.json"), "utf8");
       for (const span of spans) {
@@ -242,7 +242,7 @@ describe("fencecheck traces --listen", () => {
     expect(live.dir).toBe(runDir);
     expect([live.code, live.results.valid, live.results.anomaly_types], live.out).toEqual([file.code, file.results.valid, file.results.anomaly_types]);
     expect(live.code).toBe(1);
-    expect(live.out).toContain(`${file.spans} spans spooled`);
+    expect(live.out).toContain(`${file.spans} spans accepted and spooled`);
     // What the trace lacks is counted alike, window by window: each key's orders skip (by 6), and a window goes on from the last one's.
     expect(JSON.parse(readFileSync(join(runDir, "run.json"), "utf8")).traces.gaps).toEqual(file.gaps);
     expect(file.gaps.decisions_missing).toBeGreaterThan(0);
@@ -267,6 +267,6 @@ describe("fencecheck traces --listen", () => {
     expect(samplesOf(metrics, "fencecheck_traces_spans_late_total")[0].value).toBe(1);
     const live = await stop(cli);
     expect(live.results.stats.live.spans_late).toBe(1);
-    expect(live.out).toMatch(/9 spans spooled, 8 checked in \d+ window\(s\), 1 late/);
+    expect(live.out).toMatch(/9 spans accepted and spooled, 8 checked in \d+ window\(s\), 1 late/);
   });
 });
