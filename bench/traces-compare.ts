@@ -83,6 +83,7 @@ async function live(spans: string, work: string): Promise<Judged & { spans: stri
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), "fc-traces-compare-"));
   const lines: string[] = [];
+  const differ: string[] = [];
   try {
     for (const run of RUNS) {
       const store = join(work, run.name.replace(/ /g, "-"));
@@ -101,9 +102,12 @@ async function main(): Promise<void> {
         `  trace check, live via collector:  ${word(fromLive)}`,
       );
       process.stdout.write(lines.slice(-4).join("\n") + "\n");
+      if (word(fromFile) !== word(fromHistory) || word(fromLive) !== word(fromHistory)) differ.push(`${run.name}: ${runDir} (trace run ${traceDir})`);
     }
   } finally {
-    rmSync(work, { recursive: true, force: true });
+    // Kept where the three differ, to read why.
+    if (differ.length === 0) rmSync(work, { recursive: true, force: true });
+    else process.stdout.write(`the verdicts differ; kept:\n  ${differ.join("\n  ")}\n`);
   }
 }
 

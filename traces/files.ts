@@ -42,7 +42,7 @@ export function writeTraceFiles(files: readonly string[], store: string, about: 
   const test = about.test ?? traceTestName(files[0]);
   const stamp = runStamp();
   // The bounds by host first: a thread's spans may overlap by a clock's step back.
-  const hosts = parseClockError(about.clockError ?? "0", lockSpanHosts(spans));
+  const hosts = withPrecision(parseClockError(about.clockError ?? "0", lockSpanHosts(spans)), wholeMillisecondHosts(spans));
   const history = traceHistory(spans, `${test}/${stamp}`, hosts.of);
   const clocks = clockBounds(hosts, history.processes);
   const runDir = resolve(store, test, stamp);
@@ -71,6 +71,34 @@ export interface HostClocks {
   byHost: Map<string, number>;
   default_ms: number;
   of: (host: string) => number;
+  /** Hosts whose bound was raised to 1 ms, their spans starting on whole milliseconds. */
+  precise?: Set<string>;
+}
+
+/**
+ * The hosts whose client lock spans all start on a whole millisecond: their
+ * SDK read the start from Date.now() (the JS SDK does), so each start, and the
+ * end taken from it plus a duration, may be up to 1 ms early. Two holds of a
+ * run that came within a millisecond (a release, then the next grant on a
+ * polling waiter's SET) would otherwise seem to overlap by a fraction of it.
+ */
+export function wholeMillisecondHosts(spans: readonly Span[]): Set<string> {
+  const whole = new Map<string, boolean>();
+  for (const s of spans) {
+    if (!s.name.startsWith("lock.") || s.name === "lock.decision") continue;
+    const h = hostOf(s);
+    whole.set(h, (whole.get(h) ?? true) && s.start % 1_000_000n === 0n);
+  }
+  return new Set([...whole].filter(([, w]) => w).map(([h]) => h));
+}
+
+/** The bounds with at least 1 ms for the hosts whose spans start on whole milliseconds. */
+function withPrecision(c: HostClocks, whole: Set<string>): HostClocks {
+  if (whole.size === 0) return c;
+  const of = (host: string): number => Math.max(c.of(host), whole.has(host) ? 1 : 0);
+  const byHost = new Map(c.byHost);
+  for (const h of whole) if (of(h) !== c.default_ms) byHost.set(h, of(h));
+  return { ...c, byHost, of, precise: whole };
 }
 
 /** The hosts of the trace's lock spans (docs/traces.md: host.name, else the instance). */
@@ -110,6 +138,7 @@ export function parseClockError(option: string, hosts: readonly string[]): HostC
 export function clockBounds(c: HostClocks, processes: TraceHistory["processes"]): { bounds: ClockBounds; line: string } {
   const by_process: Record<string, number> = {};
   for (const [p, { host }] of Object.entries(processes)) if (c.byHost.has(host)) by_process[p] = c.byHost.get(host)!;
-  const said = c.hosts.map((h) => (c.byHost.has(h) ? `${h} ±${c.byHost.get(h)} ms` : `${h} ±${c.default_ms} ms (the default)`));
+  const why = (h: string): string => (c.precise?.has(h) && c.of(h) === 1 ? " (its spans start on whole milliseconds)" : "");
+  const said = c.hosts.map((h) => (c.byHost.has(h) ? `${h} ±${c.byHost.get(h)} ms${why(h)}` : `${h} ±${c.default_ms} ms (the default)`));
   return { bounds: { default_ms: c.default_ms, by_process }, line: `  clocks: ${said.join(", ")}` };
 }

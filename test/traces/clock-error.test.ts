@@ -83,11 +83,24 @@ describe("fencecheck traces --clock-error", () => {
     expect(JSON.parse(readFileSync(join(r.run!, "results.json"), "utf8")).possible.anomaly_types.sort()).toEqual(["fence-regression", "mutex-violation"]);
   });
 
-  it("no bound: as written, both certain", async () => {
+  it("no bound: spans that start on whole milliseconds (the JS SDK's Date.now()) get ±1 ms, said so; both still certain", async () => {
     const r = await check(null);
     expect(r.code).toBe(1);
     expect(r.results.anomaly_types.sort()).toEqual(["fence-regression", "mutex-violation"]);
-    expect(r.results.possible).toBeUndefined();
+    expect(r.results.possible.anomaly_types).toEqual([]);
+    expect(r.out).toMatch(/clocks: host-a ±1 ms \(its spans start on whole milliseconds\), host-b ±1 ms \(its spans start on whole milliseconds\)/);
+  });
+
+  it("no bound and spans with sub-millisecond starts: every host ±0, no clock_error in run.json", async () => {
+    const precise = lines.map((l) => l.replace(/"startTimeUnixNano":"(\d+)"/g, (_m, t) => `"startTimeUnixNano":"${BigInt(t) + 1234n}"`).replace(/"endTimeUnixNano":"(\d+)"/g, (_m, t) => `"endTimeUnixNano":"${BigInt(t) + 1234n}"`));
+    const dir = tempDir("fc-clock-in-");
+    const file = join(dir, "precise.json");
+    writeFileSync(file, precise.join("\n") + "\n");
+    const cli = runCli("traces", ["--store", tempDir("fc-clock-"), file]);
+    expect(await cli.exit).toBe(1);
+    expect(cli.stdout()).toMatch(/clocks: host-a ±0 ms \(the default\), host-b ±0 ms \(the default\)/);
+    const run = cli.stdout().match(/^Run directory: (.*)$/m)![1];
+    expect(JSON.parse(readFileSync(join(run, "results.json"), "utf8")).possible).toBeUndefined();
   });
 
   it("a thread whose clock stepped back: by lock.seq its spans keep their order; refused without a bound, taken within twice the bound", async () => {

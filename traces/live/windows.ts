@@ -21,6 +21,7 @@
 // to was judged: it is late, kept in the spool (the offline check reads it) and
 // counted, never checked live.
 import { analyze, MAX_WITNESSES } from "../../checker/index.ts";
+import { wholeMillisecondHosts } from "../files.ts";
 import { BadInput } from "../../lib/exit.ts";
 import { ANOMALY_TYPES, type HistoryEvent, type Results, type Validity, type Witness } from "../../store/events.ts";
 import type { Span } from "../otlp-json.ts";
@@ -203,7 +204,13 @@ export class LiveCheck {
     events.sort((a, b) => a.time - b.time || a.index - b.index);
     events.forEach((e, i) => (e.index = i));
     // As the file check's run.json says (history_complete false): a trace may lack operations, so nothing is proved from their absence.
-    const { results } = analyze({ header: history.header, events, decisions: history.resource }, { historyComplete: false });
+    // Spans that start on whole milliseconds (the JS SDK's Date.now()) are placed
+    // within 1 ms, as the file check places them (files.ts): what holds only
+    // within that millisecond is not reported live (the spool's file check lists it as possible).
+    const whole = wholeMillisecondHosts(spans);
+    const by_process = Object.fromEntries(Object.entries(history.processes).filter(([, p]) => whole.has(p.host)).map(([p]) => [p, 1]));
+    const clock = Object.keys(by_process).length ? { clock: { default_ms: 0, by_process } } : {};
+    const { results } = analyze({ header: history.header, events, decisions: history.resource }, { historyComplete: false, ...clock });
     if (results.valid === "unknown") for (const r of (results.stats.unknown_reasons as string[]) ?? []) this.unknown(r);
     const counts = (results.stats.anomaly_counts ?? {}) as Record<string, number>;
     for (const [type, list] of Object.entries(results.anomalies)) {
