@@ -1,6 +1,9 @@
 import { defineConfig } from "vitest/config";
 import LongestFirst from "./test/sequencer.ts";
 
+/** The tests that install the packed tarball in a team's project (test/package/team.ts): `npm run test:package`. */
+export const PACKAGE_TESTS = ["test/package/outside.test.ts", "test/package/own-lock.test.ts", "test/package/action.test.ts"];
+
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "backends/*/test/*.test.ts"],
@@ -8,7 +11,14 @@ export default defineConfig({
     // libraries preset's soak runs too. They are `npm run test:libraries`
     // (vitest.libraries.config.ts), not every `npm test`, which keeps a whole run
     // of every backend and one adapter run per language.
-    exclude: ["**/node_modules/**", "**/*.library.test.ts"],
+    //
+    // Package tests (PACKAGE_TESTS): fencecheck packed and installed with npm in a
+    // team's project outside the checkout, where the docs' worked examples and
+    // the GitHub Action's commands run as written. Three npm installs and a dozen
+    // whole runs, about a third of the suite's CPU over its 10-minute budget on
+    // two cores, so they are `npm run test:package` (vitest.package.config.ts);
+    // .ci/run runs both.
+    exclude: ["**/node_modules/**", "**/*.library.test.ts", ...PACKAGE_TESTS],
     globalSetup: ["test/build-once.ts"],
     // Each file's temporary run directories removed when it is done (test/cleanup.ts).
     setupFiles: ["test/cleanup.ts"],
