@@ -11,6 +11,7 @@ import { existsSync, readFileSync, readdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import zookeeper from "node-zookeeper-client";
 import { startZkServers, type ZkServers } from "./servers.ts";
+import { catchUp } from "../session.ts";
 import { BACKENDS } from "../../index.ts";
 import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning, waitFor, eventually } from "../../../test/helpers.ts";
 
@@ -33,8 +34,14 @@ const create = (path: string, data = "", mode: number = CreateMode.PERSISTENT, c
 const dataOf = (path: string): Promise<string> => call<Buffer>((done) => zk.admin.getData(path, done)).then((b) => b.toString());
 const exists = (path: string): Promise<boolean> => call<zookeeper.Stat | null>((done) => zk.admin.exists(path, done)).then((s) => s !== null);
 
-/** Every node of the ensemble but ZooKeeper's own (/zookeeper), depth first. */
+/**
+ * Every node of the ensemble but ZooKeeper's own (/zookeeper), depth first. The
+ * admin session may be on a follower that has not applied what another session
+ * just did through the leader (a CI run saw a deleted node still listed): it
+ * catches up first, as the product's own reads do (session.ts catchUp).
+ */
 async function tree(path = "/"): Promise<string[]> {
+  if (path === "/") await call<void>((done) => catchUp(zk.admin, "/", (err) => done(err as Error | null, undefined)));
   const out: string[] = [];
   for (const name of (await call<string[]>((done) => zk.admin.getChildren(path, done))).sort()) {
     const child = path === "/" ? `/${name}` : `${path}/${name}`;
