@@ -1,7 +1,7 @@
 // `fencecheck traces --listen PORT`: the live trace check (traces/live) until
 // SIGINT or SIGTERM, then the verdict of everything it was sent, as the exit code.
 import { BadInput, exitCodeFor, type OptionSpec, type ParsedOptions } from "../lib/index.ts";
-import { gapsLine } from "../traces/index.ts";
+import { gapsLine, parseClockError } from "../traces/index.ts";
 import { startLive } from "../traces/live/index.ts";
 
 export const LIVE_OPTIONS: readonly OptionSpec[] = [
@@ -12,8 +12,8 @@ export const LIVE_OPTIONS: readonly OptionSpec[] = [
 
 export async function listen(o: ParsedOptions, files: string[], command: string[]): Promise<number> {
   if (files.length > 0) throw new BadInput(`--listen takes no trace files (given ${files.join(", ")}): check files without --listen`);
-  // Each window's hosts are a few of the stream's, and HOST=MS names hosts that may not have sent yet: bounds are not carried into the windows yet.
-  if (o["clock-error"] !== undefined && o["clock-error"] !== "0") throw new BadInput("--clock-error is not applied by the live check yet: check the spool (spans.json) with fencecheck traces --clock-error");
+  // HOST=MS may name hosts that have not sent yet: every name is taken.
+  const clocks = parseClockError((o["clock-error"] as string | undefined) ?? "0", null);
   const say = (line: string) => process.stdout.write(line + "\n");
   const live = await startLive({
     port: o.listen as number,
@@ -22,6 +22,7 @@ export async function listen(o: ParsedOptions, files: string[], command: string[
     maxBodyBytes: Math.round((o["max-body"] as number) * 1024 * 1024),
     command,
     say,
+    clockErrorMs: clocks.of,
   });
   const signal = await new Promise<string>((resolve) => {
     process.once("SIGINT", () => resolve("SIGINT"));
@@ -34,6 +35,8 @@ export async function listen(o: ParsedOptions, files: string[], command: string[
   const verdict = results.valid === true ? "VALID" : results.valid === false ? "INVALID" : "UNKNOWN";
   say(`${verdict}  live traces on port ${live.port}: ${spans} spans accepted and spooled, ${live_.spans_checked} checked in ${live_.windows_checked} window(s), ${live_.spans_late} late (not checked live)`);
   for (const t of results.anomaly_types) say(`  ${t} ×${counts[t]}`);
+  for (const t of results.possible?.anomaly_types ?? []) say(`  possible ${t} ×${results.possible!.anomaly_counts[t]} (only if the clocks were off the right way)`);
+  if (clocks.byHost.size || clocks.default_ms) say(`  clocks: ${[...clocks.byHost].map(([h, ms]) => `${h} ±${ms} ms`).concat(`the rest ±${clocks.default_ms} ms`).join(", ")}`);
   for (const r of results.stats.unknown_reasons as string[]) say(`  cannot fully check: ${r}`);
   say(gapsLine(spans, gaps));
   say(`Run directory: ${live.runDir} (fencecheck traces ${live.runDir}/spans.json re-checks it offline)`);

@@ -109,9 +109,10 @@ function lockSpanHosts(spans: readonly Span[]): string[] {
 /**
  * --clock-error: MS for every host, HOST=MS for some. A host the trace does not
  * have is bad input: a misspelt name would otherwise leave the real host on the
- * default without a word.
+ * default without a word. The live check (`hosts` null) cannot know the hosts
+ * before they send: it takes every name.
  */
-export function parseClockError(option: string, hosts: readonly string[]): HostClocks {
+export function parseClockError(option: string, hosts: readonly string[] | null): HostClocks {
   const byHost = new Map<string, number>();
   let fallback: number | undefined;
   const ms = (text: string, item: string): number => {
@@ -126,12 +127,12 @@ export function parseClockError(option: string, hosts: readonly string[]): HostC
       continue;
     }
     const host = item.slice(0, eq).trim();
-    if (!hosts.includes(host)) throw new BadInput(`--clock-error: no span of the trace is from host ${JSON.stringify(host)} (its hosts: ${hosts.join(", ")})`);
+    if (hosts !== null && !hosts.includes(host)) throw new BadInput(`--clock-error: no span of the trace is from host ${JSON.stringify(host)} (its hosts: ${hosts.join(", ")})`);
     if (byHost.has(host)) throw new BadInput(`--clock-error: host ${JSON.stringify(host)} is given twice`);
     byHost.set(host, ms(item.slice(eq + 1), item));
   }
   const default_ms = fallback ?? 0;
-  return { hosts: [...hosts], byHost, default_ms, of: (host) => byHost.get(host) ?? default_ms };
+  return { hosts: [...(hosts ?? byHost.keys())], byHost, default_ms, of: (host) => byHost.get(host) ?? default_ms };
 }
 
 /** The hosts' bounds as run.json's clock_error (checker/clock.ts) for the trace's processes, and the line that says which host got which. */

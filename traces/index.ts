@@ -5,4 +5,4 @@
 export { readOtlpJson, requestSpans, type RequestSpans, type Span, type AttributeValue } from "./otlp-json.ts";
 export { checkSpan, traceHistory, type TraceHistory, type Gaps } from "./to-history.ts";
 export { writeTraceRun } from "./run-dir.ts";
-export { writeTraceFiles, traceTestName, gapsLine, clockBounds, type TraceRun } from "./files.ts";
+export { writeTraceFiles, traceTestName, gapsLine, clockBounds, parseClockError, type TraceRun } from "./files.ts";

@@ -7,7 +7,7 @@
 import { describe, it, expect } from "vitest";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli, tempDir } from "../helpers.ts";
+import { runCli, takenPort, tempDir, waitFor } from "../helpers.ts";
 import { instanceLine, kv } from "./otlp.ts";
 
 const T0 = 1_796_000_000_000_000_000n;
@@ -118,6 +118,28 @@ describe("fencecheck traces --clock-error", () => {
     const taken = runCli("traces", ["--store", tempDir("fc-clock-"), "--clock-error", "250", file]);
     expect(await taken.exit, taken.stdout() + taken.stderr()).toBe(0);
     expect(taken.stdout()).toMatch(/1 within the clock bound/);
+  });
+
+  it("live (--listen): the same bounds, the same certain and possible findings", async () => {
+    for (const [bound, code, certain, possible] of [
+      ["5,host-b=10", 1, ["fence-regression", "mutex-violation"], []],
+      ["45", 0, [], ["fence-regression", "mutex-violation"]],
+    ] as const) {
+      const free = await takenPort();
+      const port = free.port;
+      free.close();
+      const cli = runCli("traces", ["--listen", String(port), "--window", "0.1", "--clock-error", bound, "--store", tempDir("fc-clock-live-")]);
+      expect(await waitFor(() => cli.stdout().includes("listening on"), 15_000), cli.stdout() + cli.stderr()).toBe(true);
+      for (const line of lines) {
+        const res = await fetch(`http://127.0.0.1:${port}/v1/traces`, { method: "POST", headers: { "Content-Type": "application/json" }, body: line });
+        expect(res.status).toBe(200);
+      }
+      cli.child.kill("SIGINT");
+      expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(code);
+      const results = JSON.parse(readFileSync(join(cli.stdout().match(/^Run directory: (\S+)/m)![1], "results.json"), "utf8"));
+      expect([...results.anomaly_types].sort(), bound).toEqual(certain);
+      expect([...(results.possible?.anomaly_types ?? [])].sort(), bound).toEqual(possible);
+    }
   });
 
   it("bad bounds are 254, name what is wrong, and write nothing", async () => {

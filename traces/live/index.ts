@@ -34,6 +34,8 @@ export interface LiveOptions {
   command: string[];
   /** One line for stdout: a finding, a late span, the start and the end. */
   say: (line: string) => void;
+  /** --clock-error: each host's bound in ms (0 where none is given). */
+  clockErrorMs?: (host: string) => number;
 }
 
 export interface LiveRun {
@@ -58,6 +60,7 @@ export async function startLive(o: LiveOptions): Promise<LiveRun> {
     },
     onLate: (span, cut) => o.say(`LATE ${span.name} span ${span.spanId} (trace ${span.traceId}) of key ${JSON.stringify(span.attributes["lock.key"])} starts ${msBefore(cut - span.start)} before the key's last cut: kept in ${SPOOL_FILE}, not checked live`),
     onRefused: (key, message) => o.say(`REFUSED a window of key ${JSON.stringify(key)}: ${message}`),
+    clockErrorMs: o.clockErrorMs,
   });
 
   const spool = new Spool(spoolPath);

@@ -98,10 +98,12 @@ export class LiveCheck {
   };
   private valid: Validity = true;
   private readonly anomalyCounts: Record<string, number> = {};
+  /** Findings that hold only for some placement of the instants within the clock bounds (checker/clock.ts), by type. */
+  private readonly possibleCounts: Record<string, number> = {};
   private readonly witnesses: Record<string, Witness[]> = {};
   private readonly unknownReasons = new Map<string, number>();
 
-  constructor(private readonly opts: { windowNs: bigint; run: string; onFinding: (f: Finding) => void; onLate: (span: Span, cut: bigint) => void; onRefused: (key: string, message: string) => void }) {
+  constructor(private readonly opts: { windowNs: bigint; run: string; onFinding: (f: Finding) => void; onLate: (span: Span, cut: bigint) => void; onRefused: (key: string, message: string) => void; clockErrorMs?: (host: string) => number }) {
     // Settling re-groups a key's buffer; doing it at most every tenth of a window keeps that cost per span constant.
     this.step = opts.windowNs / 10n > 0n ? opts.windowNs / 10n : 1n;
   }
@@ -189,7 +191,7 @@ export class LiveCheck {
     if (!spans.some((s) => CLIENT.has(s.name))) return; // decisions alone (their holds' spans were not sent): carried() judged them
     let history;
     try {
-      history = traceHistory(spans, this.opts.run, undefined, { origin: this.origin ?? undefined, orderBefore });
+      history = traceHistory(spans, this.opts.run, this.opts.clockErrorMs, { origin: this.origin ?? undefined, orderBefore });
     } catch (err) {
       if (!(err instanceof BadInput)) throw err;
       this.counts.windows_refused++;
@@ -207,10 +209,14 @@ export class LiveCheck {
     // Spans that start on whole milliseconds (the JS SDK's Date.now()) are placed
     // within 1 ms, as the file check places them (files.ts): what holds only
     // within that millisecond is not reported live (the spool's file check lists it as possible).
+    // With --clock-error, each host's bound too (files.ts), and what holds only
+    // for some placement within the bounds is counted apart, as possible.
     const whole = wholeMillisecondHosts(spans);
-    const by_process = Object.fromEntries(Object.entries(history.processes).filter(([, p]) => whole.has(p.host)).map(([p]) => [p, 1]));
+    const boundOf = (host: string): number => Math.max(this.opts.clockErrorMs?.(host) ?? 0, whole.has(host) ? 1 : 0);
+    const by_process = Object.fromEntries(Object.entries(history.processes).filter(([, p]) => boundOf(p.host) > 0).map(([p, { host }]) => [p, boundOf(host)]));
     const clock = Object.keys(by_process).length ? { clock: { default_ms: 0, by_process } } : {};
     const { results } = analyze({ header: history.header, events, decisions: history.resource }, { historyComplete: false, ...clock });
+    for (const [type, n] of Object.entries(results.possible?.anomaly_counts ?? {})) this.possibleCounts[type] = (this.possibleCounts[type] ?? 0) + n;
     if (results.valid === "unknown") for (const r of (results.stats.unknown_reasons as string[]) ?? []) this.unknown(r);
     const counts = (results.stats.anomaly_counts ?? {}) as Record<string, number>;
     for (const [type, list] of Object.entries(results.anomalies)) {
@@ -302,6 +308,7 @@ export class LiveCheck {
       valid: this.valid,
       anomaly_types: types,
       anomalies: Object.fromEntries(types.map((t) => [t, this.witnesses[t] ?? []])),
+      ...(Object.keys(this.possibleCounts).length ? { possible: { anomaly_types: Object.keys(this.possibleCounts).sort((a, b) => rank(a) - rank(b)), anomalies: {}, anomaly_counts: { ...this.possibleCounts } } } : {}),
       stats: {
         anomaly_counts: { ...this.anomalyCounts },
         unknown_reasons: [...this.unknownReasons].map(([r, n]) => (n > 1 ? `${r} (${n} windows)` : r)),
