@@ -22,7 +22,7 @@ export async function listen(o: ParsedOptions, files: string[], command: string[
     maxBodyBytes: Math.round((o["max-body"] as number) * 1024 * 1024),
     command,
     say,
-    clockErrorMs: clocks.of,
+    clocks,
   });
   const signal = await new Promise<string>((resolve) => {
     process.once("SIGINT", () => resolve("SIGINT"));

@@ -93,7 +93,7 @@ export function wholeMillisecondHosts(spans: readonly Span[]): Set<string> {
 }
 
 /** The bounds with at least 1 ms for the hosts whose spans start on whole milliseconds. */
-function withPrecision(c: HostClocks, whole: Set<string>): HostClocks {
+export function withPrecision(c: HostClocks, whole: Set<string>): HostClocks {
   if (whole.size === 0) return c;
   const of = (host: string): number => Math.max(c.of(host), whole.has(host) ? 1 : 0);
   const byHost = new Map(c.byHost);

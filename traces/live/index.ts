@@ -16,7 +16,8 @@ import { runStamp } from "../../store/index.ts";
 import type { Results } from "../../store/events.ts";
 import { requestSpans, type RequestSpans, type Span } from "../otlp-json.ts";
 import { checkSpan, type Gaps } from "../to-history.ts";
-import { metricsText, type LiveFigures } from "./metrics.ts";
+import { liveMetrics, type LiveFigures } from "./metrics.ts";
+import type { HostClocks } from "../files.ts";
 import { receiverServer } from "./receiver.ts";
 import { Spool } from "./spool.ts";
 import { LiveCheck, type Finding } from "./windows.ts";
@@ -34,8 +35,8 @@ export interface LiveOptions {
   command: string[];
   /** One line for stdout: a finding, a late span, the start and the end. */
   say: (line: string) => void;
-  /** --clock-error: each host's bound in ms (0 where none is given). */
-  clockErrorMs?: (host: string) => number;
+  /** --clock-error, read without the hosts (they have not sent yet). */
+  clocks?: HostClocks;
 }
 
 export interface LiveRun {
@@ -60,7 +61,7 @@ export async function startLive(o: LiveOptions): Promise<LiveRun> {
     },
     onLate: (span, cut) => o.say(`LATE ${span.name} span ${span.spanId} (trace ${span.traceId}) of key ${JSON.stringify(span.attributes["lock.key"])} starts ${msBefore(cut - span.start)} before the key's last cut: kept in ${SPOOL_FILE}, not checked live`),
     onRefused: (key, message) => o.say(`REFUSED a window of key ${JSON.stringify(key)}: ${message}`),
-    clockErrorMs: o.clockErrorMs,
+    clocks: o.clocks,
   });
 
   const spool = new Spool(spoolPath);
@@ -91,7 +92,7 @@ export async function startLive(o: LiveOptions): Promise<LiveRun> {
     maxBody: o.maxBodyBytes,
     closing: () => closing,
     counted: (status) => figures.requests.set(status, (figures.requests.get(status) ?? 0) + 1),
-    metrics: () => metricsText({ ...figures, keysOpen: check.keysOpen, spansBuffered: check.buffered, bytesSpooled: spool.bytes }),
+    metrics: liveMetrics(() => ({ ...figures, keysOpen: check.keysOpen, spansBuffered: check.buffered, bytesSpooled: spool.bytes })),
     async accept(read: RequestSpans) {
       if (closing) return false;
       figures.spansReceived += read.spans.length + read.rejected;

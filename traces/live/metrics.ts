@@ -1,6 +1,10 @@
-// The receiver's figures in Prometheus's text format, at GET /metrics on the
-// receiver's own port: written by hand, since they are a few counters and
-// gauges the receiver already keeps.
+// The receiver's figures at GET /metrics on the receiver's own port, through the
+// registry the run's services use (lib/scrape.ts): made at the first scrape,
+// each metric reading the receiver's plain numbers at collect time, with Node's
+// default process metrics (process_resident_memory_bytes, nodejs_heap_size_used_bytes:
+// the receiver's memory must stay bounded by the window, not the stream).
+import { countedTotal, lazyRegistry, type Scraped } from "../../lib/index.ts";
+
 export interface LiveFigures {
   spansReceived: number;
   spansAccepted: number;
@@ -13,24 +17,21 @@ export interface LiveFigures {
   bytesSpooled: number;
 }
 
-export function metricsText(f: LiveFigures): string {
-  const out: string[] = [];
-  const metric = (name: string, type: "counter" | "gauge", help: string, samples: Array<[string, number]>) => {
-    out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-    for (const [labels, v] of samples) out.push(`${name}${labels} ${v}`);
-  };
-  metric("fencecheck_traces_spans_received_total", "counter", "Spans in requests to /v1/traces.", [["", f.spansReceived]]);
-  metric("fencecheck_traces_spans_accepted_total", "counter", "Spans spooled and checked (or late).", [["", f.spansAccepted]]);
-  metric("fencecheck_traces_spans_rejected_total", "counter", "Spans that broke the conventions, answered in partial_success.", [["", f.spansRejected]]);
-  metric("fencecheck_traces_spans_late_total", "counter", "Spans that started before their key's last cut: spooled, not checked live.", [["", f.spansLate]]);
-  metric("fencecheck_traces_requests_total", "counter", "Requests by HTTP status.", [...f.requests].map(([status, n]) => [`{status="${status}"}`, n]));
-  metric("fencecheck_traces_findings_total", "counter", "Anomalies found, by type.", [...f.findings].map(([type, n]) => [`{type="${type}"}`, n]));
-  metric("fencecheck_traces_keys_open", "gauge", "Lock keys with spans waiting for their window to settle.", [["", f.keysOpen]]);
-  metric("fencecheck_traces_spans_buffered", "gauge", "Spans waiting for their window to settle.", [["", f.spansBuffered]]);
-  metric("fencecheck_traces_spool_bytes", "gauge", "Bytes in the spool (spans.json).", [["", f.bytesSpooled]]);
-  // The receiver's own memory, under the names prom-client's default metrics use: it must stay bounded by the window, not the stream.
-  const mem = process.memoryUsage();
-  metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", [["", mem.rss]]);
-  metric("nodejs_heap_size_used_bytes", "gauge", "Process heap size used from Node.js in bytes.", [["", mem.heapUsed]]);
-  return out.join("\n") + "\n";
+/** The Prometheus text of the figures `read` gives at each scrape. */
+export function liveMetrics(read: () => LiveFigures): () => Promise<Scraped> {
+  return lazyRegistry((prom, registry) => {
+    const total = (name: string, help: string, n: (f: LiveFigures) => number) => countedTotal(prom, registry, { name, help, read: () => [[{}, n(read())]] });
+    const gauge = (name: string, help: string, n: (f: LiveFigures) => number) =>
+      new prom.Gauge({ name, help, registers: [registry], collect() { this.set(n(read())); } });
+    total("fencecheck_traces_spans_received_total", "Spans in requests to /v1/traces.", (f) => f.spansReceived);
+    total("fencecheck_traces_spans_accepted_total", "Spans spooled and checked (or late).", (f) => f.spansAccepted);
+    total("fencecheck_traces_spans_rejected_total", "Spans that broke the conventions, answered in partial_success.", (f) => f.spansRejected);
+    total("fencecheck_traces_spans_late_total", "Spans that started before their key's last cut: spooled, not checked live.", (f) => f.spansLate);
+    countedTotal(prom, registry, { name: "fencecheck_traces_requests_total", help: "Requests by HTTP status.", labelNames: ["status"], read: () => [...read().requests].map(([status, n]) => [{ status: String(status) }, n]) });
+    countedTotal(prom, registry, { name: "fencecheck_traces_findings_total", help: "Anomalies found, by type.", labelNames: ["type"], read: () => [...read().findings].map(([type, n]) => [{ type }, n]) });
+    gauge("fencecheck_traces_keys_open", "Lock keys with spans waiting for their window to settle.", (f) => f.keysOpen);
+    gauge("fencecheck_traces_spans_buffered", "Spans waiting for their window to settle.", (f) => f.spansBuffered);
+    gauge("fencecheck_traces_spool_bytes", "Bytes in the spool (spans.json).", (f) => f.bytesSpooled);
+    prom.collectDefaultMetrics({ register: registry });
+  });
 }

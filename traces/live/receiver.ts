@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { gunzip } from "node:zlib";
 import { promisify } from "node:util";
 import { BadInput } from "../../lib/exit.ts";
+import type { Scraped } from "../../lib/index.ts";
 import { requestSpans, type RequestSpans } from "../otlp-json.ts";
 import { decodeTraceRequest, encodeRpcStatus, encodeTraceResponse } from "../otlp-proto.ts";
 import { checkSpan } from "../to-history.ts";
@@ -22,7 +23,7 @@ const INVALID_ARGUMENT = 3;
 export interface Receiver {
   /** Called with a request's spans once read; resolves true when they are kept (spooled) and the request may be answered 200, false when the receiver began shutting down while the body came in. */
   accept(read: RequestSpans): Promise<boolean>;
-  metrics(): string;
+  metrics(): Promise<Scraped>;
   /** True once the receiver is shutting down: requests are answered 503. */
   closing(): boolean;
   counted(status: number): void;
@@ -43,7 +44,10 @@ export function receiverServer(r: Receiver): Server {
 
 async function handle(r: Receiver, req: IncomingMessage, res: ServerResponse, n: number): Promise<void> {
   const path = (req.url ?? "/").split("?")[0];
-  if (req.method === "GET" && path === "/metrics") return answer(r, res, 200, "text/plain; version=0.0.4", r.metrics());
+  if (req.method === "GET" && path === "/metrics") {
+    const scraped = await r.metrics();
+    return answer(r, res, 200, scraped.contentType, scraped.text);
+  }
   if (path !== "/v1/traces") return refuse(r, req, res, undefined, new Refusal(404, `no ${path} here: OTLP traces go to POST /v1/traces, metrics are at GET /metrics`));
   if (req.method !== "POST") return refuse(r, req, res, undefined, new Refusal(405, `${req.method} ${path}: OTLP traces are POSTed`));
   if (r.closing()) return refuse(r, req, res, undefined, new Refusal(503, SHUTTING_DOWN));

@@ -21,7 +21,7 @@
 // to was judged: it is late, kept in the spool (the offline check reads it) and
 // counted, never checked live.
 import { analyze, MAX_WITNESSES } from "../../checker/index.ts";
-import { wholeMillisecondHosts } from "../files.ts";
+import { clockBounds, parseClockError, wholeMillisecondHosts, withPrecision, type HostClocks } from "../files.ts";
 import { BadInput } from "../../lib/exit.ts";
 import { ANOMALY_TYPES, type HistoryEvent, type Results, type Validity, type Witness } from "../../store/events.ts";
 import type { Span } from "../otlp-json.ts";
@@ -103,7 +103,7 @@ export class LiveCheck {
   private readonly witnesses: Record<string, Witness[]> = {};
   private readonly unknownReasons = new Map<string, number>();
 
-  constructor(private readonly opts: { windowNs: bigint; run: string; onFinding: (f: Finding) => void; onLate: (span: Span, cut: bigint) => void; onRefused: (key: string, message: string) => void; clockErrorMs?: (host: string) => number }) {
+  constructor(private readonly opts: { windowNs: bigint; run: string; onFinding: (f: Finding) => void; onLate: (span: Span, cut: bigint) => void; onRefused: (key: string, message: string) => void; clocks?: HostClocks }) {
     // Settling re-groups a key's buffer; doing it at most every tenth of a window keeps that cost per span constant.
     this.step = opts.windowNs / 10n > 0n ? opts.windowNs / 10n : 1n;
   }
@@ -189,9 +189,12 @@ export class LiveCheck {
       if (typeof order === "number" && (k.lastOrder === undefined || order > k.lastOrder)) k.lastOrder = order;
     }
     if (!spans.some((s) => CLIENT.has(s.name))) return; // decisions alone (their holds' spans were not sent): carried() judged them
+    // Each host's bound (--clock-error), at least 1 ms where its spans start on
+    // whole milliseconds, as the file check places them (files.ts).
+    const hosts = withPrecision(this.opts.clocks ?? parseClockError("0", null), wholeMillisecondHosts(spans));
     let history;
     try {
-      history = traceHistory(spans, this.opts.run, this.opts.clockErrorMs, { origin: this.origin ?? undefined, orderBefore });
+      history = traceHistory(spans, this.opts.run, hosts.of, { origin: this.origin ?? undefined, orderBefore });
     } catch (err) {
       if (!(err instanceof BadInput)) throw err;
       this.counts.windows_refused++;
@@ -206,16 +209,9 @@ export class LiveCheck {
     events.sort((a, b) => a.time - b.time || a.index - b.index);
     events.forEach((e, i) => (e.index = i));
     // As the file check's run.json says (history_complete false): a trace may lack operations, so nothing is proved from their absence.
-    // Spans that start on whole milliseconds (the JS SDK's Date.now()) are placed
-    // within 1 ms, as the file check places them (files.ts): what holds only
-    // within that millisecond is not reported live (the spool's file check lists it as possible).
-    // With --clock-error, each host's bound too (files.ts), and what holds only
-    // for some placement within the bounds is counted apart, as possible.
-    const whole = wholeMillisecondHosts(spans);
-    const boundOf = (host: string): number => Math.max(this.opts.clockErrorMs?.(host) ?? 0, whole.has(host) ? 1 : 0);
-    const by_process = Object.fromEntries(Object.entries(history.processes).filter(([, p]) => boundOf(p.host) > 0).map(([p, { host }]) => [p, boundOf(host)]));
-    const clock = Object.keys(by_process).length ? { clock: { default_ms: 0, by_process } } : {};
-    const { results } = analyze({ header: history.header, events, decisions: history.resource }, { historyComplete: false, ...clock });
+    // What holds only for some placement within the bounds is counted apart, as possible.
+    const clock = clockBounds(hosts, history.processes).bounds;
+    const { results } = analyze({ header: history.header, events, decisions: history.resource }, { historyComplete: false, clock });
     for (const [type, n] of Object.entries(results.possible?.anomaly_counts ?? {})) this.possibleCounts[type] = (this.possibleCounts[type] ?? 0) + n;
     if (results.valid === "unknown") for (const r of (results.stats.unknown_reasons as string[]) ?? []) this.unknown(r);
     const counts = (results.stats.anomaly_counts ?? {}) as Record<string, number>;
