@@ -13,10 +13,21 @@ export const AIMS: readonly Aim[] = ["holder", "random"];
 /** What a start event records of its aim: `aim`, and for a hold the worker and the servers that granted it. */
 export type AimValue = Record<string, unknown>;
 
-/** Workers with a client holding a lock, when faults aim at holders; none otherwise. */
+/**
+ * Workers with a client holding a lock, when faults aim at holders; none
+ * otherwise. Those whose write is still to come first (HeldLock.writeDue): a
+ * fault on a hold that has written delays only its release.
+ */
 export function aimedWorkers(ctx: Pick<NemesisContext, "options" | "holds">): string[] {
-  return ctx.options.aim === "holder" ? [...new Set(ctx.holds().map((h) => h.worker))] : [];
+  if (ctx.options.aim !== "holder") return [];
+  const holds = ctx.holds();
+  const due = holds.filter((h) => h.writeDue !== false);
+  return [...new Set((due.length ? due : holds).map((h) => h.worker))];
 }
+
+/** Workers whose hold's write is still to come, among all holders (aimedWorkers' first choice). */
+const dueWorkers = (ctx: Pick<NemesisContext, "options" | "holds">): string[] =>
+  ctx.options.aim === "holder" ? [...new Set(ctx.holds().filter((h) => h.writeDue !== false).map((h) => h.worker))] : [];
 
 /**
  * The value for a fault on these workers: at a holder when one of them is among
@@ -89,15 +100,45 @@ const HOLDER_POLL_MS = 10;
 const HOLDER_WAIT_SHARE = 0.5;
 
 /**
- * Aiming at holders when nobody holds right now: wait a little for a hold to
- * start rather than freeze or slow a worker that holds nothing. Short holds on a
- * lock that stands free most of the time (etcd under partitions) otherwise send
- * most pauses and latency faults at random, and a run can end with no stale
- * holder for fencing to refuse (or, unfenced, nothing to find). Bounded by half
- * the interval, so the faults keep their pace.
+ * Too late for a fault of this nemesis to matter: it could not last a lease
+ * before the final heal, so no lease runs out under it and no second holder
+ * gets in (a pause started 300 ms before the heal is cut short at 300 ms).
  */
-export async function holderAmong(ctx: Pick<NemesisContext, "options" | "holds">, candidates: readonly string[]): Promise<void> {
+export const tooLate = (ctx: Pick<NemesisContext, "options" | "remainingMs" | "stopping">): boolean =>
+  ctx.stopping?.() === true || (ctx.remainingMs !== undefined && ctx.remainingMs() < ctx.options.leaseMs);
+
+/**
+ * Aiming at holders when none is right for it now: wait a little for a hold
+ * whose write is still to come (a fault on it delays the write past the lease),
+ * taking any hold at the end, rather than freeze or slow a worker that holds
+ * nothing. Short holds on a lock that stands free most of the time (etcd under
+ * partitions) otherwise send most pauses and latency faults at random, and a run
+ * can end with no stale holder for fencing to refuse (or, unfenced, nothing to
+ * find). Bounded by half the interval, so the faults keep their pace, except
+ * while another nemesis's fault is in force and nobody holds at all (a partition
+ * that cut every worker off the lock service, a killed server): such a fault is
+ * waited out, as a pause that lands in it freezes a worker that holds nothing
+ * (in ten-second runs of partition,pause, most missed runs had their pauses
+ * land so). Never past the point where the fault would be too late (tooLate).
+ */
+export async function holderAmong(
+  ctx: Pick<NemesisContext, "options" | "holds" | "remainingMs" | "stopping" | "othersEndAt">,
+  candidates: readonly string[],
+  self = "",
+): Promise<void> {
   if (ctx.options.aim !== "holder") return;
-  const until = Date.now() + Math.min(2000, ctx.options.intervalS * 1000 * HOLDER_WAIT_SHARE);
-  while (!aimedWorkers(ctx).some((w) => candidates.includes(w)) && Date.now() < until) await sleep(HOLDER_POLL_MS);
+  const share = Math.min(2000, ctx.options.intervalS * 1000 * HOLDER_WAIT_SHARE);
+  let until = Date.now() + share;
+  for (;;) {
+    if (dueWorkers(ctx).some((w) => candidates.includes(w)) || tooLate(ctx)) return;
+    const anyHolder = aimedWorkers(ctx).some((w) => candidates.includes(w));
+    if (!anyHolder) {
+      const others = ctx.othersEndAt?.(self) ?? 0;
+      // Waited out up to its end, then the usual share for a hold to start.
+      const heal = ctx.remainingMs ? Date.now() + ctx.remainingMs() : Infinity;
+      if (others > Date.now()) until = Math.max(until, Math.min(others, heal) + share);
+    }
+    if (Date.now() >= until) return;
+    await sleep(HOLDER_POLL_MS);
+  }
 }

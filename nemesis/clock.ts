@@ -102,7 +102,7 @@ export function clockNemesis(): Nemesis {
   const injectAtWorker = async (ctx: NemesisContext): Promise<boolean> => {
     const unmoved = () => ctx.workers.filter((w) => !skews.has(w));
     if (unmoved().length === 0) return false;
-    await holderAmong(ctx, unmoved());
+    await holderAmong(ctx, unmoved(), "clock");
     if (healed) return false;
     const { target, aim } = aimWorker(ctx, unmoved());
     const mode = ctx.rng.pick(ctx.options.clockModes);

@@ -4,11 +4,11 @@
 // that granted a lock comes back without it and grants it again (K4), and its
 // fence counter starts over (F1).
 import type { Fault, Nemesis, NemesisContext } from "./nemesis.ts";
-import { aimServers } from "./aim.ts";
+import { aimServers, tooLate } from "./aim.ts";
 
 export function killNemesis(): Nemesis {
   /** Killed nodes until they answer again: the timer that restarts each (none: the final heal does), then the restart. */
-  const down = new Map<string, { timer: NodeJS.Timeout | undefined; restarting: Promise<void> | null }>();
+  const down = new Map<string, { timer: NodeJS.Timeout | undefined; restarting: Promise<void> | null; endsAt: number }>();
   /** Set by the final heal: a kill that was under way when it came is undone at once. */
   let healed = false;
 
@@ -55,7 +55,7 @@ export function killNemesis(): Nemesis {
           : setTimeout(() => {
               restart(ctx, target).catch((err) => process.stderr.write(`kill: could not restart ${target}: ${err instanceof Error ? err.message : String(err)}\n`));
             }, delayMs);
-      down.set(target, { timer, restarting: null });
+      down.set(target, { timer, restarting: null, endsAt: delayMs === null ? Infinity : Date.now() + delayMs });
       ctx.record("kill", { targets: [target], ...(delayMs === null ? {} : { restart_delay_ms: delayMs }), ...fault.aim });
       if (healed) await restart(ctx, target);
     }
@@ -66,7 +66,7 @@ export function killNemesis(): Nemesis {
     describe: "SIGKILL a lock server (with --aim holder: enough nodes that granted a lock held now to leave it short of a majority) and start it again after restart-delay ms",
     async inject(ctx) {
       abilities(ctx);
-      if (healed) return false;
+      if (healed || tooLate(ctx)) return false;
       // Nodes that granted a hold held now, as many as leave it short of a majority
       // (one of a single Redis, three of a Redlock hold granted by all five: a rack
       // losing power): with no persistence they come back without the key and grant
@@ -82,5 +82,7 @@ export function killNemesis(): Nemesis {
       await Promise.all([...down.keys()].map((t) => restart(ctx, t)));
     },
     active: () => [...down.keys()].map((t) => `killed ${t}`),
+    // Down until restarted: a restart under way still counts.
+    endsAt: () => Math.max(0, ...[...down.values()].map((d) => d.endsAt)),
   };
 }

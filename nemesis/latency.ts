@@ -35,7 +35,7 @@ export const latencyNemesis = (): Nemesis =>
     describe: "add latency with jitter to every link of some workers, a holder's first (writes land after their lease)",
     async plan(ctx) {
       // As a pause does, wait a little for a hold rather than slow a worker that holds nothing.
-      await holderAmong(ctx, ctx.workers);
+      await holderAmong(ctx, ctx.workers, "latency");
       const holders = aimedWorkers(ctx);
       const slow = slowWorkers(ctx.rng, ctx.workers, holders);
       const { latencyMs, jitterMs } = ctx.options;

@@ -5,6 +5,7 @@
 import type { Toxic } from "toxiproxy-node-client";
 import { linkName, type Link } from "../cluster/links.ts";
 import type { Fault, Nemesis, NemesisContext } from "./nemesis.ts";
+import { tooLate } from "./aim.ts";
 
 export interface LinkFaultPlan {
   links: Link[];
@@ -25,7 +26,7 @@ export interface LinkFaultSpec {
 }
 
 export function linkFault(spec: LinkFaultSpec): Nemesis {
-  let active: { links: Link[]; undo: () => Promise<void>; timer: NodeJS.Timeout | undefined } | null = null;
+  let active: { links: Link[]; undo: () => Promise<void>; timer: NodeJS.Timeout | undefined; endsAt: number } | null = null;
 
   const end = async (ctx: NemesisContext): Promise<void> => {
     if (!active) return;
@@ -39,7 +40,7 @@ export function linkFault(spec: LinkFaultSpec): Nemesis {
   /** `ms` null: until the final heal. */
   const start = async (ctx: NemesisContext, plan: LinkFaultPlan, ms: number | null): Promise<void> => {
     const undo = await spec.apply(ctx, plan.links, plan);
-    active = { links: plan.links, undo, timer: ms === null ? undefined : setTimeout(() => void end(ctx), ms) };
+    active = { links: plan.links, undo, timer: ms === null ? undefined : setTimeout(() => void end(ctx), ms), endsAt: ms === null ? Infinity : Date.now() + ms };
     const value: Record<string, unknown> = { ...plan.value, targets: plan.links.map(linkName) };
     // The history must say when a fault reached more than its targets: every worker behind a proxy of the user's.
     const shared = ctx.links!.shared(plan.links);
@@ -52,10 +53,10 @@ export function linkFault(spec: LinkFaultSpec): Nemesis {
     name: spec.name,
     describe: spec.describe,
     async inject(ctx) {
-      if (!ctx.links || active) return false;
+      if (!ctx.links || active || tooLate(ctx)) return false;
       const plan = await spec.plan(ctx);
-      // Choosing may wait (isolate-leader for a leader): past the time limit, the turn passes.
-      if (!plan || plan.links.length === 0 || ctx.stopping?.()) return false;
+      // Choosing may wait (for a holder, isolate-leader for a leader): when that made it too late, the turn passes.
+      if (!plan || plan.links.length === 0 || tooLate(ctx)) return false;
       await start(ctx, plan, Math.round(ctx.rng.between(ctx.options.faultMinMs, ctx.options.faultMaxMs)));
       return true;
     },
@@ -73,6 +74,7 @@ export function linkFault(spec: LinkFaultSpec): Nemesis {
     },
     heal: end,
     active: () => (active ? [`${spec.name} on ${active.links.length} links`] : []),
+    endsAt: () => active?.endsAt ?? 0,
   };
 }
 

@@ -19,6 +19,13 @@ export type Aim = "holder" | "random";
 export interface HeldLock {
   worker: string;
   granted: string[] | null;
+  /**
+   * Its write is still to come (no write invoked since the acquire's ok). A fault
+   * that lands on such a hold delays the write itself past the lease; one that
+   * lands after the write only delays the release, and a workload of one write
+   * a hold then has no stale write to show. Absent: not known (as if due).
+   */
+  writeDue?: boolean;
 }
 
 /** How the clock nemesis moves a node's clock: one jump, or back and forth. */
@@ -33,6 +40,12 @@ export type ClockTarget = "servers" | "clients";
 
 export interface NemesisOptions {
   intervalS: number;
+  /**
+   * The lease the clients hold (the workload's TTL). A fault that cannot last
+   * this long before the final heal makes no stale holder: it is not started
+   * (see NemesisContext.remainingMs).
+   */
+  leaseMs: number;
   pauseMinMs: number;
   pauseMaxMs: number;
   /** Faults land at the current holds (see nemesis/aim.ts), or anywhere. */
@@ -83,6 +96,17 @@ export interface NemesisContext {
    * the time limit must not start then. Absent: a script's, which never waits.
    */
   stopping?(): boolean;
+  /**
+   * ms until the final heal. Absent: a script's, whose faults come when written.
+   */
+  remainingMs?(): number;
+  /**
+   * When the last fault of the other nemeses now in force ends (Date.now() ms;
+   * Infinity: at the final heal; 0: none in force). A fault aimed at holders that
+   * finds none while another fault keeps the lock service away (a partition, a
+   * killed server) waits that fault out rather than land at random.
+   */
+  othersEndAt?(self: string): number;
 }
 
 /**
@@ -122,6 +146,8 @@ export interface Nemesis {
   heal(ctx: NemesisContext): Promise<void>;
   /** Names of the faults in force, for the status line. */
   active(): string[];
+  /** When its last fault in force ends (Date.now() ms; Infinity: at the final heal; 0: none in force). */
+  endsAt?(): number;
 }
 
 /** A nemesis as the registry offers it. */

@@ -62,7 +62,7 @@ export const partitionNemesis = (): Nemesis =>
       const exiling = ctx.options.grudges.filter((k) => EXILING.includes(k as GrudgeKind));
       // As a pause does, wait a little for a holder rather than cut links that
       // matter to nobody (the first fault comes soon after the clients start).
-      if (exiling.length > 0) await holderAmong(ctx, ctx.workers);
+      if (exiling.length > 0) await holderAmong(ctx, ctx.workers, "partition");
       const holders = aimedWorkers(ctx);
       const aimed = holders.length > 0 && exiling.length > 0 && ctx.rng.next() < 2 / 3;
       const kind = ctx.rng.pick(aimed ? exiling : ctx.options.grudges) as GrudgeKind;

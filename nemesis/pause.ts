@@ -11,7 +11,7 @@ interface Freezer {
 }
 
 const freezerOf = (ctx: NemesisContext, aims: "workers" | "servers"): Freezer => (aims === "servers" ? ctx.cluster : ctx.processes);
-import { aimServers, aimWorker, holderAmong } from "./aim.ts";
+import { aimServers, aimWorker, holderAmong, tooLate } from "./aim.ts";
 
 /**
  * `keepOne`: never freeze the last running target. A K1 needs someone awake to
@@ -21,10 +21,13 @@ import { aimServers, aimWorker, holderAmong } from "./aim.ts";
 export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (ctx: NemesisContext) => string[], keepOne = false): Nemesis {
   /** Paused targets, with the timer that resumes each (none: until the final heal). */
   const timers = new Map<string, NodeJS.Timeout | undefined>();
+  /** When each paused target resumes (Date.now() ms; Infinity: at the final heal). */
+  const ends = new Map<string, number>();
 
   const resume = async (ctx: NemesisContext, target: string): Promise<void> => {
     clearTimeout(timers.get(target));
     timers.delete(target);
+    ends.delete(target);
     await freezerOf(ctx, aims).resume(target);
     ctx.record("stop-pause", { targets: [target] });
   };
@@ -40,6 +43,7 @@ export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (c
       const ms = fault.durationMs;
       ctx.record("start-pause", { targets: [target], ...(ms === null ? {} : { duration_ms: ms }), ...fault.aim });
       timers.set(target, ms === null ? undefined : setTimeout(() => void resume(ctx, target).catch(() => {}), ms));
+      ends.set(target, ms === null ? Infinity : Date.now() + ms);
     }
   };
 
@@ -53,9 +57,10 @@ export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (c
       const all = pick(ctx);
       const candidates = all.filter((t) => !timers.has(t));
       if (candidates.length === 0 || (keepOne && candidates.length === 1 && all.length > 1)) return false;
-      if (aims === "workers") await holderAmong(ctx, candidates);
-      // It may have waited for a holder past the time limit: then the turn passes.
-      if (ctx.stopping?.()) return false;
+      if (tooLate(ctx)) return false;
+      if (aims === "workers") await holderAmong(ctx, candidates, name);
+      // It may have waited for a holder until too late: then the turn passes.
+      if (tooLate(ctx)) return false;
       const { target, aim } = pickTarget(ctx, aims, candidates);
       const ms = Math.round(ctx.rng.between(ctx.options.pauseMinMs, ctx.options.pauseMaxMs));
       // A process that has gone is no fault to draw; the turn passes quietly.
@@ -68,6 +73,7 @@ export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (c
       await Promise.all([...timers.keys()].map((target) => resume(ctx, target)));
     },
     active: () => [...timers.keys()].map((t) => `pause ${t}`),
+    endsAt: () => Math.max(0, ...ends.values()),
   };
 }
 

@@ -32,8 +32,8 @@ export function nemesisRounds(rng: Rng, nemeses: readonly Nemesis[]): () => Neme
 export interface Schedule {
   /** Whatever must be in force before the clients start. */
   prepare(): Promise<void>;
-  /** The clients start at `startAt` (run clock, ns). */
-  start(startAt: number): void;
+  /** The clients start at `startAt` and the final heal comes at `endAt` (run clock, ns). */
+  start(startAt: number, endAt: number): void;
   /** No more faults; heal every one still in force. */
   healAll(): Promise<void>;
   active(): string[];
@@ -49,14 +49,23 @@ export class NemesisSchedule implements Schedule {
     private readonly nemeses: Nemesis[],
     private readonly ctx: NemesisContext,
     private readonly warn: (line: string) => void = (l) => process.stderr.write(l + "\n"),
+    /** The run's clock, in ns (for the time left before the final heal). */
+    private readonly clock: () => number = () => Number(process.hrtime.bigint()),
   ) {}
 
   async prepare(): Promise<void> {}
 
-  start(): void {
+  /** Without `endAt` (a unit test's), no fault is ever too late. */
+  start(_startAt?: number, endAt?: number): void {
     if (this.nemeses.length === 0) return;
-    // The same context, able to tell a nemesis still choosing that the time limit has come.
-    const ctx: NemesisContext = Object.create(this.ctx, { stopping: { value: () => this.stopped } });
+    // The same context, able to tell a nemesis still choosing that the time limit
+    // has come, how long is left before the final heal, and when the others' faults end.
+    const others = (self: string) => Math.max(0, ...this.nemeses.filter((n) => n.name !== self).map((n) => n.endsAt?.() ?? 0));
+    const ctx: NemesisContext = Object.create(this.ctx, {
+      stopping: { value: () => this.stopped },
+      othersEndAt: { value: others },
+      ...(endAt === undefined ? {} : { remainingMs: { value: () => (endAt - this.clock()) / 1e6 } }),
+    });
     this.loop = (async () => {
       const intervalMs = this.ctx.options.intervalS * 1000;
       const next = nemesisRounds(this.ctx.rng, this.nemeses);

@@ -4,19 +4,25 @@
 // granted it where the acquire's value names them (Redlock's `granted`). The
 // nemeses aim at them (nemesis/aim.ts), as Jepsen aims at primaries: freezing a
 // process that holds nothing, or killing a node that granted nothing, proves nothing.
+// Each hold also says whether its write is still to come: a fault that lands
+// after a hold's write delays only its release.
 import type { UnindexedEvent } from "../store/index.ts";
 import type { HeldLock } from "../nemesis/index.ts";
 
 export class HoldTracker {
-  /** Holding processes, with the servers that granted each hold (null: the service as a whole). */
-  private readonly holding = new Map<number, string[] | null>();
+  /** Holding processes, with the servers that granted each hold (null: the service as a whole) and whether it has invoked a write. */
+  private readonly holding = new Map<number, { granted: string[] | null; wrote: boolean }>();
 
   constructor(private readonly workerOf: (process: number) => string | undefined) {}
 
   observe(events: readonly UnindexedEvent[]): void {
     for (const e of events) {
       if (typeof e.process !== "number") continue;
-      if (e.f === "acquire" && e.type === "ok") this.holding.set(e.process, grantedBy(e.value));
+      if (e.f === "acquire" && e.type === "ok") this.holding.set(e.process, { granted: grantedBy(e.value), wrote: false });
+      else if (e.f === "write" && e.type === "invoke") {
+        const h = this.holding.get(e.process);
+        if (h) h.wrote = true;
+      }
       // A re-entry's release (depth above 1) leaves its outer hold held.
       else if ((e.f === "release" && e.type === "invoke" && !(Number(e.value?.depth) > 1)) || e.type === "info") this.holding.delete(e.process);
     }
@@ -24,9 +30,9 @@ export class HoldTracker {
 
   holds(): HeldLock[] {
     const out: HeldLock[] = [];
-    for (const [p, granted] of this.holding) {
+    for (const [p, { granted, wrote }] of this.holding) {
       const worker = this.workerOf(p);
-      if (worker) out.push({ worker, granted });
+      if (worker) out.push({ worker, granted, writeDue: !wrote });
     }
     return out;
   }

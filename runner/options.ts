@@ -58,7 +58,7 @@ const GENERAL_OPTIONS = [
   { name: "writes-per-hold", kind: "int", default: 1, min: 1, help: "writes to the resource per hold" },
   { name: "renew", kind: "on-off", default: false, help: "renew the lease every ttl/3 while holding (the watchdog)" },
   { name: "stagger", kind: "int", default: 0, min: 0, help: "client i starts i*stagger ms after the run starts" },
-  { name: "nemesis-interval", kind: "number", default: 2, min: 0.05, help: "seconds between faults (jittered +-50%)" },
+  { name: "nemesis-interval", kind: "number", default: undefined, defaultText: "2, or time-limit / 15 for runs under 30 s (at least 0.5)", min: 0.05, help: "seconds between faults (jittered +-50%)" },
   { name: "aim", kind: "string", default: undefined, defaultText: "holder", choices: AIMS, help: "where faults land: holder (a pause or latency on a worker whose client holds a lock, a kill, clock jump or server pause on a node that granted the hold, a partition that leaves the holder's worker without the lock service) or random" },
   { name: "pause-target", kind: "string", default: undefined, defaultText: "holder", choices: AIMS, help: "the old name of --aim" },
   { name: "pause-min", kind: "int", default: undefined, defaultText: "ttl / 2", min: 1, help: "shortest SIGSTOP in ms" },
@@ -252,7 +252,8 @@ export function buildTest(parsed: ParsedOptions): Test {
     directLinks: o.links === "direct",
     ...(given === null && toxiproxyNamed ? { toxiproxyFrom: `--endpoints ${endpoints}` } : {}),
     nemesisOptions: {
-      intervalS: o["nemesis-interval"],
+      intervalS: o["nemesis-interval"] ?? nemesisInterval(o["time-limit"]),
+      leaseMs: workloadOptions.ttlMs,
       ...faultTimes(o, workloadOptions.ttlMs),
       aim: aimOf(parsed),
       grudges,
@@ -330,6 +331,17 @@ export function aimOf(parsed: ParsedOptions): Aim {
   const old = o["pause-target"];
   if (aim !== undefined && old !== undefined && aim !== old) throw new BadInput(`--aim ${aim} and --pause-target ${old} disagree (--pause-target is the old name of --aim)`);
   return aim ?? old ?? "holder";
+}
+
+/**
+ * The default gap between faults: 2 s, and in proportion for runs under 30 s
+ * (0.67 s at 10 s). A fault lasts one to five leases whatever the run's length,
+ * so at 2 s a ten-second run of one nemesis got three faults, of two nemeses
+ * two of each, and a turn that found the last fault still in force waited a
+ * whole gap more; a short run is cheap only if it holds as many faults as it can.
+ */
+export function nemesisInterval(timeLimitS: number): number {
+  return Math.min(2, Math.max(0.5, timeLimitS / 15));
 }
 
 /**

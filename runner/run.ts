@@ -186,7 +186,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
       record: (f, value) => record([{ time: clock(), process: "nemesis", type: "info", f, value }]),
     };
     // A script (a scenario's chosen faults) replaces the random schedule.
-    schedule = test.script ? new ScriptSchedule(test.script, NEMESES, ctx, clock) : new NemesisSchedule(test.nemeses.map((n) => nemesisNamed(n)!.create()), ctx);
+    schedule = test.script ? new ScriptSchedule(test.script, NEMESES, ctx, clock) : new NemesisSchedule(test.nemeses.map((n) => nemesisNamed(n)!.create()), ctx, undefined, clock);
     await schedule.prepare();
 
     // Time zero lies a little ahead, so that every worker has its "go" before it:
@@ -195,7 +195,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
     const startAt = clock() + START_LEAD_MS * 1e6;
     const endAt = startAt + test.timeLimitS * 1e9;
     for (const w of workers) w.send({ type: "go", startAt, endAt });
-    schedule.start(startAt);
+    schedule.start(startAt, endAt);
     status.start();
     phases.mark("go", startAt);
     operating();

@@ -3,7 +3,7 @@
 // with a cluster that only notes what it was asked to do (what is under test is
 // the choice, not the servers: the catalogue's K3/K4 tests do that for real).
 import { describe, it, expect } from "vitest";
-import { aimServers, aimedWorkers, holderAmong, workerAim } from "../../nemesis/aim.ts";
+import { aimServers, aimedWorkers, holderAmong, tooLate, workerAim } from "../../nemesis/aim.ts";
 import { pickTarget } from "../../nemesis/pause.ts";
 import { killNemesis } from "../../nemesis/kill.ts";
 import { clockNemesis } from "../../nemesis/clock.ts";
@@ -21,7 +21,7 @@ const bare: HeldLock = { worker: "worker-2", granted: ["redis-2", "redis-4", "re
 const all: HeldLock = { worker: "worker-3", granted: [...five] };
 
 const options = (aim: Aim): NemesisOptions => ({
-  intervalS: 1, pauseMinMs: 500, pauseMaxMs: 4000, aim, faultMinMs: 1000, faultMaxMs: 5000, grudges: [...EXILING],
+  intervalS: 1, leaseMs: 1000, pauseMinMs: 500, pauseMaxMs: 4000, aim, faultMinMs: 1000, faultMaxMs: 5000, grudges: [...EXILING],
   partitionMode: "timeout", latencyMs: 1200, jitterMs: 150, clockOffsetMs: 2000, clockModes: ["bump"], strobePeriodMs: 100, restartDelayMs: 1000,
 });
 
@@ -198,6 +198,50 @@ describe("each aimed nemesis, from a known state of holds", () => {
     expect(Date.now() - t).toBeLessThan(50);
   });
 
+  it("a fault that finds nobody holding while another nemesis's fault keeps them off waits that fault out, then the usual share", async () => {
+    let holds: HeldLock[] = [];
+    // A partition in force for 600 ms more; the interval's share is 250 ms.
+    const partitionEnds = Date.now() + 600;
+    const ctx = { options: { ...options("holder"), intervalS: 0.5 }, holds: () => holds, othersEndAt: (self: string) => (self === "pause" ? partitionEnds : 0) };
+    let t = Date.now();
+    await holderAmong(ctx, workers, "pause");
+    // Nobody ever held: it waited out the partition and then a share.
+    expect(Date.now() - t).toBeGreaterThanOrEqual(840);
+    expect(Date.now() - t).toBeLessThan(1500);
+    // A hold after the partition ends is taken as soon as it starts.
+    const ends = Date.now() + 400;
+    const ctx2 = { ...ctx, othersEndAt: () => ends };
+    setTimeout(() => (holds = [bare]), 500);
+    t = Date.now();
+    await holderAmong(ctx2, workers, "pause");
+    expect(Date.now() - t).toBeGreaterThanOrEqual(490);
+    expect(Date.now() - t).toBeLessThan(640);
+    // Someone holds (under a fault or not): nothing to wait out.
+    t = Date.now();
+    await holderAmong({ ...ctx, othersEndAt: () => Date.now() + 5000 }, workers, "pause");
+    expect(Date.now() - t).toBeLessThan(50);
+  });
+
+  it("never waits past the point where a lease no longer fits before the final heal", async () => {
+    const holds: HeldLock[] = [];
+    let left = 1400;
+    const started = Date.now();
+    const ctx = {
+      options: { ...options("holder"), intervalS: 2, leaseMs: 1000 },
+      holds: () => holds,
+      remainingMs: () => left - (Date.now() - started),
+      othersEndAt: () => Infinity,
+    };
+    expect(tooLate(ctx)).toBe(false);
+    await holderAmong(ctx, workers, "pause");
+    // 1.4 s left and a 1 s lease: it gave up 400 ms in, though the other fault lasts until the heal.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+    expect(Date.now() - started).toBeLessThan(600);
+    expect(tooLate(ctx)).toBe(true);
+    left = 10_000;
+    expect(tooLate({ ...ctx, stopping: () => true })).toBe(true);
+  });
+
   it("partition: the holder's worker ends on a side without a majority while another worker keeps one", () => {
     const reach = (g: ReturnType<typeof grudge>, w: string, servers: string[]) => servers.filter((s) => !g.cut.some(([cw, cs]) => cw === w && cs === s)).length;
     for (const kind of EXILING)
@@ -226,11 +270,34 @@ describe("the holds the nemeses aim at", () => {
       { process: 1, type: "ok", f: "acquire", value: { owner: "b", fence: 2, ttl_ms: 1000 } },
     ] as never);
     expect(t.holds()).toEqual([
-      { worker: "worker-1", granted: ["redis-1", "redis-2", "redis-3"] },
-      { worker: "worker-2", granted: null },
+      { worker: "worker-1", granted: ["redis-1", "redis-2", "redis-3"], writeDue: true },
+      { worker: "worker-2", granted: null, writeDue: true },
+    ]);
+    // Once a hold's write is invoked, a fault on it would delay only its release.
+    t.observe([{ process: 1, type: "invoke", f: "write", value: { owner: "b", fence: 2 } }] as never);
+    expect(t.holds()).toEqual([
+      { worker: "worker-1", granted: ["redis-1", "redis-2", "redis-3"], writeDue: true },
+      { worker: "worker-2", granted: null, writeDue: false },
     ]);
     t.observe([{ process: 0, type: "invoke", f: "release", value: {} }, { process: 1, type: "info", f: "write", value: {} }] as never);
     expect(t.holds()).toEqual([]);
+    // The next hold of the process has its write due again.
+    t.observe([{ process: 1, type: "ok", f: "acquire", value: { owner: "c", fence: 3, ttl_ms: 1000 } }] as never);
+    expect(t.holds()).toEqual([{ worker: "worker-2", granted: null, writeDue: true }]);
+  });
+
+  it("aim at a hold whose write is still to come before one that has written, and at any hold when none has", () => {
+    const ctx = { options: options("holder"), holds: () => holds };
+    let holds: HeldLock[] = [
+      { worker: "worker-1", granted: null, writeDue: false },
+      { worker: "worker-3", granted: null, writeDue: true },
+    ];
+    expect(aimedWorkers(ctx)).toEqual(["worker-3"]);
+    holds = [{ worker: "worker-1", granted: null, writeDue: false }];
+    expect(aimedWorkers(ctx)).toEqual(["worker-1"]);
+    // Holds that do not say (a hand-made one) count as due.
+    holds = [bare, { worker: "worker-1", granted: null, writeDue: false }];
+    expect(aimedWorkers(ctx)).toEqual(["worker-2"]);
   });
 
   it("the report says why a fault landed where it did", () => {

@@ -9,6 +9,7 @@ import { killNemesis } from "../../nemesis/kill.ts";
 import { pauseNemesis } from "../../nemesis/pause.ts";
 import type { Nemesis, NemesisContext, NemesisOptions } from "../../nemesis/nemesis.ts";
 import { rng, sleep } from "../../lib/index.ts";
+import { nemesisInterval } from "../../runner/options.ts";
 
 describe("NemesisSchedule.healAll", () => {
   it("waits for a kill under way, then restarts its server before it returns", async () => {
@@ -81,6 +82,42 @@ describe("NemesisSchedule.healAll", () => {
     await schedule.healAll();
     await sleep(100);
     expect(events).toEqual([]);
+  });
+});
+
+describe("faults too late to matter", () => {
+  it("starts no fault that could not last a lease before the final heal", async () => {
+    const starts: number[] = [];
+    const processes = { pause: () => true, resume: () => {}, running: () => true };
+    const options = { intervalS: 0.05, leaseMs: 300, aim: "holder", pauseMinMs: 20, pauseMaxMs: 40 } as unknown as NemesisOptions;
+    const ns = () => Number(process.hrtime.bigint());
+    const t0 = ns();
+    const ctx = {
+      rng: rng(3, "schedule-test"),
+      workers: ["worker-1", "worker-2", "worker-3"],
+      holds: () => [{ worker: "worker-1", granted: null }],
+      servers: [],
+      links: null,
+      cluster: {},
+      processes,
+      options,
+      record: (f: string) => f === "start-pause" && starts.push((ns() - t0) / 1e6),
+    } as unknown as NemesisContext;
+    const schedule = new NemesisSchedule([pauseNemesis("pause", "workers", (c) => c.workers, true)], ctx, () => {}, ns);
+    // The final heal 800 ms from now: pauses for the first 500 ms, none in the last 300 (a lease).
+    schedule.start(t0, t0 + 800e6);
+    await sleep(1000);
+    await schedule.healAll();
+    expect(starts.length).toBeGreaterThan(3);
+    expect(Math.max(...starts)).toBeLessThan(520);
+  });
+
+  it("the default gap between faults follows a short run's time limit", () => {
+    expect(nemesisInterval(30)).toBe(2);
+    expect(nemesisInterval(300)).toBe(2);
+    expect(nemesisInterval(10)).toBeCloseTo(0.667, 3);
+    expect(nemesisInterval(20)).toBeCloseTo(1.333, 3);
+    expect(nemesisInterval(3)).toBe(0.5);
   });
 });
 

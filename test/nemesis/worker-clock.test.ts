@@ -61,7 +61,7 @@ describe("--clock-target", () => {
 });
 
 const options: NemesisOptions = {
-  intervalS: 1, pauseMinMs: 500, pauseMaxMs: 4000, aim: "holder", faultMinMs: 1000, faultMaxMs: 1000, grudges: [],
+  intervalS: 1, leaseMs: 1000, pauseMinMs: 500, pauseMaxMs: 4000, aim: "holder", faultMinMs: 1000, faultMaxMs: 1000, grudges: [],
   partitionMode: "timeout", latencyMs: 1200, jitterMs: 150, clockOffsetMs: 60_000, clockModes: ["bump"], strobePeriodMs: 100, restartDelayMs: 1000, clockTarget: "clients",
 };
 
