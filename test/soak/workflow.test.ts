@@ -78,7 +78,10 @@ describe("the nightly soak workflow", () => {
       // The soak's budget ends it inside the job's limit, with room for set-up and upload.
       expect(request.timeBudgetS).not.toBeNull();
       expect(request.timeBudgetS! + 10 * 60).toBeLessThanOrEqual(job["timeout-minutes"] * 60);
+      // Each configuration runs at its own limit (soak/presets/nightly.json): no --time-limit over them all.
+      expect(request.timeLimitS).toBeNull();
     }
+    for (const c of loadPreset("nightly").configurations) expect(c.options["time-limit"], c.name).toBeGreaterThanOrEqual(10);
     const n = shards.length;
     expect(requests.map((r) => r.shard!.index).sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     expect(requests.every((r) => r.shard!.count === n)).toBe(true);
