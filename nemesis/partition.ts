@@ -8,7 +8,7 @@
 // member on the minority side really loses its quorum; healing heals both. The
 // start event names those cuts (`member_cuts`), and for isolate-leader the leader.
 import { grudge, serverCuts, EXILING, type GrudgeKind } from "./grudges.ts";
-import { aimedWorkers, holderAmong } from "./aim.ts";
+import { aimedWorkers, holderAmong, othersOver } from "./aim.ts";
 import { linkFault, addToxics } from "./link-fault.ts";
 import type { Link } from "../cluster/links.ts";
 import type { Nemesis, NemesisContext } from "./nemesis.ts";
@@ -60,8 +60,10 @@ export const partitionNemesis = (): Nemesis =>
       // must refuse); the third keeps the others (isolating a leader, a bridge) in
       // the schedule.
       const exiling = ctx.options.grudges.filter((k) => EXILING.includes(k as GrudgeKind));
-      // As a pause does, wait a little for a holder rather than cut links that
-      // matter to nobody (the first fault comes soon after the clients start).
+      // Not over another fault (a frozen holder): see othersOver. Then, as a pause
+      // does, wait a little for a holder rather than cut links that matter to
+      // nobody (the first fault comes soon after the clients start).
+      await othersOver(ctx, "partition");
       if (exiling.length > 0) await holderAmong(ctx, ctx.workers, "partition");
       const holders = aimedWorkers(ctx);
       const aimed = holders.length > 0 && exiling.length > 0 && ctx.rng.next() < 2 / 3;

@@ -3,7 +3,7 @@
 // with a cluster that only notes what it was asked to do (what is under test is
 // the choice, not the servers: the catalogue's K3/K4 tests do that for real).
 import { describe, it, expect } from "vitest";
-import { aimServers, aimedWorkers, holderAmong, tooLate, workerAim } from "../../nemesis/aim.ts";
+import { aimServers, aimedWorkers, holderAmong, othersOver, tooLate, workerAim } from "../../nemesis/aim.ts";
 import { pickTarget } from "../../nemesis/pause.ts";
 import { killNemesis } from "../../nemesis/kill.ts";
 import { clockNemesis } from "../../nemesis/clock.ts";
@@ -220,6 +220,23 @@ describe("each aimed nemesis, from a known state of holds", () => {
     t = Date.now();
     await holderAmong({ ...ctx, othersEndAt: () => Date.now() + 5000 }, workers, "pause");
     expect(Date.now() - t).toBeLessThan(50);
+  });
+
+  it("a partition aimed at holders waits for the other nemeses' faults to end (a frozen holder), and not with --aim random", async () => {
+    const pauseEnds = Date.now() + 300;
+    const ctx = { options: options("holder"), othersEndAt: (self: string) => (self === "partition" ? pauseEnds : 0) };
+    let t = Date.now();
+    await othersOver(ctx, "partition");
+    expect(Date.now()).toBeGreaterThanOrEqual(pauseEnds);
+    expect(Date.now() - t).toBeLessThan(450);
+    t = Date.now();
+    await othersOver({ ...ctx, othersEndAt: () => Date.now() + 5000, options: options("random") }, "partition");
+    expect(Date.now() - t).toBeLessThan(50);
+    // Nor past the point where a lease no longer fits before the heal.
+    t = Date.now();
+    await othersOver({ ...ctx, othersEndAt: () => Infinity, remainingMs: () => 1200 - (Date.now() - t) }, "partition");
+    expect(Date.now() - t).toBeGreaterThanOrEqual(190);
+    expect(Date.now() - t).toBeLessThan(400);
   });
 
   it("never waits past the point where a lease no longer fits before the final heal", async () => {
