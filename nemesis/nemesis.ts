@@ -20,7 +20,8 @@ export interface HeldLock {
   worker: string;
   granted: string[] | null;
   /**
-   * Its write is still to come (no write invoked since the acquire's ok). A fault
+   * Its write is still to come (a write hold with no write invoked since the
+   * acquire's ok; never a read hold, which writes nothing). A fault
    * that lands on such a hold delays the write itself past the lease; one that
    * lands after the write only delays the release, and a workload of one write
    * a hold then has no stale write to show. Absent: not known (as if due).

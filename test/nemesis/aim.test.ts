@@ -298,9 +298,13 @@ describe("the holds the nemeses aim at", () => {
     ]);
     t.observe([{ process: 0, type: "invoke", f: "release", value: {} }, { process: 1, type: "info", f: "write", value: {} }] as never);
     expect(t.holds()).toEqual([]);
-    // The next hold of the process has its write due again.
+    // The next hold of the process has its write due again; an rw lock's read hold never has.
     t.observe([{ process: 1, type: "ok", f: "acquire", value: { owner: "c", fence: 3, ttl_ms: 1000 } }] as never);
-    expect(t.holds()).toEqual([{ worker: "worker-2", granted: null, writeDue: true }]);
+    t.observe([{ process: 2, type: "ok", f: "acquire", value: { owner: "d", fence: 4, ttl_ms: 1000, mode: "read" } }] as never);
+    expect(t.holds()).toEqual([
+      { worker: "worker-2", granted: null, writeDue: true },
+      { worker: "worker-1", granted: null, writeDue: false },
+    ]);
   });
 
   it("aim at a hold whose write is still to come before one that has written, and at any hold when none has", () => {
