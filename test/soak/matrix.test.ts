@@ -83,12 +83,13 @@ describe("matrix", () => {
     const unsafe = m.configurations.filter((c) => c.expect.kind === "find").map((c) => limits.get(c.name)!);
     const safe = m.configurations.filter((c) => c.expect.kind === "valid").map((c) => limits.get(c.name)!);
     for (const l of unsafe) expect([10, 20, 30]).toContain(l);
-    // Most at 10 s (docs/measurements.md, "Faults that find their target sooner"), of
-    // the clients that run in fencecheck's own workers. An adapter program (Python, Go,
-    // a JVM) starts beside the run and makes its client at its first acquire, seconds of
-    // a short run: their rows were measured at 20 s, the JVMs' at 30 s.
+    // Nearly all at 10 s (docs/measurements.md, "Ten seconds for every configuration"),
+    // of the clients that run in fencecheck's own workers: the rest measured short of
+    // their bar at 10 s. An adapter program (Python, Go, a JVM) starts beside the run
+    // and makes its client at its first acquire, seconds of a short run: their rows
+    // were measured at 20 s, the JVMs' at 30 s.
     const inWorkers = m.configurations.filter((c) => c.expect.kind === "find" && !CLIENTS[String(c.options.client ?? "redis")]?.program).map((c) => limits.get(c.name)!);
-    expect(inWorkers.filter((l) => l === 10).length).toBeGreaterThan(inWorkers.length * 0.75);
+    expect(inWorkers.filter((l) => l === 10).length).toBeGreaterThan(inWorkers.length * 0.85);
     expect(new Set(safe)).toEqual(new Set([30]));
   });
 
