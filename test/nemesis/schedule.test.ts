@@ -112,6 +112,29 @@ describe("faults too late to matter", () => {
     expect(Math.max(...starts)).toBeLessThan(520);
   });
 
+  it("kills one at a time: no kill while a server of the last one is still down", async () => {
+    const events: string[] = [];
+    const cluster = { kill: async () => {}, restart: async () => {} };
+    const options = { intervalS: 0.02, leaseMs: 100, aim: "random", restartDelayMs: 150 } as unknown as NemesisOptions;
+    const ctx = {
+      rng: rng(4, "schedule-test"),
+      workers: ["worker-1"],
+      holds: () => [],
+      servers: ["zk-1", "zk-2", "zk-3"],
+      links: null,
+      cluster,
+      options,
+      record: (f: string) => events.push(f),
+    } as unknown as NemesisContext;
+    const schedule = new NemesisSchedule([killNemesis()], ctx, () => {});
+    schedule.start();
+    await sleep(1000);
+    await schedule.healAll();
+    // Gaps of 10-30 ms against restarts after 150 ms: without the rule, kills pile up on all three.
+    expect(events.filter((e) => e === "kill").length).toBeGreaterThan(3);
+    for (let i = 0; i < events.length; i++) expect(events[i], events.join(" ")).toBe(i % 2 === 0 ? "kill" : "restart");
+  });
+
   it("the default gap between faults follows a short run's time limit", () => {
     expect(nemesisInterval(30)).toBe(2);
     expect(nemesisInterval(300)).toBe(2);
