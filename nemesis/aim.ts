@@ -19,15 +19,15 @@ export type AimValue = Record<string, unknown>;
  * fault on a hold that has written delays only its release.
  */
 export function aimedWorkers(ctx: Pick<NemesisContext, "options" | "holds">): string[] {
-  if (ctx.options.aim !== "holder") return [];
-  const holds = ctx.holds();
-  const due = holds.filter((h) => h.writeDue !== false);
-  return [...new Set((due.length ? due : holds).map((h) => h.worker))];
+  const due = holdersOf(ctx, true);
+  return due.length ? due : holdersOf(ctx, false);
 }
 
-/** Workers whose hold's write is still to come, among all holders (aimedWorkers' first choice). */
-const dueWorkers = (ctx: Pick<NemesisContext, "options" | "holds">): string[] =>
-  ctx.options.aim === "holder" ? [...new Set(ctx.holds().filter((h) => h.writeDue !== false).map((h) => h.worker))] : [];
+/** Workers holding a lock when faults aim at holders (only those whose write is still to come, with `dueOnly`); none otherwise. */
+function holdersOf(ctx: Pick<NemesisContext, "options" | "holds">, dueOnly: boolean): string[] {
+  if (ctx.options.aim !== "holder") return [];
+  return [...new Set(ctx.holds().filter((h) => !dueOnly || h.writeDue !== false).map((h) => h.worker))];
+}
 
 /**
  * The value for a fault on these workers: at a holder when one of them is among
@@ -134,7 +134,8 @@ export async function othersOver(ctx: Pick<NemesisContext, "options" | "remainin
  * that cut every worker off the lock service, a killed server): such a fault is
  * waited out, as a pause that lands in it freezes a worker that holds nothing
  * (11 of the 26 ten-second partition,pause runs that missed their stale write,
- * in a 240-run measurement on 2026-11-30, had a pause land so). Never past the point where the fault would be too late (tooLate).
+ * in a 240-run measurement on 2026-11-30, had a pause land so). Never past the
+ * point where the fault would be too late (tooLate).
  */
 export async function holderAmong(
   ctx: Pick<NemesisContext, "options" | "holds" | "remainingMs" | "stopping" | "othersEndAt">,
@@ -145,8 +146,8 @@ export async function holderAmong(
   const share = Math.min(2000, ctx.options.intervalS * 1000 * HOLDER_WAIT_SHARE);
   let until = Date.now() + share;
   for (;;) {
-    if (dueWorkers(ctx).some((w) => candidates.includes(w)) || tooLate(ctx)) return;
-    const anyHolder = aimedWorkers(ctx).some((w) => candidates.includes(w));
+    if (holdersOf(ctx, true).some((w) => candidates.includes(w)) || tooLate(ctx)) return;
+    const anyHolder = holdersOf(ctx, false).some((w) => candidates.includes(w));
     if (!anyHolder) {
       const others = ctx.othersEndAt?.(self) ?? 0;
       // Waited out up to its end, then the usual share for a hold to start.

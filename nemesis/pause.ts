@@ -19,15 +19,12 @@ import { aimServers, aimWorker, holderAmong, tooLate } from "./aim.ts";
  * fault shows nothing.
  */
 export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (ctx: NemesisContext) => string[], keepOne = false): Nemesis {
-  /** Paused targets, with the timer that resumes each (none: until the final heal). */
-  const timers = new Map<string, NodeJS.Timeout | undefined>();
-  /** When each paused target resumes (Date.now() ms; Infinity: at the final heal). */
-  const ends = new Map<string, number>();
+  /** Paused targets: the timer that resumes each (none: until the final heal), and when (Date.now() ms; Infinity: at the final heal). */
+  const paused = new Map<string, { timer: NodeJS.Timeout | undefined; endsAt: number }>();
 
   const resume = async (ctx: NemesisContext, target: string): Promise<void> => {
-    clearTimeout(timers.get(target));
-    timers.delete(target);
-    ends.delete(target);
+    clearTimeout(paused.get(target)?.timer);
+    paused.delete(target);
     await freezerOf(ctx, aims).resume(target);
     ctx.record("stop-pause", { targets: [target] });
   };
@@ -36,14 +33,13 @@ export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (c
     const all = pick(ctx);
     for (const target of fault.targets) {
       if (!all.includes(target)) throw new Error(`${name}: no target named ${target} (targets: ${all.join(", ")})`);
-      if (timers.has(target)) throw new Error(`${name}: ${target} is already paused`);
+      if (paused.has(target)) throw new Error(`${name}: ${target} is already paused`);
     }
     for (const target of fault.targets) {
       if (!(await freezerOf(ctx, aims).pause(target))) throw new Error(`${name}: ${target} is not running`);
       const ms = fault.durationMs;
       ctx.record("start-pause", { targets: [target], ...(ms === null ? {} : { duration_ms: ms }), ...fault.aim });
-      timers.set(target, ms === null ? undefined : setTimeout(() => void resume(ctx, target).catch(() => {}), ms));
-      ends.set(target, ms === null ? Infinity : Date.now() + ms);
+      paused.set(target, ms === null ? { timer: undefined, endsAt: Infinity } : { timer: setTimeout(() => void resume(ctx, target).catch(() => {}), ms), endsAt: Date.now() + ms });
     }
   };
 
@@ -55,11 +51,11 @@ export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (c
         : "SIGSTOP a random lock server for pause-min..pause-max ms, then SIGCONT",
     async inject(ctx) {
       const all = pick(ctx);
-      const candidates = all.filter((t) => !timers.has(t));
+      const candidates = all.filter((t) => !paused.has(t));
       if (candidates.length === 0 || (keepOne && candidates.length === 1 && all.length > 1)) return false;
-      if (tooLate(ctx)) return false;
+      // holderAmong returns at once when it is too late already.
       if (aims === "workers") await holderAmong(ctx, candidates, name);
-      // It may have waited for a holder until too late: then the turn passes.
+      // Too late (or it waited for a holder until then): the turn passes.
       if (tooLate(ctx)) return false;
       const { target, aim } = pickTarget(ctx, aims, candidates);
       const ms = Math.round(ctx.rng.between(ctx.options.pauseMinMs, ctx.options.pauseMaxMs));
@@ -70,10 +66,10 @@ export function pauseNemesis(name: string, aims: "workers" | "servers", pick: (c
     },
     perform,
     async heal(ctx) {
-      await Promise.all([...timers.keys()].map((target) => resume(ctx, target)));
+      await Promise.all([...paused.keys()].map((target) => resume(ctx, target)));
     },
-    active: () => [...timers.keys()].map((t) => `pause ${t}`),
-    endsAt: () => Math.max(0, ...ends.values()),
+    active: () => [...paused.keys()].map((t) => `pause ${t}`),
+    endsAt: () => Math.max(0, ...[...paused.values()].map((p) => p.endsAt)),
   };
 }
 

@@ -48,15 +48,15 @@ export class NemesisSchedule implements Schedule {
   constructor(
     private readonly nemeses: Nemesis[],
     private readonly ctx: NemesisContext,
-    private readonly warn: (line: string) => void = (l) => process.stderr.write(l + "\n"),
     /** The run's clock, in ns (for the time left before the final heal). */
-    private readonly clock: () => number = () => Number(process.hrtime.bigint()),
+    private readonly clock: () => number,
+    private readonly warn: (line: string) => void = (l) => process.stderr.write(l + "\n"),
   ) {}
 
   async prepare(): Promise<void> {}
 
-  /** Without `endAt` (a unit test's), no fault is ever too late. */
-  start(_startAt?: number, endAt?: number): void {
+  /** The first fault is timed from now, a little before `_startAt`; `endAt` Infinity: no fault is ever too late. */
+  start(_startAt: number, endAt: number): void {
     if (this.nemeses.length === 0) return;
     // The same context, able to tell a nemesis still choosing that the time limit
     // has come, how long is left before the final heal, and when the others' faults end.
@@ -64,7 +64,7 @@ export class NemesisSchedule implements Schedule {
     const ctx: NemesisContext = Object.create(this.ctx, {
       stopping: { value: () => this.stopped },
       othersEndAt: { value: others },
-      ...(endAt === undefined ? {} : { remainingMs: { value: () => (endAt - this.clock()) / 1e6 } }),
+      remainingMs: { value: () => (endAt - this.clock()) / 1e6 },
     });
     this.loop = (async () => {
       const intervalMs = this.ctx.options.intervalS * 1000;

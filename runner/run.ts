@@ -186,7 +186,7 @@ export async function runTest(test: Test, log: (line: string) => void = (l) => p
       record: (f, value) => record([{ time: clock(), process: "nemesis", type: "info", f, value }]),
     };
     // A script (a scenario's chosen faults) replaces the random schedule.
-    schedule = test.script ? new ScriptSchedule(test.script, NEMESES, ctx, clock) : new NemesisSchedule(test.nemeses.map((n) => nemesisNamed(n)!.create()), ctx, undefined, clock);
+    schedule = test.script ? new ScriptSchedule(test.script, NEMESES, ctx, clock) : new NemesisSchedule(test.nemeses.map((n) => nemesisNamed(n)!.create()), ctx, clock);
     await schedule.prepare();
 
     // Time zero lies a little ahead, so that every worker has its "go" before it:

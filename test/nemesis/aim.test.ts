@@ -4,7 +4,8 @@
 // the choice, not the servers: the catalogue's K3/K4 tests do that for real).
 import { describe, it, expect } from "vitest";
 import { aimServers, aimedWorkers, holderAmong, othersOver, tooLate, workerAim } from "../../nemesis/aim.ts";
-import { pickTarget } from "../../nemesis/pause.ts";
+import { pickTarget, pauseNemesis } from "../../nemesis/pause.ts";
+import { partitionNemesis } from "../../nemesis/partition.ts";
 import { killNemesis } from "../../nemesis/kill.ts";
 import { clockNemesis } from "../../nemesis/clock.ts";
 import { grudge, EXILING } from "../../nemesis/grudges.ts";
@@ -178,6 +179,52 @@ describe("each aimed nemesis, from a known state of holds", () => {
     expect(start.value).toMatchObject({ aim: "holder", holder: "worker-3" });
     expect(start.value.targets).toContain("worker-3->redis-1");
     await latency.heal(ctx);
+  });
+
+  it("partition through inject: aimed at holders, it starts only once the other nemeses' faults (a frozen holder) have ended", async () => {
+    const { ctx, events } = context(4, "holder", [bare]);
+    const links = workers.flatMap((w) => five.map((srv) => ({ proxy: `${w}--${srv}`, worker: w, server: srv, host: "127.0.0.1", port: 1, upstream: "127.0.0.1:2" })));
+    const pauseEnds = Date.now() + 300;
+    Object.assign(ctx, {
+      othersEndAt: (self: string) => (self === "partition" ? pauseEnds : 0),
+      cluster: {},
+      links: {
+        all: links,
+        prefix: "",
+        shared: () => [],
+        between: (ws: readonly string[], ss: readonly string[]) => links.filter((l) => ws.includes(l.worker) && ss.includes(l.server)),
+        proxy: () => ({ addToxic: async () => ({ remove: async () => {} }) }),
+      },
+    });
+    const partition = partitionNemesis();
+    expect(await partition.inject(ctx)).toBe(true);
+    expect(Date.now()).toBeGreaterThanOrEqual(pauseEnds);
+    expect(events.map((e) => e.f)).toEqual(["start-partition"]);
+    await partition.heal(ctx);
+    // Half a lease before the final heal: too late for a partition to matter, none starts.
+    expect(await partition.inject({ ...ctx, remainingMs: () => 500 } as NemesisContext)).toBe(false);
+    expect(events.map((e) => e.f)).toEqual(["start-partition", "stop-partition"]);
+  });
+
+  it("pause through inject: finding nobody holding while another fault is in force, it waits that fault out and freezes the holder that comes after", async () => {
+    let holds: HeldLock[] = [];
+    const { ctx, events } = context(5, "holder", []);
+    const frozen: string[] = [];
+    const partitionEnds = Date.now() + 400;
+    Object.assign(ctx, {
+      // The usual wait is a quarter second (half of a 0.5 s interval); the partition lasts 400 ms.
+      options: { ...options("holder"), intervalS: 0.5 },
+      holds: () => holds,
+      othersEndAt: (self: string) => (self === "pause" ? partitionEnds : 0),
+      processes: { pause: (w: string) => (frozen.push(w), true), resume: () => {}, running: () => true },
+    });
+    // A hold comes after the partition: 550 ms from now, past the usual wait.
+    setTimeout(() => (holds = [{ worker: "worker-3", granted: null }]), 550);
+    const pause = pauseNemesis("pause", "workers", (c) => c.workers, true);
+    expect(await pause.inject(ctx)).toBe(true);
+    expect(frozen).toEqual(["worker-3"]);
+    expect(events[0].value).toMatchObject({ aim: "holder", holder: "worker-3" });
+    await pause.heal(ctx);
   });
 
   it("pause and latency aimed at holders wait for a hold to start (at most half an interval), and not at all with --aim random", async () => {

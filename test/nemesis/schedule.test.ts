@@ -11,6 +11,9 @@ import type { Nemesis, NemesisContext, NemesisOptions } from "../../nemesis/neme
 import { rng, sleep } from "../../lib/index.ts";
 import { nemesisInterval } from "../../runner/options.ts";
 
+/** The run clock of these schedules, in ns. */
+const ns = () => Number(process.hrtime.bigint());
+
 describe("NemesisSchedule.healAll", () => {
   it("waits for a kill under way, then restarts its server before it returns", async () => {
     const events: string[] = [];
@@ -37,8 +40,8 @@ describe("NemesisSchedule.healAll", () => {
       options,
       record: (f: string, value: Record<string, unknown>) => events.push(`record ${f} ${(value.targets as string[]).join(",")}`),
     } as unknown as NemesisContext;
-    const schedule = new NemesisSchedule([killNemesis()], ctx, (line) => events.push(`warn ${line}`));
-    schedule.start();
+    const schedule = new NemesisSchedule([killNemesis()], ctx, ns, (line) => events.push(`warn ${line}`));
+    schedule.start(ns(), Infinity);
     const deadline = Date.now() + 5000;
     while (!killing && Date.now() < deadline) await sleep(5);
     expect(killing).toBe(true);
@@ -73,8 +76,8 @@ describe("NemesisSchedule.healAll", () => {
       options,
       record: (f: string) => events.push(`record ${f}`),
     } as unknown as NemesisContext;
-    const schedule = new NemesisSchedule([pauseNemesis("pause", "workers", (c) => c.workers, true)], ctx, (line) => events.push(`warn ${line}`));
-    schedule.start();
+    const schedule = new NemesisSchedule([pauseNemesis("pause", "workers", (c) => c.workers, true)], ctx, ns, (line) => events.push(`warn ${line}`));
+    schedule.start(ns(), Infinity);
     const deadline = Date.now() + 5000;
     while (!choosing && Date.now() < deadline) await sleep(5);
     expect(choosing).toBe(true);
@@ -90,7 +93,6 @@ describe("faults too late to matter", () => {
     const starts: number[] = [];
     const processes = { pause: () => true, resume: () => {}, running: () => true };
     const options = { intervalS: 0.05, leaseMs: 300, aim: "holder", pauseMinMs: 20, pauseMaxMs: 40 } as unknown as NemesisOptions;
-    const ns = () => Number(process.hrtime.bigint());
     const t0 = ns();
     const ctx = {
       rng: rng(3, "schedule-test"),
@@ -103,7 +105,7 @@ describe("faults too late to matter", () => {
       options,
       record: (f: string) => f === "start-pause" && starts.push((ns() - t0) / 1e6),
     } as unknown as NemesisContext;
-    const schedule = new NemesisSchedule([pauseNemesis("pause", "workers", (c) => c.workers, true)], ctx, () => {}, ns);
+    const schedule = new NemesisSchedule([pauseNemesis("pause", "workers", (c) => c.workers, true)], ctx, ns, () => {});
     // The final heal 800 ms from now: pauses for the first 500 ms, none in the last 300 (a lease).
     schedule.start(t0, t0 + 800e6);
     await sleep(1000);
@@ -126,8 +128,8 @@ describe("faults too late to matter", () => {
       options,
       record: (f: string) => events.push(f),
     } as unknown as NemesisContext;
-    const schedule = new NemesisSchedule([killNemesis()], ctx, () => {});
-    schedule.start();
+    const schedule = new NemesisSchedule([killNemesis()], ctx, ns, () => {});
+    schedule.start(ns(), Infinity);
     await sleep(1000);
     await schedule.healAll();
     // Gaps of 10-30 ms against restarts after 150 ms: without the rule, kills pile up on all three.
@@ -179,8 +181,8 @@ describe("the random schedule's order and pace", () => {
     const turns: Array<{ name: string; ms: number; started: boolean }> = [];
     const t0 = Date.now();
     // A 4 s interval: the first gap is 0.4 to 2 s; any later gap (and the first, as it was) at least 2 s.
-    const schedule = new NemesisSchedule([toy("pause", () => true, turns, t0)], toyContext(4, 3));
-    schedule.start();
+    const schedule = new NemesisSchedule([toy("pause", () => true, turns, t0)], toyContext(4, 3), ns);
+    schedule.start(ns(), Infinity);
     const deadline = Date.now() + 5000;
     while (turns.length === 0 && Date.now() < deadline) await sleep(5);
     await schedule.healAll();
@@ -193,8 +195,8 @@ describe("the random schedule's order and pace", () => {
     const turns: Array<{ name: string; ms: number; started: boolean }> = [];
     const t0 = Date.now();
     // The partition is always still in force. A gap is at least 0.5 x 0.4 s = 200 ms.
-    const schedule = new NemesisSchedule([toy("partition", () => false, turns, t0), toy("pause", () => true, turns, t0)], toyContext(0.4, 5));
-    schedule.start();
+    const schedule = new NemesisSchedule([toy("partition", () => false, turns, t0), toy("pause", () => true, turns, t0)], toyContext(0.4, 5), ns);
+    schedule.start(ns(), Infinity);
     await sleep(2500);
     await schedule.healAll();
     const passed = turns.filter((t) => t.name === "partition");

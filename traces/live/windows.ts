@@ -102,10 +102,13 @@ export class LiveCheck {
   private readonly possibleCounts: Record<string, number> = {};
   private readonly witnesses: Record<string, Witness[]> = {};
   private readonly unknownReasons = new Map<string, number>();
+  /** --clock-error's bounds (none given: 0 for every host). */
+  private readonly clocks: HostClocks;
 
   constructor(private readonly opts: { windowNs: bigint; run: string; onFinding: (f: Finding) => void; onLate: (span: Span, cut: bigint) => void; onRefused: (key: string, message: string) => void; clocks?: HostClocks }) {
     // Settling re-groups a key's buffer; doing it at most every tenth of a window keeps that cost per span constant.
     this.step = opts.windowNs / 10n > 0n ? opts.windowNs / 10n : 1n;
+    this.clocks = opts.clocks ?? parseClockError("0", null);
   }
 
   /** Keys with spans waiting. */
@@ -191,7 +194,7 @@ export class LiveCheck {
     if (!spans.some((s) => CLIENT.has(s.name))) return; // decisions alone (their holds' spans were not sent): carried() judged them
     // Each host's bound (--clock-error), at least 1 ms where its spans start on
     // whole milliseconds, as the file check places them (files.ts).
-    const hosts = withPrecision(this.opts.clocks ?? parseClockError("0", null), wholeMillisecondHosts(spans));
+    const hosts = withPrecision(this.clocks, wholeMillisecondHosts(spans));
     let history;
     try {
       history = traceHistory(spans, this.opts.run, hosts.of, { origin: this.origin ?? undefined, orderBefore });
