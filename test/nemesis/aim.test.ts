@@ -114,6 +114,32 @@ describe("each aimed nemesis, from a known state of holds", () => {
     }
   });
 
+  it("kill: one at a time, and after a restart an ensemble with a leader is given one lease to settle before the next", async () => {
+    for (const ensemble of [true, false]) {
+      const { ctx, done } = context(3, "holder", [bare]);
+      ctx.options = { ...ctx.options, restartDelayMs: 30, leaseMs: 300 };
+      if (ensemble) (ctx.cluster as { leader?: () => Promise<string | null> }).leader = async () => "redis-1";
+      const kill = killNemesis();
+      expect(await kill.inject(ctx)).toBe(true);
+      // Down: no second kill, and the others see it in force.
+      expect(await kill.inject(ctx)).toBe(false);
+      expect(kill.endsAt!()).toBeGreaterThan(Date.now());
+      await new Promise((r) => setTimeout(r, 80));
+      expect(done.filter((d) => d.startsWith("restart"))).toHaveLength(1);
+      const restarted = Date.now();
+      if (ensemble) {
+        expect(await kill.inject(ctx)).toBe(false);
+        expect(kill.endsAt!()).toBeGreaterThanOrEqual(restarted + 300 - 80);
+        await new Promise((r) => setTimeout(r, 300));
+      } else {
+        expect(kill.endsAt!()).toBe(0);
+      }
+      expect(kill.endsAt!()).toBe(0);
+      expect(await kill.inject(ctx)).toBe(true);
+      await kill.heal(ctx);
+    }
+  });
+
   it("clock: jumps forward on the granting nodes it takes to leave the hold short of a majority", async () => {
     for (let seed = 0; seed < 20; seed++) {
       const { ctx, done, events } = context(seed, "holder", [all]);
