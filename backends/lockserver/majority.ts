@@ -19,7 +19,7 @@
 //   (only rises while that server keeps it); none.
 import { LockServerConnection, NEVER_SENT, type ServerAnswer } from "./connection.ts";
 import { UnknownOutcome, type ClientContext, type FenceSource, type Hold, type LockClient, type Outcome } from "../../clients/lock.ts";
-import { atLeast, clockDrift } from "../../clients/majority.ts";
+import { atLeast, validityLeft } from "../../clients/majority.ts";
 
 /** One server's part in one request: its answer once in, and on which connection it was asked. */
 interface Vote {
@@ -75,12 +75,12 @@ export class LockServerMajority implements LockClient {
     let expired = false;
     if (await majority(votes, this.quorum)) {
       const granted = votes.filter(isYes);
-      const validity = ttlMs - (performance.now() - Math.min(...granted.map((v) => v.at))) - clockDrift(ttlMs);
+      const validity = validityLeft(ttlMs, performance.now() - Math.min(...granted.map((v) => v.at)));
       if (validity > 0) {
         // Held now: a single counter's round trip below does not move the acquire's ok.
         const answeredAt = process.hrtime.bigint();
         const fence = await this.fence(key, granted);
-        return { type: "ok", value: { owner, fence, ttlMs, answeredAt, extra: { validity_ms: Math.floor(validity), granted: granted.map((v) => this.servers[v.server].name) } } };
+        return { type: "ok", value: { owner, fence, ttlMs, answeredAt, extra: { validity_ms: validity, granted: granted.map((v) => this.servers[v.server].name) } } };
       }
       // The first grant's lease ran out while the last was still queued: no majority holds it now.
       expired = true;

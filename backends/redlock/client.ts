@@ -8,7 +8,8 @@
 // `checkValidity: false` trusts a quorum of OKs however late it came: node-redlock
 // 5's defect (K5), kept here on demand so a run can set the two side by side.
 import type { Hold, LockClient, Outcome } from "../../clients/lock.ts";
-import { RedlockNodes, script, waitFor, count, perNodeWait, retryDelay, clockDrift, type RedlockClientOptions } from "../redis/nodes.ts";
+import { RedlockNodes, script, waitFor, count, perNodeWait, retryDelay, type RedlockClientOptions } from "../redis/nodes.ts";
+import { validityLeft } from "../../clients/majority.ts";
 import { mayStillHold, failReason, releaseOutcome, RedlockUnknown } from "../redis/proof.ts";
 import { redlockFence } from "../redis/fence-counters.ts";
 import { sleep } from "../../lib/index.ts";
@@ -45,7 +46,6 @@ export class RedlockLock implements LockClient {
     const { nodes, opts } = this;
     const deadline = Date.now() + timeoutMs;
     const wait = perNodeWait(opts, ttlMs);
-    const drift = clockDrift(ttlMs);
     await nodes.ready();
     let pauseFirst = (opts.pauseAfterRepliesMs ?? 0) > 0;
     for (;;) {
@@ -61,14 +61,14 @@ export class RedlockLock implements LockClient {
         await sleep(opts.pauseAfterRepliesMs!);
       }
       const granted = calls.filter((c) => c.vote === "yes").map((c) => c.node);
-      const validity = ttlMs - (performance.now() - start) - drift;
+      const validity = validityLeft(ttlMs, performance.now() - start);
       if (granted.length >= nodes.quorum && (validity > 0 || !opts.checkValidity)) {
         // Held now: the fence's round trip below does not move the acquire's ok.
         const answeredAt = process.hrtime.bigint();
         const fence = await redlockFence(nodes, opts.fenceSource, key, owner, granted, wait);
         // The validity it decided on: a pause while it fetches the fence is the
         // caller's bad luck (K1), not the lock handing over a spent lease.
-        return { type: "ok", value: { owner, fence, ttlMs, answeredAt, extra: { validity_ms: Math.floor(validity), granted: granted.map((i) => nodes.name(i)) } } };
+        return { type: "ok", value: { owner, fence, ttlMs, answeredAt, extra: { validity_ms: validity, granted: granted.map((i) => nodes.name(i)) } } };
       }
       this.unlockAll(key, owner);
       if (await mayStillHold(calls, nodes.size, nodes.quorum, ["grant"]))
@@ -87,7 +87,7 @@ export class RedlockLock implements LockClient {
     for (let i = 0; i < nodes.size; i++) nodes.eval(i, RENEW, [key], [hold.owner, ttlMs]);
     await waitFor(calls, perNodeWait(opts, ttlMs));
     const extended = count(calls, "yes") >= nodes.quorum;
-    const valid = ttlMs - (performance.now() - start) - clockDrift(ttlMs) > 0;
+    const valid = validityLeft(ttlMs, performance.now() - start) > 0;
     if (extended && (valid || !opts.checkValidity)) return { type: "ok", value: { ttlMs } };
     // Extended, but too late to count on: give it up everywhere, as a failed acquire does.
     if (extended) this.unlockAll(key, hold.owner);
