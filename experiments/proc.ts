@@ -71,7 +71,9 @@ export function sampleCpu(root: number, everyMs = 500): { stop(): CpuShare & { s
     const now = tree(root);
     const at = Date.now();
     const used = { harness: 0, servers: 0 };
-    for (const [pid, p] of now) used[p.server ? "servers" : "harness"] += p.ticks - (last.get(pid)?.ticks ?? p.ticks);
+    // A process the last sample did not see started since: all its ticks are
+    // this interval's (counting none lost a lock server's first busy half-second).
+    for (const [pid, p] of now) used[p.server ? "servers" : "harness"] += p.ticks - (last.get(pid)?.ticks ?? 0);
     const seconds = (at - lastAt) / 1000;
     harness.push((used.harness / TICKS_PER_S / seconds) * 100);
     servers.push((used.servers / TICKS_PER_S / seconds) * 100);
