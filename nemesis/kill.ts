@@ -102,13 +102,11 @@ export function killNemesis(): Nemesis {
       await Promise.all([...down.keys()].map((t) => restart(ctx, t)));
     },
     active: () => [...down.keys()].map((t) => `killed ${t}`),
-    // Down until restarted: a restart under way still counts, past its planned
-    // time (a JVM member takes a second or more to answer), and an ensemble
-    // until it settles.
+    // Down until restarted, however long past its planned time the restart takes
+    // (a JVM member takes a second or more to answer), and an ensemble until it settles.
     endsAt: () => {
       const now = Date.now();
-      const downs = [...down.values()].map((d) => (d.restarting ? Math.max(d.endsAt, now + 1) : d.endsAt));
-      return Math.max(0, ...downs, settlesAt > now ? settlesAt : 0);
+      return Math.max(0, ...[...down.values()].map((d) => Math.max(d.endsAt, now + 1)), settlesAt > now ? settlesAt : 0);
     },
   };
 }

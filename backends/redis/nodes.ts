@@ -236,4 +236,3 @@ export const perNodeWait = (o: RedlockClientOptions, ttlMs: number): number =>
 /** Between attempts: node-redlock's default delay, 200 +- 100 ms, drawn from the client's seeded stream, never past the deadline. */
 export const retryDelay = (rng: Rng, deadline: number): number => Math.max(0, Math.min(rng.between(100, 300), deadline - Date.now()));
 
-export { clockDrift } from "../../clients/majority.ts";
