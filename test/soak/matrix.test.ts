@@ -72,7 +72,7 @@ describe("matrix", () => {
     for (const c of safe) expect([c.name, (c.expect as { exercised?: number }).exercised]).toEqual([c.name, 0.95]);
   });
 
-  it("the detection preset gives each configuration its own time limit: 10 s for most unsafe ones, 20 or 30 s where ten-second runs fell short, 30 s for the safe ones", () => {
+  it("the detection preset gives each configuration its own time limit: 10 s for most, 20 or 30 s where twenty ten-second runs fell short of the bar", () => {
     const m = loadPreset("detection");
     const limits = new Map<string, number>();
     for (const c of m.configurations) {
@@ -83,14 +83,16 @@ describe("matrix", () => {
     const unsafe = m.configurations.filter((c) => c.expect.kind === "find").map((c) => limits.get(c.name)!);
     const safe = m.configurations.filter((c) => c.expect.kind === "valid").map((c) => limits.get(c.name)!);
     for (const l of unsafe) expect([10, 20, 30]).toContain(l);
-    // Nearly all at 10 s (docs/measurements.md, "Ten seconds for every configuration"),
+    // Nearly all at 10 s (docs/measurements.md, "The whole preset at ten seconds"),
     // of the clients that run in fencecheck's own workers: the rest measured short of
-    // their bar at 10 s. An adapter program (Python, Go, a JVM) starts beside the run
-    // and makes its client at its first acquire, seconds of a short run: their rows
-    // were measured at 20 s, the JVMs' at 30 s.
+    // their bar in twenty ten-second runs. The adapter programs' rows (Python, Go, a
+    // JVM, whose start-up takes some of a short run) are held to no share here: most
+    // met it at 10 s, two did not.
     const inWorkers = m.configurations.filter((c) => c.expect.kind === "find" && !CLIENTS[String(c.options.client ?? "redis")]?.program).map((c) => limits.get(c.name)!);
     expect(inWorkers.filter((l) => l === 10).length).toBeGreaterThan(inWorkers.length * 0.85);
-    expect(new Set(safe)).toEqual(new Set([30]));
+    // A safe row runs 10 s where twenty ten-second runs stayed valid with a stale
+    // write refused in 19 or more; 30 s where too few were refused.
+    for (const l of safe) expect([10, 30]).toContain(l);
   });
 
   it("the nightly preset covers every backend and every client", () => {
