@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { TOXIPROXY_PORT } from "../../cluster/ports.ts";
 import { IMAGES, WELL_KNOWN_PORTS } from "../../backends/index.ts";
+import { sectionTable } from "../docs/markdown.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DOCKER = join(ROOT, "docker");
@@ -273,17 +274,13 @@ describe("docker/compose.yml", () => {
   });
 
   it("is what docs/docker.md's table of the lab says", () => {
-    const lines = readFileSync(join(ROOT, "docs", "docker.md"), "utf8").split("\n");
-    const start = lines.findIndex((l) => /^#+\s+The compose lab/.test(l));
-    expect(start, "docs/docker.md has no section 'The compose lab'").toBeGreaterThanOrEqual(0);
-    const end = lines.findIndex((l, i) => i > start && /^#+\s/.test(l));
-    const rows = lines.slice(start, end < 0 ? undefined : end).filter((l) => l.trim().startsWith("|")).map((l) => l.trim().replace(/^\||\|$/g, "").split("|").map((c) => c.trim().replace(/`/g, "")));
-    const [head, , ...body] = rows;
-    expect(head, "the table's columns").toEqual(["what", "image", "on 127.0.0.1"]);
+    const lab = sectionTable(readFileSync(join(ROOT, "docs", "docker.md"), "utf8"), /The compose lab/);
+    expect(lab, "docs/docker.md has no table under 'The compose lab'").not.toBeNull();
+    expect(lab!.columns, "the table's columns").toEqual(["what", "image", "on 127.0.0.1"]);
     const table = new Map<number, string>();
-    for (const [, image, ports] of body)
-      for (const m of ports!.matchAll(/(\d+)(?:\s*[-–]\s*(\d+))?/g))
-        for (let p = Number(m[1]); p <= Number(m[2] ?? m[1]); p++) table.set(p, image!);
+    for (const { image, "on 127.0.0.1": ports } of lab!.rows)
+      for (const m of ports.matchAll(/(\d+)(?:\s*[-–]\s*(\d+))?/g))
+        for (let p = Number(m[1]); p <= Number(m[2] ?? m[1]); p++) table.set(p, image);
     const sorted = (m: Map<number, string>) => [...m].sort(([a], [b]) => a - b);
     expect(sorted(table)).toEqual(sorted(hostEndpoints()));
   });

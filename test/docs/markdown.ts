@@ -253,3 +253,23 @@ export function pageLinks(scanned: ScannedPage): Link[] {
   for (const m of blanked.matchAll(html)) links.push({ n: lineAt(m.index!), target: m[1] ?? m[2], form: "html" });
   return links.sort((a, b) => a.n - b.n);
 }
+
+/**
+ * The first table under the heading `heading` matches, before the next heading:
+ * its columns' names and each row as cells by column name, trimmed and without
+ * code spans' backticks. Tests that hold a page's table to the code read it here,
+ * by column name, so that a column added to the table moves nothing they read.
+ */
+export function sectionTable(source: string, heading: RegExp): { columns: string[]; rows: Array<Record<string, string>> } | null {
+  const lines = source.split("\n");
+  const start = lines.findIndex((l) => /^#+\s/.test(l) && heading.test(l));
+  if (start < 0) return null;
+  const end = lines.findIndex((l, i) => i > start && /^#+\s/.test(l));
+  const section = lines.slice(start + 1, end < 0 ? undefined : end);
+  const first = section.findIndex((l) => l.trim().startsWith("|"));
+  if (first < 0) return null;
+  const after = section.findIndex((l, i) => i > first && !l.trim().startsWith("|"));
+  const cells = (l: string) => l.trim().replace(/^\||\|$/g, "").split("|").map((c) => c.trim().replace(/`/g, ""));
+  const [columns, , ...body] = section.slice(first, after < 0 ? undefined : after).map(cells);
+  return { columns, rows: body.map((r) => Object.fromEntries(columns.map((c, i) => [c, r[i] ?? ""]))) };
+}

@@ -8,6 +8,7 @@ import { BACKENDS, CLIENTS, backendNamed } from "../../backends/index.ts";
 import { BadInput } from "../../lib/index.ts";
 import { faultName } from "../../soak/libraries.ts";
 import { argvOf, loadPreset, parseMatrix, presetNames, runSeed, selectConfigurations, testOf } from "../../soak/index.ts";
+import { sectionTable } from "../docs/markdown.ts";
 
 const matrix = (configurations: unknown[]): string => JSON.stringify({ name: "m", configurations });
 const refused = (text: string): string => {
@@ -98,10 +99,9 @@ describe("matrix", () => {
     // The table of "The whole preset at ten seconds": a row runs 10 s where it met
     // its bar at 10 s, or where it missed and was measured again under new settings
     // (the last column says how); it keeps more where it missed or is observed.
-    const doc = readFileSync(new URL("../../docs/measurements.md", import.meta.url), "utf8");
-    const section = doc.slice(doc.indexOf("#### The whole preset at ten seconds"));
-    const rows = section.slice(0, section.indexOf("\n\n", section.indexOf("| configuration |"))).split("\n").filter((l) => l.startsWith("| ")).slice(2); // past the header and its rule
-    const table = new Map(rows.map((l) => l.split("|").map((c) => c.trim())).map((c) => [c[1], { bar: c[6], now: c[7] }]));
+    const measured = sectionTable(readFileSync(new URL("../../docs/measurements.md", import.meta.url), "utf8"), /The whole preset at ten seconds/);
+    expect(measured?.columns).toEqual(expect.arrayContaining(["configuration", "bar at 10 s", "its limit now (s)"]));
+    const table = new Map(measured!.rows.map((r) => [r.configuration, { bar: r["bar at 10 s"], now: r["its limit now (s)"] }]));
     const m = loadPreset("detection");
     expect([...table.keys()].sort()).toEqual(m.configurations.map((c) => c.name).sort());
     for (const c of m.configurations) {
