@@ -4,13 +4,31 @@ import LongestFirst from "./test/sequencer.ts";
 /** The tests that install the packed tarball in a team's project (test/package/team.ts): `npm run test:package`. */
 export const PACKAGE_TESTS = ["test/package/outside.test.ts", "test/package/own-lock.test.ts", "test/package/action.test.ts"];
 
+/**
+ * The tests that start lock adapter programs (test/adapters/): the protocol's
+ * programs through the Node bridge and misbehaving ones, environments built from
+ * lock files, and the reference adapters in Python, Java and Go driven hold by
+ * hold and in whole runs: `npm run test:adapters`. The protocol's messages and
+ * ProgramClient's pure logic stay in `npm test`.
+ */
+export const ADAPTER_TESTS = [
+  "test/adapters/program.test.ts",
+  "test/adapters/environment.test.ts",
+  "test/adapters/reference.test.ts",
+  "test/adapters/kinds.test.ts",
+  "test/adapters/shedlock.test.ts",
+  "test/adapters/redisson-kinds.test.ts",
+  "test/adapters/outside.test.ts",
+];
+
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "backends/*/test/*.test.ts"],
     // Library tests (*.library.test.ts): whole runs of one library each, what the
     // libraries preset's soak runs too. They are `npm run test:libraries`
     // (vitest.libraries.config.ts), not every `npm test`, which keeps a whole run
-    // of every backend and one adapter run per language.
+    // of every backend; the adapter tests below keep one reference adapter run
+    // per language (kazoo, etcd's Go Mutex, Redisson's RFencedLock).
     //
     // Package tests (PACKAGE_TESTS): fencecheck packed and installed with npm in a
     // team's project outside the checkout, where the docs' worked examples and
@@ -18,7 +36,15 @@ export default defineConfig({
     // whole runs, about a third of the suite's CPU over its 10-minute budget on
     // two cores, so they are `npm run test:package` (vitest.package.config.ts);
     // .ci/run runs both.
-    exclude: ["**/node_modules/**", "**/*.library.test.ts", ...PACKAGE_TESTS],
+    //
+    // Adapter tests (ADAPTER_TESTS): lock adapters as programs, a Python, JVM or
+    // Node process per client. A fifth of the suite's CPU (228 of about 1,180
+    // CPU-s, sampled from /proc per file, 2026-12-01) when the suite took 680 to
+    // 708 s on two cores, over its 10 minutes, so they are `npm run
+    // test:adapters` (vitest.adapters.config.ts), which .ci/run runs too.
+    // `npm test` keeps a whole run of every backend, Hazelcast's with its Java
+    // client program among them.
+    exclude: ["**/node_modules/**", "**/*.library.test.ts", ...PACKAGE_TESTS, ...ADAPTER_TESTS],
     globalSetup: ["test/build-once.ts"],
     // Each file's temporary run directories removed when it is done (test/cleanup.ts).
     setupFiles: ["test/cleanup.ts"],

@@ -1,4 +1,4 @@
-// The order the suite's files start in: longest first. Three files run at a
+// The order the suite's files start in: longest first. Four files run at a
 // time (vitest.config.ts), and the suite ends when the last one does, so a
 // minute-long file that starts last adds its whole minute to the wall time;
 // started first, it runs beside the short ones. vitest's own order does this
