@@ -1,4 +1,4 @@
-// bench:checker and bench:run-cost refuse what they cannot time with exit 254
+// bench:checker, bench:run-cost and bench:suite-cpu refuse what they cannot time with exit 254
 // and a message naming the option, before generating or timing anything; and
 // bench:run-cost's phases, read from what a run recorded, add up to its time.
 import { describe, it, expect } from "vitest";
@@ -77,5 +77,30 @@ describe("bench:run-cost", () => {
     expect(phases.reduce((a, b) => a! + b!, 0)).toBeCloseTo(run.wall_ms, -1);
     // The time limit, give or take a timer's millisecond.
     expect(run.phases.operations).toBeGreaterThan(990);
+  });
+});
+
+const suiteCpu = (args: string[]) =>
+  spawnSync(process.execPath, ["--import", "tsx", "bench/suite-cpu.ts", ...args], { cwd: join(import.meta.dirname, "../.."), encoding: "utf8", timeout: 120_000 });
+
+describe("bench:suite-cpu", () => {
+  it("refuses a config that is none of the tiers', and a --top below 1, with 254 and the option's name", () => {
+    const config = suiteCpu(["--config", "vite.config.ts"]);
+    expect(config.status).toBe(254);
+    expect(config.stderr).toContain(`--config: unknown value "vite.config.ts"`);
+    const unknown = suiteCpu(["--top", "0"]);
+    expect(unknown.status).toBe(254);
+    expect(unknown.stderr).toContain("--top must be at least 1");
+  });
+
+  it("lists each file it ran with the CPU its fork spent, vitest's worker start and the file's imports included", () => {
+    const r = suiteCpu(["--json", "test/lib/address.test.ts"]);
+    expect(r.status, r.stderr).toBe(0);
+    const f = JSON.parse(r.stdout) as { vitest_exit: number; vitest: string; files: Array<{ file: string; cpu_s: number }> };
+    expect(f.vitest_exit).toBe(0);
+    expect(f.vitest).toMatch(/passed/);
+    // A fork starting vitest's worker and importing the file costs a tenth of a CPU-second at least.
+    expect(f.files.map((x) => x.file)).toEqual(["test/lib/address.test.ts"]);
+    expect(f.files[0].cpu_s).toBeGreaterThan(0.1);
   });
 });
