@@ -14,10 +14,11 @@
 //
 //   npm run bench:suite-cpu -- [--config vitest.config.ts] [--top 30] [--json] [FILE ...]
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { BadInput, ROOT, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
+import { TICKS_PER_S, procTable } from "../lib/proc.ts";
 import { benchCommand } from "./command.ts";
 
 const COMMAND = "npm run bench:suite-cpu --";
@@ -54,26 +55,6 @@ interface Mark {
   t: number;
   /** On "end": the fork's own CPU since it started, in ms. */
   cpu_ms?: number;
-}
-
-const TICKS_PER_S = 100; // USER_HZ, which Linux fixes at 100 for /proc's figures.
-
-/** Every process now: its parent and its CPU so far (user + system), in ticks. */
-function processes(): Map<number, { ppid: number; ticks: number }> {
-  const all = new Map<number, { ppid: number; ticks: number }>();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${d}/stat`, "utf8");
-    } catch {
-      continue; // gone between the listing and the read
-    }
-    // Fields after the command name, which may hold spaces and parentheses.
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    all.set(Number(d), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) });
-  }
-  return all;
 }
 
 /** The file each fork is running now, from the probe's marks so far. */
@@ -118,7 +99,7 @@ async function run(o: Options): Promise<number> {
     const marks = readMarks(log);
     for (const m of marks) forks.add(m.pid);
     const now = running(marks);
-    const all = processes();
+    const all = procTable();
     for (const [pid, p] of all) {
       // A process first seen counts all its CPU so far: it started after the suite did, or belongs elsewhere.
       const delta = p.ticks - (seen.get(pid) ?? 0);
@@ -138,7 +119,7 @@ async function run(o: Options): Promise<number> {
     }
   };
   // The processes already running count as elsewhere's from the start.
-  for (const [pid, p] of processes()) seen.set(pid, p.ticks);
+  for (const [pid, p] of procTable()) seen.set(pid, p.ticks);
   while (!done) {
     sample();
     await new Promise((r) => setTimeout(r, o.intervalMs));

@@ -2,25 +2,11 @@
 // the harness's own cost (the runner and its workers), shown beside what it
 // measures, so a curve that flattens can be told from a harness that saturated,
 // and the lock servers' apart.
-import { readFileSync, readdirSync } from "node:fs";
-
-const TICKS_PER_S = 100; // USER_HZ on Linux
-
-function stat(pid: number): { ppid: number; ticks: number; name: string } | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The name is in parentheses and may hold spaces; the fields after it are fixed.
-    const close = s.lastIndexOf(")");
-    const f = s.slice(close + 2).split(" ");
-    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]), name: s.slice(s.indexOf("(") + 1, close) };
-  } catch {
-    return null;
-  }
-}
+import { TICKS_PER_S, procStat, procTable } from "../lib/proc.ts";
 
 /** utime + stime of one process so far, in seconds (0 once it is gone). */
 export function cpuSeconds(pid: number): number {
-  return (stat(pid)?.ticks ?? 0) / TICKS_PER_S;
+  return (procStat(pid)?.ticks ?? 0) / TICKS_PER_S;
 }
 
 /**
@@ -32,12 +18,7 @@ const SERVER = /^(redis-server|etcd|java|postgres|pgbouncer)$/;
 
 /** Every process under `root`, itself included, with its CPU ticks so far and whether it is a lock server. */
 function tree(root: number): Map<number, { ticks: number; server: boolean }> {
-  const all = new Map<number, { ppid: number; ticks: number; name: string }>();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    const s = stat(Number(d));
-    if (s) all.set(Number(d), s);
-  }
+  const all = procTable();
   const out = new Map<number, { ticks: number; server: boolean }>();
   const walk = (pid: number): void => {
     const s = all.get(pid);
