@@ -19,7 +19,9 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { BadInput, ROOT, helpText, parseArgs, type OptionSpec } from "../lib/index.ts";
 import { TICKS_PER_S, procTable } from "../lib/proc.ts";
+import { attribute } from "./suite-cpu-attribute.ts";
 import { benchCommand } from "./command.ts";
+import { CONFIGS } from "./suite-cpu.config.ts";
 
 const COMMAND = "npm run bench:suite-cpu --";
 
@@ -33,7 +35,7 @@ const USAGE = [
 ].join("\n");
 
 const BENCH_OPTIONS: readonly OptionSpec[] = [
-  { name: "config", kind: "string", default: "vitest.config.ts", choices: ["vitest.config.ts", "vitest.adapters.config.ts", "vitest.libraries.config.ts", "vitest.package.config.ts"], help: "the tier's vitest config: npm test's, or test:adapters', test:libraries' or test:package's" },
+  { name: "config", kind: "string", default: "vitest.config.ts", choices: Object.keys(CONFIGS), help: "the tier's vitest config: npm test's, or test:adapters', test:libraries' or test:package's" },
   { name: "interval-ms", kind: "int", default: 250, min: 50, max: 5000, help: "how often /proc is sampled" },
   { name: "top", kind: "int", default: 30, min: 1, max: 1000, help: "how many files the table lists, most CPU first" },
   { name: "json", kind: "flag", default: false, help: "print one JSON object instead of the table" },
@@ -52,7 +54,6 @@ interface Mark {
   pid: number;
   ev: "start" | "end";
   file: string;
-  t: number;
   /** On "end": the fork's own CPU since it started, in ms. */
   cpu_ms?: number;
 }
@@ -98,27 +99,13 @@ async function run(o: Options): Promise<number> {
   const sample = (): void => {
     const marks = readMarks(log);
     for (const m of marks) forks.add(m.pid);
-    const now = running(marks);
-    const all = procTable();
-    for (const [pid, p] of all) {
-      // A process first seen counts all its CPU so far: it started after the suite did, or belongs elsewhere.
-      const delta = p.ticks - (seen.get(pid) ?? 0);
-      seen.set(pid, p.ticks);
-      if (delta <= 0) continue;
-      // A fork's own CPU comes from the probe's end marks (below), exact however short it lived.
-      if (forks.has(pid)) continue;
-      let file: string | undefined;
-      for (let a: number | undefined = pid, hops = 0; a !== undefined && hops < 64; a = all.get(a)?.ppid, hops++) {
-        if (forks.has(a)) {
-          file = now.get(a) ?? "(between files)";
-          break;
-        }
-      }
-      if (file === undefined) elsewhere += delta;
-      else perFile.set(file, (perFile.get(file) ?? 0) + delta);
-    }
+    const table = procTable();
+    const { files, elsewhere: other } = attribute(table, seen, forks, running(marks));
+    for (const [pid, p] of table) seen.set(pid, p.ticks);
+    for (const [file, ticks] of files) perFile.set(file, (perFile.get(file) ?? 0) + ticks);
+    elsewhere += other;
   };
-  // The processes already running count as elsewhere's from the start.
+  // The processes already running when it starts are counted from here on, not for what they spent before.
   for (const [pid, p] of procTable()) seen.set(pid, p.ticks);
   while (!done) {
     sample();
