@@ -43,7 +43,16 @@ const exists = (path: string): Promise<boolean> => call<zookeeper.Stat | null>((
 async function tree(path = "/"): Promise<string[]> {
   if (path === "/") await call<void>((done) => catchUp(zk.admin, "/", (err) => done(err as Error | null, undefined)));
   const out: string[] = [];
-  for (const name of (await call<string[]>((done) => zk.admin.getChildren(path, done))).sort()) {
+  // A live run's clients delete their lock nodes as the walk goes: a node listed
+  // under its parent and gone before its own children are read is listed alone
+  // (a fresh-clone run of 2026-12-01 threw NO_NODE here, and its run was never
+  // stopped, which failed the five tests after it).
+  const children = await call<string[]>((done) => zk.admin.getChildren(path, done)).catch((err: unknown) => {
+    if (path !== "/" && err instanceof zookeeper.Exception && err.getCode() === zookeeper.Exception.NO_NODE) return null;
+    throw err;
+  });
+  if (children === null) return [];
+  for (const name of children.sort()) {
     const child = path === "/" ? `/${name}` : `${path}/${name}`;
     if (child === "/zookeeper") continue;
     out.push(child, ...(await tree(child)));
