@@ -65,10 +65,14 @@ export function referenceAdapterTests(c: ReferenceAdapter): void {
   // A run with too few grants shows nothing of the library either way: on a starved machine
   // (five test files at once on two cores) four JVM clients under pauses made 3 grants in 10 s
   // in a fresh-clone run. Such a run is made again, up to three times; the last is judged.
-  const run = (...more: string[]) => again(() => once(...more), (r) => grantsOf(r).length > enough);
+  const run = (shows: (r: ClientRun) => boolean, ...more: string[]) => again(() => once(...more), (r) => grantsOf(r).length > enough && shows(r));
+  // Nor does a run in which no pause happened to outlast a lease with a write to follow:
+  // it has no stale write to refuse or accept (CI's fenced redisson run, 10 s, refused
+  // none and was valid). A run that shows the fault, or an anomaly of the resource, is judged at once.
+  const staleShown = (r: ClientRun) => !c.stale || r.results.stats.stale_writes_refused > 0 || r.results.anomaly_types.some((t: string) => t !== "fence-regression");
   describe(`--client ${c.client}`, () => {
     it(`fenced${c.faults ? " under pauses" : ", without faults"}: valid${c.stale ? ", a stale write refused" : ""}; fences from ${c.fenceSource}; the pinned version ran${c.tells && c.faults ? "; lost holds told" : ""}`, async () => {
-      const r = await run();
+      const r = await run(staleShown);
       if (c.fenceSource === "single") {
         // A pause landing between the grant and the INCR lets a later holder's INCR
         // come first: a fence-regression of the lock (docs/measurements.md) that the
@@ -99,7 +103,7 @@ export function referenceAdapterTests(c: ReferenceAdapter): void {
 
     if (c.stale)
       it("unfenced under the same pauses: the woken holder's write is accepted after the next holder's (stale-write-accepted)", async () => {
-        const r = await run("--fence", "off");
+        const r = await run((r) => r.results.anomaly_types.length > 0, "--fence", "off");
         expect(r.exit, r.out).toBe(1);
         expect(r.results.anomaly_types).toContain("stale-write-accepted");
       });
