@@ -21,6 +21,24 @@ export const ADAPTER_TESTS = [
   "test/adapters/outside.test.ts",
 ];
 
+/**
+ * Whole runs with --deploy docker on a real container engine: servers in
+ * containers paused, killed and cut off the run's network, a runner killed
+ * outright leaving no container behind: `npm run test:docker`. A container
+ * deployment's parts against the engine (test/docker/deployment.test.ts: a
+ * server published on 127.0.0.1, paused, killed and restarted on its data, its
+ * clock moved, torn down) and its pure logic stay in `npm test`.
+ */
+export const DOCKER_TESTS = ["test/docker/runs.test.ts", "test/docker/zookeeper-postgres.test.ts", "backends/mariadb/test/docker.test.ts"];
+
+/**
+ * The lab's experiments run whole as a user runs them (`npm run experiment --
+ * NAME --quick`), each stored with its figures and plot: `npm run
+ * test:experiments`. The experiment command's options (test/experiments/cli.test.ts)
+ * and the experiments' pure logic stay in `npm test`.
+ */
+export const EXPERIMENT_TESTS = ["contention", "dead-session", "fairness", "fence-counters", "keys", "renew", "ttl-liveness"].map((name) => `test/experiments/${name}.test.ts`);
+
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "backends/*/test/*.test.ts"],
@@ -44,7 +62,16 @@ export default defineConfig({
     // test:adapters` (vitest.adapters.config.ts), which .ci/run runs too.
     // `npm test` keeps a whole run of every backend, Hazelcast's with its Java
     // client program among them.
-    exclude: ["**/node_modules/**", "**/*.library.test.ts", ...PACKAGE_TESTS, ...ADAPTER_TESTS],
+    //
+    // Docker tests (DOCKER_TESTS): whole runs in containers, ZooKeeper's and
+    // etcd's ensembles, Postgres with pgbouncer and MariaDB among them. With the
+    // adapter tests out, a fresh clone's `npm test` still took 615.63 s on two
+    // quiet cores (2026-12-01), over its 10 minutes; these runs' servers, JVMs
+    // among them, run in containers outside vitest's forks, so they are `npm run
+    // test:docker` (vitest.docker.config.ts), which .ci/run runs too; and so are
+    // the experiments' whole runs (EXPERIMENT_TESTS, `npm run test:experiments`,
+    // vitest.experiments.config.ts), seven stored studies of a dozen runs each.
+    exclude: ["**/node_modules/**", "**/*.library.test.ts", ...PACKAGE_TESTS, ...ADAPTER_TESTS, ...DOCKER_TESTS, ...EXPERIMENT_TESTS],
     globalSetup: ["test/build-once.ts"],
     // Each file's temporary run directories removed when it is done (test/cleanup.ts).
     setupFiles: ["test/cleanup.ts"],

@@ -6,12 +6,16 @@
 import { mergeConfig, type UserConfig } from "vitest/config";
 import suite from "../vitest.config.ts";
 import adapters from "../vitest.adapters.config.ts";
+import docker from "../vitest.docker.config.ts";
+import experiments from "../vitest.experiments.config.ts";
 import libraries from "../vitest.libraries.config.ts";
 import pkg from "../vitest.package.config.ts";
 
 export const CONFIGS: Record<string, UserConfig> = {
   "vitest.config.ts": suite,
   "vitest.adapters.config.ts": adapters,
+  "vitest.docker.config.ts": docker,
+  "vitest.experiments.config.ts": experiments,
   "vitest.libraries.config.ts": libraries,
   "vitest.package.config.ts": pkg,
 };
