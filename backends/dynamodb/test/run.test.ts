@@ -32,9 +32,9 @@ describe("dynamodb runs", () => {
 
   it("dynamodb-lock-client under kill: dynalite restarts on its LevelDB directory, every grant's fence above the last before it", async () => {
     // A fault a second and a second more to run: on a loaded machine a kill every 0.6 s once left one grant in 3 s.
-    // A run with fewer than two grants has no fences to compare: the kill takes its turn again
-    // as soon as dynalite is back, and a fresh clone's run made one grant in 4 s. Such a run is
-    // made again, up to three times; the last is judged.
+    // A run with fewer than two grants has no fences to compare, and a fresh clone's run
+    // (four test files at once on two cores) made one in 4 s of kills. Such a run is made
+    // again, up to three times; the last is judged.
     const grantsOf = (history: Array<Record<string, unknown>>) => history.filter((e) => e.f === "acquire" && e.type === "ok");
     const r = await again(
       () => jepsenRun([...quick, "--client", "dynamodb-lock-client", "--nemesis", "kill", "--nemesis-interval", "1", "--time-limit", "4", "--restart-delay", "200", "--fence", "on", "--dynamo-persistence", "disk"], "fc-dyn-"),
