@@ -43,7 +43,12 @@ export class RedisSemaphoreLock implements LockClient {
       key,
       {
         lockTimeout: ttlMs,
-        acquireTimeout: Math.max(1, timeoutMs),
+        // A wait of 0 is one try. The library attempts while Date.now() is before its
+        // start plus acquireTimeout, read twice: at 1 ms, a process descheduled between
+        // the two reads made no attempt and reported a timeout on a free key (a fresh
+        // clone's test, four files at once on two cores). So a try is one attempt,
+        // with time to make it.
+        ...(timeoutMs > 0 ? { acquireTimeout: timeoutMs } : { acquireTimeout: 60_000, acquireAttemptsLimit: 1 }),
         identifierSuffix: this.ctx.ownerPrefix,
         onLockLost: () => void (entry.lost = true),
       },

@@ -3,7 +3,7 @@
 // takes them) and the read-then-write semaphore kept on purpose. A semaphore of 2
 // admits 2 and the third waits; an aborted wait fails cancelled and leaves nothing
 // on the server; the racy one lets two clients take the last permit.
-import { describe, it, expect } from "vitest";
+import { describe, it, expect, vi } from "vitest";
 import { CANCELLED } from "../../../clients/index.ts";
 import { CLIENTS } from "../../index.ts";
 import { fenceKey } from "../client.ts";
@@ -60,6 +60,21 @@ describe.each([
 });
 
 describe("redis-semaphore (its Mutex)", () => {
+  it("a try (a wait of 0) makes its one attempt even when the clock moves on between the library's reads of it", async () => {
+    const a = await client("redis-semaphore", "mt");
+    held(await a.acquire("mt-warm", 5000, 0)); // connected: the try below is the library's loop alone
+    // Every read of the clock a millisecond later than the last: with an acquireTimeout
+    // of 1 ms the library's loop saw its end passed before its first attempt.
+    let now = Date.now();
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => (now += 1));
+    try {
+      const hold = held(await a.acquire("mt", 5000, 0));
+      expect(await server().get("mutex:mt")).toBe(hold.owner);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
   it("an aborted wait fails cancelled and leaves the holder's key as it was", async () => {
     const [a, b] = [await client("redis-semaphore", "ma"), await client("redis-semaphore", "mb")];
     const ha = held(await a.acquire("mx", 5000, 0));
