@@ -70,7 +70,7 @@ export default defineConfig({
     // among them, run in containers outside vitest's forks, so they are `npm run
     // test:docker` (vitest.docker.config.ts), which .ci/run runs too; and so are
     // the experiments' whole runs (EXPERIMENT_TESTS, `npm run test:experiments`,
-    // vitest.experiments.config.ts), seven stored studies of a dozen runs each.
+    // vitest.experiments.config.ts), the seven experiments run whole and stored.
     exclude: ["**/node_modules/**", "**/*.library.test.ts", ...PACKAGE_TESTS, ...ADAPTER_TESTS, ...DOCKER_TESTS, ...EXPERIMENT_TESTS],
     globalSetup: ["test/build-once.ts"],
     // Each file's temporary run directories removed when it is done (test/cleanup.ts).
