@@ -3,10 +3,6 @@
 // Python, Java and Go built from their lock files (ADAPTER_TESTS). Kept out of
 // `npm test` for its time budget (vitest.config.ts says why); .ci/run runs them
 // after it, with the suite's set-up, order and timeouts.
-import { defineConfig } from "vitest/config";
-import suite, { ADAPTER_TESTS } from "./vitest.config.ts";
+import { tierConfig } from "./vitest.config.ts";
 
-export default defineConfig({
-  ...suite,
-  test: { ...suite.test, include: ADAPTER_TESTS, exclude: ["**/node_modules/**"] },
-});
+export default tierConfig("adapters");

@@ -39,7 +39,24 @@ export const DOCKER_TESTS = ["test/docker/runs.test.ts", "test/docker/zookeeper-
  */
 export const EXPERIMENT_TESTS = ["contention", "dead-session", "fairness", "fence-counters", "keys", "renew", "ttl-liveness"].map((name) => `test/experiments/${name}.test.ts`);
 
-export default defineConfig({
+/** The library tests: whole runs of one library each, what the libraries preset's soak runs too (`npm run test:libraries`). */
+export const LIBRARY_TESTS = ["test/**/*.library.test.ts", "backends/*/test/*.library.test.ts"];
+
+/**
+ * The tiers kept out of `npm test`, each run by `npm run test:NAME` with its
+ * config vitest.NAME.config.ts (tierConfig below); test/tiers.test.ts holds the
+ * scripts, the config files, .ci/run and the README to this table.
+ */
+export const TIERS = {
+  adapters: ADAPTER_TESTS,
+  docker: DOCKER_TESTS,
+  experiments: EXPERIMENT_TESTS,
+  package: PACKAGE_TESTS,
+  libraries: LIBRARY_TESTS,
+} as const;
+export type Tier = keyof typeof TIERS;
+
+const suite = defineConfig({
   test: {
     include: ["test/**/*.test.ts", "backends/*/test/*.test.ts"],
     // Library tests (*.library.test.ts): whole runs of one library each, what the
@@ -71,7 +88,7 @@ export default defineConfig({
     // test:docker` (vitest.docker.config.ts), which .ci/run runs too; and so are
     // the experiments' whole runs (EXPERIMENT_TESTS, `npm run test:experiments`,
     // vitest.experiments.config.ts), the seven experiments run whole and stored.
-    exclude: ["**/node_modules/**", "**/*.library.test.ts", ...PACKAGE_TESTS, ...ADAPTER_TESTS, ...DOCKER_TESTS, ...EXPERIMENT_TESTS],
+    exclude: ["**/node_modules/**", ...Object.values(TIERS).flat()],
     globalSetup: ["test/build-once.ts"],
     // Each file's temporary run directories removed when it is done (test/cleanup.ts).
     setupFiles: ["test/cleanup.ts"],
@@ -98,3 +115,9 @@ export default defineConfig({
     hookTimeout: 60_000,
   },
 });
+export default suite;
+
+/** A tier's config: its files only, with the suite's set-up, order and timeouts. */
+export function tierConfig(tier: Tier) {
+  return defineConfig({ ...suite, test: { ...suite.test, include: [...TIERS[tier]], exclude: ["**/node_modules/**"] } });
+}

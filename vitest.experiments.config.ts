@@ -2,10 +2,6 @@
 // experiments run whole with --quick and stored (EXPERIMENT_TESTS). Kept out of
 // `npm test` for its time budget (vitest.config.ts says why); .ci/run runs them
 // after it, with the suite's set-up, order and timeouts.
-import { defineConfig } from "vitest/config";
-import suite, { EXPERIMENT_TESTS } from "./vitest.config.ts";
+import { tierConfig } from "./vitest.config.ts";
 
-export default defineConfig({
-  ...suite,
-  test: { ...suite.test, include: EXPERIMENT_TESTS, exclude: ["**/node_modules/**"] },
-});
+export default tierConfig("experiments");

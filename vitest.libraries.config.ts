@@ -2,10 +2,6 @@
 // (*.library.test.ts), with the suite's set-up, order and timeouts
 // (vitest.config.ts). The libraries preset's soak (docs/locks.md) runs every
 // library under every fault; these check what each library's runs must show.
-import { defineConfig } from "vitest/config";
-import suite from "./vitest.config.ts";
+import { tierConfig } from "./vitest.config.ts";
 
-export default defineConfig({
-  ...suite,
-  test: { ...suite.test, include: ["test/**/*.library.test.ts", "backends/*/test/*.library.test.ts"], exclude: ["**/node_modules/**"] },
-});
+export default tierConfig("libraries");

@@ -3,10 +3,6 @@
 // docs' worked examples and the GitHub Action's commands run as written
 // (test/package/team.ts). Kept out of `npm test` for its time budget
 // (vitest.config.ts says why); .ci/run runs them after it.
-import { defineConfig } from "vitest/config";
-import suite, { PACKAGE_TESTS } from "./vitest.config.ts";
+import { tierConfig } from "./vitest.config.ts";
 
-export default defineConfig({
-  ...suite,
-  test: { ...suite.test, include: PACKAGE_TESTS, exclude: ["**/node_modules/**"] },
-});
+export default tierConfig("package");

@@ -4,20 +4,12 @@
 // Imported, not loaded by path: vitest bundles its config, and a path read at run
 // time would reach node as TypeScript.
 import { mergeConfig, type UserConfig } from "vitest/config";
-import suite from "../vitest.config.ts";
-import adapters from "../vitest.adapters.config.ts";
-import docker from "../vitest.docker.config.ts";
-import experiments from "../vitest.experiments.config.ts";
-import libraries from "../vitest.libraries.config.ts";
-import pkg from "../vitest.package.config.ts";
+import suite, { TIERS, tierConfig, type Tier } from "../vitest.config.ts";
 
+/** npm test's config and each tier's, by the file name `npm run test:NAME` gives vitest. */
 export const CONFIGS: Record<string, UserConfig> = {
   "vitest.config.ts": suite,
-  "vitest.adapters.config.ts": adapters,
-  "vitest.docker.config.ts": docker,
-  "vitest.experiments.config.ts": experiments,
-  "vitest.libraries.config.ts": libraries,
-  "vitest.package.config.ts": pkg,
+  ...Object.fromEntries((Object.keys(TIERS) as Tier[]).map((t) => [`vitest.${t}.config.ts`, tierConfig(t)])),
 };
 
 const chosen = CONFIGS[process.env.FENCECHECK_SUITE_CPU_CONFIG ?? "vitest.config.ts"];

@@ -35,7 +35,7 @@ const USAGE = [
 ].join("\n");
 
 const BENCH_OPTIONS: readonly OptionSpec[] = [
-  { name: "config", kind: "string", default: "vitest.config.ts", choices: Object.keys(CONFIGS), help: "the tier's vitest config: npm test's, or test:adapters', test:docker's, test:experiments', test:libraries' or test:package's" },
+  { name: "config", kind: "string", default: "vitest.config.ts", choices: Object.keys(CONFIGS), help: "npm test's vitest config, or a tier's (npm run test:NAME runs vitest.NAME.config.ts)" },
   { name: "interval-ms", kind: "int", default: 250, min: 50, max: 5000, help: "how often /proc is sampled" },
   { name: "top", kind: "int", default: 30, min: 1, max: 1000, help: "how many files the table lists, most CPU first" },
   { name: "json", kind: "flag", default: false, help: "print one JSON object instead of the table" },
