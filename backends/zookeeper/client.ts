@@ -131,7 +131,15 @@ export class ZkLock implements LockClient {
       if (err instanceof UnknownOutcome) throw err;
       if (err instanceof ZkCallError && err.code === "session-expired") return { type: "fail", error: "session-expired" };
       // Our node may still be queued (or first): leave the queue, or say we cannot know.
-      await this.leave(s, dir, [created], err, this.naive ? undefined : prefix);
+      // A cancel that came before or while we leave is still a cancel: withdrawn for
+      // certain, or cancel-unknown, never the failed read's own error (seen when the
+      // link was cut as the abort came, the waiter still listing the queue).
+      try {
+        await this.leave(s, dir, [created], err, this.naive ? undefined : prefix);
+      } catch (left) {
+        throw signal?.aborted ? cancelUnknown(left) : left;
+      }
+      if (signal?.aborted) return { type: "fail", error: CANCELLED, value: { owner, ...behind } };
       return { type: "fail", error: err instanceof ZkCallError ? err.code : "error" };
     }
   }
@@ -147,7 +155,7 @@ export class ZkLock implements LockClient {
     try {
       await this.leave(s, dir, nodes, undefined, prefix);
     } catch (err) {
-      throw new UnknownOutcome(CANCEL_UNKNOWN, `the delete of a cancelled waiter's node got no answer: ${String((err as Error)?.message ?? err)}`);
+      throw cancelUnknown(err);
     }
     return { type: "fail", error: CANCELLED, value: { owner, ...behind } };
   }
@@ -325,4 +333,9 @@ export class ZkLock implements LockClient {
   async close(): Promise<void> {
     this.session?.close();
   }
+}
+
+/** A cancelled waiter whose node may still be queued: the delete (or the look for it) got no answer. */
+function cancelUnknown(err: unknown): UnknownOutcome {
+  return new UnknownOutcome(CANCEL_UNKNOWN, `the delete of a cancelled waiter's node got no answer: ${String((err as Error)?.message ?? err)}`);
 }

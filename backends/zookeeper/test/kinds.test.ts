@@ -24,6 +24,28 @@ async function pending(p: Promise<unknown>): Promise<boolean> {
   return Promise.race([p.then(() => false, () => false), sleep(300).then(() => true)]);
 }
 
+/** A proxy of its own to the first server, replies `latencyMs` late if given, and the endpoint through it. */
+async function link(name: string, latencyMs?: number) {
+  const p = await new Toxiproxy(servers().proxy.url).createProxy({ name, listen: "127.0.0.1:0", upstream: `127.0.0.1:${servers().cluster.nodes[0].port}` });
+  if (latencyMs !== undefined) await p.addToxic({ name: "slow-replies", type: "latency", stream: "downstream", toxicity: 1, attributes: { latency: latencyMs, jitter: 0 } } as never);
+  const endpoint: Endpoint = { name: "zk-1", host: "127.0.0.1", port: Number(p.listen.split(":").pop()) };
+  return { p, endpoint };
+}
+
+/**
+ * A holder on `key`, and a waiter behind it through a link of its own whose
+ * replies come 400 ms late; returned once the waiter's node is on the servers.
+ */
+async function slowWaiter(kind: string, key: string, n: number, commandTimeoutMs: number, sessionMs: number) {
+  const { p, endpoint } = await link(key, 400);
+  const holder = lock(kind, `${kind}-holder${n}`), waiter = lock(kind, `${kind}-waiter${n}`, [endpoint], commandTimeoutMs);
+  const h = held(await holder.acquire(key, 2000, 0));
+  const abort = new AbortController();
+  const waiting = waiter.acquire(key, sessionMs, 20_000, { signal: abort.signal });
+  await eventually(async () => (await nodesOf(key)).length === 2);
+  return { p, holder, h, abort, waiting };
+}
+
 describe("zookeeper-rw", () => {
   it("readers hold together; a writer waits for every earlier node, a later reader for the writer; behind names whom each waited for", async () => {
     const key = "rw";
@@ -93,14 +115,7 @@ describe.each(["zookeeper", "zookeeper-rw"])("%s cancellation", (kind) => {
     // before it hears of its create, 800 ms before it has listed the queue, and
     // 1200 ms before it has read the node ahead and begins to wait. An abort 700 ms
     // after the node is seen lands while it lists or reads.
-    const p = await new Toxiproxy(servers().proxy.url).createProxy({ name: `cancel-early-${kind}`, listen: "127.0.0.1:0", upstream: `127.0.0.1:${servers().cluster.nodes[0].port}` });
-    const link: Endpoint = { name: "zk-1", host: "127.0.0.1", port: Number(p.listen.split(":").pop()) };
-    const holder = lock(kind, `${kind}-holder3`), waiter = lock(kind, `${kind}-waiter3`, [link], 3000);
-    const h = held(await holder.acquire(key, 2000, 0));
-    await p.addToxic({ name: "slow-replies", type: "latency", stream: "downstream", toxicity: 1, attributes: { latency: 400, jitter: 0 } } as never);
-    const abort = new AbortController();
-    const waiting = waiter.acquire(key, 6000, 20_000, { signal: abort.signal });
-    await eventually(async () => (await nodesOf(key)).length === 2);
+    const { p, holder, h, abort, waiting } = await slowWaiter(kind, key, 3, 3000, 6000);
     await sleep(700);
     const began = Date.now();
     abort.abort();
@@ -112,11 +127,30 @@ describe.each(["zookeeper", "zookeeper-rw"])("%s cancellation", (kind) => {
     await p.remove();
   }, 30_000);
 
+  it("an abort that comes just after a read failed on a cut link is still a cancel: cancel-unknown, not the read's error", async () => {
+    const key = `cancel-cut-${kind}`;
+    // Replies 400 ms late, as above: 600 ms after its node is seen the waiter is
+    // listing the queue or reading the node ahead. The link is then cut, that read
+    // fails at once, and the waiter is leaving the queue (its delete unanswered)
+    // when the abort comes.
+    const { p, holder, h, abort, waiting } = await slowWaiter(kind, key, 4, 1000, 4000);
+    await sleep(600);
+    await p.update({ enabled: false } as never);
+    await sleep(200);
+    abort.abort();
+    const err = await waiting.then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(UnknownOutcome);
+    expect((err as UnknownOutcome).error).toBe("cancel-unknown");
+    // Its session ends on the servers (4 s) and its node with it.
+    await eventually(async () => (await nodesOf(key)).length === 1, 15_000);
+    await holder.release(key, h);
+    await p.remove();
+  }, 30_000);
+
   it("a cancel whose delete gets no answer is unknown, and its node stalls the queue until its session ends", async () => {
     const key = `cancel-lost-${kind}`;
-    const p = await new Toxiproxy(servers().proxy.url).createProxy({ name: `cancel-lost-${kind}`, listen: "127.0.0.1:0", upstream: `127.0.0.1:${servers().cluster.nodes[0].port}` });
-    const link: Endpoint = { name: "zk-1", host: "127.0.0.1", port: Number(p.listen.split(":").pop()) };
-    const holder = lock(kind, `${kind}-holder2`), waiter = lock(kind, `${kind}-waiter2`, [link], 1000), next = lock(kind, `${kind}-next2`);
+    const { p, endpoint } = await link(`cancel-lost-${kind}`);
+    const holder = lock(kind, `${kind}-holder2`), waiter = lock(kind, `${kind}-waiter2`, [endpoint], 1000), next = lock(kind, `${kind}-next2`);
     const h = held(await holder.acquire(key, 2000, 0));
     const abort = new AbortController();
     // A session of 4 s: long enough that a loaded machine still finds the dead node queued below.
