@@ -10,7 +10,10 @@
 // calls land in one record, and a failed acquire is judged on all of them
 // (redlock-proof.ts looks at every grant on a node, not only the first). The
 // rounds do not release between them; the unlock it sends to every node after
-// the last one does, on the same connections. --acquire-timeout sets how many
+// the last one does, on the same connections. Its grant script refuses a key
+// that exists, its own value too: when nodes come back one by one after a kill,
+// a later round can meet its own earlier keys on a majority and end `busy` with
+// no one else holding the lock. --acquire-timeout sets how many
 // rounds: round(timeout / its retryDelay), so the default 2000 ms is its
 // default 10 retries. It issues no fence: fences come from --fence-source.
 import { Redlock, ExecutionError, type Lock } from "@sesamecare-oss/redlock";
