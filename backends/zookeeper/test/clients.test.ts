@@ -6,9 +6,6 @@
 // holding is known as lost by the recipe and not by the naive client.
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import zookeeper from "node-zookeeper-client";
-import { Toxiproxy, type Proxy } from "toxiproxy-node-client";
-import type { ZkCluster } from "../server.ts";
-import type { ProxyServer } from "../../../proxy/index.ts";
 import { type Endpoint, type Hold, type LockClient, type Outcome, type MakeClient } from "../../../clients/index.ts";
 import { CLIENTS } from "../../index.ts";
 import { ZK_LOCK_ROOT } from "../places.ts";
@@ -24,8 +21,6 @@ beforeAll(async () => {
 });
 
 let servers: ZkServers;
-let proxy: ProxyServer;
-let cluster: ZkCluster;
 let endpoints: Endpoint[];
 let admin: zookeeper.Client;
 const locks: LockClient[] = [];
@@ -46,16 +41,9 @@ const nodesOf = (key: string): Promise<string[]> => servers.nodesOf(key);
 
 const czxidOf = (path: string): Promise<number> => new Promise((resolve, reject) => admin.exists(path, (err, stat) => (err || !stat ? reject(err ?? new Error(`${path} is gone`)) : resolve(zxid(stat.czxid)))));
 
-/** A proxy of its own in front of zk-1, for one client's faults. */
-async function linkToZk1(name: string): Promise<{ endpoint: Endpoint; proxy: Proxy }> {
-  const zk1 = cluster.nodes[0];
-  const p = await new Toxiproxy(proxy.url).createProxy({ name, listen: "127.0.0.1:0", upstream: `127.0.0.1:${zk1.port}` });
-  return { endpoint: { name: "zk-1", host: "127.0.0.1", port: Number(p.listen.split(":").pop()) }, proxy: p };
-}
-
 beforeAll(async () => {
   servers = await startZkServers("fc-zk-client-");
-  ({ proxy, cluster, endpoints, admin } = servers);
+  ({ endpoints, admin } = servers);
 }, 60_000);
 
 afterAll(async () => {
@@ -93,7 +81,7 @@ describe("zookeeper lock client", () => {
   it("protection mode finds a created node whose reply was lost; the naive client leaves a ghost that blocks the lock", async () => {
     for (const kind of ["zookeeper", "zookeeper-naive"]) {
       const key = `lost-reply-${kind}`;
-      const link = await linkToZk1(`lost-reply-${kind}`);
+      const link = await servers.linkToZk1(`lost-reply-${kind}`);
       const l = lock(kind, kind, [link.endpoint], 3000);
       await l.release(key, held(await l.acquire(key, 3000, 1000)));
       // The create reaches the server; its reply is held back, and the connection
@@ -127,7 +115,7 @@ describe("zookeeper lock client", () => {
   it("a session that expires while holding: the recipe knows it lost the lock, the naive client renews as if not", async () => {
     for (const kind of ["zookeeper", "zookeeper-naive"]) {
       const key = `expiry-${kind}`;
-      const link = await linkToZk1(`expiry-${kind}`);
+      const link = await servers.linkToZk1(`expiry-${kind}`);
       const l = lock(kind, kind, [link.endpoint], 2000);
       const h = held(await l.acquire(key, 1000, 1000));
       // Cut off from every server for three session timeouts: the session expires and its node goes.

@@ -13,7 +13,7 @@ import zookeeper from "node-zookeeper-client";
 import { startZkServers, type ZkServers } from "./servers.ts";
 import { catchUp } from "../session.ts";
 import { BACKENDS } from "../../index.ts";
-import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning, waitFor, eventually } from "../../../test/helpers.ts";
+import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning, waitFor, eventually, grantsIn } from "../../../test/helpers.ts";
 
 const { CreateMode } = zookeeper;
 
@@ -112,7 +112,7 @@ describe("--backend zookeeper --deploy external", () => {
     // No /fencecheck was there: the run made both parents, and took them away again.
     expect(run.zookeeper_run).toEqual({ marker: `/fencecheck/locks/${run.key_prefix}~run`, parents_made: ["/fencecheck", "/fencecheck/locks"], swept: { runs: [], nodes: 0 } });
     expect(run.keys_removed).toBeGreaterThanOrEqual(1);
-    const granted = events.filter((e) => e.f === "acquire" && e.type === "ok");
+    const granted = grantsIn(events);
     expect(granted.length).toBeGreaterThan(0);
     expect(granted.every((e) => e.key === `${run.key_prefix}k0`)).toBe(true);
     expect(events.some((e) => e.f === "write" && e.type === "ok")).toBe(true);

@@ -5,7 +5,6 @@
 // (read back from the servers) and fails "cancelled", and one whose delete gets no
 // answer says it cannot know, its node left to stall the queue until its session ends.
 import { describe, it, expect } from "vitest";
-import { Toxiproxy } from "toxiproxy-node-client";
 import type { Endpoint, Hold, Outcome } from "../../../clients/index.ts";
 import { UnknownOutcome } from "../../../clients/lock.ts";
 import { sleep } from "../../../lib/index.ts";
@@ -24,20 +23,12 @@ async function pending(p: Promise<unknown>): Promise<boolean> {
   return Promise.race([p.then(() => false, () => false), sleep(300).then(() => true)]);
 }
 
-/** A proxy of its own to the first server, replies `latencyMs` late if given, and the endpoint through it. */
-async function link(name: string, latencyMs?: number) {
-  const p = await new Toxiproxy(servers().proxy.url).createProxy({ name, listen: "127.0.0.1:0", upstream: `127.0.0.1:${servers().cluster.nodes[0].port}` });
-  if (latencyMs !== undefined) await p.addToxic({ name: "slow-replies", type: "latency", stream: "downstream", toxicity: 1, attributes: { latency: latencyMs, jitter: 0 } } as never);
-  const endpoint: Endpoint = { name: "zk-1", host: "127.0.0.1", port: Number(p.listen.split(":").pop()) };
-  return { p, endpoint };
-}
-
 /**
  * A holder on `key`, and a waiter behind it through a link of its own whose
  * replies come 400 ms late; returned once the waiter's node is on the servers.
  */
 async function slowWaiter(kind: string, key: string, n: number, commandTimeoutMs: number, sessionMs: number) {
-  const { p, endpoint } = await link(key, 400);
+  const { proxy: p, endpoint } = await servers().linkToZk1(key, 400);
   const holder = lock(kind, `${kind}-holder${n}`), waiter = lock(kind, `${kind}-waiter${n}`, [endpoint], commandTimeoutMs);
   const h = held(await holder.acquire(key, 2000, 0));
   const abort = new AbortController();
@@ -149,7 +140,7 @@ describe.each(["zookeeper", "zookeeper-rw"])("%s cancellation", (kind) => {
 
   it("a cancel whose delete gets no answer is unknown, and its node stalls the queue until its session ends", async () => {
     const key = `cancel-lost-${kind}`;
-    const { p, endpoint } = await link(`cancel-lost-${kind}`);
+    const { proxy: p, endpoint } = await servers().linkToZk1(`cancel-lost-${kind}`);
     const holder = lock(kind, `${kind}-holder2`), waiter = lock(kind, `${kind}-waiter2`, [endpoint], 1000), next = lock(kind, `${kind}-next2`);
     const h = held(await holder.acquire(key, 2000, 0));
     const abort = new AbortController();

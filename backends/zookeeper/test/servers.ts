@@ -2,6 +2,7 @@
 // links need, and an admin session of the test's own to read what the servers
 // hold (lock nodes), started once in a file's beforeAll and stopped in its afterAll.
 import zookeeper from "node-zookeeper-client";
+import { Toxiproxy, type Proxy } from "toxiproxy-node-client";
 import { ZK_LOCK_ROOT } from "../places.ts";
 import { catchUp } from "../session.ts";
 import { ProcessGroup } from "../../../cluster/processes.ts";
@@ -24,6 +25,8 @@ export interface ZkServers {
    * node a client had deleted a moment before).
    */
   nodesOf(key: string): Promise<string[]>;
+  /** A proxy of its own in front of zk-1, for one client's faults; its replies `latencyMs` late if given. */
+  linkToZk1(name: string, latencyMs?: number): Promise<{ endpoint: Endpoint; proxy: Proxy }>;
   /** Stops everything; the processes still mentioning the run's directory (none, when all went). */
   stop(): Promise<string[]>;
 }
@@ -49,6 +52,11 @@ export async function startZkServers(prefix: string): Promise<ZkServers> {
     async nodesOf(key) {
       await new Promise<void>((resolve, reject) => catchUp(admin, path(key), (err) => (err ? reject(err) : resolve())));
       return new Promise((resolve, reject) => admin.getChildren(path(key), (err, children) => (err ? reject(err) : resolve(children.sort((a, b) => Number(a.slice(-10)) - Number(b.slice(-10)))))));
+    },
+    async linkToZk1(name, latencyMs) {
+      const p = await new Toxiproxy(proxy.url).createProxy({ name, listen: "127.0.0.1:0", upstream: `127.0.0.1:${cluster.nodes[0].port}` });
+      if (latencyMs !== undefined) await p.addToxic({ name: "slow-replies", type: "latency", stream: "downstream", toxicity: 1, attributes: { latency: latencyMs, jitter: 0 } } as never);
+      return { endpoint: { name: "zk-1", host: "127.0.0.1", port: Number(p.listen.split(":").pop()) }, proxy: p };
     },
     async stop() {
       admin.close();
