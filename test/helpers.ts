@@ -171,6 +171,11 @@ export function readNdjson(path: string): Array<Record<string, unknown>> {
   return readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
 }
 
+/** A history's granted acquires: its acquire events of type ok. */
+export function grantsIn<E extends { f?: unknown; type?: unknown }>(events: readonly E[]): E[] {
+  return events.filter((e) => e.f === "acquire" && e.type === "ok");
+}
+
 /** The newest run of a store as stored: its directory (links resolved), run.json, and its history's events without the header. */
 export function storedRun(store: string) {
   const dir = realpathSync(latestRun(store));

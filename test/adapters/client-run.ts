@@ -6,7 +6,7 @@
 import { describe, it, expect } from "vitest";
 import { readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { again, tempRunDir, runCli, latestRun, readNdjson } from "../helpers.ts";
+import { again, grantsIn, tempRunDir, runCli, latestRun, readNdjson } from "../helpers.ts";
 
 export type ClientRun = Awaited<ReturnType<typeof clientRun>>;
 
@@ -60,7 +60,7 @@ const NO_FAULTS = ["--concurrency", "4", "--workers", "2", "--time-limit", "6", 
 export function referenceAdapterTests(c: ReferenceAdapter): void {
   if (c.stale && !c.faults) throw new Error(`${c.client}: a stale write is refused only under pauses (faults: true)`);
   const once = (...more: string[]) => clientRun([...(c.faults ? PAUSES : NO_FAULTS), "--client", c.client, ...c.options, ...more], `fc-${c.client}-`);
-  const grantsOf = (r: ClientRun) => r.events.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => e.value as Record<string, unknown>);
+  const grantsOf = (r: ClientRun) => grantsIn(r.events).map((e) => e.value as Record<string, unknown>);
   const enough = c.faults ? 10 : 3;
   // A run with too few grants shows nothing of the library either way: on a starved machine
   // (five test files at once on two cores) four JVM clients under pauses made 3 grants in 10 s

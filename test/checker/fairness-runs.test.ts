@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fairnessOf, waitersOfHistory, type FairnessStats } from "../../checker/index.ts";
 import type { HistoryEvent } from "../../store/events.ts";
-import { latestRun, processesMentioning, readNdjson, runCli, tempRunDir } from "../helpers.ts";
+import { latestRun, processesMentioning, readNdjson, runCli, tempRunDir, grantsIn } from "../helpers.ts";
 
 const LOAD = ["--concurrency", "10", "--keys", "1", "--nemesis", "none", "--work", "10", "--acquire-timeout", "30000", "--seed", "5"];
 // etcd commits every grant with an fsync, slow on a loaded machine: its runs are
@@ -46,7 +46,7 @@ describe("fairness of a hot key", () => {
   it("etcd-queue: every waiter served in its turn", async () => {
     const r = await run("etcd", "etcd-queue");
     expectFigures(r);
-    const oks = r.events.filter((e) => e.f === "acquire" && e.type === "ok");
+    const oks = grantsIn(r.events);
     expect(oks.length).toBe(r.stats.acquires_granted);
     for (const e of oks) expect(typeof e.value?.queued_ms).toBe("number");
     expect(r.fromHistory.overtakes).toBe(0);

@@ -4,7 +4,7 @@
 import { describe, it, expect } from "vitest";
 import { join } from "node:path";
 import { readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { tempRunDir, runCli, latestRun, REPO } from "../helpers.ts";
+import { tempRunDir, runCli, latestRun, REPO, grantsIn } from "../helpers.ts";
 
 const run = ["--concurrency", "4", "--workers", "2", "--nemesis", "pause", "--nemesis-interval", "1", "--time-limit", "6", "--seed", "3"];
 
@@ -50,7 +50,7 @@ describe("--client with an adapter module", () => {
     const cli = runCli("test", [...run, "--client", unfenced, "--fence-source", "single", "--store", store]);
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
     const events = readFileSync(join(realpathSync(latestRun(store)), "history.ndjson"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
-    const fences = events.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => e.value.fence);
+    const fences = grantsIn(events).map((e) => e.value.fence);
     expect(fences.length).toBeGreaterThan(0);
     expect(fences.every((f) => typeof f === "number")).toBe(true);
     // One counter: every hold a new fence.

@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { workerOfClient } from "../../runner/start-parts.ts";
 import { workerClockFile } from "../../runner/workers.ts";
-import { again, tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../helpers.ts";
+import { again, tempRunDir, runCli, latestRun, readNdjson, processesMentioning, grantsIn } from "../helpers.ts";
 
 const PROBE = join(import.meta.dirname, "fixtures/wall-clock-probe.ts");
 const OFFSET_MS = 60_000;
@@ -73,7 +73,7 @@ async function clockRun(): Promise<Set<number>> {
     moves.set(w, [...(moves.get(w) ?? []), { time: e.time, offset: e.f === "bump-clock" ? (e.value!.offset_ms as number) : 0 }]);
   }
   const seen = new Set<number>();
-  const holds = events.filter((e) => e.f === "acquire" && e.type === "ok");
+  const holds = grantsIn(events);
   for (const h of holds) {
     const mine = moves.get(workerOf(h)) ?? [];
     if (mine.some((m) => Math.abs(m.time - h.time) < EDGE_NS)) continue;

@@ -3,7 +3,7 @@
 // dynalite comes back on its LevelDB directory with the fences where they were;
 // and nothing of the server outlives the run.
 import { describe, it, expect } from "vitest";
-import { again, jepsenRun, survivors } from "../../../test/helpers.ts";
+import { again, grantsIn, jepsenRun, survivors } from "../../../test/helpers.ts";
 
 // Client 0 sleeps 1.2 s (three leases) after each grant, so another client is
 // granted the lock meanwhile and client 0's write comes late: a stale write in
@@ -35,10 +35,9 @@ describe("dynamodb runs", () => {
     // A run with fewer than two grants has no fences to compare, and a fresh clone's run
     // (four test files at once on two cores) made one in 4 s of kills. Such a run is made
     // again, up to three times; the last is judged.
-    const grantsOf = (history: Array<Record<string, unknown>>) => history.filter((e) => e.f === "acquire" && e.type === "ok");
     const r = await again(
       () => jepsenRun([...quick, "--client", "dynamodb-lock-client", "--nemesis", "kill", "--nemesis-interval", "1", "--time-limit", "4", "--restart-delay", "200", "--fence", "on", "--dynamo-persistence", "disk"], "fc-dyn-"),
-      (run) => grantsOf(run.history).length >= 2,
+      (run) => grantsIn(run.history).length >= 2,
     );
     expect(r.exit, r.output).toBe(0);
     expect(r.results?.valid, r.output).toBe(true);
@@ -46,7 +45,7 @@ describe("dynamodb runs", () => {
     expect(faults).toContain("kill");
     expect(faults).toContain("restart");
     // In memory the table would come back empty and the fences start over at 1.
-    const fences = grantsOf(r.history).map((e) => (e.value as { fence: number }).fence);
+    const fences = grantsIn(r.history).map((e) => (e.value as { fence: number }).fence);
     expect(fences.length).toBeGreaterThanOrEqual(2);
     expect(new Set(fences).size).toBe(fences.length);
     // Granted in rising order across the restarts (a lease lock's grants do not overlap here: one key, fencing on, valid).

@@ -6,7 +6,7 @@
 import { describe, it, expect } from "vitest";
 import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { jepsenRun, latestRun, processesMentioning, runCli, tempRunDir, waitFor, survivors } from "../../../test/helpers.ts";
+import { jepsenRun, latestRun, processesMentioning, runCli, tempRunDir, waitFor, survivors, grantsIn } from "../../../test/helpers.ts";
 
 const quick = ["--backend", "mariadb", "--concurrency", "4", "--workers", "2", "--ttl", "400", "--work", "100", "--rate", "20", "--acquire-timeout", "500", "--nemesis-interval", "0.6", "--grace", "2", "--time-limit", "4"];
 
@@ -33,7 +33,7 @@ describe.concurrent("mariadb runs", () => {
     const faults = r.history.filter((e) => e.process === "nemesis").map((e) => e.f);
     expect(faults).toContain("kill");
     expect(faults).toContain("restart");
-    const fences = r.history.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => (e.value as { fence: number }).fence);
+    const fences = grantsIn(r.history).map((e) => (e.value as { fence: number }).fence);
     expect(fences.length).toBeGreaterThan(3);
     expect(new Set(fences).size).toBe(fences.length);
     expect(await survivors(r.store)).toEqual([]);

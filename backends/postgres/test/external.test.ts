@@ -16,7 +16,7 @@ import { PortPlan } from "../../../cluster/ports.ts";
 import { pgConnection, serverUser, startPostgresCluster } from "../server.ts";
 import type { ServerNode } from "../../../cluster/cluster.ts";
 import { markerKeys, schemaOf, SCHEMA_COMMENT } from "../external.ts";
-import { tempRunDir, runCli, eventually, storedRun, filesWith } from "../../../test/helpers.ts";
+import { tempRunDir, runCli, eventually, storedRun, filesWith, grantsIn } from "../../../test/helpers.ts";
 import { selfSignedCert, type TestCert } from "../../../test/tls-cert.ts";
 
 const SECRET = "not-a-real-password-5c1e";
@@ -128,7 +128,7 @@ describe("--backend postgres --deploy external", () => {
     expect(run.schema_dropped).toBe(schema);
     // The lease rows were in the run's schema when it was dropped.
     expect(run.keys_removed).toBeGreaterThan(0);
-    expect(events.filter((e) => e.f === "acquire" && e.type === "ok").length).toBeGreaterThan(3);
+    expect(grantsIn(events).length).toBeGreaterThan(3);
     expect(events.some((e) => e.f === "start-partition")).toBe(true);
     expect(await leftOnServer()).toEqual(untouched);
     expect(filesWith(runDir, SECRET)).toEqual([]);
@@ -143,7 +143,7 @@ describe("--backend postgres --deploy external", () => {
     expect(run.servers).toEqual([{ name: "postgres-1", host: node.host, port: node.port }]);
     expect(run.schema_dropped).toBe(schemaOf(run.key_prefix));
     expect(run.keys_removed).toBeGreaterThan(0);
-    expect(events.filter((e) => e.f === "acquire" && e.type === "ok").length).toBeGreaterThan(3);
+    expect(grantsIn(events).length).toBeGreaterThan(3);
     expect(await leftOnServer()).toEqual(untouched);
     expect(filesWith(runDir, SECRET)).toEqual([]);
   });
@@ -192,7 +192,7 @@ describe("--backend postgres --deploy external", () => {
     expect(await cli.exit, cli.stdout() + cli.stderr()).toBe(0);
     const { run, events } = storedRun(store);
     expect(run.lock_schema.user).toBe("fc_tls");
-    expect(events.filter((e) => e.f === "acquire" && e.type === "ok").length).toBeGreaterThan(3);
+    expect(grantsIn(events).length).toBeGreaterThan(3);
     expect(await leftOnServer()).toEqual(untouched);
   });
 

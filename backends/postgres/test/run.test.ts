@@ -5,7 +5,7 @@
 import { describe, it, expect } from "vitest";
 import { chmodSync, existsSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { jepsenRun, latestRun, processesMentioning, runCli, tempRunDir, waitFor, survivors } from "../../../test/helpers.ts";
+import { jepsenRun, latestRun, processesMentioning, runCli, tempRunDir, waitFor, survivors, grantsIn } from "../../../test/helpers.ts";
 
 const quick = ["--backend", "postgres", "--concurrency", "4", "--workers", "2", "--ttl", "400", "--work", "5", "--rate", "20", "--acquire-timeout", "500", "--nemesis-interval", "0.6", "--grace", "2"];
 
@@ -18,7 +18,7 @@ describe("postgres runs", () => {
     expect(faults).toContain("kill");
     expect(faults).toContain("restart");
     // Grants after a restart carry fences above every one before it: the counter row survived.
-    const fences = r.history.filter((e) => e.f === "acquire" && e.type === "ok").map((e) => (e.value as { fence: number }).fence);
+    const fences = grantsIn(r.history).map((e) => (e.value as { fence: number }).fence);
     expect(fences.length).toBeGreaterThan(3);
     expect(new Set(fences).size).toBe(fences.length);
     expect(await survivors(r.store)).toEqual([]);
@@ -27,7 +27,7 @@ describe("postgres runs", () => {
   it("postgres-advisory under pause: valid with fencing, each grant's fence one above the last", async () => {
     const r = await jepsenRun([...quick, "--client", "postgres-advisory", "--nemesis", "pause", "--time-limit", "4", "--fence", "on"], "fc-pg-");
     expect(r.exit, r.output).toBe(0);
-    const grants = r.history.filter((e) => e.f === "acquire" && e.type === "ok");
+    const grants = grantsIn(r.history);
     const fences = grants.map((e) => (e.value as { fence: number }).fence).sort((a, b) => a - b);
     expect(fences.length).toBeGreaterThan(3);
     expect(fences.every((f, i) => i === 0 || f === fences[i - 1] + 1)).toBe(true);

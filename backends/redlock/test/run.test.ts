@@ -4,7 +4,7 @@
 import { describe, it, expect } from "vitest";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning } from "../../../test/helpers.ts";
+import { tempRunDir, runCli, latestRun, readNdjson, processesMentioning, grantsIn } from "../../../test/helpers.ts";
 import { TEST_OPTIONS, buildTest } from "../../../runner/options.ts";
 import { parseArgs } from "../../../lib/index.ts";
 
@@ -21,7 +21,7 @@ describe("--backend redlock", () => {
     const events = readNdjson(join(dir, "history.ndjson")).slice(1);
     const run = JSON.parse(readFileSync(join(dir, "run.json"), "utf8"));
     expect(events.some((e) => e.f === "start-partition")).toBe(true);
-    const oks = events.filter((e) => e.f === "acquire" && e.type === "ok") as Array<{ value: Record<string, unknown> }>;
+    const oks = grantsIn(events) as Array<{ value: Record<string, unknown> }>;
     expect(oks.length).toBeGreaterThan(0);
     // node-redlock by default, with max-incr fences and the validity it computed.
     expect(oks.every((e) => typeof e.value.fence === "number" && typeof e.value.validity_ms === "number")).toBe(true);
