@@ -1,7 +1,12 @@
 import { defineConfig } from "vitest/config";
 import LongestFirst from "./test/sequencer.ts";
 
-/** The tests that install the packed tarball in a team's project (test/package/team.ts): `npm run test:package`. */
+/**
+ * The tests that install the packed tarball in a team's project outside the
+ * checkout (test/package/team.ts), where the docs' worked examples and the GitHub
+ * Action's commands run as written, three npm installs and a dozen whole runs:
+ * `npm run test:package`.
+ */
 export const PACKAGE_TESTS = ["test/package/outside.test.ts", "test/package/own-lock.test.ts", "test/package/action.test.ts"];
 
 /**
@@ -75,38 +80,13 @@ export type Tier = keyof typeof TIERS;
 const suite = defineConfig({
   test: {
     include: ["test/**/*.test.ts", "backends/*/test/*.test.ts"],
-    // Library tests (*.library.test.ts): whole runs of one library each, what the
-    // libraries preset's soak runs too. They are `npm run test:libraries`
-    // (vitest.libraries.config.ts), not every `npm test`, which keeps a whole run
-    // of every backend; the adapter tests below keep one reference adapter run
-    // per language (kazoo, etcd's Go Mutex, Redisson's RFencedLock).
-    //
-    // Package tests (PACKAGE_TESTS): fencecheck packed and installed with npm in a
-    // team's project outside the checkout, where the docs' worked examples and
-    // the GitHub Action's commands run as written. Three npm installs and a dozen
-    // whole runs, about a third of the suite's CPU over its 10-minute budget on
-    // two cores, so they are `npm run test:package` (vitest.package.config.ts);
-    // .ci/run runs both.
-    //
-    // Adapter tests (ADAPTER_TESTS): lock adapters as programs, a Python, JVM or
-    // Node process per client. A fifth of the suite's CPU (228 of about 1,180
-    // CPU-s, sampled from /proc per file, 2026-12-01) when the suite took 680 to
-    // 708 s on two cores, over its 10 minutes, so they are `npm run
-    // test:adapters` (vitest.adapters.config.ts), which .ci/run runs too.
-    // `npm test` keeps a whole run of every backend, Hazelcast's with its Java
-    // client program among them.
-    //
-    // Docker tests (DOCKER_TESTS): whole runs in containers, ZooKeeper's and
-    // etcd's ensembles, Postgres with pgbouncer and MariaDB among them. With the
-    // adapter tests out, a fresh clone's `npm test` still took 615.63 s on two
-    // quiet cores (2026-12-01), over its 10 minutes; these runs' servers, JVMs
-    // among them, run in containers outside vitest's forks, so they are `npm run
-    // test:docker` (vitest.docker.config.ts), which .ci/run runs too; and so are
-    // the experiments' whole runs (EXPERIMENT_TESTS, `npm run test:experiments`,
-    // vitest.experiments.config.ts), the seven experiments run whole and stored.
-    // A fresh clone then took 500.75 s and, on a slower hour of this shared
-    // machine, 603.05 s; the whole runs against external clusters
-    // (EXTERNAL_TESTS, `npm run test:external`) went the same way.
+    // Every tier's files (TIERS above, each described where it is listed) are
+    // left out: the library tests because the libraries preset's soak runs them
+    // too, the others because they did not fit `npm test`'s 10 minutes on two
+    // cores, measured file by file (docs/measurements.md, "The test suite's CPU,
+    // file by file"). `npm test` keeps a whole run of every backend, Hazelcast's
+    // with its Java client program among them; test:adapters keeps one reference
+    // adapter run per language (kazoo, etcd's Go Mutex, Redisson's RFencedLock).
     exclude: ["**/node_modules/**", ...Object.values(TIERS).flat()],
     globalSetup: ["test/build-once.ts"],
     // Each file's temporary run directories removed when it is done (test/cleanup.ts).
