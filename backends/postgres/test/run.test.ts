@@ -11,16 +11,35 @@ const quick = ["--backend", "postgres", "--concurrency", "4", "--workers", "2", 
 
 describe("postgres runs", () => {
   it("postgres-lease under kill and pause-server: valid with fencing, the server restarted on its data, nothing left", async () => {
-    const r = await jepsenRun([...quick, "--client", "postgres-lease", "--nemesis", "kill,pause-server", "--time-limit", "4", "--fence", "on"], "fc-pg-");
+    const r = await jepsenRun([...quick, "--client", "postgres-lease", "--nemesis", "kill,pause-server", "--nemesis-interval", "1", "--time-limit", "6", "--fence", "on"], "fc-pg-");
     expect(r.exit, r.output).toBe(0);
     expect(r.results?.valid).toBe(true);
-    const faults = r.history.filter((e) => e.process === "nemesis").map((e) => e.f);
-    expect(faults).toContain("kill");
-    expect(faults).toContain("restart");
-    // Grants after a restart carry fences above every one before it: the counter row survived.
-    const fences = grantsIn(r.history).map((e) => (e.value as { fence: number }).fence);
-    expect(fences.length).toBeGreaterThan(3);
-    expect(new Set(fences).size).toBe(fences.length);
+    // What happened when, for a failure below to explain itself: faults, and grants with their fences.
+    const t0 = r.history.find((e) => typeof e.time === "number")?.time as number;
+    const at = (e: { time?: unknown }) => (((e.time as number) - t0) / 1e9).toFixed(2);
+    const outline = r.history
+      .filter((e) => e.process === "nemesis" || (e.f === "acquire" && e.type !== "invoke"))
+      .map((e) => `${at(e)} ${e.process === "nemesis" ? e.f : `${e.type} ${e.type === "ok" ? (e.value as { fence: number }).fence : e.error}`}`)
+      .join("\n");
+    const faults = r.history.filter((e) => e.process === "nemesis");
+    expect(faults.map((e) => e.f)).toContain("kill");
+    expect(faults.map((e) => e.f), outline).toContain("restart");
+    // The counter row survived each kill: every grant after a restart carries a
+    // fence above every grant before the kill it followed.
+    const grants = grantsIn(r.history).map((e) => ({ time: e.time as number, fence: (e.value as { fence: number }).fence }));
+    let spanned = 0;
+    faults.forEach((kill, i) => {
+      if (kill.f !== "kill") return;
+      const restart = faults.slice(i + 1).find((e) => e.f === "restart");
+      if (!restart) return;
+      const before = grants.filter((g) => g.time < (kill.time as number)).map((g) => g.fence);
+      const after = grants.filter((g) => g.time > (restart.time as number)).map((g) => g.fence);
+      if (!before.length || !after.length) return;
+      spanned++;
+      expect(Math.min(...after), outline).toBeGreaterThan(Math.max(...before));
+    });
+    expect(spanned, `no kill had grants both before it and after its restart:\n${outline}`).toBeGreaterThan(0);
+    expect(new Set(grants.map((g) => g.fence)).size).toBe(grants.length);
     expect(await survivors(r.store)).toEqual([]);
   });
 
