@@ -16,7 +16,11 @@ whose session ended (the listener said LOST) is answered "released": false,
 "lost": "session-expired", even when LOST came while the delete was waiting.
 
 Fence: the czxid of the hold's lock node (read with exists() right after
-acquiring): zxids only grow and no two nodes share one.
+acquiring): zxids only grow and no two nodes share one. A connection lost under
+that read is waited out (read again until the command timeout): kazoo granted
+the lock, and a granted node this program answered "error" for would stay in
+its session, holding the lock for nobody. If the read still fails, the node is
+deleted (as long again) before the "error" answer.
 
 Connection states, as kazoo's docs recommend, from zk.add_listener:
 SUSPENDED -> notice suspended; LOST (the session expired, its ephemeral nodes
@@ -52,11 +56,12 @@ own session that is none of our holds, the fail says "orphan-node".
 
 import os
 import threading
+import time
 
 from fencecheck_adapter import Adapter, cancelled, notice, run
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import CancelledError, KazooException, LockTimeout, SessionExpiredError
+from kazoo.exceptions import CancelledError, ConnectionLoss, KazooException, LockTimeout, NoNodeError, SessionExpiredError
 from kazoo.recipe.lock import Semaphore
 from kazoo.version import __version__ as KAZOO_VERSION
 
@@ -140,10 +145,23 @@ class KazooLockAdapter(Adapter):
             self.started = None
         return self.zk
 
-    def _call(self, async_result):
+    def _call(self, async_result, timeout=None):
         # Our own reads get the command timeout; kazoo's sync calls would queue
         # while disconnected and wait for the connection to come back.
-        return async_result.get(timeout=self.call_s)
+        return async_result.get(timeout=self.call_s if timeout is None else timeout)
+
+    def _through_loss(self, send):
+        """send() (a call) sent again each time the connection is lost, until the
+        command timeout: kazoo reconnects within the session, and its requests
+        fail at once while it does."""
+        deadline = time.monotonic() + self.call_s
+        while True:
+            try:
+                return self._call(send(), max(0.05, deadline - time.monotonic()))
+            except ConnectionLoss:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
 
     # -- requests -----------------------------------------------------------
 
@@ -205,7 +223,21 @@ class KazooLockAdapter(Adapter):
                 return self._lease_not_had(zk, recipe, blocking)
             return self._why_not(zk, path, recipe, blocking)
         node = _node_of(recipe)
-        stat = self._call(zk.exists_async("%s/%s" % (path, node)))
+        node_path = "%s/%s" % (path, node)
+        try:
+            stat = self._through_loss(lambda: zk.exists_async(node_path))
+        except SessionExpiredError:
+            stat = None
+        except Exception as exc:  # noqa: BLE001 - granted, but its node cannot be read
+            # Not a hold we can answer for: let it go rather than leave it holding the lock for nobody.
+            try:
+                self._through_loss(lambda: zk.delete_async(node_path))
+                left = "deleted"
+            except NoNodeError:
+                left = "already gone"
+            except Exception as gone:  # noqa: BLE001
+                left = "may be left (%s)" % type(gone).__name__
+            return {"type": "error", "error": "granted, node unreadable: %s" % type(exc).__name__, "node": node, "detail": "its node " + left}
         with self.mu:
             # The hold is real only if its node lives in the session we have now: a
             # session that ended after the create took the node with it, and one that

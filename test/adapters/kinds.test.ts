@@ -2,8 +2,9 @@
 // through ProgramClient against three real ZooKeeper servers, the servers read to
 // prove what the programs say: readers share and a writer excludes, a semaphore of
 // 2 admits two, a Curator re-entry keeps its owner and its fence (the same node)
-// and only the outermost release frees the lock, and an aborted wait is answered
-// fail "cancelled" with no node of it left behind.
+// and only the outermost release frees the lock, an aborted wait is answered
+// fail "cancelled" with no node of it left behind, and a kazoo grant whose node
+// read loses the connection is still a hold, not a node left for nobody.
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import zookeeper from "node-zookeeper-client";
 import { type Endpoint, type Hold, type LockClient, type MakeClient, type Outcome } from "../../clients/index.ts";
@@ -148,4 +149,33 @@ describe("lock kinds of the ZooKeeper reference adapters", () => {
     expect(await a.acquire(key, 4000, 300, { reenter: next })).toMatchObject({ type: "fail", error: "not-owner" });
     await b.release(key, next);
   }, 30_000);
+
+  it("kazoo: a grant whose node read loses the connection reads it again once kazoo reconnects: ok with its fence, and no node left holding the lock for nobody", async () => {
+    const key = "grant-read-lost-kazoo";
+    // Replies 600 ms late: after the holder's release the waiter hears of it at
+    // +600 ms, lists the queue (its answer at +1200 ms), finds itself first and
+    // reads its own node for the fence (answer due at +1800 ms). The link is
+    // reset at +1500 ms, in the middle of that read, and back 100 ms later.
+    const { proxy: p, endpoint } = await servers.linkToZk1(key, 600);
+    const waiter = made.kazoo({ id: clients.length, endpoints: [endpoint], ownerPrefix: "kazoo-lost-read", commandTimeoutMs: 5000, rng: rng(1, "lr"), options: {}, backend: "zookeeper", ttlMs: 8000 });
+    clients.push(waiter);
+    const [holder, next] = ["holder", "next"].map((x) => client("kazoo", `kazoo-lr-${x}`));
+    const h = held(await holder.acquire(key, 4000, 0));
+    const waiting = waiter.acquire(key, 8000, 15_000);
+    void waiting.catch(() => {});
+    await eventually(async () => (await nodesUnder(`${ZK_LOCK_ROOT}/${key}`)).length === 2, 10_000);
+    await holder.release(key, h);
+    await new Promise((r) => setTimeout(r, 1500));
+    await p.update({ enabled: false } as never);
+    await new Promise((r) => setTimeout(r, 100));
+    await p.update({ enabled: true } as never);
+    // kazoo granted it; the adapter waited out the lost connection rather than answer error and keep the node.
+    const w = held(await waiting);
+    expect(w.fence!).toBeGreaterThan(h.fence!);
+    expect(await nodesUnder(`${ZK_LOCK_ROOT}/${key}`)).toEqual([String(w.extra!.node).split("/").pop()]);
+    expect(await waiter.release(key, w)).toMatchObject({ type: "ok", value: { released: true } });
+    // Nothing of the waiter's stays in the queue: the next client is granted at once.
+    await next.release(key, held(await next.acquire(key, 4000, 2000)));
+    await p.remove();
+  }, 60_000);
 });
