@@ -21,11 +21,12 @@
 import { FROZEN_PAST_LEASE, ONE_HOLD_EACH, link, staleUnlessFenced, type Scenario } from "../../core/scenario.ts";
 
 /**
- * L5's moments. Redisson.create() runs at each program's first acquire and took
- * 1.3 to 5.5 s with six JVMs on this machine's two cores (adapters/java/redisson):
- * client 0 asks at 0 and holds by about 2 s; client 1 asks at 2500 ms, so it
- * cannot be first, and waits. The cut starts at 5000 ms, after client 0's grant
- * however slow its JVM, and lasts past the lease (1 s) and client 1's grant.
+ * L5's moments. Each program's Redisson client is made before the clients start
+ * (its init waits for it: adapters/java/redisson; made meanwhile it took 5 to 8 s
+ * of a loaded machine, and client 0, still connecting at the cut, was never
+ * granted): client 0 asks at 0 and holds at once; client 1 asks at 2500 ms, so
+ * it cannot be first, and waits. The cut starts at 5000 ms, well after client 0's
+ * grant, and lasts past the lease (1 s) and client 1's grant.
  */
 const L5_CUT_AT = 5000;
 const L5_CUT_MS = 3000;
@@ -43,9 +44,8 @@ export const L5: Scenario = {
     workers: 2,
     // lockWatchdogTimeout (the adapter sets it to the run's TTL): renewed every 333 ms.
     ttl: 1000,
-    // The job: client 0 writes 8000 ms after its grant (at 9.3 s or later), more than
-    // a second after client 1's write, which follows the lapse (by 6 s) as soon as
-    // its own JVM's client is made.
+    // The job: client 0 writes 8000 ms after its grant (at about 8 s), some two
+    // seconds after client 1's write, which follows the lapse (by 6 s).
     pause: 8000,
     "pause-clients": ["0"],
     "pause-at": "acquire",

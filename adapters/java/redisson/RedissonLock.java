@@ -29,13 +29,15 @@
 // ttl_ms; unlock() to release, forceUnlock() never. The manifests say "renew": "automatic".
 //
 // Choices, each for a reason:
-// - The clients are made on a thread of their own from init, not in it: Redisson.create()
-//   connects (and throws when nothing listens), and init must answer without connecting.
-//   The first acquire waits for them (made at its invoke, they took 1-2.5 s of it on a
-//   busy machine: a hold that waited longer than its TTL is never certainly valid to the
-//   checker). When making them threw, the acquire makes them again; when that throws too
-//   there is no client and nothing was sent: fail "conn-refused"; the next acquire tries
-//   again. The multi-node locks' five clients are made at once (in turn they took 5-8 s of
+// - The clients are made on a thread of their own from init, and init waits for them (at
+//   most INIT_WAIT_MS), then answers ok made or not: Redisson.create() connects (and throws
+//   when nothing listens), and init must answer whether or not anything listens. Waiting
+//   keeps their making out of the run (made at the first acquire's invoke they took 1-2.5 s
+//   of it on a busy machine, and a hold that waited longer than its TTL is never certainly
+//   valid to the checker; made in the background while the run went on, 5-8 s on a loaded
+//   one, past scenario L5's cut). When making them threw, the first acquire makes them
+//   again; when that throws too there is no client and nothing was sent: fail
+//   "conn-refused"; the next acquire tries again. The multi-node locks' five clients are made at once (in turn they took 5-8 s of
 //   a busy machine), each with threads of its own (sharing one EventLoopGroup and executor
 //   among them left the first acquires unanswered), and lazy (setLazyInitialization): one
 //   node down must not keep the others from being asked (RedLock is granted by a majority).
@@ -115,6 +117,8 @@ import org.redisson.config.Config;
 
 public final class RedissonLock implements CancellableHandler {
   static final String LIBRARY_VERSION = jarVersion("redisson");
+  /** How long init waits for the clients: well inside the 30 s fencecheck gives init. */
+  static final long INIT_WAIT_MS = 20_000;
 
   /** Which of Redisson's locks this program is, by its argument. */
   enum Lock {
@@ -258,12 +262,21 @@ public final class RedissonLock implements CancellableHandler {
     ttlMs = init.ttlMs();
     commandTimeoutMs = init.commandTimeoutMs();
     log("init: JVM up " + ManagementFactory.getRuntimeMXBean().getUptime() + " ms; " + library() + "; " + addresses.size() + " node(s); watchdog " + ttlMs + " ms, command timeout " + commandTimeoutMs + " ms");
-    // Made in the background, so that init answers at once and the first acquire does not wait a second or more for them.
+    // Made on a thread of their own, and waited for here, a bounded time: fencecheck starts
+    // the run's clock once every program has answered init, so the clients' making (1 to 8 s
+    // of a busy machine) is out of the first acquire and out of a scenario's timed faults.
+    // Nothing listening (the set-up check) fails them at once. Made or not, init answers ok:
+    // the first acquire takes them, or makes them again and answers for the failure.
     making = CompletableFuture.supplyAsync(this::makeClients, r -> {
       Thread t = new Thread(r, "redisson-clients");
       t.setDaemon(true);
       t.start();
     });
+    try {
+      making.get(INIT_WAIT_MS, TimeUnit.MILLISECONDS);
+    } catch (Exception e) {
+      // Failed or still under way: the first acquire sees which (clients()).
+    }
     return initOk(id, lock.fenced, "automatic", library(), lock.kinds);
   }
 
