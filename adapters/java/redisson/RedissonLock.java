@@ -274,8 +274,11 @@ public final class RedissonLock implements CancellableHandler {
     });
     try {
       making.get(INIT_WAIT_MS, TimeUnit.MILLISECONDS);
-    } catch (Exception e) {
-      // Failed or still under way: the first acquire sees which (clients()).
+    } catch (ExecutionException e) {
+      // The first acquire makes them again (clients()) and answers for it.
+      log("clients not made at init: " + shortError(e.getCause()));
+    } catch (TimeoutException | InterruptedException e) {
+      log("clients still being made after " + INIT_WAIT_MS + " ms: init answers now");
     }
     return initOk(id, lock.fenced, "automatic", library(), lock.kinds);
   }
