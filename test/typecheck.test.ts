@@ -1,5 +1,6 @@
 // The type check of the sources, tests and scripts (tsconfig.check.json, as
-// `npm run typecheck`), as one test of the suite: it runs beside the other files
+// `npm run typecheck`), as one test of the package tier (`npm run test:package`,
+// vitest.config.ts says why it left `npm test`): it runs beside the other files
 // rather than before all of them, which on two cores was 17 s of the suite's wall
 // time spent on nothing else.
 //
