@@ -7,8 +7,8 @@ import LongestFirst from "./test/sequencer.ts";
  * options' declarations), and the packed tarball installed in a team's project
  * outside the checkout (test/package/team.ts), where the docs' worked examples and
  * the GitHub Action's commands run as written, three npm installs and a dozen whole
- * runs: `npm run test:package`. The type check was npm test's costliest file, 35
- * to 46 CPU-s, and 588 s fresh clones of the suite on slower hours left it no room.
+ * runs: `npm run test:package`. The type check was npm test's costliest file
+ * (docs/measurements.md, "The test suite's CPU, file by file").
  */
 export const PACKAGE_TESTS = ["test/typecheck.test.ts", "test/package/outside.test.ts", "test/package/own-lock.test.ts", "test/package/action.test.ts"];
 

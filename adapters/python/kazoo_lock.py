@@ -163,6 +163,17 @@ class KazooLockAdapter(Adapter):
                     raise
                 time.sleep(0.05)
 
+    def _let_go(self, zk, node_path):
+        """Delete a granted node this program cannot answer for, rather than leave it
+        holding the lock for nobody; what became of it, for the error's detail."""
+        try:
+            self._through_loss(lambda: zk.delete_async(node_path))
+            return "its node deleted"
+        except NoNodeError:
+            return "its node already gone"
+        except Exception as exc:  # noqa: BLE001 - the error answer says it may be there
+            return "its node may be left (%s)" % type(exc).__name__
+
     # -- requests -----------------------------------------------------------
 
     def acquire(self, req):
@@ -229,15 +240,8 @@ class KazooLockAdapter(Adapter):
         except SessionExpiredError:
             stat = None
         except Exception as exc:  # noqa: BLE001 - granted, but its node cannot be read
-            # Not a hold we can answer for: let it go rather than leave it holding the lock for nobody.
-            try:
-                self._through_loss(lambda: zk.delete_async(node_path))
-                left = "deleted"
-            except NoNodeError:
-                left = "already gone"
-            except Exception as gone:  # noqa: BLE001
-                left = "may be left (%s)" % type(gone).__name__
-            return {"type": "error", "error": "granted, node unreadable: %s" % type(exc).__name__, "node": node, "detail": "its node " + left}
+            return {"type": "error", "error": "granted, node unreadable: %s" % type(exc).__name__, "node": node,
+                    "detail": self._let_go(zk, node_path)}
         with self.mu:
             # The hold is real only if its node lives in the session we have now: a
             # session that ended after the create took the node with it, and one that
@@ -246,12 +250,8 @@ class KazooLockAdapter(Adapter):
             if live:
                 self.holds[owner] = (key, recipe)
         if not live:
-            # Do not leave a node that would hold the lock for nobody.
-            try:
-                recipe.release()
-            except KazooException:
-                pass
-            return {"type": "error", "error": "session changed while acquiring", "node": node}
+            return {"type": "error", "error": "session changed while acquiring", "node": node,
+                    "detail": self._let_go(zk, node_path)}
         return {"type": "ok", "owner": owner, "fence": stat.czxid, "fence_source": "czxid",
                 "node": node, "session": "%x" % stat.ephemeralOwner}
 

@@ -139,7 +139,7 @@ export class ZkLock implements LockClient {
       } catch (left) {
         throw signal?.aborted ? cancelUnknown(left) : left;
       }
-      if (signal?.aborted) return { type: "fail", error: CANCELLED, value: { owner, ...behind } };
+      if (signal?.aborted) return cancelled(owner, behind);
       return { type: "fail", error: err instanceof ZkCallError ? err.code : "error" };
     }
   }
@@ -151,13 +151,13 @@ export class ZkLock implements LockClient {
    */
   private async withdraw(s: ZkSession, dir: string, nodes: string[], owner: string, behind: { behind: string } | undefined, prefix?: string): Promise<Outcome<Hold>> {
     // The defect kept on purpose: certain of a withdrawal it never made.
-    if (this.cancelKeepsNode) return { type: "fail", error: CANCELLED, value: { owner, ...behind } };
+    if (this.cancelKeepsNode) return cancelled(owner, behind);
     try {
       await this.leave(s, dir, nodes, undefined, prefix);
     } catch (err) {
       throw cancelUnknown(err);
     }
-    return { type: "fail", error: CANCELLED, value: { owner, ...behind } };
+    return cancelled(owner, behind);
   }
 
   /**
@@ -333,6 +333,11 @@ export class ZkLock implements LockClient {
   async close(): Promise<void> {
     this.session?.close();
   }
+}
+
+/** A cancelled waiter, certainly gone from the queue: its owner, and whom it waited behind. */
+function cancelled(owner: string, behind: { behind: string } | undefined): Outcome<Hold> {
+  return { type: "fail", error: CANCELLED, value: { owner, ...behind } };
 }
 
 /** A cancelled waiter whose node may still be queued: the delete (or the look for it) got no answer. */

@@ -10,7 +10,7 @@ import zookeeper from "node-zookeeper-client";
 import { type Endpoint, type Hold, type LockClient, type MakeClient, type Outcome } from "../../clients/index.ts";
 import { CLIENTS } from "../../backends/index.ts";
 import { ZK_LOCK_ROOT } from "../../backends/zookeeper/places.ts";
-import { rng } from "../../lib/index.ts";
+import { rng, sleep } from "../../lib/index.ts";
 import { eventually } from "../helpers.ts";
 import { startZkServers, type ZkServers } from "../../backends/zookeeper/test/servers.ts";
 
@@ -21,8 +21,9 @@ let endpoints: Endpoint[];
 let admin: zookeeper.Client;
 const clients: LockClient[] = [];
 
-function client(kind: string, prefix: string): LockClient {
-  const c = made[kind]({ id: clients.length, endpoints, ownerPrefix: prefix, commandTimeoutMs: 2000, rng: rng(1, prefix), options: {}, backend: "zookeeper", ttlMs: 4000 });
+/** A client of `kind`, by default to every server with a 2 s command timeout and a 4 s session. */
+function client(kind: string, prefix: string, own: { endpoints?: Endpoint[]; commandTimeoutMs?: number; ttlMs?: number } = {}): LockClient {
+  const c = made[kind]({ id: clients.length, endpoints, ownerPrefix: prefix, commandTimeoutMs: 2000, rng: rng(1, prefix), options: {}, backend: "zookeeper", ttlMs: 4000, ...own });
   clients.push(c);
   return c;
 }
@@ -157,17 +158,16 @@ describe("lock kinds of the ZooKeeper reference adapters", () => {
     // reads its own node for the fence (answer due at +1800 ms). The link is
     // reset at +1500 ms, in the middle of that read, and back 100 ms later.
     const { proxy: p, endpoint } = await servers.linkToZk1(key, 600);
-    const waiter = made.kazoo({ id: clients.length, endpoints: [endpoint], ownerPrefix: "kazoo-lost-read", commandTimeoutMs: 5000, rng: rng(1, "lr"), options: {}, backend: "zookeeper", ttlMs: 8000 });
-    clients.push(waiter);
+    const waiter = client("kazoo", "kazoo-lr-waiter", { endpoints: [endpoint], commandTimeoutMs: 5000, ttlMs: 8000 });
     const [holder, next] = ["holder", "next"].map((x) => client("kazoo", `kazoo-lr-${x}`));
     const h = held(await holder.acquire(key, 4000, 0));
     const waiting = waiter.acquire(key, 8000, 15_000);
     void waiting.catch(() => {});
     await eventually(async () => (await nodesUnder(`${ZK_LOCK_ROOT}/${key}`)).length === 2, 10_000);
     await holder.release(key, h);
-    await new Promise((r) => setTimeout(r, 1500));
+    await sleep(1500);
     await p.update({ enabled: false } as never);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     await p.update({ enabled: true } as never);
     // kazoo granted it; the adapter waited out the lost connection rather than answer error and keep the node.
     const w = held(await waiting);

@@ -32,12 +32,13 @@
 // - The clients are made on a thread of their own from init, and init waits for them (at
 //   most INIT_WAIT_MS), then answers ok made or not: Redisson.create() connects (and throws
 //   when nothing listens), and init must answer whether or not anything listens. Waiting
-//   keeps their making out of the run (made at the first acquire's invoke they took 1-2.5 s
-//   of it on a busy machine, and a hold that waited longer than its TTL is never certainly
-//   valid to the checker; made in the background while the run went on, 5-8 s on a loaded
-//   one, past scenario L5's cut). When making them threw, the first acquire makes them
-//   again; when that throws too there is no client and nothing was sent: fail
-//   "conn-refused"; the next acquire tries again. The multi-node locks' five clients are made at once (in turn they took 5-8 s of
+//   keeps their making out of the run, whose clock starts once every program has answered
+//   init (made at the first acquire's invoke they took 1-2.5 s of it on a busy machine, and
+//   a hold that waited longer than its TTL is never certainly valid to the checker; made in
+//   the background while the run went on, 5-8 s on a loaded one, past scenario L5's cut).
+//   When making them threw, the first acquire makes them again; when that throws too there
+//   is no client and nothing was sent: fail "conn-refused"; the next acquire tries again.
+//   The multi-node locks' five clients are made at once (in turn they took 5-8 s of
 //   a busy machine), each with threads of its own (sharing one EventLoopGroup and executor
 //   among them left the first acquires unanswered), and lazy (setLazyInitialization): one
 //   node down must not keep the others from being asked (RedLock is granted by a majority).
@@ -262,11 +263,7 @@ public final class RedissonLock implements CancellableHandler {
     ttlMs = init.ttlMs();
     commandTimeoutMs = init.commandTimeoutMs();
     log("init: JVM up " + ManagementFactory.getRuntimeMXBean().getUptime() + " ms; " + library() + "; " + addresses.size() + " node(s); watchdog " + ttlMs + " ms, command timeout " + commandTimeoutMs + " ms");
-    // Made on a thread of their own, and waited for here, a bounded time: fencecheck starts
-    // the run's clock once every program has answered init, so the clients' making (1 to 8 s
-    // of a busy machine) is out of the first acquire and out of a scenario's timed faults.
-    // Nothing listening (the set-up check) fails them at once. Made or not, init answers ok:
-    // the first acquire takes them, or makes them again and answers for the failure.
+    // Made on a thread of their own and waited for, a bounded time (the header says why).
     making = CompletableFuture.supplyAsync(this::makeClients, r -> {
       Thread t = new Thread(r, "redisson-clients");
       t.setDaemon(true);
