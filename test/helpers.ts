@@ -136,7 +136,33 @@ export function cliEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 
 /** Run `fencecheck <command>` as a user would (the built bin), in a process group of its own, in the checkout unless `cwd` says otherwise. */
 export function runCli(command: string, args: string[], env: NodeJS.ProcessEnv = {}, cwd = REPO): CliRun {
-  const child = spawn(process.execPath, [...cliArgs(command), ...args], {
+  return startNode([...cliArgs(command), ...args], env, cwd);
+}
+
+/**
+ * Run `node ARGS` in the checkout to its end, killed (its process group) after
+ * `timeoutMs`. Never spawnSync for a command that can take a minute: it stops
+ * the test worker's event loop, and vitest's call to its main process that was
+ * under way then times out at 60 s ("Timeout calling onTaskUpdate"), failing
+ * the whole suite though every test passed.
+ */
+export async function runNode(args: string[], timeoutMs: number): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const r = startNode(args);
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-r.child.pid!, "SIGKILL");
+    } catch {
+      // Gone already.
+    }
+  }, timeoutMs);
+  const status = await r.exit;
+  clearTimeout(timer);
+  return { status, stdout: r.stdout(), stderr: r.stderr() };
+}
+
+/** `node ARGS` in a process group of its own, its output collected. */
+function startNode(args: string[], env: NodeJS.ProcessEnv = {}, cwd = REPO): CliRun {
+  const child = spawn(process.execPath, args, {
     cwd,
     env: cliEnv(env),
     detached: true,
